@@ -1,0 +1,35 @@
+// Every URL that goes into an email or a page, built from PUBLIC_URL and signed tokens.
+import type { Clock } from './clock.ts';
+import type { TokenSubject, Tokens } from './tokens.ts';
+
+/** Confirmation links stay valid this long. */
+export const CONFIRM_TTL_MS = 7 * 24 * 3600 * 1000;
+
+export class Links {
+  constructor(
+    readonly base: string,
+    private readonly tokens: Tokens,
+    private readonly clock: Clock,
+  ) {}
+
+  home(): string {
+    return `${this.base}/`;
+  }
+  confirm(s: TokenSubject): string {
+    const exp = new Date(this.clock.now().getTime() + CONFIRM_TTL_MS);
+    return `${this.base}/confirm/${this.tokens.sign(s, 'confirm', exp)}`;
+  }
+  preferences(s: TokenSubject): string {
+    return `${this.base}/preferences/${this.tokens.sign(s, 'manage')}`;
+  }
+  /** Page with a button (GET) and the RFC 8058 one-click target (POST). */
+  unsubscribe(s: TokenSubject): string {
+    return `${this.base}/unsubscribe/${this.tokens.sign(s, 'manage')}`;
+  }
+  mute(s: TokenSubject, topicId: number): string {
+    return `${this.base}/mute/${this.tokens.sign(s, `mute:${topicId}`)}`;
+  }
+  webView(s: TokenSubject, digestId: number): string {
+    return `${this.base}/digests/${this.tokens.sign(s, `view:${digestId}`)}`;
+  }
+}

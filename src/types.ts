@@ -1,0 +1,69 @@
+// Domain types shared across modules. Rows are mapped to these by the repositories.
+
+/** A paper as the ingest layer hands it over: validated, ids normalised, text tidied. */
+export interface IncomingPaper {
+  /** Normalised id: arXiv id without version ("2511.01234"), or another stable source id. */
+  key: string;
+  title: string;
+  abstract: string;
+  authors: string[];
+  /** http(s) only. */
+  url: string;
+  publishedAt: string | null;
+  upvotes: number;
+  categories: string[];
+}
+
+/** One day of one source, or one file: the unit of ingest. */
+export interface IncomingBatch {
+  source: string;
+  /** YYYY-MM-DD: the day the batch is for; names the edition. */
+  date: string;
+  papers: IncomingPaper[];
+}
+
+export interface Paper extends IncomingPaper {
+  id: number;
+}
+
+export type SubscriberStatus = 'pending' | 'confirmed' | 'unsubscribed' | 'suppressed';
+export type Frequency = 'daily' | 'weekly';
+
+export interface Subscriber {
+  id: number;
+  email: string;
+  status: SubscriberStatus;
+  tokenSalt: string;
+  timezone: string;
+  deliveryHour: number;
+  frequency: Frequency;
+  weeklyDay: number;
+  pausedUntil: string | null;
+  watermark: number;
+  lastDigestDate: string | null;
+  hardFailures: number;
+  createdAt: string;
+  confirmedAt: string | null;
+}
+
+export interface Topic {
+  id: number;
+  subscriberId: number;
+  queryId: number;
+  /** As the subscriber typed it. */
+  text: string;
+  muted: boolean;
+  position: number;
+}
+
+export type DigestStatus = 'planned' | 'sending' | 'retry' | 'sent' | 'failed' | 'unknown' | 'suppressed';
+
+/** One paper of a planned digest, as stored in digests.papers. */
+export interface DigestItem {
+  /** papers.id */
+  p: number;
+  /** topics.id of the subscriber's topics that matched */
+  t: number[];
+  /** best bm25 score (lower is better) */
+  s: number;
+}
