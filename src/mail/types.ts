@@ -1,0 +1,25 @@
+// What the rest of the service needs from a mail transport. The SMTP implementation lives in smtp-mailer.ts.
+
+export interface OutgoingMail {
+  to: string;
+  subject: string;
+  html: string;
+  text: string;
+  /** RFC 8058: becomes List-Unsubscribe (https URL, plus mailto when given) and List-Unsubscribe-Post. */
+  listUnsubscribe?: { url: string; mailto?: string };
+  /** Stable Message-ID (without angle brackets) so a row's message can be recognised. */
+  messageId?: string;
+  headers?: Record<string, string>;
+}
+
+export interface SentMail {
+  messageId: string;
+  /** The server's final response line, e.g. "250 2.0.0 Ok: queued as ABC". */
+  response: string;
+}
+
+export interface Mailer {
+  /** Throws MailError on failure (temporary for 4xx / connection problems, permanent for 5xx). */
+  send(mail: OutgoingMail): Promise<SentMail>;
+  close(): Promise<void>;
+}
