@@ -1,0 +1,129 @@
+// The composition root: wires config, database, mail, renderer, services, web server and scheduler.
+// Everything else receives what it needs as arguments.
+import { randomBytes } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { systemClock, type Clock } from './clock.ts';
+import type { Config } from './config.ts';
+import { openDatabase, type Db } from './db/open.ts';
+import { createRenderer, type Renderer } from './digest/render.ts';
+import { createLogger, type Logger } from './log.ts';
+import { Links } from './links.ts';
+import { Inbox, portIsOpen, startMailCatcher, type MailCatcher } from './mail/catcher.ts';
+import { createSmtpMailer } from './mail/smtp-mailer.ts';
+import type { Mailer } from './mail/types.ts';
+import { createSubscriberService, type SubscriberService } from './subscribers/service.ts';
+import { Tokens } from './tokens.ts';
+
+export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** How the process uses mail when no SMTP_URL is set. */
+export type MailMode =
+  | 'serve' // start the local catcher on MAIL_CATCHER_PORT (the web inbox shows it)
+  | 'client'; // deliver to a running `digest serve` catcher, or to one of our own for this process
+
+export interface AppOptions {
+  clock?: Clock;
+  logger?: Logger;
+  /** Replace the SMTP mailer (benchmarks); tests use a real SMTP server through SMTP_URL instead. */
+  mailer?: Mailer;
+  mailMode?: MailMode;
+}
+
+export interface App {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  tokens: Tokens;
+  links: Links;
+  renderer: Renderer;
+  mailer: Mailer;
+  subscribers: SubscriberService;
+  /** Set when mail goes to the built-in catcher (no SMTP_URL). */
+  inbox: Inbox | undefined;
+  close(): Promise<void>;
+}
+
+/** Folder of the local mail catcher's messages: beside the database file. */
+export function inboxDir(config: Config): string {
+  const base = config.DATABASE_PATH === ':memory:' ? 'db' : dirname(config.DATABASE_PATH);
+  return join(base, 'inbox');
+}
+
+export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger(config.LOG_LEVEL);
+  const db = openDatabase(config.DATABASE_PATH);
+  const tokens = new Tokens(config.SECRET_KEY ?? localSecret(db, logger));
+  const links = new Links(config.PUBLIC_URL, tokens, clock);
+  const renderer = await createRenderer();
+
+  let inbox: Inbox | undefined;
+  let catcher: MailCatcher | undefined;
+  let mailer = options.mailer;
+  if (!mailer) {
+    let smtpUrl = config.SMTP_URL;
+    if (!smtpUrl) {
+      inbox = new Inbox(inboxDir(config));
+      const mode = options.mailMode ?? 'client';
+      if (mode === 'client' && (await portIsOpen(config.MAIL_CATCHER_PORT))) {
+        smtpUrl = `smtp://127.0.0.1:${config.MAIL_CATCHER_PORT}`;
+      } else {
+        catcher = await startCatcher(inbox, mode === 'serve' ? config.MAIL_CATCHER_PORT : 0, logger);
+        smtpUrl = catcher.url;
+      }
+    }
+    mailer = createSmtpMailer({
+      url: smtpUrl,
+      from: config.MAIL_FROM,
+      poolSize: config.SMTP_POOL_SIZE,
+      ratePerSecond: config.SMTP_RATE_PER_SECOND,
+      timeoutMs: config.SMTP_TIMEOUT_MS,
+      dkim: config.dkim,
+      logger,
+    });
+  }
+
+  const subscribers = createSubscriberService({ db, clock, tokens, links, mailer, renderer, config, logger });
+
+  return {
+    config,
+    db,
+    clock,
+    logger,
+    tokens,
+    links,
+    renderer,
+    mailer,
+    subscribers,
+    inbox,
+    async close() {
+      await mailer.close();
+      await catcher?.close();
+      db.close();
+    },
+  };
+}
+
+async function startCatcher(inbox: Inbox, port: number, logger: Logger): Promise<MailCatcher> {
+  try {
+    const c = await startMailCatcher(inbox, port, logger);
+    logger.info({ port: c.port, inbox: inbox.dir }, 'local mail catcher listening (no SMTP_URL set)');
+    return c;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EADDRINUSE' || port === 0) throw e;
+    logger.warn({ port }, 'MAIL_CATCHER_PORT is taken; the local mail catcher uses another port');
+    return startMailCatcher(inbox, 0, logger);
+  }
+}
+
+/** With no SECRET_KEY set, a random key is generated once and kept in the database. */
+function localSecret(db: Db, logger: Logger): string {
+  const row = db.prepare(`SELECT value FROM settings WHERE key = 'secret_key'`).get() as { value: string } | undefined;
+  if (row) return row.value;
+  const secret = randomBytes(32).toString('hex');
+  db.prepare(`INSERT OR IGNORE INTO settings (key, value) VALUES ('secret_key', ?)`).run(secret);
+  logger.warn('SECRET_KEY is not set: generated one and stored it in the database (set SECRET_KEY in production)');
+  return (db.prepare(`SELECT value FROM settings WHERE key = 'secret_key'`).get() as { value: string }).value;
+}

@@ -1,0 +1,83 @@
+// The local mail catcher's inbox in the browser: only when no SMTP_URL is set, and only for requests
+// from this machine. Caught HTML is shown inside a sandboxed iframe (no scripts, no same-origin).
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import Handlebars from 'handlebars';
+import type { Inbox } from '../../mail/catcher.ts';
+
+export interface InboxDeps {
+  inbox: Inbox | undefined;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
+
+const page = Handlebars.compile(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{title}} · Local inbox</title>
+<link rel="stylesheet" href="/assets/app.css">
+</head><body><main class="container inbox">
+<p class="crumbs"><a href="/">Paper digest</a> · <a href="/inbox">Local inbox</a></p>
+<h1>{{title}}</h1>
+{{#if list}}
+<p class="hint">Every email the service sends lands here while no <code>SMTP_URL</code> is set. Newest first.</p>
+{{#if messages.length}}
+<table class="mail-list"><thead><tr><th scope="col">Received</th><th scope="col">To</th><th scope="col">Subject</th></tr></thead><tbody>
+{{#each messages}}<tr><td><time datetime="{{receivedAt}}">{{receivedAt}}</time></td><td>{{to}}</td><td><a href="/inbox/{{id}}">{{subject}}</a></td></tr>
+{{/each}}</tbody></table>
+{{else}}<p>No email yet. Subscribe on the <a href="/">home page</a>: the confirmation email will appear here.</p>{{/if}}
+{{else}}
+<dl class="mail-head"><dt>From</dt><dd>{{m.from}}</dd><dt>To</dt><dd>{{m.to}}</dd><dt>Date</dt><dd>{{m.receivedAt}}</dd>
+{{#each listHeaders}}<dt>{{key}}</dt><dd><code>{{value}}</code></dd>{{/each}}</dl>
+{{#if m.html}}<iframe class="mail-frame" title="HTML part" sandbox="allow-popups allow-popups-to-escape-sandbox allow-top-navigation-by-user-activation" src="/inbox/{{m.id}}/html"></iframe>{{/if}}
+<details><summary>Plain-text part</summary><pre class="mail-text">{{m.text}}</pre></details>
+<p><a href="/inbox/{{m.id}}/raw">Raw message (.eml)</a></p>
+{{/if}}
+</main></body></html>`);
+
+function local(req: FastifyRequest): boolean {
+  return LOOPBACK.test(req.socket.remoteAddress ?? '');
+}
+
+export function registerInboxRoutes(app: FastifyInstance, deps: InboxDeps): void {
+  const { inbox } = deps;
+  if (!inbox) return;
+
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.url.startsWith('/inbox') && !local(req)) {
+      return reply.code(403).type('text/plain').send('The local inbox is only shown to this machine.');
+    }
+  });
+
+  app.get('/inbox', async (_req, reply) => {
+    const messages = await inbox.list();
+    return reply.type('text/html; charset=utf-8').send(page({ title: 'Local inbox', list: true, messages }));
+  });
+
+  /** JSON for scripts and tests: newest first, optionally only those to one address. */
+  app.get<{ Querystring: { to?: string } }>('/inbox.json', async (req) => {
+    const to = req.query.to?.toLowerCase();
+    const all = await inbox.list(500);
+    return all.filter((m) => !to || m.to.toLowerCase().split(', ').includes(to));
+  });
+
+  app.get<{ Params: { id: string } }>('/inbox/:id', async (req, reply) => {
+    const m = await inbox.get(req.params.id);
+    if (!m) return reply.code(404).type('text/plain').send('No such message in the local inbox.');
+    const listHeaders = m.headers.filter((h) => /^(subject|list-unsubscribe|list-unsubscribe-post|message-id|dkim-signature)$/i.test(h.key));
+    return reply.type('text/html; charset=utf-8').send(page({ title: m.subject || '(no subject)', list: false, m, listHeaders }));
+  });
+
+  app.get<{ Params: { id: string } }>('/inbox/:id/html', async (req, reply) => {
+    const m = await inbox.get(req.params.id);
+    if (!m?.html) return reply.code(404).type('text/plain').send('No HTML part.');
+    return reply
+      .header('content-security-policy', "sandbox allow-popups allow-popups-to-escape-sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:")
+      .type('text/html; charset=utf-8')
+      .send(m.html);
+  });
+
+  app.get<{ Params: { id: string } }>('/inbox/:id/raw', async (req, reply) => {
+    const m = await inbox.get(req.params.id);
+    if (!m) return reply.code(404).type('text/plain').send('No such message.');
+    return reply.type('message/rfc822').header('content-disposition', `attachment; filename="${m.id}.eml"`).send(m.raw);
+  });
+}
