@@ -1,0 +1,199 @@
+// Matching papers against topic queries in SQLite. Each DISTINCT query (queries.fts) runs once
+// over the papers it has not seen yet, however many subscribers share it; fan-out to subscribers
+// is a SQL join done by the planner (topics.query_id), never subscribers x papers in JS.
+import { performance } from 'node:perf_hooks';
+import type { Db } from '../db/open.ts';
+import { invalid } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { parseTopic } from './parse.ts';
+
+/**
+ * bm25 column weights for papers_fts (title, abstract, authors, categories): a word in the title
+ * counts more than the same word in the abstract. Scores are negative; lower is better.
+ */
+const BM25 = 'bm25(papers_fts, 3.0, 1.0, 1.0, 1.0)';
+
+/** Id of a distinct query by its canonical FTS5 expression. */
+const SELECT_QUERY_ID = `SELECT id FROM queries WHERE fts = ?`;
+
+/** Registers a distinct query; a second subscriber typing the same query finds the same row. */
+const INSERT_QUERY = `INSERT INTO queries (fts) VALUES (?) ON CONFLICT (fts) DO NOTHING`;
+
+/** The newest paper: matching runs up to it and no further, so papers ingested meanwhile wait for the next run. */
+const SELECT_MAX_PAPER_ID = `SELECT coalesce(max(id), 0) AS maxId FROM papers`;
+
+/**
+ * Distinct queries that at least one topic of a confirmed subscriber uses (muted or not, so that
+ * unmuting needs no catch-up) and that have not been matched up to @maxId yet.
+ */
+const SELECT_PENDING_QUERIES = `
+  SELECT q.id, q.fts, q.matched_through AS matchedThrough
+  FROM queries q
+  WHERE q.matched_through < @maxId
+    AND EXISTS (SELECT 1 FROM topics t JOIN subscribers s ON s.id = t.subscriber_id
+                WHERE t.query_id = q.id AND s.status = 'confirmed')
+  ORDER BY q.id`;
+
+/** One FTS5 run of one query over the papers it has not seen, written straight into query_matches. */
+const INSERT_QUERY_MATCHES = `
+  INSERT OR IGNORE INTO query_matches (query_id, paper_id, score)
+  SELECT @queryId, rowid, ${BM25}
+  FROM papers_fts
+  WHERE papers_fts MATCH @fts AND rowid > @from AND rowid <= @to`;
+
+/** Records how far a query has been matched. */
+const UPDATE_MATCHED_THROUGH = `UPDATE queries SET matched_through = @to WHERE id = @queryId`;
+
+/**
+ * Papers of batches dated on or after @since (first seen then, or seen again then) that a query
+ * matches. Shared by the count and the page below.
+ */
+const PREVIEW_WHERE = `
+  FROM papers_fts JOIN papers p ON p.id = papers_fts.rowid
+  WHERE papers_fts MATCH @fts
+    AND (EXISTS (SELECT 1 FROM batches b WHERE b.id = p.first_batch_id AND b.date >= @since)
+         OR EXISTS (SELECT 1 FROM batch_papers bp JOIN batches b ON b.id = bp.batch_id
+                    WHERE bp.paper_id = p.id AND b.date >= @since))`;
+
+/** How many papers a previewed query matches. */
+const COUNT_PREVIEW = `SELECT count(*) AS total ${PREVIEW_WHERE}`;
+
+/** The best @limit of them, in digest order: upvotes, then relevance. */
+const SELECT_PREVIEW = `
+  SELECT p.id, p.title, p.url, p.abstract, p.authors, p.upvotes, p.published_at AS publishedAt
+  ${PREVIEW_WHERE}
+  ORDER BY p.upvotes DESC, ${BM25}, p.id
+  LIMIT @limit`;
+
+/** Matches of queries no topic uses any more (deleted explicitly, whatever PRAGMA foreign_keys says). */
+const DELETE_UNUSED_MATCHES = `
+  DELETE FROM query_matches
+  WHERE query_id IN (SELECT q.id FROM queries q WHERE NOT EXISTS (SELECT 1 FROM topics t WHERE t.query_id = q.id))`;
+
+/** Queries no topic uses any more (the subscribers who typed them left or edited their topics). */
+const DELETE_UNUSED_QUERIES = `
+  DELETE FROM queries WHERE NOT EXISTS (SELECT 1 FROM topics t WHERE t.query_id = queries.id)`;
+
+/** Id of the distinct query with this canonical FTS5 expression (from parseTopic), inserted if new. */
+export function ensureQuery(db: Db, fts: string): number {
+  return db.transaction(() => {
+    db.prepare(INSERT_QUERY).run(fts);
+    const row = db.prepare<[string], { id: number }>(SELECT_QUERY_ID).get(fts);
+    return row!.id;
+  })();
+}
+
+export interface MatchResult {
+  /** Distinct queries run. */
+  queries: number;
+  /** query_matches rows added. */
+  matches: number;
+  ms: number;
+  /** Queries SQLite refused (logged, left unmatched so a fix can catch them up). */
+  failed: number;
+}
+
+export interface MatchOptions {
+  logger?: Logger;
+}
+
+interface PendingQuery {
+  id: number;
+  fts: string;
+  matchedThrough: number;
+}
+
+/**
+ * Runs every pending distinct query once over the papers it has not seen (ids in
+ * (matched_through, max(papers.id)]) and records the matches, all in one transaction.
+ */
+export function matchPending(db: Db, options: MatchOptions = {}): MatchResult {
+  const started = performance.now();
+  const run = db.transaction(() => {
+    const { maxId } = db.prepare<[], { maxId: number }>(SELECT_MAX_PAPER_ID).get()!;
+    const pending = db.prepare<{ maxId: number }, PendingQuery>(SELECT_PENDING_QUERIES).all({ maxId });
+    const insert = db.prepare(INSERT_QUERY_MATCHES);
+    const advance = db.prepare(UPDATE_MATCHED_THROUGH);
+    let matches = 0;
+    let failed = 0;
+    for (const q of pending) {
+      try {
+        matches += insert.run({ queryId: q.id, fts: q.fts, from: q.matchedThrough, to: maxId }).changes;
+      } catch (cause) {
+        // A failing statement undoes only itself; the other queries still run.
+        failed++;
+        options.logger?.warn({ queryId: q.id, fts: q.fts, err: cause }, 'topic query failed in FTS5; skipped');
+        continue;
+      }
+      advance.run({ queryId: q.id, to: maxId });
+    }
+    return { queries: pending.length - failed, matches, failed };
+  });
+  const result = run.immediate();
+  const ms = Math.round((performance.now() - started) * 100) / 100;
+  options.logger?.debug({ ...result, ms }, 'matched pending topic queries');
+  return { ...result, ms };
+}
+
+export interface PreviewOptions {
+  /** YYYY-MM-DD: only papers of batches dated on or after this day. */
+  since: string;
+  /** At most this many papers (0 to 100). */
+  limit: number;
+}
+
+export interface PreviewPaper {
+  id: number;
+  title: string;
+  url: string;
+  abstract: string;
+  authors: string[];
+  upvotes: number;
+  publishedAt: string | null;
+}
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+const MAX_PREVIEW_LIMIT = 100;
+
+/**
+ * What a typed topic would have matched among recent papers (the subscribe page's live builder).
+ * Throws the parse error (TOPIC_INVALID) as is.
+ */
+export function previewTopic(
+  db: Db,
+  text: string,
+  options: PreviewOptions,
+): { total: number; papers: PreviewPaper[] } {
+  if (!ISO_DATE.test(options.since) || Number.isNaN(Date.parse(options.since))) {
+    throw invalid('PREVIEW_INVALID', `since must be a date YYYY-MM-DD, got '${options.since}'`);
+  }
+  if (!Number.isInteger(options.limit) || options.limit < 0 || options.limit > MAX_PREVIEW_LIMIT) {
+    throw invalid('PREVIEW_INVALID', `limit must be an integer from 0 to ${MAX_PREVIEW_LIMIT}, got ${options.limit}`);
+  }
+  const { fts } = parseTopic(text);
+  const params = { fts, since: options.since, limit: options.limit };
+  return db.transaction(() => {
+    const { total } = db.prepare<typeof params, { total: number }>(COUNT_PREVIEW).get(params)!;
+    const rows = db
+      .prepare<typeof params, Omit<PreviewPaper, 'authors'> & { authors: string }>(SELECT_PREVIEW)
+      .all(params);
+    return { total, papers: rows.map((r) => ({ ...r, authors: parseAuthors(r.authors) })) };
+  })();
+}
+
+function parseAuthors(json: string): string[] {
+  try {
+    const value: unknown = JSON.parse(json);
+    return Array.isArray(value) ? value.filter((a): a is string => typeof a === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Deletes queries (and their matches) that no topic uses any more. Returns how many queries went. */
+export function removeUnusedQueries(db: Db): number {
+  return db.transaction(() => {
+    db.prepare(DELETE_UNUSED_MATCHES).run();
+    return db.prepare(DELETE_UNUSED_QUERIES).run().changes;
+  })();
+}

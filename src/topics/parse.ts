@@ -1,0 +1,228 @@
+// Parser for the topic query language (DESIGN.md "Topic queries"):
+//   query    := sequence                      implicit AND between items
+//   item     := alt ( 'OR' alt )*             OR binds tighter than AND
+//   alt      := '-'? field? primary           `-` excludes (not allowed as an OR alternative)
+//   field    := title: | abstract: | author: | category:
+//   primary  := word | word* | "phrase" | "phrase"* | '(' sequence ')'
+// A hyphenated word is a phrase (multi-agent = "multi agent"); AND typed in capitals is a no-op.
+import type { Column, Token } from './lexer.ts';
+import { lex } from './lexer.ts';
+import { topicError } from './errors.ts';
+import { wordTokens } from './normalize.ts';
+import {
+  COLUMN_ORDER,
+  DEFAULT_COLUMNS,
+  highlightTerms,
+  toFts,
+  type AndNode,
+  type HighlightTerm,
+  type QueryNode,
+  type TermNode,
+} from './fts.ts';
+
+export type { HighlightTerm } from './fts.ts';
+export { TOPIC_INVALID } from './errors.ts';
+
+export const MAX_TOPIC_LENGTH = 200;
+export const MAX_TOPICS = 20;
+
+export interface ParsedTopic {
+  /** Trimmed, as typed. */
+  text: string;
+  /** Canonical FTS5 MATCH expression over papers_fts; the key of the `queries` table. */
+  fts: string;
+  /** Positive title/abstract words and phrases, for highlighting. */
+  terms: HighlightTerm[];
+}
+
+/** Parses one topic query; throws AppError TOPIC_INVALID (status 400) with a precise message. */
+export function parseTopic(text: string): ParsedTopic {
+  const trimmed = text.trim();
+  if (trimmed === '') throw topicError('topic is empty');
+  const length = Array.from(trimmed).length;
+  if (length > MAX_TOPIC_LENGTH) {
+    throw topicError(`topic is too long (${length} characters; at most ${MAX_TOPIC_LENGTH})`);
+  }
+  const root = new Parser(lex(text)).parseQuery();
+  return { text: trimmed, fts: toFts(root), terms: highlightTerms(root) };
+}
+
+/**
+ * Parses a subscriber's topics: blank entries are skipped, exact duplicates (same FTS5 expression)
+ * keep their first occurrence. Errors name the topic by its 1-based place in `texts`.
+ */
+export function parseTopics(texts: string[]): ParsedTopic[] {
+  const filled = texts.map((text, index) => ({ text, index })).filter((t) => t.text.trim() !== '');
+  if (filled.length === 0) throw topicError('add at least one topic');
+  if (filled.length > MAX_TOPICS) {
+    throw topicError(`too many topics (${filled.length}; at most ${MAX_TOPICS})`);
+  }
+  const byFts = new Map<string, ParsedTopic>();
+  for (const { text, index } of filled) {
+    let parsed: ParsedTopic;
+    try {
+      parsed = parseTopic(text);
+    } catch (e) {
+      if (e instanceof Error) throw topicError(`topic ${index + 1}: ${e.message}`);
+      throw e;
+    }
+    if (!byFts.has(parsed.fts)) byFts.set(parsed.fts, parsed);
+  }
+  return [...byFts.values()];
+}
+
+/** One item of a sequence: a node (null when it held no searchable word) and whether it is excluded. */
+interface Item {
+  node: QueryNode | null;
+  negated: boolean;
+  pos: number;
+}
+
+class Parser {
+  private i = 0;
+
+  constructor(private readonly tokens: Token[]) {}
+
+  parseQuery(): QueryNode {
+    const items = this.sequence(DEFAULT_COLUMNS);
+    const stray = this.tokens[this.i];
+    if (stray !== undefined) {
+      // sequence() only stops early at a ')' that no '(' opened.
+      throw topicError(`unbalanced parenthesis at position ${stray.pos} (no '(' before this ')')`);
+    }
+    const root = buildAnd(items, 1);
+    if (root === null) throw topicError('topic has no word to search for');
+    if (root.kind === 'and' && root.pos.length === 0) {
+      throw topicError('topic has only excluded terms: add at least one word to search for');
+    }
+    return root;
+  }
+
+  private peek(): Token | undefined {
+    return this.tokens[this.i];
+  }
+
+  /** Items up to the end or the next ')' (left for the caller). */
+  private sequence(columns: readonly Column[]): Item[] {
+    const items: Item[] = [];
+    for (let tok = this.peek(); tok !== undefined && tok.type !== 'rparen'; tok = this.peek()) {
+      items.push(this.orChain(columns));
+    }
+    return items;
+  }
+
+  private orChain(columns: readonly Column[]): Item {
+    const start = this.peek()!;
+    if (start.type === 'or') throw danglingOr(start.pos);
+    const alts = [this.alternative(columns)];
+    for (let tok = this.peek(); tok?.type === 'or'; tok = this.peek()) {
+      this.i++;
+      const next = this.peek();
+      if (next === undefined || next.type === 'or' || next.type === 'rparen') throw danglingOr(tok.pos);
+      alts.push(this.alternative(columns));
+    }
+    if (alts.length === 1) return alts[0]!;
+    const nodes: QueryNode[] = [];
+    for (const alt of alts) {
+      if (alt.negated) {
+        throw topicError(`excluded term at position ${alt.pos} cannot be one side of OR`);
+      }
+      if (alt.node === null) continue;
+      requirePositive(alt.node);
+      nodes.push(alt.node);
+    }
+    return { node: buildOr(nodes), negated: false, pos: start.pos };
+  }
+
+  private alternative(columns: readonly Column[]): Item {
+    const tok = this.peek()!;
+    if (tok.type !== 'neg') return { node: this.fielded(columns, null), negated: false, pos: tok.pos };
+    this.i++;
+    const node = this.fielded(columns, tok);
+    if (node !== null) requirePositive(node);
+    return { node, negated: true, pos: tok.pos };
+  }
+
+  /** An optional field prefix, then a primary. `after` is the '-' just read, if any. */
+  private fielded(columns: readonly Column[], after: Token | null): QueryNode | null {
+    const tok = this.peek();
+    if (tok?.type === 'field') {
+      this.i++;
+      return this.primary([tok.column], tok);
+    }
+    return this.primary(columns, after);
+  }
+
+  private primary(columns: readonly Column[], after: Token | null): QueryNode | null {
+    const tok = this.peek();
+    if (tok === undefined || tok.type === 'rparen' || tok.type === 'or' || tok.type === 'neg' || tok.type === 'field') {
+      const what = after?.type === 'field' ? `'${after.name}:'` : `'-'`;
+      throw topicError(`expected a word, phrase or group after ${what} at position ${after?.pos ?? tok?.pos ?? 1}`);
+    }
+    this.i++;
+    if (tok.type === 'word') {
+      const tokens = wordTokens(tok.raw);
+      return tokens.length === 0 ? null : term(columns, tokens, tok.prefix);
+    }
+    if (tok.type === 'phrase') {
+      const tokens = wordTokens(tok.raw);
+      if (tokens.length === 0) throw topicError(`empty phrase at position ${tok.pos}`);
+      return term(columns, tokens, tok.prefix);
+    }
+    // '(' … ')'
+    const items = this.sequence(columns);
+    if (this.peek() === undefined) {
+      throw topicError(`unbalanced parenthesis at position ${tok.pos} (this '(' is never closed)`);
+    }
+    this.i++;
+    if (items.length === 0) throw topicError(`empty group at position ${tok.pos}`);
+    return buildAnd(items, tok.pos);
+  }
+}
+
+function danglingOr(pos: number): Error {
+  return topicError(`dangling OR at position ${pos} (OR needs a term on each side)`);
+}
+
+function term(columns: readonly Column[], tokens: string[], prefix: boolean): TermNode {
+  const ordered = COLUMN_ORDER.filter((c) => columns.includes(c));
+  return { kind: 'term', columns: ordered, tokens, prefix };
+}
+
+/** An OR alternative or an excluded group needs something to search for (FTS5's NOT is binary). */
+function requirePositive(node: QueryNode): void {
+  if (node.kind === 'and' && node.pos.length === 0) {
+    throw topicError(`group at position ${node.at} has only excluded terms`);
+  }
+}
+
+/** AND of items: nested ANDs are flattened (a (b -c) = a b -c), duplicates dropped. */
+function buildAnd(items: Item[], at: number): QueryNode | null {
+  const pos: QueryNode[] = [];
+  const neg: QueryNode[] = [];
+  for (const { node, negated } of items) {
+    if (node === null) continue;
+    if (negated) neg.push(node);
+    else if (node.kind === 'and') {
+      pos.push(...node.pos);
+      neg.push(...node.neg);
+    } else pos.push(node);
+  }
+  const and: AndNode = { kind: 'and', pos: unique(pos), neg: unique(neg), at };
+  if (and.pos.length + and.neg.length === 0) return null;
+  if (and.neg.length === 0 && and.pos.length === 1) return and.pos[0]!;
+  return and;
+}
+
+/** OR of alternatives: nested ORs are flattened, duplicates dropped. */
+function buildOr(nodes: QueryNode[]): QueryNode | null {
+  const items = unique(nodes.flatMap((n) => (n.kind === 'or' ? n.items : [n])));
+  if (items.length === 0) return null;
+  return items.length === 1 ? items[0]! : { kind: 'or', items };
+}
+
+function unique(nodes: QueryNode[]): QueryNode[] {
+  const byFts = new Map<string, QueryNode>();
+  for (const n of nodes) if (!byFts.has(toFts(n))) byFts.set(toFts(n), n);
+  return [...byFts.values()];
+}
