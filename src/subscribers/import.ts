@@ -1,0 +1,287 @@
+// `digest import <file.csv>`: bulk import of subscribers from another list tool.
+//
+// CSV with a header row: email,topics[,confirmed] (any order, any case; other columns are ignored).
+// Topics are separated by ';'. The file is read twice, as a stream, never held in memory:
+//   1. validate every row (email, topics, confirmed) into a per-import TEMP table. Nothing real is
+//      written; a bad row is reported as `line N: …` and the import stops with nothing imported.
+//   2. write the staged rows in transactions of a few thousand rows.
+// Imported rows never trigger confirmation emails: unconfirmed rows stay pending (no digest goes to
+// them until they confirm through a link the operator sends some other way, or a later import confirms
+// them). An address that unsubscribed or was suppressed keeps that status: an import never re-subscribes it.
+import { createReadStream } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { CsvError, parse } from 'csv-parse';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/open.ts';
+import { AppError, errorMessage, isAppError } from '../errors.ts';
+import type { App } from '../main.ts';
+import { newSalt } from '../tokens.ts';
+import { ensureQuery } from '../topics/matcher.ts';
+import { parseTopics } from '../topics/parse.ts';
+import { normaliseEmail } from './email-address.ts';
+import * as repo from './repo.ts';
+
+export interface ImportResult {
+  /** Rows written: created + updated. */
+  imported: number;
+  created: number;
+  updated: number;
+  /** Existing addresses that had unsubscribed or were suppressed: topics replaced, status kept. */
+  keptOptedOut: number;
+}
+
+export interface ImportOptions {
+  /** Rows per write transaction (default 5,000). */
+  rowsPerTransaction?: number;
+  /** Bad rows named in the log before the import gives up listing them (default 20). */
+  maxErrorsLogged?: number;
+}
+
+/** What the importer needs from the app (the CLI passes the whole App). */
+export type ImportApp = Pick<App, 'db' | 'clock' | 'logger'> & { config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'> };
+
+const REQUIRED_COLUMNS = ['email', 'topics'] as const;
+const HEADER_HINT = 'the first row must be a header naming the columns: email,topics[,confirmed]';
+const TRUE_WORDS = new Set(['true', 'yes', 'y', '1']);
+const FALSE_WORDS = new Set(['false', 'no', 'n', '0', '']);
+
+/** A validated row, as staged: topics as [text, fts] pairs with duplicates of one query removed. */
+interface StagedRow {
+  line: number;
+  email: string;
+  confirmed: number;
+  topics: string;
+}
+
+interface Columns {
+  email: number;
+  topics: number;
+  confirmed: number | undefined;
+  count: number;
+}
+
+let stagingCounter = 0;
+
+export async function importSubscribersCsv(app: ImportApp, file: string, options: ImportOptions = {}): Promise<ImportResult> {
+  const { db, logger } = app;
+  const rowsPerTransaction = options.rowsPerTransaction ?? 5_000;
+  try {
+    await access(file);
+  } catch (cause) {
+    throw new AppError('IMPORT_FILE', `${file}: cannot read the file (${errorMessage(cause)})`, { cause });
+  }
+  // A TEMP table is private to this connection and never touches the database file.
+  const table = `temp.import_rows_${process.pid}_${++stagingCounter}`;
+  db.exec(CREATE_STAGING(table));
+  try {
+    const started = Date.now();
+    const staged = await validateIntoStaging(db, table, file, rowsPerTransaction, options.maxErrorsLogged ?? 20, logger);
+    logger.info({ file, rows: staged, ms: Date.now() - started }, 'import: every row is valid');
+    const result = await writeStaged(app, table, rowsPerTransaction);
+    logger.info({ file, ...result, ms: Date.now() - started }, 'import: done');
+    return result;
+  } finally {
+    db.exec(`DROP TABLE IF EXISTS ${table}`);
+  }
+}
+
+// --- SQL -------------------------------------------------------------------------------------------
+
+// Staging for one import: each valid row in file order. The NOCASE unique email finds an address
+// given twice in the file (the subscribers table compares addresses the same way).
+const CREATE_STAGING = (table: string) => `
+  CREATE TABLE ${table} (
+    line      INTEGER NOT NULL,
+    email     TEXT NOT NULL COLLATE NOCASE UNIQUE,
+    confirmed INTEGER NOT NULL,
+    topics    TEXT NOT NULL  -- JSON [[text, fts], …] in the order given
+  )`;
+
+// Stage one row; a second row with the same address changes nothing (the caller reports it).
+const INSERT_STAGED = (table: string) => `
+  INSERT INTO ${table} (line, email, confirmed, topics) VALUES (@line, @email, @confirmed, @topics)
+  ON CONFLICT (email) DO NOTHING`;
+
+// The line where an address was first staged (to name both lines of a duplicate).
+const SELECT_STAGED_LINE = (table: string) => `SELECT line FROM ${table} WHERE email = ?`;
+
+// The next slice of staged rows, in file order (keyset pagination on rowid).
+const SELECT_STAGED_PAGE = (table: string) => `
+  SELECT rowid, line, email, confirmed, topics FROM ${table} WHERE rowid > ? ORDER BY rowid LIMIT ?`;
+
+// Id and status of an existing subscriber, by address (the column is COLLATE NOCASE).
+const SELECT_SUBSCRIBER_STATUS = `SELECT id, status FROM subscribers WHERE email = ?`;
+
+// --- pass 1: validate -------------------------------------------------------------------------------
+
+async function validateIntoStaging(
+  db: Db,
+  table: string,
+  file: string,
+  rowsPerTransaction: number,
+  maxErrorsLogged: number,
+  logger: ImportApp['logger'],
+): Promise<number> {
+  const insert = db.prepare<[StagedRow]>(INSERT_STAGED(table));
+  const firstLine = db.prepare<[string], { line: number }>(SELECT_STAGED_LINE(table));
+  let firstError: { line: number; message: string } | undefined; // the lowest line wins
+  let errorCount = 0;
+  let pending: StagedRow[] = [];
+  let staged = 0;
+  const flush = db.transaction((rows: StagedRow[]) => {
+    for (const row of rows) {
+      if (insert.run(row).changes === 1) {
+        staged++;
+        continue;
+      }
+      report(row.line, `email: ${row.email} is already on line ${firstLine.get(row.email)?.line ?? '?'} of this file`);
+    }
+  });
+  const report = (line: number, message: string) => {
+    errorCount++;
+    if (!firstError || line < firstError.line) firstError = { line, message };
+    if (errorCount <= maxErrorsLogged) logger.warn({ file, line }, `import: bad row: ${message}`);
+  };
+
+  let columns: Columns | undefined;
+  const source = createReadStream(file);
+  const parser = source.pipe(parse({ bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, info: true }));
+  source.on('error', (e) => parser.destroy(e));
+  try {
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
+      const line = info.lines;
+      if (!columns) {
+        columns = readHeader(record, file, line);
+        continue;
+      }
+      try {
+        pending.push(validateRow(record, columns, line));
+      } catch (e) {
+        if (!isAppError(e)) throw e;
+        report(line, e.message);
+        continue;
+      }
+      if (pending.length >= rowsPerTransaction) {
+        flush(pending);
+        pending = [];
+      }
+    }
+  } catch (e) {
+    if (e instanceof CsvError) {
+      const line = (e as CsvError & { lines?: number }).lines;
+      throw new AppError('IMPORT_INVALID', `${file} line ${line ?? '?'}: not valid CSV (${e.message}); nothing was imported`, {
+        cause: e,
+      });
+    }
+    throw e;
+  } finally {
+    source.destroy();
+  }
+  flush(pending);
+  if (!columns) throw new AppError('IMPORT_INVALID', `${file}: the file is empty; ${HEADER_HINT}`);
+  if (errorCount > 0) {
+    const more = errorCount > 1 ? ` (and ${errorCount - 1} more bad row${errorCount > 2 ? 's' : ''}, see the log)` : '';
+    throw new AppError('IMPORT_INVALID', `${file} line ${firstError!.line}: ${firstError!.message}${more}; nothing was imported`);
+  }
+  return staged;
+}
+
+function readHeader(record: string[], file: string, line: number): Columns {
+  const names = record.map((c) => c.trim().toLowerCase());
+  const missing = REQUIRED_COLUMNS.filter((c) => !names.includes(c));
+  if (missing.length > 0) {
+    throw new AppError(
+      'IMPORT_INVALID',
+      `${file} line ${line}: no ${missing.join(' or ')} column in the header (${HEADER_HINT}); nothing was imported`,
+    );
+  }
+  for (const c of ['email', 'topics', 'confirmed']) {
+    if (names.indexOf(c) !== names.lastIndexOf(c)) {
+      throw new AppError('IMPORT_INVALID', `${file} line ${line}: the header names the ${c} column twice; nothing was imported`);
+    }
+  }
+  const confirmed = names.indexOf('confirmed');
+  return { email: names.indexOf('email'), topics: names.indexOf('topics'), confirmed: confirmed < 0 ? undefined : confirmed, count: names.length };
+}
+
+/** Throws AppError with a message naming the field; the caller adds the line. */
+function validateRow(record: string[], columns: Columns, line: number): StagedRow {
+  if (record.length !== columns.count) {
+    throw new AppError('IMPORT_INVALID', `expected ${columns.count} fields like the header, found ${record.length}`);
+  }
+  const email = normaliseEmail(record[columns.email] ?? '');
+  const texts = (record[columns.topics] ?? '')
+    .split(';')
+    .map((t) => t.trim())
+    .filter((t) => t !== '');
+  if (texts.length === 0) throw new AppError('TOPIC_REQUIRED', 'topics: at least one topic is required (separate topics with ;)');
+  const pairs: Array<[string, string]> = [];
+  const seen = new Set<string>();
+  for (const t of parseTopics(texts)) {
+    if (seen.has(t.fts)) continue; // the same query twice keeps the first, as preferences do
+    seen.add(t.fts);
+    pairs.push([t.text, t.fts]);
+  }
+  let confirmed = 0;
+  if (columns.confirmed !== undefined) {
+    const v = (record[columns.confirmed] ?? '').trim().toLowerCase();
+    if (TRUE_WORDS.has(v)) confirmed = 1;
+    else if (!FALSE_WORDS.has(v)) {
+      throw new AppError('IMPORT_INVALID', `confirmed: "${v.slice(0, 20)}" is not one of true/false, yes/no, 1/0 (or empty)`);
+    }
+  }
+  return { line, email, confirmed, topics: JSON.stringify(pairs) };
+}
+
+// --- pass 2: write ----------------------------------------------------------------------------------
+
+async function writeStaged(app: ImportApp, table: string, rowsPerTransaction: number): Promise<ImportResult> {
+  const { db, clock, config } = app;
+  const page = db.prepare<[number, number], StagedRow & { rowid: number }>(SELECT_STAGED_PAGE(table));
+  const findStatus = db.prepare<[string], { id: number; status: string }>(SELECT_SUBSCRIBER_STATUS);
+  const queryIds = new Map<string, number>();
+  const queryId = (fts: string): number => {
+    let id = queryIds.get(fts);
+    if (id === undefined) {
+      id = ensureQuery(db, fts);
+      queryIds.set(fts, id);
+    }
+    return id;
+  };
+  const result: ImportResult = { imported: 0, created: 0, updated: 0, keptOptedOut: 0 };
+  const prefs = { timezone: config.DIGEST_TZ, deliveryHour: config.DIGEST_HOUR, frequency: 'daily' as const };
+
+  const writeChunk = db.transaction((rows: StagedRow[]) => {
+    const now = clock.now().toISOString();
+    for (const row of rows) {
+      const topics = (JSON.parse(row.topics) as Array<[string, string]>).map(([text, fts]) => ({ text, queryId: queryId(fts) }));
+      const existing = findStatus.get(row.email);
+      let id: number;
+      let status: string;
+      if (existing) {
+        ({ id, status } = existing);
+        result.updated++;
+      } else {
+        id = repo.insertSubscriber(db, { email: row.email, salt: newSalt(), createdAt: now, ...prefs });
+        status = 'pending';
+        result.created++;
+      }
+      repo.replaceTopics(db, id, topics);
+      if (status === 'unsubscribed' || status === 'suppressed') result.keptOptedOut++;
+      else if (row.confirmed === 1 && status === 'pending') repo.markConfirmed(db, id, now);
+    }
+  });
+
+  let after = 0;
+  for (;;) {
+    const rows = page.all(after, rowsPerTransaction);
+    if (rows.length === 0) break;
+    writeChunk.immediate(rows);
+    after = rows[rows.length - 1]!.rowid;
+    app.logger.debug({ rows: result.created + result.updated }, 'import: chunk written');
+    await yieldToEventLoop(); // let timers and sockets run between transactions
+  }
+  result.imported = result.created + result.updated;
+  return result;
+}
