@@ -1,0 +1,251 @@
+// The ledger's state changes during sending. Each is one compare-and-set UPDATE (or one small
+// transaction), so a second process, a rerun or a restart after kill -9 never sends a row twice.
+//
+//   planned/retry --claim--> sending --> sent | retry | failed | suppressed
+//                                    \--> unknown   (claimant died mid-send, or shutdown grace ran out)
+//
+// Decision for a row whose send was in flight at a crash ('unknown'): the relay may or may not have
+// accepted the message, and SMTP gives no way to ask. We never send it again (never two emails for one
+// edition), and we do not advance the subscriber's watermark, so its papers are not lost: they ride in
+// the subscriber's next edition. The worst case is a paper shown twice, never a paper missed.
+import { hostname } from 'node:os';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import type { Logger } from '../log.ts';
+
+const HOST = hostname();
+const STARTED_AT = Math.round(performance.timeOrigin);
+
+/** Who holds a claim: host:pid:process-start-ms, so a dead claimant can be told apart. */
+export function claimantId(): string {
+  return `${HOST}:${process.pid}:${STARTED_AT}`;
+}
+
+/** A claim older than this is presumed dead even when its process cannot be checked (another host). */
+export const DEFAULT_LEASE_MS = 15 * 60 * 1000;
+
+/** Rows to send next: open and due, oldest first. */
+const SQL_CLAIM_NEXT = `
+  UPDATE digests
+  SET status = 'sending', claimed_by = :claimant, claimed_at = :now
+  WHERE id = (SELECT id FROM digests
+              WHERE status IN ('planned', 'retry') AND (next_attempt_at IS NULL OR next_attempt_at <= :now)
+              ORDER BY id LIMIT 1)
+    AND status IN ('planned', 'retry')
+  RETURNING id`;
+
+/** Compare-and-set claim of one known row. */
+const SQL_CLAIM_ROW = `
+  UPDATE digests SET status = 'sending', claimed_by = :claimant, claimed_at = :now
+  WHERE id = :id AND status IN ('planned', 'retry')`;
+
+/** Delivered. 'unknown' too: another process may have given up on our claim after its lease. */
+const SQL_MARK_SENT = `
+  UPDATE digests
+  SET status = 'sent', attempts = attempts + 1, message_id = :messageId, smtp_code = :code,
+      smtp_response = :response, sent_at = :now, next_attempt_at = NULL
+  WHERE id = :id AND claimed_by = :claimant AND status IN ('sending', 'unknown')`;
+
+/** A delivered digest moves the subscriber's watermark and clears their hard-failure streak. */
+const SQL_ADVANCE_WATERMARK = `
+  UPDATE subscribers SET watermark = max(watermark, :toPaper), hard_failures = 0 WHERE id = :subscriberId`;
+
+/** Temporary failure: retry later, or give up after max attempts. */
+const SQL_MARK_RETRY = `
+  UPDATE digests
+  SET status = CASE WHEN attempts + 1 >= :maxAttempts THEN 'failed' ELSE 'retry' END,
+      attempts = attempts + 1, next_attempt_at = :nextAttemptAt, smtp_code = :code, smtp_response = :response
+  WHERE id = :id AND claimed_by = :claimant AND status = 'sending'
+  RETURNING status`;
+
+/** Permanent failure of this row. */
+const SQL_MARK_FAILED = `
+  UPDATE digests
+  SET status = 'failed', attempts = attempts + 1, next_attempt_at = NULL, smtp_code = :code, smtp_response = :response
+  WHERE id = :id AND claimed_by = :claimant AND status = 'sending'`;
+
+/** One more hard failure; at the limit the address is suppressed. RETURNING the new status. */
+const SQL_COUNT_HARD_FAILURE = `
+  UPDATE subscribers
+  SET hard_failures = hard_failures + 1,
+      status = CASE WHEN hard_failures + 1 >= :limit AND status = 'confirmed' THEN 'suppressed' ELSE status END,
+      suppressed_at = CASE WHEN hard_failures + 1 >= :limit AND status = 'confirmed' THEN :now ELSE suppressed_at END
+  WHERE id = :subscriberId
+  RETURNING status`;
+
+/** Not sent: the address left (unsubscribed) or was suppressed after planning. */
+const SQL_MARK_SKIPPED = `
+  UPDATE digests SET status = 'suppressed', smtp_response = :response
+  WHERE id = :id AND claimed_by = :claimant AND status = 'sending'`;
+
+/** Relay down: give back a row without burning the attempt; due at once for the next run. */
+const SQL_GIVE_BACK = `
+  UPDATE digests
+  SET status = 'retry', attempts = max(attempts - 1, 0), next_attempt_at = NULL, smtp_response = :response
+  WHERE id = :id AND claimed_by = :claimant AND status IN ('retry', 'failed')`;
+
+/** We stopped waiting for a send: its outcome is unknown (see the decision at the top). */
+const SQL_MARK_UNKNOWN = `
+  UPDATE digests SET status = 'unknown', smtp_response = :response
+  WHERE id = :id AND claimed_by IS :claimant AND status = 'sending'`;
+
+/** Claims still marked as in flight. */
+const SQL_SENDING_ROWS = `SELECT id, claimed_by, claimed_at FROM digests WHERE status = 'sending'`;
+
+/** The earliest retry still to come. */
+const SQL_NEXT_RETRY_AT = `SELECT min(next_attempt_at) AS at FROM digests WHERE status = 'retry'`;
+
+/** Rows waiting to be sent (for progress). */
+const SQL_OPEN_COUNT = `SELECT count(*) AS n FROM digests WHERE status IN ('planned', 'retry', 'sending')`;
+
+export interface FailureRecord {
+  code: number | null;
+  response: string;
+}
+
+/** Prepared statements of one database, bound to one claimant. */
+export class Ledger {
+  private readonly s;
+  constructor(
+    private readonly db: Db,
+    readonly claimant: string = claimantId(),
+  ) {
+    this.s = {
+      claimNext: db.prepare(SQL_CLAIM_NEXT),
+      claimRow: db.prepare(SQL_CLAIM_ROW),
+      sent: db.prepare(SQL_MARK_SENT),
+      watermark: db.prepare(SQL_ADVANCE_WATERMARK),
+      retry: db.prepare(SQL_MARK_RETRY),
+      failed: db.prepare(SQL_MARK_FAILED),
+      hardFailure: db.prepare(SQL_COUNT_HARD_FAILURE),
+      skipped: db.prepare(SQL_MARK_SKIPPED),
+      giveBack: db.prepare(SQL_GIVE_BACK),
+      unknown: db.prepare(SQL_MARK_UNKNOWN),
+      nextRetryAt: db.prepare(SQL_NEXT_RETRY_AT),
+      openCount: db.prepare(SQL_OPEN_COUNT),
+    };
+  }
+
+  /** Claims the next due row; undefined when none is due now. */
+  claimNext(now: Date): number | undefined {
+    const r = this.s.claimNext.get({ claimant: this.claimant, now: now.toISOString() }) as { id: number } | undefined;
+    return r?.id;
+  }
+
+  /** Compare-and-set claim of a given row: false when someone else holds it or it is settled. */
+  claim(id: number, now: Date): boolean {
+    return this.s.claimRow.run({ id, claimant: this.claimant, now: now.toISOString() }).changes === 1;
+  }
+
+  markSent(id: number, subscriberId: number, toPaper: number, messageId: string, response: string, now: Date): boolean {
+    return this.db.transaction(() => {
+      const changed = this.s.sent.run({
+        id,
+        claimant: this.claimant,
+        messageId,
+        code: replyCode(response),
+        response,
+        now: now.toISOString(),
+      }).changes;
+      if (changed === 1) this.s.watermark.run({ subscriberId, toPaper });
+      return changed === 1;
+    }).immediate();
+  }
+
+  /** Returns the row's new status: 'retry', or 'failed' once attempts are used up. */
+  markRetry(id: number, failure: FailureRecord, maxAttempts: number, nextAttemptAt: Date): 'retry' | 'failed' | undefined {
+    const r = this.s.retry.get({
+      id,
+      claimant: this.claimant,
+      maxAttempts,
+      nextAttemptAt: nextAttemptAt.toISOString(),
+      ...failure,
+    }) as { status: 'retry' | 'failed' } | undefined;
+    return r?.status;
+  }
+
+  /** Permanent failure; returns true when this failure suppressed the address. */
+  markFailed(id: number, subscriberId: number, failure: FailureRecord, suppressAfter: number, now: Date): boolean {
+    return this.db.transaction(() => {
+      if (this.s.failed.run({ id, claimant: this.claimant, ...failure }).changes !== 1) return false;
+      const r = this.s.hardFailure.get({ subscriberId, limit: suppressAfter, now: now.toISOString() }) as
+        | { status: string }
+        | undefined;
+      return r?.status === 'suppressed';
+    }).immediate();
+  }
+
+  /** A row that failed for reasons of ours (render error): failed, no hard failure counted. */
+  markBroken(id: number, response: string): void {
+    this.s.failed.run({ id, claimant: this.claimant, code: null, response });
+  }
+
+  markSkipped(id: number, response: string): void {
+    this.s.skipped.run({ id, claimant: this.claimant, response });
+  }
+
+  giveBack(id: number, response: string): void {
+    this.s.giveBack.run({ id, claimant: this.claimant, response });
+  }
+
+  markUnknown(id: number, response: string): void {
+    this.s.unknown.run({ id, claimant: this.claimant, response });
+  }
+
+  nextRetryAt(): Date | undefined {
+    const r = this.s.nextRetryAt.get() as { at: string | null };
+    return r.at === null ? undefined : new Date(r.at);
+  }
+
+  openCount(): number {
+    return (this.s.openCount.get() as { n: number }).n;
+  }
+}
+
+/** "250 2.0.0 Ok: queued" -> 250 */
+export function replyCode(response: string): number | null {
+  const m = /^(\d{3})\b/.exec(response.trim());
+  return m ? Number(m[1]) : null;
+}
+
+export interface RecoverOptions {
+  leaseMs?: number;
+  logger?: Logger;
+}
+
+/**
+ * Called at the start of each run: a 'sending' row whose claimant is dead (same host, process gone,
+ * or a different process start under the same pid) or whose claim is older than the lease becomes
+ * 'unknown' (see the decision at the top of this file). Returns how many rows were recovered.
+ */
+export function recoverStale(db: Db, clock: Clock, opts: RecoverOptions = {}): number {
+  const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
+  const now = clock.now();
+  const mark = db.prepare(SQL_MARK_UNKNOWN);
+  let recovered = 0;
+  for (const r of db.prepare(SQL_SENDING_ROWS).all() as { id: number; claimed_by: string | null; claimed_at: string | null }[]) {
+    const claimedAt = r.claimed_at ? Date.parse(r.claimed_at) : 0;
+    const expired = now.getTime() - claimedAt > leaseMs;
+    if (!expired && !claimantIsDead(r.claimed_by ?? '')) continue;
+    const why = expired ? 'lease expired' : 'claimant process is gone';
+    const response = `outcome unknown: the send was in flight when its process stopped (${why}); not resent, papers carried to the next edition`;
+    recovered += mark.run({ id: r.id, claimant: r.claimed_by, response }).changes;
+  }
+  if (recovered > 0) opts.logger?.warn({ recovered }, 'digests left in flight by a stopped run marked unknown');
+  return recovered;
+}
+
+function claimantIsDead(claimant: string): boolean {
+  const m = /^(.*):(\d+):(\d+)$/.exec(claimant);
+  if (!m) return true; // not written by this code: nobody will finish it
+  const [, host, pidText, started] = m;
+  if (host !== HOST) return false; // cannot check another machine: the lease decides
+  const pid = Number(pidText);
+  if (pid === process.pid) return Number(started) !== STARTED_AT;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}

@@ -1,0 +1,64 @@
+// What went wrong with one SMTP send, reduced to what the sender needs to decide: retry, fail, or pause.
+import { AppError } from '../errors.ts';
+
+/**
+ * - temporary:  the relay answered 4xx for this message (or 503): retry later with backoff.
+ * - permanent:  the relay answered 5xx for this recipient or message: record, count a hard failure.
+ * - connection: the relay could not be used at all (refused, dropped, timeout, TLS or auth failure,
+ *               sender refused, 421 at greeting): retry later; many in a row mean the relay is down.
+ */
+export type MailErrorKind = 'temporary' | 'permanent' | 'connection';
+
+export class MailError extends AppError {
+  readonly kind: MailErrorKind;
+  /** SMTP reply code when the server answered (e.g. 451, 550); undefined when no reply came. */
+  readonly responseCode: number | undefined;
+  /** The server's reply line, or a short description of the connection problem. */
+  readonly response: string;
+
+  constructor(kind: MailErrorKind, response: string, responseCode: number | undefined, cause?: unknown) {
+    super(`MAIL_${kind.toUpperCase()}`, `SMTP ${kind} failure: ${response}`, {
+      temporary: kind !== 'permanent',
+      cause,
+      status: 502,
+    });
+    this.name = 'MailError';
+    this.kind = kind;
+    this.responseCode = responseCode;
+    this.response = response;
+  }
+}
+
+/** The fields of a nodemailer / socket error this module reads. */
+interface TransportErrorLike {
+  code?: string;
+  originalCode?: string;
+  responseCode?: number;
+  response?: string;
+  command?: string;
+  message?: string;
+}
+
+/** Commands whose rejection is about this recipient or this message, not about the relay. */
+const MESSAGE_LEVEL_COMMANDS = new Set(['RCPT TO', 'DATA', 'API']);
+
+/** Turns whatever nodemailer threw into a MailError with a kind the sender can act on. */
+export function toMailError(e: unknown): MailError {
+  if (e instanceof MailError) return e;
+  const err = (typeof e === 'object' && e !== null ? e : { message: String(e) }) as TransportErrorLike;
+  const code = typeof err.responseCode === 'number' ? err.responseCode : undefined;
+  const reply = (err.response ?? '').trim();
+  // A refused sender (EENVELOPE at MAIL FROM) would be refused for everyone: that is the relay's problem.
+  const messageLevel =
+    err.code === 'EMESSAGE' || (err.code === 'EENVELOPE' && MESSAGE_LEVEL_COMMANDS.has(err.command ?? 'API'));
+
+  if (messageLevel) {
+    if (code === undefined || (code >= 500 && code !== 503)) {
+      return new MailError('permanent', reply || err.message || 'message refused', code, e);
+    }
+    return new MailError('temporary', reply || err.message || 'message deferred', code, e);
+  }
+  // Anything else is about the relay or the connection to it.
+  const what = [err.originalCode ?? err.code, reply || err.message].filter(Boolean).join(' ');
+  return new MailError('connection', what || 'connection failed', code, e);
+}

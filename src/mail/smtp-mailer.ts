@@ -1,0 +1,108 @@
+// The Mailer over SMTP: a nodemailer connection pool with a rate limit, timeouts and optional DKIM.
+// Errors come out as MailError with a kind (temporary / permanent / connection) the sender acts on.
+import { createTransport } from 'nodemailer';
+import type { SendMailOptions } from 'nodemailer';
+import type { DkimConfig } from '../config.ts';
+import type { Logger } from '../log.ts';
+import { toMailError } from './errors.ts';
+import type { Mailer, OutgoingMail, SentMail } from './types.ts';
+
+export interface SmtpMailerOptions {
+  /** smtp://user:pass@host:port or smtps://… */
+  url: string;
+  /** MAIL_FROM, e.g. "Paper Digest <digest@example.org>" */
+  from: string;
+  /** Open connections at most (SMTP_POOL_SIZE). */
+  poolSize: number;
+  /** Messages per second over the whole pool; 0 = no limit (SMTP_RATE_PER_SECOND). */
+  ratePerSecond: number;
+  /** Connect, greeting and socket inactivity timeout (SMTP_TIMEOUT_MS). */
+  timeoutMs: number;
+  dkim?: DkimConfig | undefined;
+  logger: Logger;
+}
+
+/**
+ * Headers every DKIM signature covers. RFC 8058 asks for List-Unsubscribe and List-Unsubscribe-Post
+ * to be signed; nodemailer's default list leaves the second out.
+ */
+export const DKIM_SIGNED_HEADERS = [
+  'From', 'Sender', 'Reply-To', 'Subject', 'Date', 'Message-ID', 'To', 'Cc', 'MIME-Version',
+  'Content-Type', 'Content-Transfer-Encoding', 'List-Id', 'List-Unsubscribe', 'List-Unsubscribe-Post',
+].join(':');
+
+/** nodemailer's pool counts messages per window: turn "messages per second" (maybe < 1) into that. */
+export function rateWindow(ratePerSecond: number): { rateLimit: number; rateDelta: number } | undefined {
+  if (!(ratePerSecond > 0)) return undefined;
+  if (ratePerSecond >= 1) return { rateLimit: Math.floor(ratePerSecond), rateDelta: 1000 };
+  return { rateLimit: 1, rateDelta: Math.round(1000 / ratePerSecond) };
+}
+
+/** The domain of an address, with or without a display name: "A <x@example.org>" -> "example.org". */
+export function domainOf(address: string): string {
+  const m = /@([^@<>\s]+?)>?\s*$/.exec(address.trim());
+  return m?.[1]?.toLowerCase() ?? 'localhost';
+}
+
+export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
+  const log = opts.logger.child({ component: 'smtp' });
+  const transport = createTransport({
+    pool: true,
+    url: opts.url,
+    maxConnections: opts.poolSize,
+    maxMessages: 1000,
+    // nodemailer requeues a message only when not a byte of it reached the server (connection closed
+    // before the greeting, or an idle pooled connection dropped): safe to repeat, so keep a small bound.
+    maxRequeues: 2,
+    ...rateWindow(opts.ratePerSecond),
+    connectionTimeout: opts.timeoutMs,
+    greetingTimeout: opts.timeoutMs,
+    socketTimeout: opts.timeoutMs,
+    logger: false,
+    ...(opts.dkim
+      ? {
+          dkim: {
+            domainName: opts.dkim.domainName,
+            keySelector: opts.dkim.keySelector,
+            privateKey: opts.dkim.privateKey,
+            headerFieldNames: DKIM_SIGNED_HEADERS,
+          },
+        }
+      : {}),
+  });
+  let closed = false;
+
+  return {
+    async send(mail: OutgoingMail): Promise<SentMail> {
+      const message: SendMailOptions = {
+        from: opts.from,
+        to: mail.to,
+        subject: mail.subject,
+        html: mail.html,
+        text: mail.text,
+        headers: { ...mail.headers },
+      };
+      if (mail.messageId) message.messageId = `<${mail.messageId}>`;
+      if (mail.listUnsubscribe) {
+        const { url, mailto } = mail.listUnsubscribe;
+        // One header with both URIs: nested array (a flat array would give two List-Unsubscribe headers).
+        const target = mailto ? [url, `mailto:${mailto}?subject=unsubscribe`] : [url];
+        message.list = { unsubscribe: [target] };
+        message.headers = { ...mail.headers, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+      }
+      try {
+        const info = await transport.sendMail(message);
+        return { messageId: String(info.messageId).replace(/^<|>$/g, ''), response: String(info.response ?? '') };
+      } catch (e) {
+        const err = toMailError(e);
+        log.debug({ to: mail.to, kind: err.kind, code: err.responseCode, response: err.response }, 'send failed');
+        throw err;
+      }
+    },
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      transport.close();
+    },
+  };
+}
