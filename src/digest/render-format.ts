@@ -1,0 +1,113 @@
+// Small pure helpers the renderer uses to turn feed strings into safe, readable pieces:
+// HTML escaping, http(s)-only links, abstract trimming, author lines, text wrapping, subjects.
+
+/** Every character that could end an attribute value or start a tag. */
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+  '`': '&#96;',
+  '=': '&#61;',
+};
+const HTML_SPECIAL = /[&<>"'`=]/g;
+
+export function escapeHtml(text: string): string {
+  return text.replace(HTML_SPECIAL, (c) => HTML_ESCAPES[c] ?? c);
+}
+
+/** A link for an href: http(s) only; anything else (javascript:, data:, relative, garbage) becomes '#'. */
+export function safeHref(url: string | null | undefined): string {
+  if (typeof url !== 'string') return '#';
+  const trimmed = url.trim();
+  if (!/^https?:\/\//i.test(trimmed)) return '#';
+  try {
+    const parsed = new URL(trimmed);
+    return parsed.protocol === 'http:' || parsed.protocol === 'https:' ? parsed.href : '#';
+  } catch {
+    return '#';
+  }
+}
+
+/** Collapses runs of whitespace (newlines and tabs from feeds included) into single spaces. */
+export function tidy(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Shortens text to about `max` characters, cutting on a word boundary and adding "…".
+ * Text up to 10% longer than `max` is kept whole: cutting three words helps nobody.
+ */
+export function trimOnWord(text: string, max: number): string {
+  if (text.length <= max * 1.1) return text;
+  const cut = text.slice(0, max + 1);
+  const lastSpace = cut.lastIndexOf(' ');
+  const head = lastSpace > max * 0.6 ? cut.slice(0, lastSpace) : text.slice(0, max);
+  return `${head.replace(/[\s,;:.\-–—]+$/, '')}…`;
+}
+
+/** "A, B, C et al." for long author lists; the whole list otherwise. */
+export function authorsLine(authors: readonly string[], shown = 3): string {
+  const names = authors.map(tidy).filter((a) => a !== '');
+  if (names.length <= shown + 1) return names.join(', ');
+  return `${names.slice(0, shown).join(', ')} et al.`;
+}
+
+/** "2025-11-24" from an ISO date or date-time; other shapes are shown as given. */
+export function displayDate(publishedAt: string | null): string {
+  if (publishedAt === null) return '';
+  const t = tidy(publishedAt);
+  return /^\d{4}-\d{2}-\d{2}/.test(t) ? t.slice(0, 10) : t;
+}
+
+/** Hard-wraps plain text at `width` columns on spaces, each line prefixed with `indent`. */
+export function wrapText(text: string, width: number, indent = ''): string {
+  const words = text.split(' ');
+  const lines: string[] = [];
+  let line = '';
+  for (const word of words) {
+    if (line === '') line = word;
+    else if (line.length + 1 + word.length <= width) line += ` ${word}`;
+    else {
+      lines.push(line);
+      line = word;
+    }
+  }
+  if (line !== '') lines.push(line);
+  return lines.map((l) => indent + l).join('\n');
+}
+
+export function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** Topic texts that matched, distinct, in order of first appearance (the display order of papers). */
+export function topicsInOrder(papers: ReadonlyArray<{ matchedTopics: ReadonlyArray<{ text: string }> }>): string[] {
+  const seen = new Set<string>();
+  for (const p of papers) for (const t of p.matchedTopics) seen.add(tidy(t.text));
+  seen.delete('');
+  return [...seen];
+}
+
+const SUBJECT_TOPIC_MAX = 40;
+const SUBJECT_TOPICS_MAX_CHARS = 60;
+
+/**
+ * "3 new papers on speculative decoding, MoE — 2025-11-25": the count, the first one or two topics
+ * (shortened), "and more" when there are others, and the edition date. One line, short.
+ */
+export function digestSubject(paperCount: number, topics: readonly string[], edition: string): string {
+  const count = plural(paperCount, 'new paper', 'new papers');
+  const named: string[] = [];
+  let chars = 0;
+  for (const topic of topics.slice(0, 2)) {
+    const short = trimOnWord(topic, SUBJECT_TOPIC_MAX);
+    if (named.length > 0 && chars + short.length > SUBJECT_TOPICS_MAX_CHARS) break;
+    named.push(short);
+    chars += short.length + 2;
+  }
+  const rest = topics.length > named.length ? ' and more' : '';
+  const on = named.length > 0 ? ` on ${named.join(', ')}${rest}` : '';
+  return `${count}${on} — ${tidy(edition)}`;
+}

@@ -1,0 +1,169 @@
+// The subscriber-independent pieces of a paper card (escaped, highlighted, trimmed), cached per
+// (paper, set of matched topics): a million subscribers share a few thousand such combinations.
+import type { Logger } from '../log.ts';
+import { createHighlighter, type Highlighter } from '../topics/highlight.ts';
+import {
+  authorsLine,
+  displayDate,
+  escapeHtml,
+  plural,
+  safeHref,
+  tidy,
+  trimOnWord,
+  wrapText,
+} from './render-format.ts';
+
+/** Abstracts in emails are cut to about this many characters, on a word boundary. */
+export const EMAIL_ABSTRACT_CHARS = 600;
+/** Titles longer than this (broken feeds) are cut so one card can never fill an email. */
+const TITLE_MAX_CHARS = 300;
+/** Plain-text abstracts are wrapped at this width, indented under the paper number. */
+const TEXT_WIDTH = 72;
+const TEXT_INDENT = '   ';
+
+/** Inline style so the highlight survives clients that drop <style> and <mark>. */
+const HIGHLIGHT_OPEN = '<span class="pd-hl" style="background-color:#fde68a;color:#111827;">';
+const HIGHLIGHT_CLOSE = '</span>';
+
+export type Highlight = Highlighter;
+
+export interface PaperInput {
+  title: string;
+  url: string;
+  authors: string[];
+  abstract: string;
+  upvotes: number;
+  categories: string[];
+  publishedAt: string | null;
+}
+
+/** What the card templates need from a paper, already safe to insert. */
+export interface PaperParts {
+  /** Escaped HTML with highlight spans. */
+  titleHtml: string;
+  abstractHtml: string;
+  /** Plain text (for the text part; escaped again by Handlebars when used in HTML). */
+  title: string;
+  abstractText: string;
+  url: string;
+  hasUrl: boolean;
+  authors: string;
+  categories: string;
+  date: string;
+  upvotes: number;
+  /** "▲ 12 upvotes · cs.LG, cs.CL · 2025-11-24", parts left out when unknown. */
+  meta: string;
+}
+
+/** A Map that forgets its oldest entries past `max`. */
+export class BoundedCache<V> {
+  private readonly map = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(key: string): V | undefined {
+    return this.map.get(key);
+  }
+  set(key: string, value: V): void {
+    if (this.map.size >= this.max) {
+      const oldest = this.map.keys().next();
+      if (!oldest.done) this.map.delete(oldest.value);
+    }
+    this.map.set(key, value);
+  }
+  get size(): number {
+    return this.map.size;
+  }
+}
+
+/** Escaped HTML of `text` with the highlighter's hits wrapped in a highlight span. */
+export function highlightHtml(text: string, highlight: Highlight | null): string {
+  if (highlight === null || text === '') return escapeHtml(text);
+  let segments: ReturnType<Highlight>;
+  try {
+    segments = highlight(text);
+  } catch {
+    return escapeHtml(text);
+  }
+  let out = '';
+  let length = 0;
+  for (const s of segments) {
+    length += s.text.length;
+    out += s.hit && s.text !== '' ? HIGHLIGHT_OPEN + escapeHtml(s.text) + HIGHLIGHT_CLOSE : escapeHtml(s.text);
+  }
+  // A highlighter that lost or invented text must not change what the reader sees.
+  return length === text.length ? out : escapeHtml(text);
+}
+
+export function buildParts(paper: PaperInput, highlight: Highlight | null, abstractMax: number): PaperParts {
+  const title = trimOnWord(tidy(paper.title), TITLE_MAX_CHARS);
+  const abstract = trimOnWord(tidy(paper.abstract), abstractMax);
+  const url = safeHref(paper.url);
+  const upvotes = Number.isFinite(paper.upvotes) ? Math.max(0, Math.trunc(paper.upvotes)) : 0;
+  const categories = paper.categories.map(tidy).filter((c) => c !== '').join(', ');
+  const date = displayDate(paper.publishedAt);
+  const meta = [upvotes > 0 ? `▲ ${plural(upvotes, 'upvote', 'upvotes')}` : '', categories, date]
+    .filter((m) => m !== '')
+    .join(' · ');
+  return {
+    titleHtml: highlightHtml(title, highlight),
+    abstractHtml: highlightHtml(abstract, highlight),
+    title,
+    abstractText: wrapText(abstract, TEXT_WIDTH, TEXT_INDENT),
+    url,
+    hasUrl: url !== '#',
+    authors: authorsLine(paper.authors),
+    categories,
+    date,
+    upvotes,
+    meta,
+  };
+}
+
+/**
+ * Card parts for papers, with one highlighter per distinct set of matched topics and the parts of
+ * each (paper, topic set) built once.
+ */
+export class PaperPartsCache {
+  private readonly highlighters: BoundedCache<Highlight | null>;
+  private readonly parts: BoundedCache<PaperParts>;
+
+  constructor(
+    private readonly logger: Logger | undefined,
+    sizes: { highlighters?: number; parts?: number } = {},
+  ) {
+    this.highlighters = new BoundedCache(sizes.highlighters ?? 5_000);
+    this.parts = new BoundedCache(sizes.parts ?? 20_000);
+  }
+
+  /** Email card parts (abstract trimmed), cached. */
+  forEmail(paper: PaperInput, topicTexts: readonly string[]): PaperParts {
+    const topicsKey = topicTexts.join('\u0001');
+    const key = `${topicsKey}\u0002${paper.url}\u0002${paper.title}\u0002${paper.abstract}\u0002${paper.authors.join('\u0001')}\u0002${paper.categories.join('\u0001')}\u0002${paper.publishedAt ?? ''}\u0002${paper.upvotes}`;
+    let parts = this.parts.get(key);
+    if (parts === undefined) {
+      parts = buildParts(paper, this.highlighter(topicsKey, topicTexts), EMAIL_ABSTRACT_CHARS);
+      this.parts.set(key, parts);
+    }
+    return parts;
+  }
+
+  /** Web page card parts (whole abstract), not cached: the page is opened rarely. */
+  forPage(paper: PaperInput, topicTexts: readonly string[]): PaperParts {
+    return buildParts(paper, this.highlighter(topicTexts.join('\u0001'), topicTexts), Number.POSITIVE_INFINITY);
+  }
+
+  private highlighter(key: string, topicTexts: readonly string[]): Highlight | null {
+    const cached = this.highlighters.get(key);
+    if (cached !== undefined) return cached;
+    let made: Highlight | null = null;
+    if (topicTexts.length > 0) {
+      try {
+        made = createHighlighter([...topicTexts]);
+      } catch (err) {
+        // Highlighting is decoration: a topic it cannot handle must not stop the email.
+        this.logger?.warn({ err, topics: topicTexts }, 'highlighter failed; rendering without highlights');
+      }
+    }
+    this.highlighters.set(key, made);
+    return made;
+  }
+}

@@ -1,0 +1,114 @@
+// Loads the email and page templates and compiles them once: MJML -> HTML (at start-up only), then
+// HTML/text -> Handlebars functions that the renderer fills per subscriber in microseconds.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Handlebars from 'handlebars';
+import mjml2html from 'mjml';
+import { AppError } from '../errors.ts';
+
+/** templates/ at the repository root, found from this file's location. */
+export const DEFAULT_TEMPLATES_DIR = fileURLToPath(new URL('../../templates/', import.meta.url));
+
+/** The block in the digest templates that holds one paper card. */
+const CARD_BLOCK = /\{\{#papers\}\}\n?([\s\S]*?)\{\{\/papers\}\}\n?/;
+/** What the card block becomes in the shell: the already rendered cards, inserted raw. */
+const CARDS_SLOT = '{{{cards}}}';
+
+export type Fill = (view: object) => string;
+
+export interface CompiledTemplates {
+  digestShellHtml: Fill;
+  digestCardHtml: Fill;
+  digestShellText: Fill;
+  digestCardText: Fill;
+  confirmHtml: Fill;
+  confirmText: Fill;
+  webPage: Fill;
+}
+
+/**
+ * Reads and compiles every template in `dir`. Template mistakes (invalid MJML, Handlebars syntax,
+ * a missing papers block) stop here with the file named, not in the middle of a send.
+ */
+export async function compileTemplates(dir: string = DEFAULT_TEMPLATES_DIR): Promise<CompiledTemplates> {
+  // An isolated Handlebars environment: no global helpers or partials shared with anyone else.
+  const hbs = Handlebars.create();
+  const html = (source: string, file: string): Fill => compileFill(hbs, source, file, false);
+  const text = (source: string, file: string): Fill => compileFill(hbs, source, file, true);
+
+  const digestHtml = splitCardBlock(await mjmlToHtml(dir, 'digest.mjml'), 'digest.mjml');
+  const digestText = splitCardBlock(await readTemplate(dir, 'digest.txt.hbs'), 'digest.txt.hbs');
+  return {
+    digestShellHtml: html(digestHtml.shell, 'digest.mjml'),
+    digestCardHtml: html(digestHtml.card, 'digest.mjml (paper card)'),
+    digestShellText: text(digestText.shell, 'digest.txt.hbs'),
+    digestCardText: text(digestText.card, 'digest.txt.hbs (paper card)'),
+    confirmHtml: html(await mjmlToHtml(dir, 'confirm.mjml'), 'confirm.mjml'),
+    confirmText: text(await readTemplate(dir, 'confirm.txt.hbs'), 'confirm.txt.hbs'),
+    webPage: html(await readTemplate(dir, 'digest-web.hbs'), 'digest-web.hbs'),
+  };
+}
+
+async function readTemplate(dir: string, file: string): Promise<string> {
+  const path = join(dir, file);
+  try {
+    return await readFile(path, 'utf8');
+  } catch (cause) {
+    throw new AppError('template_missing', `template ${path} cannot be read`, { cause });
+  }
+}
+
+/** The one and only place MJML runs: strict validation, minified, no web fonts. */
+async function mjmlToHtml(dir: string, file: string): Promise<string> {
+  const source = await readTemplate(dir, file);
+  try {
+    const result = await mjml2html(source, {
+      validationLevel: 'strict',
+      fonts: {},
+      keepComments: false,
+      minify: true,
+      // cssnano 8 (the default CSS minifier) crashes on Node 20.
+      minifyOptions: { minifyCss: false },
+      filePath: join(dir, file),
+    });
+    return result.html;
+  } catch (cause) {
+    const details = validationDetails(cause);
+    throw new AppError('template_invalid', `template ${join(dir, file)} is not valid MJML${details}`, { cause });
+  }
+}
+
+function validationDetails(err: unknown): string {
+  const list = (err as { errors?: Array<{ formattedMessage?: string; message?: string }> }).errors;
+  if (Array.isArray(list) && list.length > 0) {
+    return `: ${list.map((e) => e.formattedMessage ?? e.message ?? String(e)).join('; ')}`;
+  }
+  return err instanceof Error ? `: ${err.message}` : '';
+}
+
+/** Cuts the card out of a digest template: the shell gets a slot where the rendered cards go. */
+export function splitCardBlock(source: string, file: string): { shell: string; card: string } {
+  const match = CARD_BLOCK.exec(source);
+  if (match === null || match[1] === undefined) {
+    throw new AppError('template_invalid', `template ${file} has no {{#papers}}…{{/papers}} card block`);
+  }
+  return {
+    shell: source.slice(0, match.index) + CARDS_SLOT + source.slice(match.index + match[0].length),
+    card: match[1],
+  };
+}
+
+function compileFill(hbs: typeof Handlebars, source: string, file: string, plainText: boolean): Fill {
+  try {
+    // Parse now (Handlebars compiles lazily on first call otherwise) so syntax errors surface here.
+    hbs.parse(source);
+    // strict: a field the template names but the view lacks is an error, not a silent blank.
+    const template = hbs.compile(source, { noEscape: plainText, strict: true });
+    return (view) => template(view);
+  } catch (cause) {
+    throw new AppError('template_invalid', `template ${file}: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+  }
+}

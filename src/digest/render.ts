@@ -1,0 +1,244 @@
+// The renderer: digest email (HTML + text), confirmation email and the digest's web page.
+// MJML runs once per template in createRenderer; per subscriber only precompiled Handlebars fills
+// run, over card parts cached per (paper, matched topics). The digest HTML is kept under Gmail's
+// clipping size by adding cards only while they fit, then linking to the web page for the rest.
+import { AppError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { digestSubject, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
+import { PaperPartsCache, type PaperParts } from './render-parts.ts';
+import { compileTemplates, type CompiledTemplates } from './render-templates.ts';
+
+export interface DigestPaperView {
+  title: string;
+  url: string;
+  authors: string[];
+  abstract: string;
+  upvotes: number;
+  categories: string[];
+  publishedAt: string | null;
+  /** The subscriber's topics that matched, in order. */
+  matchedTopics: Array<{ text: string; muteUrl: string }>;
+}
+
+export interface DigestView {
+  email: string;
+  /** YYYY-MM-DD */
+  edition: string;
+  /** Already in display order (the planner sorts). */
+  papers: DigestPaperView[];
+  links: { preferences: string; unsubscribe: string; webView: string; home: string };
+}
+
+export interface RenderedEmail {
+  subject: string;
+  html: string;
+  text: string;
+  /** How many papers the email lists (the rest are behind the "more papers" link). */
+  shownPapers: number;
+}
+
+export interface ConfirmView {
+  email: string;
+  confirmUrl: string;
+  topics: string[];
+  alreadySubscribed: boolean;
+  manageUrl?: string;
+}
+
+export interface Renderer {
+  /** Synchronous fill of precompiled templates. */
+  digest(view: DigestView): RenderedEmail;
+  confirm(view: ConfirmView): RenderedEmail;
+  /** Full HTML page listing ALL papers (no cap), no external assets. */
+  webView(view: DigestView): string;
+}
+
+export interface RendererOptions {
+  templatesDir?: string;
+  logger?: Logger;
+  /** Largest digest HTML in UTF-8 bytes (exclusive). Gmail clips at about 102 KB. */
+  htmlByteLimit?: number;
+}
+
+/** Digest HTML must stay below this many UTF-8 bytes, or Gmail clips it (footer links included). */
+export const HTML_BYTE_LIMIT = 100_000;
+
+/** Stands in for the cards while the shell is measured; cannot occur in escaped output. */
+const CARDS_MARK = '\u0000cards\u0000';
+
+type Links = DigestView['links'];
+
+interface CardView {
+  n: number;
+  p: PaperParts;
+  matched: Array<{ text: string; muteUrl: string }>;
+}
+
+export async function createRenderer(opts: RendererOptions = {}): Promise<Renderer> {
+  const templates = await compileTemplates(opts.templatesDir);
+  const renderer = makeRenderer(templates, new PaperPartsCache(opts.logger), opts.htmlByteLimit ?? HTML_BYTE_LIMIT);
+  warmUp(renderer);
+  return renderer;
+}
+
+function makeRenderer(t: CompiledTemplates, cache: PaperPartsCache, htmlByteLimit: number): Renderer {
+  const digest = (view: DigestView): RenderedEmail => {
+    const total = view.papers.length;
+    if (total === 0) {
+      throw new AppError('digest_empty', `digest for ${view.email} (${view.edition}) has no papers to render`);
+    }
+    const links = safeLinks(view.links);
+    const subject = digestSubject(total, topicsInOrder(view.papers), view.edition);
+    const base = {
+      subject,
+      preview: `${trimOnWord(tidy(view.papers[0]?.title ?? ''), 110)}`,
+      edition: tidy(view.edition),
+      email: view.email,
+      intro: `${plural(total, 'new paper', 'new papers')} matched your topics.`,
+      links,
+    };
+    const shellView = (cards: string, more: number) => ({
+      ...base,
+      cards,
+      more,
+      moreLabel: more > 0 ? `${plural(more, 'more paper', 'more papers')} in this digest` : '',
+    });
+
+    // The shell without the "more" button, cut where the cards go: all-fit emails reuse it as is.
+    const [head = '', tail = ''] = t.digestShellHtml(shellView(CARDS_MARK, 0)).split(CARDS_MARK);
+    const fullShellBytes = byteLength(head) + byteLength(tail);
+    let moreShellBytes = -1; // the shell with the "N more papers" button, measured only when needed
+
+    const cardViews: CardView[] = [];
+    const htmlCards: string[] = [];
+    let cardBytes = 0;
+    let fitWithMore = total;
+    for (let i = 0; i < total; i++) {
+      const card = cardView(view.papers[i] as DigestPaperView, i, cache);
+      const html = t.digestCardHtml(card);
+      const bytes = byteLength(html);
+      if (fullShellBytes + cardBytes + bytes >= htmlByteLimit) {
+        // Not everything fits: show the papers that fit beside the "more" button.
+        if (moreShellBytes < 0) moreShellBytes = byteLength(t.digestShellHtml(shellView('', total)));
+        fitWithMore = countFitting(htmlCards, moreShellBytes, htmlByteLimit);
+        break;
+      }
+      cardViews.push(card);
+      htmlCards.push(html);
+      cardBytes += bytes;
+    }
+
+    const shown = fitWithMore;
+    const more = total - shown;
+    const shownHtml = htmlCards.slice(0, shown).join('');
+    const html = more === 0 ? head + shownHtml + tail : t.digestShellHtml(shellView(shownHtml, more));
+    let textCards = '';
+    for (let i = 0; i < shown; i++) textCards += t.digestCardText(cardViews[i] as CardView);
+    const text = t.digestShellText(shellView(textCards, more));
+    return { subject, html, text, shownPapers: shown };
+  };
+
+  const webView = (view: DigestView): string => {
+    const papers = view.papers.map((paper, i) => ({
+      n: i + 1,
+      p: cache.forPage(paper, topicKey(paper)),
+      matched: matchedView(paper),
+    }));
+    const edition = tidy(view.edition);
+    return t.webPage({
+      title: `Paper Digest · ${edition}`,
+      edition,
+      email: view.email,
+      intro: `${plural(papers.length, 'paper', 'papers')} matched your topics.`,
+      papers,
+      links: safeLinks(view.links),
+    });
+  };
+
+  const confirm = (view: ConfirmView): RenderedEmail => {
+    const already = view.alreadySubscribed;
+    const manage = view.manageUrl === undefined ? '#' : safeHref(view.manageUrl);
+    const buttonUrl = already ? manage : safeHref(view.confirmUrl);
+    const heading = already ? 'You are already subscribed' : 'Confirm your subscription';
+    const fill = {
+      subject: already ? 'You are already subscribed to Paper Digest' : 'Confirm your subscription to Paper Digest',
+      preview: already
+        ? 'Someone asked to subscribe this address again. Nothing has changed.'
+        : 'One click and your paper digest starts.',
+      heading,
+      email: view.email,
+      alreadySubscribed: already,
+      topics: view.topics.map(tidy).filter((s) => s !== ''),
+      topicsLabel: already ? 'Topics in this request:' : 'Your topics:',
+      buttonUrl: buttonUrl === '#' ? '' : buttonUrl,
+      buttonLabel: already ? 'Manage preferences' : 'Confirm subscription',
+      footer: already
+        ? 'If you did not ask for this, you can ignore this email.'
+        : 'If you did not ask for this, ignore this email: this address will not be subscribed.',
+    };
+    return { subject: fill.subject, html: t.confirmHtml(fill), text: t.confirmText(fill), shownPapers: 0 };
+  };
+
+  return { digest, webView, confirm };
+}
+
+/** How many leading cards fit beside a shell of `shellBytes`. */
+function countFitting(htmlCards: readonly string[], shellBytes: number, limit: number): number {
+  let used = shellBytes;
+  for (let i = 0; i < htmlCards.length; i++) {
+    used += byteLength(htmlCards[i] as string);
+    if (used >= limit) return i;
+  }
+  return htmlCards.length;
+}
+
+function cardView(paper: DigestPaperView, index: number, cache: PaperPartsCache): CardView {
+  return { n: index + 1, p: cache.forEmail(paper, topicKey(paper)), matched: matchedView(paper) };
+}
+
+/** The matched topic texts as one highlighter's input: sorted, so the same set shares one highlighter. */
+function topicKey(paper: DigestPaperView): string[] {
+  return paper.matchedTopics.map((m) => m.text).sort();
+}
+
+function matchedView(paper: DigestPaperView): Array<{ text: string; muteUrl: string }> {
+  return paper.matchedTopics.map((m) => ({ text: tidy(m.text), muteUrl: safeHref(m.muteUrl) }));
+}
+
+function safeLinks(links: Links): Links {
+  return {
+    preferences: safeHref(links.preferences),
+    unsubscribe: safeHref(links.unsubscribe),
+    webView: safeHref(links.webView),
+    home: safeHref(links.home),
+  };
+}
+
+function byteLength(s: string): number {
+  return Buffer.byteLength(s, 'utf8');
+}
+
+/** Fills every template once at start-up: a template naming a missing field fails here, not mid-send. */
+function warmUp(renderer: Renderer): void {
+  const links = {
+    preferences: 'https://example.org/p',
+    unsubscribe: 'https://example.org/u',
+    webView: 'https://example.org/w',
+    home: 'https://example.org/',
+  };
+  const paper: DigestPaperView = {
+    title: 'Warm-up paper',
+    url: 'https://example.org/paper',
+    authors: ['A. Author'],
+    abstract: 'A short abstract.',
+    upvotes: 1,
+    categories: ['cs.LG'],
+    publishedAt: '2025-01-01',
+    matchedTopics: [{ text: 'paper', muteUrl: 'https://example.org/m' }],
+  };
+  const view: DigestView = { email: 'warm@example.org', edition: '2025-01-01', papers: [paper], links };
+  renderer.digest(view);
+  renderer.webView(view);
+  renderer.confirm({ email: 'warm@example.org', confirmUrl: links.home, topics: ['x'], alreadySubscribed: false });
+  renderer.confirm({ email: 'warm@example.org', confirmUrl: links.home, topics: [], alreadySubscribed: true });
+}

@@ -1,0 +1,308 @@
+// The renderer with the real templates, real MJML and the real topic highlighter, over papers from
+// the recorded Hugging Face Daily Papers listing.
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { convert } from 'html-to-text';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createRenderer,
+  HTML_BYTE_LIMIT,
+  type DigestPaperView,
+  type DigestView,
+  type Renderer,
+} from '../../src/digest/render.ts';
+import { DEFAULT_TEMPLATES_DIR } from '../../src/digest/render-templates.ts';
+
+interface FixturePaper {
+  title: string;
+  abstract: string;
+  authorCount?: number;
+  upvotes?: number;
+}
+const fixture = JSON.parse(readFileSync('/work/shared/fixtures/daily-papers-page.json', 'utf8')) as {
+  papers: FixturePaper[];
+};
+
+const LINKS = {
+  preferences: 'https://digest.example.org/preferences/tok-pref',
+  unsubscribe: 'https://digest.example.org/unsubscribe/tok-unsub',
+  webView: 'https://digest.example.org/digests/tok-view',
+  home: 'https://digest.example.org/',
+};
+
+/** Papers from the fixture, in fixture order, each matched by the given topics. */
+function papers(count: number, topics: string[] = ['reinforcement learning'], abstractChars?: number): DigestPaperView[] {
+  return Array.from({ length: count }, (_, i) => {
+    const f = fixture.papers[i % fixture.papers.length] as FixturePaper;
+    let abstract = f.abstract;
+    if (abstractChars !== undefined) {
+      while (abstract.length < abstractChars) abstract += ` ${f.abstract}`;
+      abstract = abstract.slice(0, abstractChars);
+    }
+    return {
+      title: f.title,
+      url: `https://arxiv.org/abs/2511.${String(10000 + i)}`,
+      authors: Array.from({ length: f.authorCount ?? 1 }, (_, j) => `Author ${i}-${j + 1}`),
+      abstract,
+      upvotes: f.upvotes ?? 0,
+      categories: ['cs.LG', 'cs.AI'],
+      publishedAt: '2025-11-24',
+      matchedTopics: topics.map((text, t) => ({ text, muteUrl: `https://digest.example.org/mute/tok-${t}` })),
+    };
+  });
+}
+
+function digestView(list: DigestPaperView[]): DigestView {
+  return { email: 'ada@example.org', edition: '2025-11-25', papers: list, links: LINKS };
+}
+
+/** What a reader sees in the HTML part, as text. */
+function visible(html: string): string {
+  return convert(html, {
+    wordwrap: false,
+    selectors: [
+      { selector: 'a', options: { ignoreHref: true } },
+      { selector: 'h1', options: { uppercase: false } },
+      { selector: 'h2', options: { uppercase: false } },
+    ],
+  });
+}
+
+const bytes = (s: string): number => Buffer.byteLength(s, 'utf8');
+const tidy = (s: string): string => s.replace(/\s+/g, ' ').trim();
+const numberedPapers = (text: string): number => (text.match(/^\d+\. /gm) ?? []).length;
+
+let renderer: Renderer;
+beforeAll(async () => {
+  renderer = await createRenderer();
+});
+
+describe('digest email', () => {
+  it('lists every paper in both parts, with view-in-browser, preferences and unsubscribe links', () => {
+    const list = papers(15);
+    const email = renderer.digest(digestView(list));
+    expect(email.shownPapers).toBe(15);
+    const seen = tidy(visible(email.html));
+    for (const p of list) {
+      expect(seen).toContain(tidy(p.title));
+      expect(email.html).toContain(`href="${p.url}"`);
+      expect(email.text).toContain(tidy(p.title));
+      expect(email.text).toContain(p.url);
+    }
+    expect(numberedPapers(email.text)).toBe(15);
+    expect(email.html).toMatch(/<a href="https:\/\/digest\.example\.org\/digests\/tok-view"[^>]*>View in browser<\/a>/);
+    expect(email.html).toMatch(/<a href="https:\/\/digest\.example\.org\/preferences\/tok-pref"[^>]*>Manage preferences<\/a>/);
+    expect(email.html).toMatch(/<a href="https:\/\/digest\.example\.org\/unsubscribe\/tok-unsub"[^>]*>Unsubscribe<\/a>/);
+    expect(email.text).toContain(`Manage preferences: ${LINKS.preferences}`);
+    expect(email.text).toContain(`Unsubscribe: ${LINKS.unsubscribe}`);
+    expect(seen).toContain('You get this email because ada@example.org subscribed');
+    expect(email.html).not.toContain('more papers in this digest');
+  });
+
+  it('shows per paper: authors cut with et al., trimmed abstract, upvotes, categories, matched topics with mute links', () => {
+    const [first] = papers(1, ['reinforcement learning', 'StarCraft']);
+    const paper = { ...first!, upvotes: 42, authors: ['Ann Lee', 'Bo Chen', 'Cy Diaz', 'Di Ng', 'Ed Ode'] };
+    const email = renderer.digest(digestView([paper]));
+    const seen = tidy(visible(email.html));
+    expect(seen).toContain('Ann Lee, Bo Chen, Cy Diaz et al.');
+    expect(seen).not.toContain('Di Ng');
+    expect(seen).toContain('▲ 42 upvotes · cs.LG, cs.AI · 2025-11-24');
+    expect(seen).toContain('Matched: reinforcement learning mute');
+    expect(seen).toContain('Matched: StarCraft mute');
+    expect(email.html).toContain('href="https://digest.example.org/mute/tok-0"');
+    expect(email.html).toContain('href="https://digest.example.org/mute/tok-1"');
+    expect(email.text).toContain('Matched: reinforcement learning; StarCraft');
+    // The 1,500-character abstract is cut near 600 characters, on a word boundary, in both parts.
+    const shownAbstract = /This paper introduces SC2LE[^…]*…/.exec(seen)?.[0] ?? '';
+    expect(shownAbstract.length).toBeGreaterThan(500);
+    expect(shownAbstract.length).toBeLessThan(680);
+    expect(paper.abstract).toContain(`${shownAbstract.slice(0, -1)} `);
+    expect(email.text).toMatch(/and it has…/);
+  });
+
+  it('highlights the matched words in title and abstract with an inline-styled span', () => {
+    const [paper] = papers(1, ['reinforcement learning']);
+    const email = renderer.digest(digestView([paper!]));
+    const hits = [...email.html.matchAll(/<span class="pd-hl" style="background-color:[^"]+">([^<]*)<\/span>/g)].map(
+      (m) => m[1],
+    );
+    expect(hits.length).toBeGreaterThanOrEqual(4);
+    for (const hit of hits) expect(hit).toMatch(/^(reinforcement learning|reinforcement|learning)$/i);
+    // In the title: "StarCraft II: A New Challenge for Reinforcement Learning"
+    expect(email.html).toMatch(
+      /Challenge for <span class="pd-hl"[^>]*>Reinforcement<\/span> <span class="pd-hl"[^>]*>Learning<\/span><\/a>/,
+    );
+
+    const unrelated = renderer.digest(digestView(papers(1, ['protein folding'])));
+    expect(unrelated.html).not.toContain('class="pd-hl"');
+  });
+
+  it('escapes feed strings and turns non-http(s) links into #', () => {
+    const [base] = papers(1);
+    const evil: DigestPaperView = {
+      ...base!,
+      title: '<script>alert(1)</script> Robust RL',
+      url: 'javascript:alert(1)',
+      authors: ['<img src=x onerror=alert(2)>'],
+      abstract: 'Breaks "out" of attributes \' and <b>tags</b> & entities.',
+      categories: ['cs.LG"><script>alert(3)</script>'],
+      matchedTopics: [{ text: '<i>rl</i>', muteUrl: 'JavaScript:alert(4)' }],
+    };
+    const view = { ...digestView([evil]), links: { ...LINKS, webView: 'data:text/html,<script>alert(5)</script>' } };
+    for (const html of [renderer.digest(view).html, renderer.webView(view)]) {
+      expect(html).not.toMatch(/<script|<img|<b>tags|<i>rl/i);
+      expect(html).not.toMatch(/javascript:|data:text/i);
+      expect(html).toContain('&lt;script&gt;alert(1)&lt;/script&gt; Robust RL');
+      expect(html).toMatch(/&lt;img src(&#61;|&#x3D;)x onerror(&#61;|&#x3D;)alert\(2\)&gt;/);
+      expect(html).toContain('Breaks &quot;out&quot; of attributes &#39; and &lt;b&gt;tags&lt;/b&gt; &amp; entities.');
+      expect(html).toMatch(/<a href="#"[^>]*>&lt;script&gt;/);
+    }
+    const text = renderer.digest(view).text;
+    expect(text).toContain('<script>alert(1)</script> Robust RL'); // plain text shows it as typed
+    expect(text).not.toMatch(/javascript:|data:text/i);
+  });
+
+  it('says count, first topics and date in a short subject', () => {
+    const list = [
+      ...papers(2, ['speculative decoding']),
+      ...papers(1, ['MoE', 'speculative decoding']),
+    ];
+    expect(renderer.digest(digestView(list)).subject).toBe('3 new papers on speculative decoding, MoE — 2025-11-25');
+    expect(renderer.digest(digestView(papers(1, ['diffusion']))).subject).toBe('1 new paper on diffusion — 2025-11-25');
+    const many = papers(4, ['a very long topic about reinforcement learning from human feedback', 'MoE', 'ViT']);
+    const subject = renderer.digest(digestView(many)).subject;
+    expect(subject).toMatch(/^4 new papers on .+ and more — 2025-11-25$/);
+    expect(subject.length).toBeLessThanOrEqual(100);
+  });
+
+  it('is a responsive, dark-mode aware English email with no external images or fonts', () => {
+    const { html } = renderer.digest(digestView(papers(3)));
+    expect(html).toMatch(/<html lang="en"/);
+    expect(html).toContain('<meta name="color-scheme" content="light dark">');
+    expect(html).toContain('prefers-color-scheme: dark');
+    expect(html).toContain('name="viewport"');
+    expect(html).not.toMatch(/<img|<link|@import|url\(|fonts\.googleapis/i);
+  });
+
+  it('refuses to render a digest with no papers', () => {
+    expect(() => renderer.digest(digestView([]))).toThrow(/ada@example\.org \(2025-11-25\) has no papers/);
+  });
+});
+
+describe('Gmail clipping cap', () => {
+  it('80 papers with 1,000-character abstracts: stays under 100,000 bytes, links to the rest', () => {
+    const list = papers(80, ['reinforcement learning'], 1_000);
+    const email = renderer.digest(digestView(list));
+    const shown = email.shownPapers;
+    expect(bytes(email.html)).toBeLessThan(HTML_BYTE_LIMIT);
+    expect(shown).toBeGreaterThan(10);
+    expect(shown).toBeLessThan(80);
+    expect(email.subject).toMatch(/^80 new papers/);
+
+    const more = `${80 - shown} more papers in this digest →`;
+    expect(tidy(visible(email.html))).toContain(more);
+    expect(email.html).toMatch(new RegExp(`href="${LINKS.webView}"[^>]*>\\s*${80 - shown} more papers`));
+    // The footer links survive (they would be clipped away past the limit).
+    expect(email.html).toContain(`href="${LINKS.unsubscribe}"`);
+
+    // Same papers, in order, in both parts; the next one is in neither.
+    const seen = tidy(visible(email.html));
+    for (const p of list.slice(0, shown)) {
+      expect(email.html).toContain(`href="${p.url}"`);
+      expect(email.text).toContain(p.url);
+    }
+    expect(seen).toContain(tidy(list[shown - 1]!.title));
+    expect(email.html).not.toContain(list[shown]!.url);
+    expect(email.text).not.toContain(list[shown]!.url);
+    expect(numberedPapers(email.text)).toBe(shown);
+    expect(email.text).toContain(`${80 - shown} more papers in this digest:\n${LINKS.webView}`);
+  });
+
+  it('fills up to the limit and no further', async () => {
+    const list = papers(12, ['reinforcement learning'], 1_000);
+    const all = renderer.digest(digestView(list));
+    expect(all.shownPapers).toBe(12);
+    const size = bytes(all.html);
+
+    const roomy = await createRenderer({ htmlByteLimit: size + 1 });
+    expect(roomy.digest(digestView(list)).shownPapers).toBe(12);
+
+    const tight = await createRenderer({ htmlByteLimit: size });
+    const cut = tight.digest(digestView(list));
+    expect(cut.shownPapers).toBeLessThan(12);
+    expect(bytes(cut.html)).toBeLessThan(size);
+    expect(cut.text).toContain(`${12 - cut.shownPapers} more paper`);
+  });
+
+  it('web view lists every paper with full abstracts, escaped, no external assets', () => {
+    const list = papers(80, ['reinforcement learning'], 1_000);
+    const page = renderer.webView(digestView(list));
+    for (const p of list) expect(page).toContain(`href="${p.url}"`);
+    expect(page).toContain(`80. <a href="${list[79]!.url}"`);
+    expect(tidy(visible(page))).toContain(tidy(list[0]!.abstract).slice(-200));
+    expect(page).toMatch(/<html lang="en">/);
+    expect(page).toContain(`href="${LINKS.unsubscribe}"`);
+    expect(page).toContain(`href="${LINKS.preferences}"`);
+    expect(page).not.toMatch(/<img|<link|<script|@import|url\(/i);
+  });
+});
+
+describe('confirmation email', () => {
+  const topics = ['speculative decoding', '<b>MoE</b>'];
+
+  it('asks to confirm, lists the topics, links the confirm URL', () => {
+    const email = renderer.confirm({
+      email: 'new@example.org',
+      confirmUrl: 'https://digest.example.org/confirm/tok-c',
+      topics,
+      alreadySubscribed: false,
+    });
+    expect(email.subject).toBe('Confirm your subscription to Paper Digest');
+    const seen = tidy(visible(email.html));
+    expect(seen).toContain('Confirm your subscription');
+    expect(seen).toContain('speculative decoding');
+    expect(email.html).toContain('&lt;b&gt;MoE&lt;/b&gt;');
+    expect(email.html).not.toContain('<b>MoE');
+    expect(email.html).toMatch(/href="https:\/\/digest\.example\.org\/confirm\/tok-c"[^>]*>\s*Confirm subscription/);
+    expect(email.text).toContain('Confirm subscription:\nhttps://digest.example.org/confirm/tok-c');
+    expect(email.text).toContain('  - <b>MoE</b>');
+    expect(email.html).toMatch(/<html lang="en"/);
+  });
+
+  it('already subscribed: says so and gives the manage link, never the confirm link', () => {
+    const email = renderer.confirm({
+      email: 'old@example.org',
+      confirmUrl: 'https://digest.example.org/confirm/tok-c',
+      topics,
+      alreadySubscribed: true,
+      manageUrl: 'https://digest.example.org/preferences/tok-m',
+    });
+    expect(email.subject).toMatch(/already subscribed/);
+    expect(tidy(visible(email.html))).toContain('old@example.org is already subscribed');
+    expect(email.text).toContain('old@example.org is already subscribed');
+    expect(email.html).toMatch(/href="https:\/\/digest\.example\.org\/preferences\/tok-m"[^>]*>\s*Manage preferences/);
+    expect(email.text).toContain('https://digest.example.org/preferences/tok-m');
+    for (const part of [email.html, email.text]) expect(part).not.toContain('/confirm/');
+  });
+});
+
+describe('templates', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'render-templates-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('a broken template stops createRenderer with the file named', async () => {
+    cpSync(DEFAULT_TEMPLATES_DIR, dir, { recursive: true });
+    writeFileSync(join(dir, 'confirm.mjml'), '<mjml><mj-body><mj-section><mj-text>x</mj-text></mj-section></mj-body></mjml>');
+    await expect(createRenderer({ templatesDir: dir })).rejects.toThrow(/confirm\.mjml is not valid MJML: .*mj-text/);
+
+    cpSync(DEFAULT_TEMPLATES_DIR, dir, { recursive: true });
+    writeFileSync(join(dir, 'digest.txt.hbs'), 'no card block here');
+    await expect(createRenderer({ templatesDir: dir })).rejects.toThrow(/digest\.txt\.hbs has no \{\{#papers\}\}/);
+
+    await expect(createRenderer({ templatesDir: join(dir, 'nope') })).rejects.toThrow(/nope.*cannot be read/);
+  });
+});
