@@ -1,0 +1,47 @@
+// Resolves a signed link token to the subscriber it was made for, or throws a clear 4xx AppError.
+// A token made for another purpose, another subscriber, or tampered with in any way is refused.
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { AppError } from '../errors.ts';
+import type { Tokens } from '../tokens.ts';
+import { findSubscriberById, type SubscriberRecord } from './repo.ts';
+
+export type LinkKind = 'confirm' | 'manage' | 'mute' | 'view';
+
+export interface ResolvedLink {
+  subscriber: SubscriberRecord;
+  /** topics.id for 'mute', digests.id for 'view'. */
+  targetId: number | undefined;
+}
+
+const WHAT: Record<LinkKind, string> = {
+  confirm: 'confirmation link',
+  manage: 'link',
+  mute: 'mute link',
+  view: 'link to this digest',
+};
+
+export function invalidLink(kind: LinkKind): AppError {
+  return new AppError(
+    'LINK_INVALID',
+    `This ${WHAT[kind]} is not valid. Please use the most recent link from your email, copied in full.`,
+    { status: 403 },
+  );
+}
+
+export function expiredLink(kind: LinkKind): AppError {
+  const hint = kind === 'confirm' ? ' Subscribe again to receive a new confirmation email.' : '';
+  return new AppError('LINK_EXPIRED', `This ${WHAT[kind]} has expired.${hint}`, { status: 410 });
+}
+
+export function resolveLink(db: Db, tokens: Tokens, clock: Clock, token: string, kind: LinkKind): ResolvedLink {
+  const claimed = tokens.peek(token);
+  const subscriber = claimed ? findSubscriberById(db, claimed.subscriberId) : undefined;
+  // verify() runs (and spends the same time) whether or not the subscriber exists.
+  const check = tokens.verify(token, subscriber, clock.now());
+  if (!check.ok) throw check.reason === 'expired' ? expiredLink(kind) : invalidLink(kind);
+  if (!subscriber) throw invalidLink(kind);
+  const [purpose, target] = check.token.purpose.split(':');
+  if (purpose !== kind) throw invalidLink(kind);
+  return { subscriber, targetId: target === undefined ? undefined : Number(target) };
+}

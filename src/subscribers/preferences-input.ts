@@ -1,0 +1,47 @@
+// Validation of the delivery preferences a subscriber may set (subscribe form, JSON, preferences page).
+import { isValidTimeZone } from '../config.ts';
+import { AppError } from '../errors.ts';
+import type { Frequency } from '../types.ts';
+
+export const FREQUENCIES: readonly Frequency[] = ['daily', 'weekly'];
+export const MAX_PAUSE_DAYS = 365;
+
+function bad(field: string, message: string): AppError {
+  return new AppError('PREFERENCE_INVALID', `${field}: ${message}`, { status: 400 });
+}
+
+export function checkTimezone(tz: string): string {
+  const t = tz.trim();
+  if (t === '' || t.length > 64 || !isValidTimeZone(t)) {
+    throw bad('timezone', `"${t.slice(0, 64)}" is not an IANA time zone name such as Europe/Paris`);
+  }
+  return t;
+}
+
+export function checkHour(hour: number): number {
+  if (!Number.isInteger(hour) || hour < 0 || hour > 23) throw bad('deliveryHour', 'must be a whole hour from 0 to 23');
+  return hour;
+}
+
+export function checkFrequency(f: string): Frequency {
+  if (!(FREQUENCIES as readonly string[]).includes(f)) throw bad('frequency', 'must be "daily" or "weekly"');
+  return f as Frequency;
+}
+
+export function checkWeekday(d: number): number {
+  if (!Number.isInteger(d) || d < 0 || d > 6) throw bad('weeklyDay', 'must be a weekday from 0 (Sunday) to 6 (Saturday)');
+  return d;
+}
+
+export function checkPauseDays(n: number): number {
+  if (!Number.isInteger(n) || n < 0 || n > MAX_PAUSE_DAYS) {
+    throw bad('pauseDays', `must be a whole number of days from 0 to ${MAX_PAUSE_DAYS}`);
+  }
+  return n;
+}
+
+/** Every IANA zone this runtime knows (for the time zone select), UTC included. */
+export function timeZoneNames(): string[] {
+  const zones = Intl.supportedValuesOf('timeZone');
+  return zones.includes('UTC') ? zones : ['UTC', ...zones];
+}

@@ -1,0 +1,263 @@
+// Subscribers and their topics: named SQL and the mapping from rows to domain types.
+// Every statement is parameterised; callers own the transactions.
+import type { Db } from '../db/open.ts';
+import type { Frequency, Subscriber, SubscriberStatus, Topic } from '../types.ts';
+
+interface SubscriberRow {
+  id: number;
+  email: string;
+  status: SubscriberStatus;
+  token_salt: string;
+  timezone: string;
+  delivery_hour: number;
+  frequency: Frequency;
+  weekly_day: number;
+  paused_until: string | null;
+  watermark: number;
+  last_digest_date: string | null;
+  hard_failures: number;
+  confirm_sent_at: string | null;
+  created_at: string;
+  confirmed_at: string | null;
+}
+
+interface TopicRow {
+  id: number;
+  subscriber_id: number;
+  query_id: number;
+  text: string;
+  muted: number;
+  position: number;
+}
+
+/** A subscriber plus the one column only this module cares about. */
+export interface SubscriberRecord extends Subscriber {
+  confirmSentAt: string | null;
+}
+
+export interface SubscriberPrefs {
+  timezone: string;
+  deliveryHour: number;
+  frequency: Frequency;
+}
+
+const SUBSCRIBER_COLUMNS = `id, email, status, token_salt, timezone, delivery_hour, frequency, weekly_day,
+  paused_until, watermark, last_digest_date, hard_failures, confirm_sent_at, created_at, confirmed_at`;
+
+// One subscriber by primary key.
+const SELECT_SUBSCRIBER_BY_ID = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE id = ?`;
+
+// One subscriber by address; the column is COLLATE NOCASE, so case differences find the same row.
+const SELECT_SUBSCRIBER_BY_EMAIL = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE email = ?`;
+
+// Every subscriber, oldest first (for `digest subscribers`).
+const SELECT_ALL_SUBSCRIBERS = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers ORDER BY id`;
+
+// A new address starts pending: nothing is sent to it until it confirms.
+const INSERT_SUBSCRIBER = `
+  INSERT INTO subscribers (email, status, token_salt, timezone, delivery_hour, frequency, created_at)
+  VALUES (@email, 'pending', @salt, @timezone, @deliveryHour, @frequency, @createdAt)`;
+
+// Delivery preferences given at subscribe time (pending subscribers only change these by re-subscribing).
+const UPDATE_SUBSCRIBE_PREFS = `
+  UPDATE subscribers SET timezone = @timezone, delivery_hour = @deliveryHour, frequency = @frequency
+  WHERE id = @id`;
+
+// Back to pending after an unsubscribe or a suppression: a fresh confirmation is required.
+const UPDATE_BACK_TO_PENDING = `
+  UPDATE subscribers SET status = 'pending', confirmed_at = NULL
+  WHERE id = ? AND status IN ('unsubscribed', 'suppressed')`;
+
+// Confirmation. The watermark makes the first digest hold the newest edition's papers: it is the last
+// paper first ingested in a batch dated before the newest batch date (never lowered on a re-confirm).
+const UPDATE_CONFIRM = `
+  UPDATE subscribers SET
+    status = 'confirmed',
+    confirmed_at = @now,
+    unsubscribed_at = NULL,
+    suppressed_at = NULL,
+    hard_failures = 0,
+    watermark = max(watermark, coalesce((
+      SELECT max(p.id) FROM papers p JOIN batches b ON b.id = p.first_batch_id
+      WHERE b.date < (SELECT max(date) FROM batches)), 0))
+  WHERE id = @id`;
+
+// Unsubscribe takes effect at once: planners only pick confirmed subscribers.
+const UPDATE_UNSUBSCRIBE = `
+  UPDATE subscribers SET status = 'unsubscribed', unsubscribed_at = @now
+  WHERE id = @id AND status <> 'unsubscribed'`;
+
+// When the last confirmation (or "already subscribed") email went out, for the 10-minute throttle.
+const UPDATE_CONFIRM_SENT_AT = `UPDATE subscribers SET confirm_sent_at = @at WHERE id = @id`;
+
+// Undo the throttle stamp after a failed send, unless another request stamped it since.
+const RESET_CONFIRM_SENT_AT = `
+  UPDATE subscribers SET confirm_sent_at = @previous WHERE id = @id AND confirm_sent_at = @at`;
+
+// Everything the preferences page edits.
+const UPDATE_PREFERENCES = `
+  UPDATE subscribers SET timezone = @timezone, delivery_hour = @deliveryHour, frequency = @frequency,
+    weekly_day = @weeklyDay, paused_until = @pausedUntil
+  WHERE id = @id`;
+
+// A subscriber's topics in the order they typed them.
+const SELECT_TOPICS = `
+  SELECT id, subscriber_id, query_id, text, muted, position FROM topics
+  WHERE subscriber_id = ? ORDER BY position, id`;
+
+// Topics of every subscriber at once (for listings), in display order.
+const SELECT_ALL_TOPICS = `
+  SELECT id, subscriber_id, query_id, text, muted, position FROM topics ORDER BY subscriber_id, position, id`;
+
+// A kept topic: same query as before, possibly new wording, position or mute state.
+const UPDATE_TOPIC = `UPDATE topics SET text = @text, position = @position, muted = @muted WHERE id = @id`;
+
+// A new topic.
+const INSERT_TOPIC = `
+  INSERT INTO topics (subscriber_id, query_id, text, muted, position)
+  VALUES (@subscriberId, @queryId, @text, @muted, @position)`;
+
+// A topic the subscriber removed.
+const DELETE_TOPIC = `DELETE FROM topics WHERE id = ? AND subscriber_id = ?`;
+
+// Mute or unmute one topic of one subscriber (the subscriber id guards against another's topic id).
+const UPDATE_TOPIC_MUTED = `UPDATE topics SET muted = @muted WHERE id = @topicId AND subscriber_id = @subscriberId`;
+
+// Row -> domain type.
+function toSubscriber(r: SubscriberRow): SubscriberRecord {
+  return {
+    id: r.id,
+    email: r.email,
+    status: r.status,
+    tokenSalt: r.token_salt,
+    timezone: r.timezone,
+    deliveryHour: r.delivery_hour,
+    frequency: r.frequency,
+    weeklyDay: r.weekly_day,
+    pausedUntil: r.paused_until,
+    watermark: r.watermark,
+    lastDigestDate: r.last_digest_date,
+    hardFailures: r.hard_failures,
+    createdAt: r.created_at,
+    confirmedAt: r.confirmed_at,
+    confirmSentAt: r.confirm_sent_at,
+  };
+}
+
+function toTopic(r: TopicRow): Topic {
+  return {
+    id: r.id,
+    subscriberId: r.subscriber_id,
+    queryId: r.query_id,
+    text: r.text,
+    muted: r.muted === 1,
+    position: r.position,
+  };
+}
+
+export function findSubscriberById(db: Db, id: number): SubscriberRecord | undefined {
+  const row = db.prepare<[number], SubscriberRow>(SELECT_SUBSCRIBER_BY_ID).get(id);
+  return row && toSubscriber(row);
+}
+
+export function findSubscriberByEmail(db: Db, email: string): SubscriberRecord | undefined {
+  const row = db.prepare<[string], SubscriberRow>(SELECT_SUBSCRIBER_BY_EMAIL).get(email);
+  return row && toSubscriber(row);
+}
+
+export function listAllSubscribers(db: Db): SubscriberRecord[] {
+  return db.prepare<[], SubscriberRow>(SELECT_ALL_SUBSCRIBERS).all().map(toSubscriber);
+}
+
+export function insertSubscriber(
+  db: Db,
+  s: SubscriberPrefs & { email: string; salt: string; createdAt: string },
+): number {
+  const info = db.prepare(INSERT_SUBSCRIBER).run(s);
+  return Number(info.lastInsertRowid);
+}
+
+export function updateSubscribePrefs(db: Db, id: number, p: SubscriberPrefs): void {
+  db.prepare(UPDATE_SUBSCRIBE_PREFS).run({ id, ...p });
+}
+
+export function setBackToPending(db: Db, id: number): void {
+  db.prepare(UPDATE_BACK_TO_PENDING).run(id);
+}
+
+export function markConfirmed(db: Db, id: number, now: string): void {
+  db.prepare(UPDATE_CONFIRM).run({ id, now });
+}
+
+/** Returns true when the subscriber was not already unsubscribed. */
+export function markUnsubscribed(db: Db, id: number, now: string): boolean {
+  return db.prepare(UPDATE_UNSUBSCRIBE).run({ id, now }).changes > 0;
+}
+
+export function setConfirmSentAt(db: Db, id: number, at: string): void {
+  db.prepare(UPDATE_CONFIRM_SENT_AT).run({ id, at });
+}
+
+export function resetConfirmSentAt(db: Db, id: number, at: string, previous: string | null): void {
+  db.prepare(RESET_CONFIRM_SENT_AT).run({ id, at, previous });
+}
+
+export function updatePreferenceColumns(
+  db: Db,
+  id: number,
+  p: SubscriberPrefs & { weeklyDay: number; pausedUntil: string | null },
+): void {
+  db.prepare(UPDATE_PREFERENCES).run({ id, ...p });
+}
+
+export function listTopics(db: Db, subscriberId: number): Topic[] {
+  return db.prepare<[number], TopicRow>(SELECT_TOPICS).all(subscriberId).map(toTopic);
+}
+
+/** All topics grouped by subscriber id. */
+export function listAllTopics(db: Db): Map<number, Topic[]> {
+  const bySubscriber = new Map<number, Topic[]>();
+  for (const row of db.prepare<[], TopicRow>(SELECT_ALL_TOPICS).all()) {
+    const list = bySubscriber.get(row.subscriber_id) ?? [];
+    list.push(toTopic(row));
+    bySubscriber.set(row.subscriber_id, list);
+  }
+  return bySubscriber;
+}
+
+export interface DesiredTopic {
+  text: string;
+  queryId: number;
+  /** Undefined keeps the current mute state of a kept topic (new topics start unmuted). */
+  muted?: boolean;
+}
+
+/**
+ * Makes the subscriber's topics exactly `desired`, in that order. A topic whose query is unchanged keeps
+ * its id (digests and mute links refer to topic ids); duplicates of one query keep the first.
+ * Call inside a transaction.
+ */
+export function replaceTopics(db: Db, subscriberId: number, desired: DesiredTopic[]): void {
+  const current = new Map(listTopics(db, subscriberId).map((t) => [t.queryId, t]));
+  const kept = new Set<number>();
+  let position = 0;
+  for (const d of desired) {
+    if (kept.has(d.queryId)) continue;
+    kept.add(d.queryId);
+    const existing = current.get(d.queryId);
+    if (existing) {
+      db.prepare(UPDATE_TOPIC).run({ id: existing.id, text: d.text, position, muted: (d.muted ?? existing.muted) ? 1 : 0 });
+    } else {
+      db.prepare(INSERT_TOPIC).run({ subscriberId, queryId: d.queryId, text: d.text, muted: d.muted ? 1 : 0, position });
+    }
+    position += 1;
+  }
+  for (const t of current.values()) {
+    if (!kept.has(t.queryId)) db.prepare(DELETE_TOPIC).run(t.id, subscriberId);
+  }
+}
+
+/** Returns false when the topic does not belong to the subscriber (or no longer exists). */
+export function setTopicMuted(db: Db, subscriberId: number, topicId: number, muted: boolean): boolean {
+  return db.prepare(UPDATE_TOPIC_MUTED).run({ subscriberId, topicId, muted: muted ? 1 : 0 }).changes > 0;
+}

@@ -1,0 +1,323 @@
+// Subscribers: double opt-in subscribe, confirm, preferences, mute and unsubscribe.
+// Answers never reveal whether an address exists; a bad topic saves nothing (one transaction).
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/open.ts';
+import type { Renderer } from '../digest/render.ts';
+import { AppError, errorMessage } from '../errors.ts';
+import type { Links } from '../links.ts';
+import type { Logger } from '../log.ts';
+import type { Mailer } from '../mail/types.ts';
+import { newSalt, type Tokens } from '../tokens.ts';
+import { parseTopic, parseTopics } from '../topics/parse.ts';
+import { ensureQuery } from '../topics/matcher.ts';
+import type { Frequency, SubscriberStatus, Topic } from '../types.ts';
+import { normaliseEmail } from './email-address.ts';
+import { resolveLink, invalidLink } from './link-tokens.ts';
+import { checkFrequency, checkHour, checkPauseDays, checkTimezone, checkWeekday } from './preferences-input.ts';
+import * as repo from './repo.ts';
+import type {
+  MuteView,
+  PreferencesInput,
+  PreferencesView,
+  SubscribeInput,
+  SubscribeOptions,
+  SubscribeOutcome,
+  SubscribeResult,
+  SubscriberListing,
+  TopicView,
+} from './types.ts';
+
+export type * from './types.ts';
+import type { SubscriberRecord } from './repo.ts';
+
+/** At most one confirmation (or "already subscribed") email per address in this window. */
+export const CONFIRM_EMAIL_INTERVAL_MS = 10 * 60 * 1000;
+
+export interface SubscriberServiceDeps {
+  db: Db;
+  clock: Clock;
+  tokens: Tokens;
+  links: Links;
+  mailer: Mailer;
+  renderer: Pick<Renderer, 'confirm'>;
+  config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'>;
+  logger: Logger;
+}
+
+export type SubscriberService = ReturnType<typeof createSubscriberService>;
+
+interface CheckedTopic {
+  text: string;
+  fts: string;
+  muted: boolean | undefined;
+}
+
+export function createSubscriberService(deps: SubscriberServiceDeps) {
+  const { db, clock, tokens, links, mailer, renderer, config, logger } = deps;
+  const nowIso = () => clock.now().toISOString();
+
+  /**
+   * Parses every topic (writes nothing); throws TOPIC_INVALID naming the topic by its place in the list.
+   * Blank entries are skipped; duplicates are dropped when saved.
+   */
+  function checkTopics(items: Array<string | { text: string; muted?: boolean }>): CheckedTopic[] {
+    const texts = items.map((t) => (typeof t === 'string' ? t : t.text));
+    parseTopics(texts); // validates the whole list (count, each topic) with messages naming positions
+    const checked: CheckedTopic[] = [];
+    items.forEach((item, i) => {
+      const text = texts[i]!;
+      if (text.trim() === '') return;
+      const p = parseTopic(text);
+      checked.push({ text: p.text, fts: p.fts, muted: typeof item === 'object' ? item.muted : undefined });
+    });
+    return checked;
+  }
+
+  /** Creates the distinct queries (inside the caller's transaction). */
+  function desiredTopics(checked: CheckedTopic[]): repo.DesiredTopic[] {
+    return checked.map((c) => ({
+      text: c.text,
+      queryId: ensureQuery(db, c.fts),
+      ...(c.muted === undefined ? {} : { muted: c.muted }),
+    }));
+  }
+
+  function topicViews(subscriberId: number): TopicView[] {
+    return repo.listTopics(db, subscriberId).map(toTopicView);
+  }
+
+  function getPreferences(token: string): PreferencesView {
+    const { subscriber: s } = resolveLink(db, tokens, clock, token, 'manage');
+    const paused = s.pausedUntil !== null && Date.parse(s.pausedUntil) > clock.now().getTime();
+    return {
+      email: s.email,
+      status: s.status,
+      timezone: s.timezone,
+      deliveryHour: s.deliveryHour,
+      frequency: s.frequency,
+      weeklyDay: s.weeklyDay,
+      pausedUntil: paused ? s.pausedUntil : null,
+      topics: topicViews(s.id),
+      unsubscribeUrl: links.unsubscribe(s),
+      preferencesUrl: links.preferences(s),
+    };
+  }
+
+  async function sendConfirmation(s: SubscriberRecord, alreadySubscribed: boolean, wait: boolean): Promise<SubscribeResult['emailState']> {
+    const now = clock.now();
+    if (s.confirmSentAt && now.getTime() - Date.parse(s.confirmSentAt) < CONFIRM_EMAIL_INTERVAL_MS) {
+      logger.info({ subscriberId: s.id }, 'confirmation email throttled');
+      return 'throttled';
+    }
+    const at = now.toISOString();
+    repo.setConfirmSentAt(db, s.id, at);
+    const mail = renderer.confirm({
+      email: s.email,
+      confirmUrl: links.confirm(s),
+      topics: repo.listTopics(db, s.id).map((t) => t.text),
+      alreadySubscribed,
+      manageUrl: links.preferences(s),
+    });
+    const sending = mailer.send({ to: s.email, subject: mail.subject, html: mail.html, text: mail.text }).then(
+      () => logger.info({ subscriberId: s.id, alreadySubscribed }, 'confirmation email sent'),
+      (e: unknown) => {
+        // Let the person try again at once rather than wait out the throttle.
+        repo.resetConfirmSentAt(db, s.id, at, s.confirmSentAt);
+        throw e;
+      },
+    );
+    if (wait) {
+      try {
+        await sending;
+      } catch (cause) {
+        throw new AppError('CONFIRM_EMAIL_FAILED', `Could not send the confirmation email: ${errorMessage(cause)}`, {
+          cause,
+          status: 502,
+          temporary: true,
+        });
+      }
+      return 'sent';
+    }
+    sending.catch((e: unknown) => logger.error({ subscriberId: s.id, err: errorMessage(e) }, 'confirmation email failed'));
+    return 'queued';
+  }
+
+  function prefsFrom(input: SubscribeInput, current?: repo.SubscriberPrefs): repo.SubscriberPrefs {
+    return {
+      timezone: input.timezone !== undefined ? checkTimezone(input.timezone) : (current?.timezone ?? config.DIGEST_TZ),
+      deliveryHour: input.deliveryHour !== undefined ? checkHour(input.deliveryHour) : (current?.deliveryHour ?? config.DIGEST_HOUR),
+      frequency: input.frequency !== undefined ? checkFrequency(input.frequency) : (current?.frequency ?? 'daily'),
+    };
+  }
+
+  return {
+    async subscribe(input: SubscribeInput, options: SubscribeOptions = {}): Promise<SubscribeResult> {
+      const email = normaliseEmail(input.email);
+      const admin = options.confirmed === true;
+      const sendEmail = options.sendEmail ?? !admin;
+      // Everything is validated before anything is written, whatever the address, so that a bad topic
+      // is refused the same way for known and unknown addresses.
+      const prefs = prefsFrom(input);
+      const checked = checkTopics(input.topics);
+      const write = db.transaction((): { id: number; outcome: SubscribeOutcome } => {
+        const existing = repo.findSubscriberByEmail(db, email);
+        if (existing?.status === 'confirmed' && !admin) return { id: existing.id, outcome: 'already-confirmed' };
+        const topics = desiredTopics(checked);
+        const createdAt = nowIso();
+        let id: number;
+        let outcome: SubscribeOutcome;
+        if (!existing) {
+          id = repo.insertSubscriber(db, { email, salt: newSalt(), createdAt, ...prefs });
+          outcome = 'created';
+        } else {
+          id = existing.id;
+          repo.updateSubscribePrefs(db, id, prefsFrom(input, existing));
+          outcome = existing.status === 'pending' ? 'updated' : 'resubscribed';
+          if (existing.status === 'unsubscribed' || existing.status === 'suppressed') repo.setBackToPending(db, id);
+        }
+        repo.replaceTopics(db, id, topics);
+        if (admin) {
+          repo.markConfirmed(db, id, createdAt);
+          outcome = 'confirmed';
+        }
+        return { id, outcome };
+      });
+      const { id, outcome } = write.immediate();
+      const s = repo.findSubscriberById(db, id)!;
+      logger.info({ subscriberId: id, outcome }, 'subscribe');
+      let mailState: SubscribeResult['emailState'] = 'none';
+      if (sendEmail) mailState = await sendConfirmation(s, s.status === 'confirmed', options.waitForEmail ?? true);
+      return { subscriberId: id, email: s.email, outcome, status: s.status, emailState: mailState };
+    },
+
+    /** Confirms a pending subscriber; confirming twice is harmless. */
+    confirm(token: string): { subscriberId: number; email: string; alreadyConfirmed: boolean; preferencesUrl: string } {
+      const { subscriber: s } = resolveLink(db, tokens, clock, token, 'confirm');
+      if (s.status === 'unsubscribed' || s.status === 'suppressed') throw invalidLink('confirm');
+      const alreadyConfirmed = s.status === 'confirmed';
+      if (!alreadyConfirmed) {
+        db.transaction(() => repo.markConfirmed(db, s.id, nowIso())).immediate();
+        logger.info({ subscriberId: s.id }, 'subscriber confirmed');
+      }
+      return { subscriberId: s.id, email: s.email, alreadyConfirmed, preferencesUrl: links.preferences(s) };
+    },
+
+    getPreferences,
+
+    /** Applies the whole form at once, or nothing (a bad topic or value throws a 400 naming it). */
+    updatePreferences(token: string, input: PreferencesInput): PreferencesView {
+      const { subscriber: s } = resolveLink(db, tokens, clock, token, 'manage');
+      if (s.status === 'unsubscribed') {
+        throw new AppError('UNSUBSCRIBED', 'You are unsubscribed. Subscribe again from the home page to change topics.', {
+          status: 409,
+        });
+      }
+      const timezone = input.timezone !== undefined ? checkTimezone(input.timezone) : s.timezone;
+      const deliveryHour = input.deliveryHour !== undefined ? checkHour(input.deliveryHour) : s.deliveryHour;
+      const frequency = input.frequency !== undefined ? checkFrequency(input.frequency) : s.frequency;
+      const weeklyDay = input.weeklyDay !== undefined ? checkWeekday(input.weeklyDay) : s.weeklyDay;
+      let pausedUntil = s.pausedUntil;
+      if (input.pauseDays !== undefined) {
+        const days = checkPauseDays(input.pauseDays);
+        pausedUntil = days === 0 ? null : new Date(clock.now().getTime() + days * 86_400_000).toISOString();
+      }
+      const checked = input.topics === undefined ? undefined : checkTopics(input.topics);
+      db.transaction(() => {
+        if (checked !== undefined) repo.replaceTopics(db, s.id, desiredTopics(checked));
+        repo.updatePreferenceColumns(db, s.id, { timezone, deliveryHour, frequency, weeklyDay, pausedUntil });
+      }).immediate();
+      logger.info({ subscriberId: s.id }, 'preferences updated');
+      return getPreferences(token);
+    },
+
+    /** Checks a manage link and says whose it is (for the unsubscribe page); changes nothing. */
+    describeUnsubscribe(token: string): { email: string; status: SubscriberStatus; preferencesUrl: string } {
+      const { subscriber: s } = resolveLink(db, tokens, clock, token, 'manage');
+      return { email: s.email, status: s.status, preferencesUrl: links.preferences(s) };
+    },
+
+    /** Takes effect at once; unsubscribing twice is harmless. */
+    unsubscribe(token: string): { email: string; changed: boolean } {
+      const { subscriber: s } = resolveLink(db, tokens, clock, token, 'manage');
+      const changed = repo.markUnsubscribed(db, s.id, nowIso());
+      if (changed) logger.info({ subscriberId: s.id }, 'unsubscribed');
+      return { email: s.email, changed };
+    },
+
+    /** Admin path. False when the address is unknown; true when it is now unsubscribed (even if it was already). */
+    unsubscribeByEmail(email: string): boolean {
+      const s = repo.findSubscriberByEmail(db, normaliseEmail(email));
+      if (!s) return false;
+      if (repo.markUnsubscribed(db, s.id, nowIso())) logger.info({ subscriberId: s.id }, 'unsubscribed by an administrator');
+      return true;
+    },
+
+    /** Checks a mute link and names its topic (for the GET page); changes nothing. */
+    describeMute(token: string): MuteView {
+      const { subscriber: s, topic } = resolveMute(token);
+      return { email: s.email, topic: toTopicView(topic), preferencesUrl: links.preferences(s) };
+    },
+
+    muteByToken(token: string): MuteView {
+      const { subscriber: s, topic } = resolveMute(token);
+      repo.setTopicMuted(db, s.id, topic.id, true);
+      logger.info({ subscriberId: s.id, topicId: topic.id }, 'topic muted');
+      return { email: s.email, topic: { ...toTopicView(topic), muted: true }, preferencesUrl: links.preferences(s) };
+    },
+
+    /** Checks a web-view link; returns the digest id it names and whose it is. */
+    resolveDigestLink(token: string): { subscriberId: number; digestId: number } {
+      const { subscriber, targetId } = resolveLink(db, tokens, clock, token, 'view');
+      return { subscriberId: subscriber.id, digestId: targetId! };
+    },
+
+    list(): SubscriberListing[] {
+      const topics = repo.listAllTopics(db);
+      return repo.listAllSubscribers(db).map((s) => toListing(s, topics.get(s.id) ?? []));
+    },
+
+    findByEmail(email: string): SubscriberListing | undefined {
+      let normalised: string;
+      try {
+        normalised = normaliseEmail(email);
+      } catch {
+        return undefined;
+      }
+      const s = repo.findSubscriberByEmail(db, normalised);
+      return s && toListing(s, repo.listTopics(db, s.id));
+    },
+  };
+
+  function resolveMute(token: string): { subscriber: SubscriberRecord; topic: Topic } {
+    const { subscriber, targetId } = resolveLink(db, tokens, clock, token, 'mute');
+    const topic = repo.listTopics(db, subscriber.id).find((t) => t.id === targetId);
+    if (!topic) {
+      throw new AppError('TOPIC_GONE', 'This topic is no longer in your preferences, so there is nothing to mute.', {
+        status: 410,
+      });
+    }
+    return { subscriber, topic };
+  }
+}
+
+function toTopicView(t: Topic): TopicView {
+  return { id: t.id, text: t.text, muted: t.muted };
+}
+
+function toListing(s: SubscriberRecord, topics: Topic[]): SubscriberListing {
+  return {
+    id: s.id,
+    email: s.email,
+    status: s.status,
+    topics: topics.map(toTopicView),
+    timezone: s.timezone,
+    deliveryHour: s.deliveryHour,
+    frequency: s.frequency,
+    weeklyDay: s.weeklyDay,
+    pausedUntil: s.pausedUntil,
+    hardFailures: s.hardFailures,
+    createdAt: s.createdAt,
+    confirmedAt: s.confirmedAt,
+  };
+}

@@ -1,0 +1,89 @@
+// What the subscriber service takes and returns (re-exported by service.ts).
+import type { Frequency, SubscriberStatus } from '../types.ts';
+
+export interface SubscribeInput {
+  email: string;
+  topics: string[];
+  timezone?: string;
+  deliveryHour?: number;
+  /** "daily" | "weekly"; validated. */
+  frequency?: Frequency | string;
+}
+
+export interface SubscribeOptions {
+  /** Admin paths (CLI, CSV import): confirmed at once; an existing subscriber's topics are replaced. */
+  confirmed?: boolean;
+  /** Default: true unless `confirmed`. */
+  sendEmail?: boolean;
+  /** Web: false, so the answer takes the same time whatever the address; failures are logged. Default true. */
+  waitForEmail?: boolean;
+}
+
+export type SubscribeOutcome =
+  | 'created' // new address, pending
+  | 'updated' // was pending: topics and preferences replaced
+  | 'resubscribed' // was unsubscribed or suppressed: pending again
+  | 'already-confirmed' // nothing changed
+  | 'confirmed'; // admin path: confirmed now (new or existing)
+
+export interface SubscribeResult {
+  subscriberId: number;
+  /** The address as stored (trimmed, domain lower-cased). */
+  email: string;
+  outcome: SubscribeOutcome;
+  status: SubscriberStatus;
+  /** 'throttled': one was sent less than 10 minutes ago; 'queued': sending in the background. */
+  emailState: 'sent' | 'queued' | 'throttled' | 'none';
+}
+
+export interface TopicView {
+  id: number;
+  text: string;
+  muted: boolean;
+}
+
+export interface PreferencesView {
+  email: string;
+  status: SubscriberStatus;
+  timezone: string;
+  deliveryHour: number;
+  frequency: Frequency;
+  weeklyDay: number;
+  /** ISO time, or null when not paused (a pause in the past counts as not paused). */
+  pausedUntil: string | null;
+  topics: TopicView[];
+  unsubscribeUrl: string;
+  preferencesUrl: string;
+}
+
+export interface PreferencesInput {
+  /** The whole new list (strings keep a kept topic's mute state). Undefined keeps the topics. */
+  topics?: Array<string | { text: string; muted?: boolean }>;
+  timezone?: string;
+  deliveryHour?: number;
+  frequency?: Frequency | string;
+  weeklyDay?: number;
+  /** 0 resumes deliveries; N pauses them for N days from now; undefined keeps the current pause. */
+  pauseDays?: number;
+}
+
+export interface SubscriberListing {
+  id: number;
+  email: string;
+  status: SubscriberStatus;
+  topics: TopicView[];
+  timezone: string;
+  deliveryHour: number;
+  frequency: Frequency;
+  weeklyDay: number;
+  pausedUntil: string | null;
+  hardFailures: number;
+  createdAt: string;
+  confirmedAt: string | null;
+}
+
+export interface MuteView {
+  email: string;
+  topic: TopicView;
+  preferencesUrl: string;
+}

@@ -1,0 +1,73 @@
+// Turning form and JSON bodies into service input, and service errors back into inline form errors.
+import { z } from 'zod';
+import { isAppError } from '../errors.ts';
+import { timeZoneNames } from '../subscribers/preferences-input.ts';
+import { hourLabel, weekdayName } from './pages.ts';
+
+/** A form field that may be sent once (string) or repeated (array); JSON sends arrays. */
+export const repeated = z
+  .union([z.string().max(2000), z.array(z.string().max(2000)).max(100)])
+  .optional()
+  .transform((v) => (v === undefined ? [] : Array.isArray(v) ? v : [v]));
+
+/** Numbers arrive as numbers (JSON) or strings (forms). */
+export const numberish = z.union([z.number(), z.string().max(20)]).optional();
+
+/** '' and absent -> undefined; digits -> the number; anything else -> NaN (the service names the field). */
+export function toOptionalInt(v: number | string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v === 'number') return v;
+  const t = v.trim();
+  if (t === '') return undefined;
+  return /^-?\d+$/.test(t) ? Number(t) : Number.NaN;
+}
+
+export function blankToUndefined(v: string | undefined): string | undefined {
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+export interface FieldError {
+  /** 'email', 'topics', 'timezone', 'deliveryHour', 'frequency', 'weeklyDay', 'pauseDays' or undefined. */
+  field: string | undefined;
+  /** 1-based topic number for topic errors. */
+  topic: number | undefined;
+  /** 1-based character position inside that topic, when the parser names one. */
+  position: number | undefined;
+  message: string;
+}
+
+/** Locates a 400 from the service: which field, which topic, which position. Undefined for other errors. */
+export function fieldError(e: unknown): FieldError | undefined {
+  if (!isAppError(e) || e.status !== 400) return undefined;
+  const m = e.message;
+  if (e.code === 'EMAIL_INVALID') return { field: 'email', topic: undefined, position: undefined, message: m };
+  if (e.code === 'TOPIC_INVALID' || e.code === 'TOPIC_REQUIRED') {
+    const topic = /^topic (\d+):/i.exec(m);
+    const position = /position (\d+)/i.exec(m);
+    return {
+      field: 'topics',
+      topic: topic ? Number(topic[1]) : undefined,
+      position: position ? Number(position[1]) : undefined,
+      message: m,
+    };
+  }
+  const named = /^(\w+): /.exec(m);
+  return { field: named?.[1], topic: undefined, position: undefined, message: m };
+}
+
+export function hourOptions(selected: number): Array<{ value: number; label: string; selected: boolean }> {
+  return Array.from({ length: 24 }, (_, h) => ({ value: h, label: hourLabel(h), selected: h === selected }));
+}
+
+export function weekdayOptions(selected: number): Array<{ value: number; label: string; selected: boolean }> {
+  // Monday first, as most calendars show it.
+  return [1, 2, 3, 4, 5, 6, 0].map((d) => ({ value: d, label: weekdayName(d), selected: d === selected }));
+}
+
+let zones: string[] | undefined;
+
+export function timezoneOptions(selected: string): Array<{ value: string; selected: boolean }> {
+  zones ??= timeZoneNames();
+  const list = zones.includes(selected) ? zones : [selected, ...zones];
+  return list.map((value) => ({ value, selected: value === selected }));
+}

@@ -1,0 +1,195 @@
+// GET /preferences/:token (the page) and POST /preferences/:token (form or JSON): topics (edit, add,
+// remove, mute), pause for N days, daily or weekly, delivery hour and time zone. No account, no password:
+// the signed link is the key.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { AppError } from '../../errors.ts';
+import type { PreferencesInput, PreferencesView } from '../../subscribers/service.ts';
+import {
+  blankToUndefined,
+  fieldError,
+  hourOptions,
+  numberish,
+  repeated,
+  timezoneOptions,
+  toOptionalInt,
+  weekdayOptions,
+  type FieldError,
+} from '../form-values.ts';
+import { sendPage, wantsJson } from '../respond.ts';
+import type { RouteDeps } from '../server.ts';
+import { tokenParams } from '../token-param.ts';
+
+const BLANK_ROWS = 2;
+
+const topicItem = z.union([z.string().max(2000), z.object({ text: z.string().max(2000), muted: z.boolean().optional() })]);
+
+const preferencesBody = z.object({
+  topics: z.union([z.string().max(2000), z.array(topicItem).max(100)]).optional(),
+  /** Form checkboxes: indexes (into topics) of the rows to mute / remove. */
+  mute: repeated,
+  remove: repeated,
+  timezone: z.string().max(200).optional(),
+  deliveryHour: numberish,
+  frequency: z.string().max(50).optional(),
+  weeklyDay: numberish,
+  pauseDays: numberish,
+});
+type PreferencesBody = z.infer<typeof preferencesBody>;
+
+interface TopicRow {
+  index: number;
+  text: string;
+  error: string;
+  existing: boolean;
+  muted: boolean;
+  removed: boolean;
+}
+
+/** Form rows -> the service's topic list. Removed rows become blanks, so topic numbers in errors match rows. */
+function topicsFromBody(body: PreferencesBody, form: boolean): PreferencesInput['topics'] {
+  if (body.topics === undefined) return undefined;
+  const items = Array.isArray(body.topics) ? body.topics : [body.topics];
+  const mute = new Set(body.mute);
+  const remove = new Set(body.remove);
+  return items.map((item, i) => {
+    if (typeof item !== 'string') return item;
+    if (remove.has(String(i))) return '';
+    // A form sends its whole state: an unchecked box unmutes. JSON strings keep the current state.
+    return form ? { text: item, muted: mute.has(String(i)) } : item;
+  });
+}
+
+function formatPause(iso: string | null, timeZone: string): string {
+  if (!iso) return '';
+  const f = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone });
+  return `${f.format(new Date(iso))} (${timeZone})`;
+}
+
+export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  const { subscribers, pages } = deps;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  function render(
+    reply: FastifyReply,
+    token: string,
+    view: PreferencesView,
+    rows: TopicRow[],
+    extra: { saved?: boolean; error?: FieldError; pauseDays?: string; status?: number } = {},
+  ): FastifyReply {
+    const { error } = extra;
+    const withErrors = rows.map((row) => ({
+      ...row,
+      error: error?.field === 'topics' && (error.topic === row.index + 1 || (error.topic === undefined && row.index === 0))
+        ? error.message
+        : '',
+    }));
+    return sendPage(
+      reply,
+      pages,
+      'preferences',
+      {
+        title: 'Your digest preferences',
+        script: true,
+        token,
+        email: view.email,
+        status: view.status,
+        topics: withErrors,
+        hours: hourOptions(view.deliveryHour),
+        timezones: timezoneOptions(view.timezone),
+        timezoneHelp: 'Digests arrive at the delivery hour in this time zone.',
+        detectTimezone: false,
+        frequency: view.frequency,
+        weekdays: weekdayOptions(view.weeklyDay),
+        pausedUntil: formatPause(view.pausedUntil, view.timezone),
+        pauseDays: extra.pauseDays ?? '',
+        saved: extra.saved ?? false,
+        error: error?.message,
+        errorField: error?.field,
+      },
+      extra.status ?? 200,
+    );
+  }
+
+  function storedRows(view: PreferencesView): TopicRow[] {
+    const rows = view.topics.map((t, index) => ({ index, text: t.text, error: '', existing: true, muted: t.muted, removed: false }));
+    return padRows(rows);
+  }
+
+  r.get(
+    '/preferences/:token',
+    { schema: { params: tokenParams, querystring: z.object({ saved: z.string().max(5).optional() }) } },
+    async (req, reply) => {
+      const view = subscribers.getPreferences(req.params.token);
+      return render(reply, req.params.token, view, storedRows(view), { saved: req.query.saved === '1' });
+    },
+  );
+
+  r.post('/preferences/:token', { schema: { params: tokenParams, body: preferencesBody } }, async (req, reply) => {
+    const { token } = req.params;
+    const body = req.body;
+    const json = wantsJson(req);
+    const input: PreferencesInput = {
+      topics: topicsFromBody(body, !json),
+      timezone: blankToUndefined(body.timezone),
+      deliveryHour: toOptionalInt(body.deliveryHour),
+      frequency: blankToUndefined(body.frequency),
+      weeklyDay: toOptionalInt(body.weeklyDay),
+      pauseDays: toOptionalInt(body.pauseDays),
+    };
+    try {
+      const view = subscribers.updatePreferences(token, input);
+      if (json) return reply.send({ ok: true, preferences: view });
+      return reply.redirect(`/preferences/${token}?saved=1`, 303);
+    } catch (e) {
+      const fe = fieldError(e);
+      if (!fe) throw e;
+      if (json) {
+        return reply.code(400).send({ ok: false, code: (e as AppError).code, error: fe.message, field: fe.field, topic: fe.topic, position: fe.position });
+      }
+      // Show the form as submitted, with the error next to the field.
+      const stored = subscribers.getPreferences(token);
+      const submitted: PreferencesView = {
+        ...stored,
+        timezone: input.timezone ?? stored.timezone,
+        deliveryHour: input.deliveryHour !== undefined && Number.isInteger(input.deliveryHour) ? input.deliveryHour : stored.deliveryHour,
+        frequency: input.frequency === 'weekly' || input.frequency === 'daily' ? input.frequency : stored.frequency,
+        weeklyDay: input.weeklyDay !== undefined && Number.isInteger(input.weeklyDay) ? input.weeklyDay : stored.weeklyDay,
+      };
+      const rows = submittedRows(body);
+      const pauseDays = typeof body.pauseDays === 'string' ? body.pauseDays : body.pauseDays?.toString();
+      return render(reply, token, submitted, rows, { error: fe, pauseDays, status: 400 });
+    }
+  });
+}
+
+function submittedRows(body: PreferencesBody): TopicRow[] {
+  const items = body.topics === undefined ? [] : Array.isArray(body.topics) ? body.topics : [body.topics];
+  const mute = new Set(body.mute);
+  const remove = new Set(body.remove);
+  const rows = items.map((item, index) => {
+    const text = typeof item === 'string' ? item : item.text;
+    return {
+      index,
+      text,
+      error: '',
+      existing: text.trim() !== '',
+      muted: mute.has(String(index)),
+      removed: remove.has(String(index)),
+    };
+  });
+  return padRows(rows);
+}
+
+/** At least BLANK_ROWS empty rows at the end for new topics. */
+function padRows(rows: TopicRow[]): TopicRow[] {
+  let blanks = 0;
+  for (let i = rows.length - 1; i >= 0 && rows[i]!.text.trim() === '' && !rows[i]!.existing; i--) blanks++;
+  const out = [...rows];
+  while (blanks < BLANK_ROWS) {
+    out.push({ index: out.length, text: '', error: '', existing: false, muted: false, removed: false });
+    blanks++;
+  }
+  return out;
+}

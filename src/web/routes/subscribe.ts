@@ -1,0 +1,145 @@
+// GET / (subscribe page with the topic builder), POST /subscribe (form or JSON), GET /subscribed.
+// The answer is the same whether or not the address is known: no address enumeration.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { AppError } from '../../errors.ts';
+import {
+  blankToUndefined,
+  fieldError,
+  hourOptions,
+  numberish,
+  repeated,
+  timezoneOptions,
+  toOptionalInt,
+  type FieldError,
+} from '../form-values.ts';
+import { sendPage, wantsJson } from '../respond.ts';
+import type { RouteDeps } from '../server.ts';
+
+export const CHECK_INBOX_MESSAGE =
+  'If this address can receive a subscription, a confirmation email is on its way. Open it to start receiving digests.';
+
+const MIN_TOPIC_FIELDS = 3;
+
+const subscribeBody = z.object({
+  email: z.string().max(1000).default(''),
+  topics: repeated,
+  timezone: z.string().max(200).optional(),
+  deliveryHour: numberish,
+  frequency: z.string().max(50).optional(),
+});
+type SubscribeBody = z.infer<typeof subscribeBody>;
+
+interface FormState {
+  email: string;
+  topics: string[];
+  timezone: string;
+  deliveryHour: number;
+  frequency: string;
+  detectTimezone: boolean;
+}
+
+export function registerSubscribeRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  const { subscribers, config, pages } = deps;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  function renderForm(reply: FastifyReply, state: FormState, error?: FieldError, status = 200): FastifyReply {
+    const fields = [...state.topics];
+    while (fields.length < MIN_TOPIC_FIELDS) fields.push('');
+    const topics = fields.map((text, index) => ({
+      index,
+      text,
+      error: error?.field === 'topics' && (error.topic === index + 1 || (error.topic === undefined && index === 0))
+        ? error.message
+        : '',
+    }));
+    return sendPage(
+      reply,
+      pages,
+      'subscribe',
+      {
+        title: 'Research papers on your topics, by email',
+        script: true,
+        email: state.email,
+        topics,
+        hours: hourOptions(state.deliveryHour),
+        timezones: timezoneOptions(state.timezone),
+        frequency: state.frequency,
+        detectTimezone: state.detectTimezone,
+        timezoneHelp: 'Digests arrive at the delivery hour in this time zone.',
+        error: error?.message,
+        errorField: error?.field,
+      },
+      status,
+    );
+  }
+
+  r.get('/', async (_req, reply) =>
+    renderForm(reply, {
+      email: '',
+      topics: [],
+      timezone: config.DIGEST_TZ,
+      deliveryHour: config.DIGEST_HOUR,
+      frequency: 'daily',
+      detectTimezone: true,
+    }),
+  );
+
+  r.post(
+    '/subscribe',
+    {
+      schema: { body: subscribeBody },
+      config: {
+        rateLimit: {
+          max: config.SUBSCRIBE_RATE_LIMIT,
+          timeWindow: 3_600_000,
+          errorResponseBuilder: (_req, ctx) =>
+            new AppError('RATE_LIMITED', `Too many subscription requests from your network. Please try again in ${ctx.after}.`, {
+              status: 429,
+            }),
+        },
+      },
+    },
+    async (req, reply) => {
+      const body: SubscribeBody = req.body;
+      const json = wantsJson(req);
+      const deliveryHour = toOptionalInt(body.deliveryHour);
+      try {
+        await subscribers.subscribe(
+          {
+            email: body.email,
+            topics: body.topics,
+            timezone: blankToUndefined(body.timezone),
+            deliveryHour,
+            frequency: blankToUndefined(body.frequency),
+          },
+          { waitForEmail: false },
+        );
+      } catch (e) {
+        const fe = fieldError(e);
+        if (!fe) throw e;
+        if (json) {
+          return reply.code(400).send({ ok: false, code: (e as AppError).code, error: fe.message, field: fe.field, topic: fe.topic, position: fe.position });
+        }
+        return renderForm(
+          reply,
+          {
+            email: body.email,
+            topics: body.topics,
+            timezone: blankToUndefined(body.timezone) ?? config.DIGEST_TZ,
+            deliveryHour: deliveryHour !== undefined && Number.isInteger(deliveryHour) && deliveryHour >= 0 && deliveryHour <= 23 ? deliveryHour : config.DIGEST_HOUR,
+            frequency: body.frequency === 'weekly' ? 'weekly' : 'daily',
+            detectTimezone: false,
+          },
+          fe,
+          400,
+        );
+      }
+      if (json) return reply.code(202).send({ ok: true, message: CHECK_INBOX_MESSAGE });
+      return reply.redirect('/subscribed', 303);
+    },
+  );
+
+  r.get('/subscribed', async (_req, reply) => sendPage(reply, pages, 'check-inbox', { title: 'Check your inbox' }));
+}

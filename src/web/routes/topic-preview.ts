@@ -1,0 +1,74 @@
+// GET /api/topics/preview?q=…: what a topic being typed would have matched in the last 14 days,
+// with the matching words highlighted, or the syntax error and its position. Called by the topic
+// builder on the subscribe and preferences pages.
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { utcDate } from '../../clock.ts';
+import { AppError, isAppError } from '../../errors.ts';
+import { createHighlighter } from '../../topics/highlight.ts';
+import { previewTopic } from '../../topics/matcher.ts';
+import { TOPIC_INVALID } from '../../topics/parse.ts';
+import { fieldError } from '../form-values.ts';
+import { excerpt, segmentsToHtml } from '../highlight-html.ts';
+import type { RouteDeps } from '../server.ts';
+
+export const PREVIEW_DAYS = 14;
+export const PREVIEW_LIMIT = 10;
+const ABSTRACT_EXCERPT_CHARS = 320;
+
+export interface PreviewAnswer {
+  ok: true;
+  total: number;
+  papers: Array<{ title: string; url: string; titleHtml: string; abstractHtml: string }>;
+}
+
+export interface PreviewError {
+  ok: false;
+  error: string;
+  /** 1-based character position in the query, when the parser names one. */
+  position: number | null;
+}
+
+export function registerTopicPreviewRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  const { db, clock } = deps;
+  app.withTypeProvider<ZodTypeProvider>().get(
+    '/api/topics/preview',
+    {
+      schema: { querystring: z.object({ q: z.string().max(1000).default('') }) },
+      config: {
+        rateLimit: {
+          max: deps.previewRateLimit ?? 120,
+          timeWindow: 60_000,
+          errorResponseBuilder: (_req, ctx) =>
+            new AppError('RATE_LIMITED', `Too many previews; try again in ${ctx.after}.`, { status: 429 }),
+        },
+      },
+    },
+    async (req): Promise<PreviewAnswer | PreviewError> => {
+      const q = req.query.q;
+      if (q.trim() === '') return { ok: true, total: 0, papers: [] };
+      const since = utcDate(new Date(clock.now().getTime() - PREVIEW_DAYS * 86_400_000));
+      let result;
+      try {
+        result = previewTopic(db, q, { since, limit: PREVIEW_LIMIT });
+      } catch (e) {
+        if (isAppError(e) && e.code === TOPIC_INVALID) {
+          return { ok: false, error: e.message, position: fieldError(e)?.position ?? null };
+        }
+        throw e;
+      }
+      const highlight = createHighlighter([q]);
+      return {
+        ok: true,
+        total: result.total,
+        papers: result.papers.map((p) => ({
+          title: p.title,
+          url: p.url,
+          titleHtml: segmentsToHtml(highlight(p.title)),
+          abstractHtml: segmentsToHtml(excerpt(highlight(p.abstract), ABSTRACT_EXCERPT_CHARS)),
+        })),
+      };
+    },
+  );
+}

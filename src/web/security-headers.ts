@@ -1,0 +1,38 @@
+// Security headers on every answer. Pages load only their own CSS and JS; nothing from elsewhere.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+/** Pages of this site: own assets only, same-origin fetch for the topic preview, forms post here. */
+export const PAGE_CSP = [
+  "default-src 'none'",
+  "style-src 'self'",
+  "script-src 'self'",
+  "connect-src 'self'",
+  "img-src 'self' data:",
+  "frame-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'self'",
+].join('; ');
+
+/** A rendered digest (web view): its inline email styles, no scripts, no external loads. */
+export const DIGEST_CSP = [
+  "default-src 'none'",
+  "style-src 'unsafe-inline'",
+  "img-src 'self' data:",
+  "form-action 'none'",
+  "base-uri 'none'",
+  "frame-ancestors 'self'",
+].join('; ');
+
+export async function securityHeaders(_req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  // A route may set a stricter or different policy of its own (digest view, local inbox).
+  if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', PAGE_CSP);
+  reply.header('x-content-type-options', 'nosniff');
+  reply.header('x-frame-options', 'SAMEORIGIN');
+  // Links carry tokens: never leak them to another site through the Referer header.
+  reply.header('referrer-policy', 'no-referrer');
+  reply.header('cross-origin-opener-policy', 'same-origin');
+  reply.header('permissions-policy', 'camera=(), microphone=(), geolocation=(), interest-cohort=()');
+  if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+  return payload;
+}

@@ -1,0 +1,88 @@
+// The web server, built apart from listening (tests use inject or listen on port 0).
+// zod validation, form bodies, per-route rate limits, security headers, one error handler.
+import formbody from '@fastify/formbody';
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/open.ts';
+import type { Renderer } from '../digest/render.ts';
+import type { Links } from '../links.ts';
+import type { Logger } from '../log.ts';
+import type { Inbox } from '../mail/catcher.ts';
+import type { SubscriberService } from '../subscribers/service.ts';
+import { createErrorHandler, notFoundHandler } from './errors.ts';
+import { createPages, type Pages } from './pages.ts';
+import { registerApiRoutes } from './routes/api.ts';
+import { registerAssetRoutes } from './routes/assets.ts';
+import { registerConfirmRoutes } from './routes/confirm.ts';
+import { registerDigestViewRoutes } from './routes/digest-view.ts';
+import { registerInboxRoutes } from './routes/inbox.ts';
+import { registerMuteRoutes } from './routes/mute.ts';
+import { registerPreferencesRoutes } from './routes/preferences.ts';
+import { registerSubscribeRoutes } from './routes/subscribe.ts';
+import { registerTopicPreviewRoutes } from './routes/topic-preview.ts';
+import { registerUnsubscribeRoutes } from './routes/unsubscribe.ts';
+import { securityHeaders } from './security-headers.ts';
+
+export interface WebDeps {
+  db: Db;
+  clock: Clock;
+  config: Config;
+  logger: Logger;
+  links: Links;
+  subscribers: SubscriberService;
+  renderer: Pick<Renderer, 'webView'>;
+  /** The local mail catcher's inbox (no SMTP_URL); its pages are served only when set. */
+  inbox?: Inbox | undefined;
+  /** Default: the templates under templates/pages/. */
+  pages?: Pages;
+  /** Behind a reverse proxy: take the client address from X-Forwarded-For (rate limits are per address). */
+  trustProxy?: boolean;
+  /** Topic previews per address per minute (default 120). */
+  previewRateLimit?: number;
+  /** Called after a subscriber confirms (the scheduler may send their first digest sooner). */
+  onConfirmed?: (subscriberId: number) => void;
+}
+
+/** Everything route modules receive. */
+export interface RouteDeps extends WebDeps {
+  pages: Pages;
+}
+
+export type ExtraRoutes = Array<(app: FastifyInstance) => void>;
+
+export function buildServer(deps: WebDeps, extraRoutes: ExtraRoutes = []): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    trustProxy: deps.trustProxy ?? false,
+    bodyLimit: 256 * 1024,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+
+  const routeDeps: RouteDeps = { ...deps, pages: deps.pages ?? createPages() };
+
+  void app.register(formbody);
+  void app.register(rateLimit, { global: false });
+  app.addHook('onSend', securityHeaders);
+  app.setErrorHandler(createErrorHandler(routeDeps.pages));
+  app.setNotFoundHandler(notFoundHandler(routeDeps.pages));
+
+  // Routes go in after the plugins have loaded, so that route-level rate limits are honoured.
+  void app.register(async (scope) => {
+    registerAssetRoutes(scope);
+    registerSubscribeRoutes(scope, routeDeps);
+    registerTopicPreviewRoutes(scope, routeDeps);
+    registerConfirmRoutes(scope, routeDeps);
+    registerPreferencesRoutes(scope, routeDeps);
+    registerUnsubscribeRoutes(scope, routeDeps);
+    registerMuteRoutes(scope, routeDeps);
+    registerDigestViewRoutes(scope, routeDeps);
+    registerApiRoutes(scope, { db: deps.db, clock: deps.clock, config: deps.config });
+    registerInboxRoutes(scope, { inbox: deps.inbox });
+    for (const add of extraRoutes) add(scope);
+  });
+  return app;
+}
