@@ -5,7 +5,8 @@ import { AppError } from '../errors.ts';
  * - temporary:  the relay answered 4xx for this message (or 503): retry later with backoff.
  * - permanent:  the relay answered 5xx for this recipient or message: record, count a hard failure.
  * - connection: the relay could not be used at all (refused, dropped, timeout, TLS or auth failure,
- *               sender refused, 421 at greeting): retry later; many in a row mean the relay is down.
+ *               sender refused, 421 "service not available, closing channel" at any stage): retry
+ *               later; many in a row mean the relay is down.
  */
 export type MailErrorKind = 'temporary' | 'permanent' | 'connection';
 
