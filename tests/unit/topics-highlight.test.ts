@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { createHighlighter, type Segment } from '../../src/topics/highlight.ts';
+
+/** The highlighted pieces of `text`, after checking the segments put together give the text back. */
+function hits(topics: string[], text: string): string[] {
+  const segments: Segment[] = createHighlighter(topics)(text);
+  expect(segments.map((s) => s.text).join('')).toBe(text);
+  return segments.filter((s) => s.hit).map((s) => s.text);
+}
+
+describe('createHighlighter', () => {
+  it('marks matching words whatever their case', () => {
+    expect(hits(['reinforcement learning'], 'A Minimaximalist Approach to Reinforcement Learning from Human Feedback')).toEqual([
+      'Reinforcement',
+      'Learning',
+    ]);
+  });
+
+  it('alternates plain and hit segments in order', () => {
+    expect(createHighlighter(['games'])('Zero-Sum Games Incentivize Reasoning')).toEqual([
+      { text: 'Zero-Sum ', hit: false },
+      { text: 'Games', hit: true },
+      { text: ' Incentivize Reasoning', hit: false },
+    ]);
+  });
+
+  it('is stem-aware: learning ~ learned ~ learns', () => {
+    expect(hits(['learning'], 'Agents learned quickly; the model learns; Learning to Navigate')).toEqual([
+      'learned',
+      'learns',
+      'Learning',
+    ]);
+  });
+
+  it('does not mark a longer word with a different stem', () => {
+    expect(hits(['play'], 'Self-play makes better players who play')).toEqual(['play', 'play']);
+  });
+
+  it('is accent-insensitive both ways, in composed and decomposed form', () => {
+    expect(hits(['pokemon'], 'Competitive Pokémon and Poke\u0301mon')).toEqual(['Pokémon', 'Poke\u0301mon']);
+    expect(hits(['Pokémon'], 'Competitive Pokemon teams')).toEqual(['Pokemon']);
+  });
+
+  it('marks every word a prefix term starts, stemmed as FTS5 does', () => {
+    expect(hits(['diffus*'], 'Diffusion models and diffusers differ')).toEqual(['Diffusion', 'diffusers']);
+    expect(hits(['diffusion*'], 'Diffusers for diffusion')).toEqual(['Diffusers', 'diffusion']);
+  });
+
+  it('marks a whole phrase only where its words are consecutive', () => {
+    expect(hits(['"mixture of experts"'], 'A Mixture of Experts layer; experts in a mixture of sizes')).toEqual([
+      'Mixture of Experts',
+    ]);
+  });
+
+  it('marks a hyphenated term across the hyphen or a space', () => {
+    expect(hits(['multi-agent'], 'Multi-Agent Inverse Q-Learning and multi agent games, multiple agents')).toEqual([
+      'Multi-Agent',
+      'multi agent',
+    ]);
+  });
+
+  it('marks a prefix phrase', () => {
+    expect(hits(['"large language mod"*'], 'Large Language Models and large language modelling')).toEqual([
+      'Large Language Models',
+      'large language modelling',
+    ]);
+  });
+
+  it('merges overlapping hits from several topics', () => {
+    expect(hits(['"deep reinforcement"', 'reinforcement learning'], 'Streaming Deep Reinforcement Learning Finally Works')).toEqual([
+      'Deep Reinforcement',
+      'Learning',
+    ]);
+    expect(hits(['"deep reinforcement"', '"reinforcement learning"'], 'Deep Reinforcement Learning')).toEqual([
+      'Deep Reinforcement Learning',
+    ]);
+  });
+
+  it('marks the alternatives of OR and the terms of groups and fields', () => {
+    expect(hits(['(diffusion OR flow) title:video'], 'Flow matching for video, not diffusion')).toEqual([
+      'Flow',
+      'video',
+      'diffusion',
+    ]);
+  });
+
+  it('does not mark excluded, author or category terms', () => {
+    expect(hits(['agents -survey', 'author:Smith', 'category:cs.LG'], 'A survey of agents by Smith on cs.LG')).toEqual([
+      'agents',
+    ]);
+  });
+
+  it('ignores invalid topics instead of throwing', () => {
+    expect(hits(['self "play', '()', '-only', 'games'], 'Self-play games')).toEqual(['games']);
+  });
+
+  it('returns the text as one plain segment when nothing matches or there are no topics', () => {
+    expect(createHighlighter([])('Learning to Navigate the Web')).toEqual([{ text: 'Learning to Navigate the Web', hit: false }]);
+    expect(createHighlighter(['chess'])('Learning to Navigate the Web')).toEqual([
+      { text: 'Learning to Navigate the Web', hit: false },
+    ]);
+    expect(createHighlighter(['chess'])('')).toEqual([]);
+  });
+
+  it('gives the same answer on repeated calls (no state leaks between texts)', () => {
+    const highlight = createHighlighter(['reinforcement learning', 'agent*']);
+    const text = 'Multi-Agent Reinforcement Learning for agents';
+    const first = highlight(text);
+    highlight('something else entirely with learning');
+    expect(highlight(text)).toEqual(first);
+    expect(first.filter((s) => s.hit).map((s) => s.text)).toEqual(['Agent', 'Reinforcement', 'Learning', 'agents']);
+  });
+});
