@@ -63,7 +63,7 @@ export class BoundedCache<V> {
     return this.map.get(key);
   }
   set(key: string, value: V): void {
-    if (this.map.size >= this.max) {
+    if (this.map.size >= this.max && !this.map.has(key)) {
       const oldest = this.map.keys().next();
       if (!oldest.done) this.map.delete(oldest.value);
     }
@@ -118,30 +118,62 @@ export function buildParts(paper: PaperInput, highlight: Highlight | null, abstr
   };
 }
 
+/** One paper as last seen (to notice an edited paper) and its card parts per topic set. */
+interface PaperEntry {
+  paper: PaperInput;
+  byTopics: BoundedCache<PaperParts>;
+}
+
+/** Same content: compared field by field (identical strings from one row compare by pointer). */
+function samePaper(a: PaperInput, b: PaperInput): boolean {
+  return (
+    a.title === b.title &&
+    a.abstract === b.abstract &&
+    a.upvotes === b.upvotes &&
+    a.publishedAt === b.publishedAt &&
+    sameList(a.authors, b.authors) &&
+    sameList(a.categories, b.categories)
+  );
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
 /**
  * Card parts for papers, with one highlighter per distinct set of matched topics and the parts of
- * each (paper, topic set) built once.
+ * each (paper, topic set) built once. Papers are found by URL (a short key: hashing whole abstracts
+ * per lookup would cost more than the fill), then checked field by field so an edited paper is rebuilt.
  */
 export class PaperPartsCache {
   private readonly highlighters: BoundedCache<Highlight | null>;
-  private readonly parts: BoundedCache<PaperParts>;
+  private readonly papers: BoundedCache<PaperEntry>;
+  private readonly topicSetsPerPaper: number;
 
   constructor(
     private readonly logger: Logger | undefined,
-    sizes: { highlighters?: number; parts?: number } = {},
+    sizes: { highlighters?: number; papers?: number; topicSetsPerPaper?: number } = {},
   ) {
     this.highlighters = new BoundedCache(sizes.highlighters ?? 5_000);
-    this.parts = new BoundedCache(sizes.parts ?? 20_000);
+    this.papers = new BoundedCache(sizes.papers ?? 5_000);
+    this.topicSetsPerPaper = sizes.topicSetsPerPaper ?? 2_000;
   }
 
-  /** Email card parts (abstract trimmed), cached. */
+  /** Email card parts (abstract trimmed), cached. `topicTexts` sorted, so equal sets share a key. */
   forEmail(paper: PaperInput, topicTexts: readonly string[]): PaperParts {
     const topicsKey = topicTexts.join('\u0001');
-    const key = `${topicsKey}\u0002${paper.url}\u0002${paper.title}\u0002${paper.abstract}\u0002${paper.authors.join('\u0001')}\u0002${paper.categories.join('\u0001')}\u0002${paper.publishedAt ?? ''}\u0002${paper.upvotes}`;
-    let parts = this.parts.get(key);
+    let entry = this.papers.get(paper.url);
+    if (entry === undefined || !samePaper(entry.paper, paper)) {
+      entry = { paper, byTopics: new BoundedCache(this.topicSetsPerPaper) };
+      this.papers.set(paper.url, entry);
+    }
+    let parts = entry.byTopics.get(topicsKey);
     if (parts === undefined) {
       parts = buildParts(paper, this.highlighter(topicsKey, topicTexts), EMAIL_ABSTRACT_CHARS);
-      this.parts.set(key, parts);
+      entry.byTopics.set(topicsKey, parts);
     }
     return parts;
   }

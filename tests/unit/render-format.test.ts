@@ -1,0 +1,111 @@
+// The small text helpers behind the cards: what a reader sees when feeds send odd data.
+import { describe, expect, it } from 'vitest';
+import {
+  authorsLine,
+  digestSubject,
+  displayDate,
+  escapeHtml,
+  safeHref,
+  trimOnWord,
+  wrapText,
+} from '../../src/digest/render-format.ts';
+import { highlightHtml } from '../../src/digest/render-parts.ts';
+
+describe('safeHref', () => {
+  it('keeps http(s) links and turns everything else into #', () => {
+    expect(safeHref('https://arxiv.org/abs/2511.01234')).toBe('https://arxiv.org/abs/2511.01234');
+    expect(safeHref('  HTTP://example.org/a b ')).toBe('http://example.org/a%20b');
+    for (const bad of [
+      'javascript:alert(1)',
+      ' JaVaScRiPt:alert(1)',
+      'java\nscript:alert(1)',
+      'data:text/html,<script>',
+      'vbscript:x',
+      '//evil.example/x',
+      '/relative',
+      'mailto:a@b.c',
+      'https://',
+      '',
+      null,
+    ]) {
+      expect(safeHref(bad), String(bad)).toBe('#');
+    }
+  });
+});
+
+describe('escapeHtml', () => {
+  it('escapes everything that could open a tag or leave an attribute', () => {
+    expect(escapeHtml(`<a href="x" onclick='y'>&=\``)).toBe('&lt;a href&#61;&quot;x&quot; onclick&#61;&#39;y&#39;&gt;&amp;&#61;&#96;');
+  });
+});
+
+describe('trimOnWord', () => {
+  it('cuts long text on a word boundary with an ellipsis and leaves short text alone', () => {
+    const words = Array.from({ length: 200 }, (_, i) => `word${i}`).join(' ');
+    const cut = trimOnWord(words, 600);
+    expect(cut.endsWith('…')).toBe(true);
+    expect(cut.length).toBeLessThanOrEqual(601);
+    expect(cut.length).toBeGreaterThan(540);
+    expect(words.startsWith(`${cut.slice(0, -1)} `)).toBe(true);
+    expect(trimOnWord('short abstract.', 600)).toBe('short abstract.');
+    expect(trimOnWord('Sentence ends here. And more words follow on', 20)).toBe('Sentence ends here…');
+    // One unbroken 1,000-character token is still cut.
+    expect(trimOnWord('x'.repeat(1000), 600)).toBe(`${'x'.repeat(600)}…`);
+  });
+});
+
+describe('authorsLine and dates', () => {
+  it('shows up to four authors, otherwise three and et al.', () => {
+    expect(authorsLine([])).toBe('');
+    expect(authorsLine(['A', 'B', 'C', 'D'])).toBe('A, B, C, D');
+    expect(authorsLine(['A', ' B\n', 'C', 'D', 'E'])).toBe('A, B, C et al.');
+  });
+  it('shows ISO dates as YYYY-MM-DD', () => {
+    expect(displayDate('2025-11-24T17:02:11.000Z')).toBe('2025-11-24');
+    expect(displayDate('Aug 16, 2017')).toBe('Aug 16, 2017');
+    expect(displayDate(null)).toBe('');
+  });
+});
+
+describe('wrapText', () => {
+  it('wraps on spaces within the width, indented', () => {
+    const text = 'alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu';
+    const wrapped = wrapText(text, 20, '  ');
+    for (const line of wrapped.split('\n')) expect(line.length).toBeLessThanOrEqual(22);
+    expect(wrapped.replace(/\n {2}/g, ' ').trim()).toBe(text);
+  });
+});
+
+describe('digestSubject', () => {
+  it('is one short line: count, first topics, date', () => {
+    expect(digestSubject(3, ['speculative decoding', 'MoE'], '2025-11-25')).toBe(
+      '3 new papers on speculative decoding, MoE — 2025-11-25',
+    );
+    expect(digestSubject(1, [], '2025-11-25')).toBe('1 new paper — 2025-11-25');
+    const long = digestSubject(12, ['x'.repeat(80), 'y'.repeat(80), 'z'], '2025-11-25\r\nBcc: a@b.c');
+    expect(long).not.toMatch(/[\r\n]/);
+    expect(long.length).toBeLessThan(100);
+    expect(long).toContain('and more');
+  });
+});
+
+describe('highlightHtml', () => {
+  it('escapes the text and wraps only the hits', () => {
+    const highlight = (text: string) => [
+      { text: text.slice(0, 4), hit: false },
+      { text: text.slice(4, 8), hit: true },
+      { text: text.slice(8), hit: false },
+    ];
+    expect(highlightHtml('<b> <i>x & y', highlight)).toBe(
+      '&lt;b&gt; <span class="pd-hl" style="background-color:#fde68a;color:#111827;">&lt;i&gt;x</span> &amp; y',
+    );
+  });
+  it('falls back to plain escaped text when the highlighter misbehaves', () => {
+    expect(highlightHtml('a <b>', () => [{ text: 'lost', hit: true }])).toBe('a &lt;b&gt;');
+    expect(
+      highlightHtml('a <b>', () => {
+        throw new Error('boom');
+      }),
+    ).toBe('a &lt;b&gt;');
+  });
+});

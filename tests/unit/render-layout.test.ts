@@ -1,0 +1,102 @@
+// The rendered emails and web view in a real Chromium: readable on a 360 px phone (no sideways
+// scrolling, footer links visible) and dark in dark mode. Skipped, saying so, when no Chromium exists.
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRenderer, type DigestPaperView, type DigestView, type Renderer } from '../../src/digest/render.ts';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const haveChromium = existsSync(CHROMIUM);
+if (!haveChromium) console.warn(`render-layout: skipped, no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
+
+const LINKS = {
+  preferences: 'https://digest.example.org/preferences/tok',
+  unsubscribe: 'https://digest.example.org/unsubscribe/tok',
+  webView: 'https://digest.example.org/digests/tok',
+  home: 'https://digest.example.org/',
+};
+
+function view(): DigestView {
+  const paper = (i: number): DigestPaperView => ({
+    title: `Supercalifragilisticexpialidocious-Transformers${'X'.repeat(40)} for reinforcement learning ${i}`,
+    url: `https://arxiv.org/abs/2511.${10000 + i}`,
+    authors: ['Ann Lee', 'Bo Chen', 'Cy Diaz', 'Di Ng', 'Ed Ode'],
+    abstract: `We study reinforcement learning at scale. ${'Long abstract words go here. '.repeat(30)}`,
+    upvotes: 12,
+    categories: ['cs.LG', 'cs.AI'],
+    publishedAt: '2025-11-24',
+    matchedTopics: [{ text: 'reinforcement learning', muteUrl: 'https://digest.example.org/mute/tok' }],
+  });
+  return { email: 'ada@example.org', edition: '2025-11-25', papers: [paper(1), paper(2), paper(3)], links: LINKS };
+}
+
+describe.skipIf(!haveChromium)('rendered layout in Chromium', () => {
+  let browser: Browser;
+  let renderer: Renderer;
+  beforeAll(async () => {
+    renderer = await createRenderer();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
+    });
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  async function open(html: string, colorScheme: 'light' | 'dark', width = 360) {
+    const page = await browser.newPage({ viewport: { width, height: 800 }, colorScheme });
+    // Any request at all would be an external asset.
+    const requests: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith('data:') && r.url() !== 'about:blank') requests.push(r.url());
+    });
+    await page.setContent(html, { waitUntil: 'load' });
+    return { page, requests };
+  }
+
+  it('fits a 360 px phone without sideways scrolling, footer links visible, nothing fetched', async () => {
+    const pages = {
+      digest: renderer.digest(view()).html,
+      confirm: renderer.confirm({ email: 'a@b.c', confirmUrl: LINKS.home, topics: ['rl'], alreadySubscribed: false }).html,
+      web: renderer.webView(view()),
+    };
+    for (const [name, html] of Object.entries(pages)) {
+      const { page, requests } = await open(html, 'light');
+      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      expect(width, name).toBeLessThanOrEqual(360);
+      expect(requests, name).toEqual([]);
+      if (name !== 'confirm') {
+        await expect(page.getByRole('link', { name: 'Unsubscribe' }).isVisible()).resolves.toBe(true);
+        await expect(page.getByRole('link', { name: 'Manage preferences' }).isVisible()).resolves.toBe(true);
+      }
+      await page.close();
+    }
+  });
+
+  it('turns dark in dark mode, highlights still distinct from the text around them', async () => {
+    const html = renderer.digest(view()).html;
+    const colors = async (scheme: 'light' | 'dark') => {
+      const { page } = await open(html, scheme, 640);
+      const result = await page.evaluate(() => {
+        const bg = (el: Element | null) => (el ? getComputedStyle(el).backgroundColor : '');
+        const card = document.querySelector('.pd-card div');
+        const hl = document.querySelector('.pd-hl');
+        return { body: bg(document.body), text: card ? getComputedStyle(card).color : '', hl: bg(hl), cardBg: bg(card?.closest('td') ?? null) };
+      });
+      await page.close();
+      return result;
+    };
+    const light = await colors('light');
+    const dark = await colors('dark');
+    const luminance = (rgb: string) => {
+      const [r = 0, g = 0, b = 0] = (rgb.match(/\d+/g) ?? []).map(Number);
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    expect(luminance(light.body)).toBeGreaterThan(200);
+    expect(luminance(dark.body)).toBeLessThan(60);
+    expect(luminance(dark.text)).toBeGreaterThan(180);
+    expect(luminance(dark.cardBg)).toBeLessThan(80);
+    expect(dark.hl).not.toBe(dark.cardBg);
+  });
+});
