@@ -1,0 +1,148 @@
+// HTTP GET for feeds on Node's global fetch: a timeout per attempt (headers and body), retries with
+// exponential backoff and jitter on timeouts, 5xx, 429 and dropped connections, none on other 4xx
+// (the status goes back to the caller: Hugging Face answers 400 for a day in the future), and a
+// minimum spacing between requests to the same host (arXiv asks for one request every 3 s).
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AppError } from '../errors.ts';
+import type { Logger } from '../log.ts';
+
+/** Spaces requests per host. One object per process (or per test), passed to fetchText; not a global. */
+export class HostSpacer {
+  private readonly nextAt = new Map<string, number>();
+
+  /** @param intervalFor minimum milliseconds between two requests to a host (0 = no spacing) */
+  constructor(private readonly intervalFor: (host: string) => number) {}
+
+  /** Spacing per host from a table ({ 'export.arxiv.org': 3000 }); other hosts are not spaced. */
+  static fromTable(table: Record<string, number>): HostSpacer {
+    return new HostSpacer((host) => table[host] ?? 0);
+  }
+
+  /** Resolves when a request to this host may start, and books the slot. */
+  async wait(host: string, signal?: AbortSignal): Promise<void> {
+    const interval = this.intervalFor(host);
+    if (interval <= 0) return;
+    const now = Date.now();
+    const at = Math.max(now, this.nextAt.get(host) ?? 0);
+    this.nextAt.set(host, at + interval);
+    if (at > now) await sleep(at - now, undefined, { signal });
+  }
+}
+
+export interface FetchOptions {
+  /** Per attempt, for headers and body together. */
+  timeoutMs: number;
+  /** Attempts after the first (0 = try once). */
+  retries: number;
+  logger: Logger;
+  signal?: AbortSignal;
+  spacer?: HostSpacer;
+  /** First backoff delay; doubles each retry, with jitter, capped at maxBackoffMs (default 1000 / 30000). */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  /** Refuse bodies larger than this (default 50 MB). */
+  maxBytes?: number;
+  /** Another fetch implementation (tests use the real one against a local server). */
+  fetch?: typeof fetch;
+  headers?: Record<string, string>;
+}
+
+export interface FetchResult {
+  /** 2xx or 4xx (4xx other than 429 are not retried: the caller decides what they mean). */
+  status: number;
+  text: string;
+  url: string;
+}
+
+export const USER_AGENT = 'paper-digest/0.1 (self-hosted research paper digest)';
+const DEFAULT_MAX_BYTES = 50 * 1024 * 1024;
+
+/** Reads the body as UTF-8 text, refusing more than maxBytes. */
+async function readBody(res: Response, maxBytes: number, url: string): Promise<string> {
+  const declared = Number(res.headers.get('content-length') ?? NaN);
+  if (declared > maxBytes) throw new AppError('FETCH_TOO_LARGE', `GET ${url}: body of ${declared} bytes is over the ${maxBytes}-byte limit`);
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw new AppError('FETCH_TOO_LARGE', `GET ${url}: body is over the ${maxBytes}-byte limit`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function describeNetworkError(e: unknown): string {
+  const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+  if (cause?.code) return `${cause.code}${cause.message ? ` (${cause.message})` : ''}`;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Retry-After in ms (seconds or an HTTP date), or undefined. */
+function retryAfterMs(res: Response): number | undefined {
+  const h = res.headers.get('retry-after');
+  if (!h) return undefined;
+  const secs = Number(h);
+  if (Number.isFinite(secs)) return Math.max(0, secs * 1000);
+  const at = Date.parse(h);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/**
+ * GET url as text. Answers 2xx and 4xx (except 429) with their status; retries the rest. After the
+ * last attempt throws AppError FETCH_TIMEOUT / FETCH_FAILED / FETCH_HTTP_ERROR (temporary: true).
+ * An abort through opts.signal throws FETCH_ABORTED at once.
+ */
+export async function fetchText(url: string, opts: FetchOptions): Promise<FetchResult> {
+  const target = new URL(url);
+  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
+    throw new AppError('FETCH_BAD_URL', `Cannot fetch ${url}: only http(s) URLs`);
+  }
+  const doFetch = opts.fetch ?? fetch;
+  const maxBytes = opts.maxBytes ?? DEFAULT_MAX_BYTES;
+  const base = opts.backoffMs ?? 1000;
+  const cap = opts.maxBackoffMs ?? 30_000;
+  let lastError: AppError | undefined;
+
+  for (let attempt = 0; attempt <= opts.retries; attempt++) {
+    let waitHint: number | undefined;
+    try {
+      await opts.spacer?.wait(target.host, opts.signal);
+      const timeout = AbortSignal.timeout(opts.timeoutMs);
+      const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
+      const res = await doFetch(url, {
+        signal,
+        headers: { 'user-agent': USER_AGENT, accept: '*/*', ...opts.headers },
+        redirect: 'follow',
+      });
+      if (res.status >= 500 || res.status === 429) {
+        waitHint = retryAfterMs(res);
+        await res.body?.cancel().catch(() => undefined);
+        lastError = new AppError('FETCH_HTTP_ERROR', `GET ${url} answered HTTP ${res.status}`, { temporary: true });
+      } else {
+        const text = await readBody(res, maxBytes, url);
+        return { status: res.status, text, url: res.url || url };
+      }
+    } catch (e) {
+      if (opts.signal?.aborted) throw new AppError('FETCH_ABORTED', `GET ${url}: aborted`, { cause: e, temporary: true });
+      if (e instanceof AppError) throw e; // too large: retrying will not help
+      const timedOut = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');
+      lastError = timedOut
+        ? new AppError('FETCH_TIMEOUT', `GET ${url}: no complete answer within ${opts.timeoutMs} ms`, { cause: e, temporary: true })
+        : new AppError('FETCH_FAILED', `GET ${url}: connection failed: ${describeNetworkError(e)}`, { cause: e, temporary: true });
+    }
+    if (attempt < opts.retries) {
+      const backoff = Math.min(cap, base * 2 ** attempt);
+      const delay = Math.min(cap, waitHint ?? backoff / 2 + Math.random() * (backoff / 2));
+      opts.logger.warn({ url, attempt: attempt + 1, retryInMs: Math.round(delay), err: lastError.message }, 'fetch failed; retrying');
+      try {
+        await sleep(delay, undefined, { signal: opts.signal });
+      } catch (e) {
+        throw new AppError('FETCH_ABORTED', `GET ${url}: aborted`, { cause: e, temporary: true });
+      }
+    }
+  }
+  const err = lastError ?? new AppError('FETCH_FAILED', `GET ${url} failed`, { temporary: true });
+  if (opts.retries > 0) err.message = `${err.message} (after ${opts.retries + 1} attempts)`;
+  throw err;
+}

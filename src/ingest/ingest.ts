@@ -1,0 +1,238 @@
+// The ingest service: one batch in, in ONE transaction: the batch row, papers upserted by their
+// normalised key with the merge rules, and the batch's paper list. Identical content again writes nothing.
+import { createHash } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { AppError } from '../errors.ts';
+import type { IncomingBatch, IncomingPaper } from '../types.ts';
+import { isHttpUrl, LIMITS } from './batch-schema.ts';
+import { isCalendarDate, paperKey } from './normalize.ts';
+
+export interface IngestResult {
+  batchId: number;
+  /** Papers in the batch. */
+  papers: number;
+  /** Papers seen for the first time (they get new, growing ids). */
+  newPapers: number;
+  /** Papers already known whose stored metadata changed by the merge. */
+  updatedPapers: number;
+  /** True when this exact content was already ingested for this source and day: nothing was written. */
+  duplicate: boolean;
+}
+
+/** An earlier batch with the same source, day and content. */
+const FIND_DUPLICATE_BATCH = `
+  SELECT id FROM batches WHERE source = ? AND date = ? AND content_hash = ?`;
+
+/** The batch row; counts are filled in once the papers are written. */
+const INSERT_BATCH = `
+  INSERT INTO batches (source, date, content_hash, paper_count, new_paper_count, ingested_at)
+  VALUES (@source, @date, @hash, @paperCount, 0, @now)`;
+
+const SET_BATCH_NEW_COUNT = `
+  UPDATE batches SET new_paper_count = ? WHERE id = ?`;
+
+/** A known paper, by its normalised key, with what the merge needs. */
+const FIND_PAPER_BY_KEY = `
+  SELECT id, title, abstract, authors, url, published_at AS publishedAt, upvotes, categories
+  FROM papers WHERE paper_key = ?`;
+
+/** A paper seen for the first time: it gets the next id (AUTOINCREMENT, never reused). */
+const INSERT_PAPER = `
+  INSERT INTO papers (paper_key, title, abstract, authors, url, published_at, upvotes, categories,
+                      first_batch_id, created_at, updated_at)
+  VALUES (@key, @title, @abstract, @authors, @url, @publishedAt, @upvotes, @categories, @batchId, @now, @now)`;
+
+/** A known paper's merged metadata, in place: its id (and so its place in digests' id ranges) is kept. */
+const UPDATE_PAPER = `
+  UPDATE papers
+  SET title = @title, abstract = @abstract, authors = @authors, url = @url, published_at = @publishedAt,
+      upvotes = @upvotes, categories = @categories, updated_at = @now
+  WHERE id = @id`;
+
+const INSERT_BATCH_PAPER = `
+  INSERT OR IGNORE INTO batch_papers (batch_id, paper_id) VALUES (?, ?)`;
+
+interface StoredPaper {
+  id: number;
+  title: string;
+  abstract: string;
+  authors: string;
+  url: string;
+  publishedAt: string | null;
+  upvotes: number;
+  categories: string;
+}
+
+interface Row {
+  title: string;
+  abstract: string;
+  authors: string;
+  url: string;
+  publishedAt: string | null;
+  upvotes: number;
+  categories: string;
+}
+
+function parseList(json: string): string[] {
+  try {
+    const v: unknown = JSON.parse(json);
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The merge rules when a known paper arrives again (from another source or another day):
+ * title, url and publication date stay as first seen (filled in when missing); the longer abstract
+ * and the longer author list win; upvotes keep the highest count (Hugging Face's; arXiv has none);
+ * categories are the union, first seen first (arXiv's; Hugging Face has none).
+ */
+export function mergePaper(stored: Row, incoming: IncomingPaper): Row {
+  const storedAuthors = parseList(stored.authors);
+  const categories = [...new Set([...parseList(stored.categories), ...incoming.categories])].slice(0, LIMITS.categories);
+  return {
+    title: stored.title.trim() === '' ? incoming.title : stored.title,
+    abstract: incoming.abstract.length > stored.abstract.length ? incoming.abstract : stored.abstract,
+    authors: incoming.authors.length > storedAuthors.length ? JSON.stringify(incoming.authors) : stored.authors,
+    url: stored.url,
+    publishedAt: stored.publishedAt ?? incoming.publishedAt,
+    upvotes: Math.max(stored.upvotes, incoming.upvotes),
+    categories: JSON.stringify(categories),
+  };
+}
+
+function rowOf(p: IncomingPaper): Row {
+  return {
+    title: p.title,
+    abstract: p.abstract,
+    authors: JSON.stringify(p.authors),
+    url: p.url,
+    publishedAt: p.publishedAt,
+    upvotes: p.upvotes,
+    categories: JSON.stringify(p.categories),
+  };
+}
+
+function sameRow(a: Row, b: Row): boolean {
+  return (
+    a.title === b.title &&
+    a.abstract === b.abstract &&
+    a.authors === b.authors &&
+    a.url === b.url &&
+    a.publishedAt === b.publishedAt &&
+    a.upvotes === b.upvotes &&
+    a.categories === b.categories
+  );
+}
+
+/** sha256 over the normalised papers, in key order: the same content in another order is the same batch. */
+export function contentHash(papers: readonly IncomingPaper[]): string {
+  const canonical = [...papers]
+    .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    .map((p) => [p.key, p.title, p.abstract, p.authors, p.url, p.publishedAt, p.upvotes, p.categories]);
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
+}
+
+/** Checks what the readers guarantee, for batches built elsewhere; normalises keys. */
+function checkBatch(batch: IncomingBatch): IncomingPaper[] {
+  const bad = (detail: string) => new AppError('BATCH_INVALID', `Invalid batch: ${detail}`);
+  if (typeof batch.source !== 'string' || batch.source.trim() === '' || batch.source.length > LIMITS.source) {
+    throw bad('source: required');
+  }
+  if (!isCalendarDate(batch.date)) throw bad('date: must be a date written YYYY-MM-DD');
+  if (batch.papers.length === 0) {
+    throw new AppError('BATCH_EMPTY', `Empty batch: ${batch.source} ${batch.date} has no papers; nothing to ingest`);
+  }
+  if (batch.papers.length > LIMITS.papers) throw bad(`papers: too many items (at most ${LIMITS.papers})`);
+  const seen = new Map<string, number>();
+  return batch.papers.map((p, i) => {
+    const key = paperKey(p.key ?? '');
+    if (key === '') throw bad(`papers[${i}].id: required`);
+    if (!p.title || p.title.trim() === '') throw bad(`papers[${i}].title: required`);
+    if (!isHttpUrl(p.url)) throw bad(`papers[${i}].url: must be an http(s) URL`);
+    if (!Number.isInteger(p.upvotes) || p.upvotes < 0) throw bad(`papers[${i}].upvotes: must be a whole number >= 0`);
+    const first = seen.get(key);
+    if (first !== undefined) throw bad(`papers[${i}].id: ${key} is already papers[${first}]`);
+    seen.set(key, i);
+    return key === p.key ? p : { ...p, key };
+  });
+}
+
+type Statement = Database.Statement<unknown[]>;
+
+interface Statements {
+  findDuplicate: Statement;
+  insertBatch: Statement;
+  setBatchNewCount: Statement;
+  findPaper: Statement;
+  insertPaper: Statement;
+  updatePaper: Statement;
+  insertBatchPaper: Statement;
+}
+
+const statementCache = new WeakMap<Db, Statements>();
+
+function statements(db: Db): Statements {
+  let s = statementCache.get(db);
+  if (!s) {
+    s = {
+      findDuplicate: db.prepare(FIND_DUPLICATE_BATCH),
+      insertBatch: db.prepare(INSERT_BATCH),
+      setBatchNewCount: db.prepare(SET_BATCH_NEW_COUNT),
+      findPaper: db.prepare(FIND_PAPER_BY_KEY),
+      insertPaper: db.prepare(INSERT_PAPER),
+      updatePaper: db.prepare(UPDATE_PAPER),
+      insertBatchPaper: db.prepare(INSERT_BATCH_PAPER),
+    };
+    statementCache.set(db, s);
+  }
+  return s;
+}
+
+/**
+ * Ingests one batch in one transaction. Re-ingesting the same content for the same source and day
+ * writes nothing and answers duplicate: true with the earlier batch id. A paper already known keeps
+ * its id; its metadata merges (see mergePaper). An empty batch is refused (BATCH_EMPTY); a bad one
+ * (BATCH_INVALID) writes nothing.
+ */
+export function ingestBatch(db: Db, batch: IncomingBatch, clock: Clock): IngestResult {
+  const papers = checkBatch(batch);
+  const source = batch.source.trim();
+  const hash = contentHash(papers);
+  const s = statements(db);
+  const now = clock.now().toISOString();
+
+  const run = db.transaction((): IngestResult => {
+    const dup = s.findDuplicate.get(source, batch.date, hash) as { id: number } | undefined;
+    if (dup) return { batchId: dup.id, papers: papers.length, newPapers: 0, updatedPapers: 0, duplicate: true };
+
+    const batchId = Number(
+      s.insertBatch.run({ source, date: batch.date, hash, paperCount: papers.length, now }).lastInsertRowid,
+    );
+    let newPapers = 0;
+    let updatedPapers = 0;
+    for (const p of papers) {
+      const stored = s.findPaper.get(p.key) as StoredPaper | undefined;
+      let paperId: number;
+      if (!stored) {
+        paperId = Number(s.insertPaper.run({ key: p.key, ...rowOf(p), batchId, now }).lastInsertRowid);
+        newPapers++;
+      } else {
+        paperId = stored.id;
+        const merged = mergePaper(stored, p);
+        if (!sameRow(merged, stored)) {
+          s.updatePaper.run({ id: stored.id, ...merged, now });
+          updatedPapers++;
+        }
+      }
+      s.insertBatchPaper.run(batchId, paperId);
+    }
+    s.setBatchNewCount.run(newPapers, batchId);
+    return { batchId, papers: papers.length, newPapers, updatedPapers, duplicate: false };
+  });
+  // IMMEDIATE: take the write lock first, so two processes ingesting together queue instead of failing.
+  return run.immediate();
+}

@@ -1,0 +1,281 @@
+// Configured paper sources (SOURCES=hf,arxiv:cs.LG+cs.CL): parsing the setting, polling every missing
+// day on each tick, and the per-source summary for `digest sources`.
+//
+// Each day of each source becomes one batch. A day with nothing yet is recorded `empty` and asked again
+// on later ticks; a day ingested is not asked again once it is final (Hugging Face keeps adding papers
+// to a day while it lasts, so a day ingested early is fetched again until it has settled). A fault
+// (timeout, 5xx after retries, malformed or partial data) ingests nothing for that day, is logged, and
+// is recorded in source_days as `error` with the reason; the other days and sources go on.
+import { utcDate, type Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/open.ts';
+import { AppError, errorMessage } from '../errors.ts';
+import type { Logger } from '../log.ts';
+import { HostSpacer, type FetchOptions } from './fetch.ts';
+import { ingestBatch } from './ingest.ts';
+import { clearErrors, daysInWindow, recordDay, sourceDay, sourceErrors, sourceSummary, type SourceDay } from './source-days.ts';
+import { fetchArxivApiDay, fetchArxivListing, fetchHfDay, type DayFetch, type SourceConfig } from './source-fetchers.ts';
+
+export type SourceKind = 'hf' | 'arxiv' | 'arxiv-api';
+
+export interface SourceSpec {
+  /** Canonical name, as recorded in batches.source and source_days.source: `hf`, `arxiv:cs.LG+cs.CL`. */
+  name: string;
+  kind: SourceKind;
+  /** arXiv categories (empty for hf). */
+  categories: string[];
+}
+
+/** An arXiv category or archive: cs.LG, hep-th, astro-ph.CO, math. */
+const CATEGORY = /^[a-z][a-z-]*(?:\.[A-Za-z][A-Za-z-]*)?$/;
+const KINDS: readonly SourceKind[] = ['hf', 'arxiv', 'arxiv-api'];
+
+function badEntry(i: number, entry: string, why: string): AppError {
+  return new AppError('CONFIG_INVALID', `Invalid configuration: SOURCES entry ${i + 1} (${JSON.stringify(entry)}): ${why}`);
+}
+
+/**
+ * `hf,arxiv:cs.LG+cs.CL` -> specs. Kinds: `hf` (Hugging Face Daily Papers), `arxiv:<cat>+<cat>` (arXiv
+ * RSS listing), `arxiv-api:<cat>+<cat>` (arXiv query API, by submission day). Empty = no sources.
+ * A bad entry throws CONFIG_INVALID naming it.
+ */
+export function parseSources(spec: string): SourceSpec[] {
+  if (spec.trim() === '') return [];
+  const specs: SourceSpec[] = [];
+  spec.split(',').forEach((raw, i) => {
+    const entry = raw.trim();
+    if (entry === '') throw badEntry(i, entry, 'empty: separate sources with single commas, e.g. hf,arxiv:cs.LG');
+    const colon = entry.indexOf(':');
+    const kind = (colon < 0 ? entry : entry.slice(0, colon)).toLowerCase();
+    const rest = colon < 0 ? '' : entry.slice(colon + 1).trim();
+    if (!KINDS.includes(kind as SourceKind)) {
+      throw badEntry(i, entry, `unknown source "${kind}"; known: hf, arxiv:<categories>, arxiv-api:<categories>`);
+    }
+    let categories: string[] = [];
+    if (kind === 'hf') {
+      if (rest !== '') throw badEntry(i, entry, 'hf takes no categories');
+    } else {
+      if (rest === '') throw badEntry(i, entry, `needs categories, e.g. ${kind}:cs.LG+cs.CL`);
+      categories = rest.split('+').map((c) => c.trim());
+      const bad = categories.find((c) => !CATEGORY.test(c));
+      if (bad !== undefined) throw badEntry(i, entry, `${JSON.stringify(bad)} is not an arXiv category (e.g. cs.LG, hep-th)`);
+      categories = [...new Set(categories)];
+    }
+    const name = kind === 'hf' ? 'hf' : `${kind}:${categories.join('+')}`;
+    if (specs.some((s) => s.name === name)) throw badEntry(i, entry, `${name} is listed twice`);
+    specs.push({ name, kind: kind as SourceKind, categories });
+  });
+  return specs;
+}
+
+/** Spaces requests to arXiv hosts (theirs and the configured ones) by ARXIV_MIN_INTERVAL_MS. */
+export function arxivSpacer(config: Pick<Config, 'ARXIV_RSS_URL' | 'ARXIV_API_URL' | 'ARXIV_MIN_INTERVAL_MS'>): HostSpacer {
+  const ms = config.ARXIV_MIN_INTERVAL_MS;
+  const table: Record<string, number> = { 'arxiv.org': ms, 'export.arxiv.org': ms, 'rss.arxiv.org': ms, 'www.arxiv.org': ms };
+  for (const u of [config.ARXIV_RSS_URL, config.ARXIV_API_URL]) table[new URL(u).host] = ms;
+  return HostSpacer.fromTable(table);
+}
+
+export type PollStatus = 'ingested' | 'unchanged' | 'empty' | 'not-yet' | 'error';
+
+/** One source x day of one poll. */
+export interface PollReport {
+  source: string;
+  day: string;
+  status: PollStatus;
+  /** Why (error, not-yet, empty) or what (ingested: counts). */
+  detail?: string;
+  batchId?: number;
+  papers?: number;
+  newPapers?: number;
+}
+
+export interface SourcePollerDeps {
+  db: Db;
+  config: SourceConfig & Pick<Config, 'SOURCES' | 'SOURCE_LOOKBACK_DAYS' | 'ARXIV_MIN_INTERVAL_MS'>;
+  clock: Clock;
+  logger: Logger;
+  /** Another fetch (tests use the real one against a local server). */
+  fetch?: typeof fetch;
+  /** Per-host spacing; default: arXiv hosts spaced by ARXIV_MIN_INTERVAL_MS. */
+  spacer?: HostSpacer;
+  /** First retry delay in ms (default 1000). */
+  backoffMs?: number;
+}
+
+export interface SourcePoller {
+  specs: SourceSpec[];
+  /** Asks every configured source for every day it is missing; one report per source x day asked. */
+  poll(signal?: AbortSignal): Promise<PollReport[]>;
+}
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** A Hugging Face day fetched less than this after it ended may still grow: it is fetched again. */
+export const HF_SETTLE_MS = 12 * HOUR;
+/** arXiv API: submissions of a day show once announced (a weekend later at worst). */
+export const ARXIV_API_SETTLE_MS = 72 * HOUR;
+/** arXiv API: a day not yet final is asked again at most this often (arXiv asks for restraint). */
+export const ARXIV_API_REFRESH_MS = 6 * HOUR;
+
+function addDays(day: string, n: number): string {
+  return utcDate(new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY));
+}
+
+/** Whether a day in the look-back window is to be asked for now, given what was recorded for it. */
+export function needsFetch(row: SourceDay | undefined, day: string, now: Date, settleMs: number, refreshMs: number): boolean {
+  if (!row || row.status === 'error') return true;
+  const fetchedAt = Date.parse(row.fetchedAt);
+  if (row.status === 'ingested' && fetchedAt >= Date.parse(`${day}T00:00:00Z`) + DAY + settleMs) return false;
+  return now.getTime() - fetchedAt >= refreshMs;
+}
+
+export function createSourcePoller(deps: SourcePollerDeps): SourcePoller {
+  const { db, config, clock, logger } = deps;
+  const specs = parseSources(config.SOURCES);
+  const spacer = deps.spacer ?? arxivSpacer(config);
+
+  const fetchOptions = (signal?: AbortSignal): FetchOptions => ({
+    timeoutMs: config.FETCH_TIMEOUT_MS,
+    retries: config.FETCH_RETRIES,
+    logger,
+    signal,
+    spacer,
+    fetch: deps.fetch,
+    backoffMs: deps.backoffMs,
+  });
+
+  /** Fetches one day (or the latest listing), ingests it, records and reports the outcome. */
+  async function askDay(spec: SourceSpec, day: string, fetchDay: () => Promise<DayFetch>): Promise<PollReport> {
+    const log = logger.child({ source: spec.name });
+    let got: DayFetch;
+    try {
+      got = await fetchDay();
+    } catch (e) {
+      if (e instanceof AppError && e.code === 'FETCH_ABORTED') throw e;
+      const reason = errorMessage(e);
+      const known = sourceDay(db, spec.name, day);
+      // A day already ingested keeps its papers and status; the failed refresh is only reported.
+      if (known?.status !== 'ingested') recordDay(db, { source: spec.name, day, status: 'error', lastError: reason, now: clock.now() });
+      log.warn({ day, err: reason, code: e instanceof AppError ? e.code : undefined }, 'source day failed; nothing ingested');
+      return { source: spec.name, day, status: 'error', detail: reason };
+    }
+    if (spec.kind === 'arxiv') clearErrors(db, spec.name); // a stream: a good fetch resolves earlier failures
+    const now = clock.now();
+    const known = sourceDay(db, spec.name, got.day);
+    if (got.outcome !== 'papers') {
+      if (known?.status !== 'ingested') recordDay(db, { source: spec.name, day: got.day, status: 'empty', now });
+      log.info({ day: got.day, outcome: got.outcome, detail: got.detail }, 'nothing yet for this day');
+      return { source: spec.name, day: got.day, status: got.outcome, detail: got.detail };
+    }
+    if (spec.kind === 'arxiv' && known?.status === 'ingested') {
+      return { source: spec.name, day: got.day, status: 'unchanged', detail: 'announcement already ingested' };
+    }
+    try {
+      const r = ingestBatch(db, { source: spec.name, date: got.day, papers: got.papers }, clock);
+      recordDay(db, { source: spec.name, day: got.day, status: 'ingested', batchId: r.batchId, now });
+      log.info({ day: got.day, batchId: r.batchId, papers: r.papers, newPapers: r.newPapers, duplicate: r.duplicate }, 'source day ingested');
+      return {
+        source: spec.name,
+        day: got.day,
+        status: r.duplicate ? 'unchanged' : 'ingested',
+        detail: r.duplicate ? 'same content as before' : `${r.papers} papers, ${r.newPapers} new, ${r.updatedPapers} updated`,
+        batchId: r.batchId,
+        papers: r.papers,
+        newPapers: r.newPapers,
+      };
+    } catch (e) {
+      const reason = errorMessage(e);
+      if (known?.status !== 'ingested') recordDay(db, { source: spec.name, day: got.day, status: 'error', lastError: reason, now });
+      log.warn({ day: got.day, err: reason }, 'source day could not be ingested');
+      return { source: spec.name, day: got.day, status: 'error', detail: reason };
+    }
+  }
+
+  /** The look-back window of a dated source, oldest first, without the days already final. */
+  function daysToAsk(spec: SourceSpec, today: string, lastDay: string, settleMs: number, refreshMs: number): string[] {
+    const first = addDays(today, -config.SOURCE_LOOKBACK_DAYS);
+    const known = daysInWindow(db, spec.name, first, lastDay);
+    const now = clock.now();
+    const days: string[] = [];
+    for (let d = first; d <= lastDay; d = addDays(d, 1)) if (needsFetch(known.get(d), d, now, settleMs, refreshMs)) days.push(d);
+    return days;
+  }
+
+  async function pollSource(spec: SourceSpec, signal?: AbortSignal): Promise<PollReport[]> {
+    const today = utcDate(clock.now());
+    const fo = fetchOptions(signal);
+    const reports: PollReport[] = [];
+    switch (spec.kind) {
+      case 'hf':
+        for (const day of daysToAsk(spec, today, today, HF_SETTLE_MS, 0)) {
+          reports.push(await askDay(spec, day, () => fetchHfDay(spec, day, today, config, fo)));
+        }
+        break;
+      case 'arxiv':
+        reports.push(await askDay(spec, today, () => fetchArxivListing(spec, today, config, fo)));
+        break;
+      case 'arxiv-api':
+        // Today's submissions are not announced yet: ask the days before.
+        for (const day of daysToAsk(spec, today, addDays(today, -1), ARXIV_API_SETTLE_MS, ARXIV_API_REFRESH_MS)) {
+          reports.push(await askDay(spec, day, () => fetchArxivApiDay(spec, day, config, fo)));
+        }
+        break;
+    }
+    return reports;
+  }
+
+  return {
+    specs,
+    async poll(signal?: AbortSignal): Promise<PollReport[]> {
+      const reports: PollReport[] = [];
+      // One source after another: paper ids then grow in a stable order (sources as configured, days oldest first).
+      for (const spec of specs) {
+        if (signal?.aborted) break;
+        try {
+          reports.push(...(await pollSource(spec, signal)));
+        } catch (e) {
+          if (e instanceof AppError && e.code === 'FETCH_ABORTED') break;
+          // A bug or a database fault in one source must not stop the others.
+          const reason = errorMessage(e);
+          logger.error({ source: spec.name, err: reason }, 'source poll failed');
+          reports.push({ source: spec.name, day: utcDate(clock.now()), status: 'error', detail: reason });
+        }
+      }
+      return reports;
+    },
+  };
+}
+
+/** One configured source as `digest sources` shows it. */
+export interface SourceListing {
+  source: string;
+  kind: SourceKind;
+  /** Latest day ingested. */
+  lastDay: string | null;
+  lastFetchedAt: string | null;
+  /** The most recent unresolved failure, if any. */
+  lastError: string | null;
+  lastErrorDay: string | null;
+  lastErrorAt: string | null;
+  /** Every unresolved failed day (newest first, at most 10): source, day and reason for `digest status`. */
+  errors: { day: string; error: string; at: string; attempts: number }[];
+}
+
+export function listSources(db: Db, specs: readonly SourceSpec[]): SourceListing[] {
+  return specs.map((spec) => {
+    const summary = sourceSummary(db, spec.name);
+    const errors = sourceErrors(db, spec.name).map((e) => ({ day: e.day, error: e.lastError ?? 'unknown error', at: e.fetchedAt, attempts: e.attempts }));
+    const last = errors[0];
+    return {
+      source: spec.name,
+      kind: spec.kind,
+      lastDay: summary.lastDay,
+      lastFetchedAt: summary.lastFetchedAt,
+      lastError: last?.error ?? null,
+      lastErrorDay: last?.day ?? null,
+      lastErrorAt: last?.at ?? null,
+      errors,
+    };
+  });
+}
