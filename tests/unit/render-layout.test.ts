@@ -63,7 +63,8 @@ describe.skipIf(!haveChromium)('rendered layout in Chromium', () => {
     };
     for (const [name, html] of Object.entries(pages)) {
       const { page, requests } = await open(html, 'light');
-      const width = await page.evaluate(() => document.documentElement.scrollWidth);
+      // Page-side code as strings: the project's type-check has no DOM library.
+      const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
       expect(width, name).toBeLessThanOrEqual(360);
       expect(requests, name).toEqual([]);
       if (name !== 'confirm') {
@@ -78,12 +79,16 @@ describe.skipIf(!haveChromium)('rendered layout in Chromium', () => {
     const html = renderer.digest(view()).html;
     const colors = async (scheme: 'light' | 'dark') => {
       const { page } = await open(html, scheme, 640);
-      const result = await page.evaluate(() => {
-        const bg = (el: Element | null) => (el ? getComputedStyle(el).backgroundColor : '');
+      const result = (await page.evaluate(`(() => {
+        const bg = (el) => (el ? getComputedStyle(el).backgroundColor : '');
         const card = document.querySelector('.pd-card div');
-        const hl = document.querySelector('.pd-hl');
-        return { body: bg(document.body), text: card ? getComputedStyle(card).color : '', hl: bg(hl), cardBg: bg(card?.closest('td') ?? null) };
-      });
+        return {
+          body: bg(document.body),
+          text: card ? getComputedStyle(card).color : '',
+          hl: bg(document.querySelector('.pd-hl')),
+          cardBg: bg(card ? card.closest('td') : null),
+        };
+      })()`)) as { body: string; text: string; hl: string; cardBg: string };
       await page.close();
       return result;
     };
