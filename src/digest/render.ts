@@ -91,7 +91,7 @@ function makeRenderer(t: CompiledTemplates, cache: PaperPartsCache, htmlByteLimi
     const subject = digestSubject(total, topicsInOrder(view.papers), view.edition);
     const base = {
       subject,
-      preview: `${trimOnWord(tidy(view.papers[0]?.title ?? ''), 110)}`,
+      preview: trimOnWord(tidy(view.papers[0]?.title ?? ''), 110),
       edition: tidy(view.edition),
       email: view.email,
       intro: `${plural(total, 'new paper', 'new papers')} matched your topics.`,
@@ -169,7 +169,7 @@ function makeRenderer(t: CompiledTemplates, cache: PaperPartsCache, htmlByteLimi
       email: view.email,
       alreadySubscribed: already,
       topics: view.topics.map(tidy).filter((s) => s !== ''),
-      topicsLabel: already ? 'Topics in this request:' : 'Your topics:',
+      topicsLabel: 'Your topics:',
       buttonUrl: buttonUrl === '#' ? '' : buttonUrl,
       buttonLabel: already ? 'Manage preferences' : 'Confirm subscription',
       footer: already
