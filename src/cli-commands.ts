@@ -1,5 +1,5 @@
 // What each `digest` subcommand does, given the app. Output is plain lines for people and scripts.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { CliIo } from './cli.ts';
@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import { AppError } from './errors.ts';
 import { editionStatus } from './digest/status.ts';
 import { previewDigest } from './digest/preview.ts';
+import { parseFeed } from './ingest/detect.ts';
 import { ingestBatch } from './ingest/ingest.ts';
 import { loadInput } from './ingest/load.ts';
 import { listSources, parseSources } from './ingest/sources.ts';
@@ -166,7 +167,7 @@ export async function cmdSources(app: App, io: CliIo): Promise<number> {
 /** `digest serve`: web pages, the scheduler, and (with no SMTP_URL) the local mail catcher. */
 export async function cmdServe(config: Config, io: CliIo, appOptions: AppOptions): Promise<number> {
   const app = await createApp(config, { ...appOptions, mailMode: 'serve' });
-  const { db, logger } = app;
+  const { logger } = app;
   seedSampleBatch(app, io);
   const running = new AbortController();
   const scheduler = createScheduler({
@@ -175,7 +176,12 @@ export async function cmdServe(config: Config, io: CliIo, appOptions: AppOptions
     logger,
     tick: () => runTick(app, { due: true, signal: running.signal }),
   });
-  const server = await buildServer({ ...app, onConfirmed: () => scheduler.poke() });
+  // The first digest goes out right after confirming (the newest edition's matches); later ones at
+  // the subscriber's own hour.
+  const server = buildServer({
+    ...app,
+    onConfirmed: (id) => scheduler.runSoon('welcome', () => runTick(app, { due: false, onlySubscriber: id, signal: running.signal })),
+  });
   await server.listen({ port: config.PORT, host: config.HOST });
   scheduler.start();
   io.out(`paper digest at ${config.PUBLIC_URL}${app.inbox ? ` — local inbox at ${config.PUBLIC_URL}/inbox` : ''}`);
@@ -190,7 +196,6 @@ export async function cmdServe(config: Config, io: CliIo, appOptions: AppOptions
   await scheduler.stop();
   await server.close();
   await app.close();
-  void db;
   return 0;
 }
 
@@ -203,13 +208,7 @@ function seedSampleBatch(app: App, io: CliIo): void {
   io.out(`fresh database: ingested the sample batch (${r.papers} papers) from samples/`);
 }
 
-export function loadSampleBatch() {
+function loadSampleBatch() {
   // The sample file is in the project's own batch format.
-  return parseSampleBatch(SAMPLE_BATCH);
-}
-
-import { readFileSync } from 'node:fs';
-import { parseFeed } from './ingest/detect.ts';
-function parseSampleBatch(path: string) {
-  return parseFeed(readFileSync(path, 'utf8'), 'batch', {});
+  return parseFeed(readFileSync(SAMPLE_BATCH, 'utf8'), 'batch', {});
 }

@@ -5,8 +5,8 @@ import type { Logger } from './log.ts';
 
 export interface Scheduler {
   start(): void;
-  /** Runs a tick soon (debounced), e.g. right after someone confirms so the first digest comes at once. */
-  poke(delayMs?: number): void;
+  /** Runs `job` soon, after any running tick (never two at once): e.g. a welcome digest after a confirmation. */
+  runSoon(why: string, job: () => Promise<unknown>, delayMs?: number): void;
   /** Stops scheduling and waits for a running tick. */
   stop(): Promise<void>;
 }
@@ -18,28 +18,27 @@ export function createScheduler(opts: {
   tick: () => Promise<unknown>;
 }): Scheduler {
   const { logger } = opts;
-  let running: Promise<void> | undefined;
-  let pokeTimer: NodeJS.Timeout | undefined;
+  // Jobs run one after another on this chain, so a cron tick and a requested job never overlap.
+  let chain: Promise<void> = Promise.resolve();
+  const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
 
-  const runOnce = async (why: string): Promise<void> => {
-    if (running) return running.then(() => undefined);
-    running = (async () => {
+  const enqueue = (why: string, job: () => Promise<unknown>): Promise<void> => {
+    chain = chain.then(async () => {
+      if (stopped && why !== 'cron') return;
       const started = Date.now();
       try {
-        await opts.tick();
+        await job();
         logger.info({ why, ms: Date.now() - started }, 'tick done');
       } catch (err) {
         logger.error({ err, why }, 'tick failed');
-      } finally {
-        running = undefined;
       }
-    })();
-    return running;
+    });
+    return chain;
   };
 
   if (!cron.validate(opts.cron)) throw new Error(`DIGEST_CRON: not a valid cron expression: ${opts.cron}`);
-  const task: ScheduledTask = cron.createTask(opts.cron, () => runOnce('cron'), {
+  const task: ScheduledTask = cron.createTask(opts.cron, () => enqueue('cron', opts.tick), {
     timezone: opts.timezone,
     noOverlap: true,
     name: 'digest-tick',
@@ -57,16 +56,19 @@ export function createScheduler(opts: {
       task.start();
       logger.info({ cron: opts.cron, timezone: opts.timezone }, 'scheduler started');
     },
-    poke(delayMs = 1500) {
+    runSoon(why, job, delayMs = 500) {
       if (stopped) return;
-      clearTimeout(pokeTimer);
-      pokeTimer = setTimeout(() => void runOnce('poke'), delayMs);
+      const t = setTimeout(() => {
+        timers.delete(t);
+        void enqueue(why, job);
+      }, delayMs);
+      timers.add(t);
     },
     async stop() {
       stopped = true;
-      clearTimeout(pokeTimer);
+      for (const t of timers) clearTimeout(t);
       await task.stop();
-      await running;
+      await chain;
     },
   };
 }

@@ -11,6 +11,8 @@ export interface TickOptions {
   due: boolean;
   /** Fetch, match and plan inside a savepoint that is rolled back; send nothing. */
   dryRun?: boolean;
+  /** Plan only this subscriber (the welcome digest right after confirming); no source fetching. */
+  onlySubscriber?: number;
   signal?: AbortSignal;
   onProgress?: (p: SendProgress) => void;
 }
@@ -26,14 +28,15 @@ export interface TickReport {
 export async function runTick(app: App, opts: TickOptions): Promise<TickReport> {
   const { db, clock, logger, config } = app;
   const specs = parseSources(config.SOURCES);
-  const sources = specs.length > 0 && !opts.dryRun ? await createSourcePoller({ db, config, clock, logger }).poll() : [];
+  const fetchSources = specs.length > 0 && !opts.dryRun && opts.onlySubscriber === undefined;
+  const sources = fetchSources ? await createSourcePoller({ db, config, clock, logger }).poll() : [];
 
   const recovered = opts.dryRun ? 0 : recoverStale(db, clock);
   if (opts.dryRun) {
     db.exec('SAVEPOINT dry_run');
     try {
       const matched = matchPending(db);
-      const plan = planEdition(db, { clock, due: opts.due });
+      const plan = planEdition(db, { clock, due: opts.due, onlySubscriber: opts.onlySubscriber });
       return { sources, matched, plan, send: undefined, recovered };
     } finally {
       db.exec('ROLLBACK TO dry_run; RELEASE dry_run');
@@ -41,7 +44,7 @@ export async function runTick(app: App, opts: TickOptions): Promise<TickReport> 
   }
 
   const matched = matchPending(db);
-  const plan = planEdition(db, { clock, due: opts.due });
+  const plan = planEdition(db, { clock, due: opts.due, onlySubscriber: opts.onlySubscriber });
   logger.info({ matched, plan }, 'planned');
   const send = await sendPending(
     { db, mailer: app.mailer, renderer: app.renderer, links: app.links, clock, config, logger },

@@ -1,0 +1,34 @@
+// `digest preview <email>`: the digest that would be sent to one subscriber now, rendered but not
+// sent. Matching and planning run inside a savepoint that is rolled back, so nothing is written.
+import { AppError } from '../errors.ts';
+import type { App } from '../main.ts';
+import { findSubscriberByEmail } from '../subscribers/repo.ts';
+import { matchPending } from '../topics/matcher.ts';
+import { planEdition } from './planner.ts';
+import type { RenderedEmail } from './render.ts';
+import { loadDigestView } from './view.ts';
+
+/** Open ledger rows (planned, or waiting to retry) are what a run would send first. */
+const SQL_OPEN_DIGEST = `
+  SELECT id FROM digests
+  WHERE subscriber_id = ? AND status IN ('planned', 'retry')
+  ORDER BY id DESC LIMIT 1`;
+
+export function previewDigest(app: Pick<App, 'db' | 'clock' | 'links' | 'renderer'>, email: string): RenderedEmail | undefined {
+  const { db, clock, links, renderer } = app;
+  const subscriber = findSubscriberByEmail(db, email);
+  if (!subscriber) throw new AppError('NOT_FOUND', `no subscriber with address ${email}`);
+  db.exec('SAVEPOINT preview');
+  try {
+    // A subscriber who is not confirmed yet is previewed as if they were.
+    db.prepare(`UPDATE subscribers SET status = 'confirmed' WHERE id = ?`).run(subscriber.id);
+    matchPending(db);
+    planEdition(db, { clock, due: false, onlySubscriber: subscriber.id });
+    const open = db.prepare(SQL_OPEN_DIGEST).get(subscriber.id) as { id: number } | undefined;
+    if (!open) return undefined;
+    const view = loadDigestView(db, open.id, links);
+    return view ? renderer.digest(view) : undefined;
+  } finally {
+    db.exec('ROLLBACK TO preview; RELEASE preview');
+  }
+}
