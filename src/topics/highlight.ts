@@ -22,8 +22,11 @@ interface Word {
   key: string;
 }
 
-/** Words whose stem is cached per highlighter; past this the cache starts over. */
-const STEM_CACHE_LIMIT = 20_000;
+/** Words whose key is cached per highlighter; past this the cache starts over. */
+const KEY_CACHE_LIMIT = 20_000;
+
+/** The key of a word no term can match (keeps its place, so phrases still need consecutive words). */
+const NO_MATCH = '\u0000';
 
 /**
  * Builds a highlighter for a subscriber's topics (invalid topics are ignored). Build it once per
@@ -55,14 +58,22 @@ export function createHighlighter(topicTexts: string[]): Highlighter {
     }
   }
 
+  // Porter only rewrites endings and never leaves fewer than two letters, so a word's stem starts with
+  // the same two letters as the word: only words starting like some term stem are worth stemming.
+  const heads = new Set<string>();
+  for (const term of [...byFirstStem.values()].flat()) for (const stem of term.stems) heads.add(stem.slice(0, 2));
+  for (const stem of prefixWords) heads.add(stem.slice(0, 2));
+  const couldMatch = (folded: string): boolean => heads.has(folded.slice(0, 2)) || heads.has(folded.slice(0, 1));
+
   const wordRegex = tokenRegex();
-  const stems = new Map<string, string>();
+  const keys = new Map<string, string>();
   const keyOf = (word: string): string => {
-    let key = stems.get(word);
+    let key = keys.get(word);
     if (key === undefined) {
-      if (stems.size >= STEM_CACHE_LIMIT) stems.clear();
-      key = stemToken(foldToken(word));
-      stems.set(word, key);
+      if (keys.size >= KEY_CACHE_LIMIT) keys.clear();
+      const folded = foldToken(word);
+      key = folded === '' ? '' : couldMatch(folded) ? stemToken(folded) : NO_MATCH;
+      keys.set(word, key);
     }
     return key;
   };
@@ -72,8 +83,9 @@ export function createHighlighter(topicTexts: string[]): Highlighter {
     if (byFirstStem.size === 0 && prefixWords.length === 0) return [{ text, hit: false }];
     const words: Word[] = [];
     for (const m of text.matchAll(wordRegex)) {
-      if (foldToken(m[0]) === '') continue; // only combining marks: not a token for FTS5 either
-      words.push({ start: m.index, end: m.index + m[0].length, key: keyOf(m[0]) });
+      const key = keyOf(m[0]);
+      if (key === '') continue; // only combining marks: not a token for FTS5 either
+      words.push({ start: m.index, end: m.index + m[0].length, key });
     }
     const ranges: Array<[number, number]> = [];
     words.forEach((w, i) => {

@@ -19,8 +19,11 @@ const MARKS = /\p{M}/gu;
 
 /** Lower case without diacritics ("Pokémon" -> "pokemon"); "" when the word was only marks. */
 export function foldToken(word: string): string {
-  return word.toLowerCase().normalize('NFD').replace(MARKS, '');
+  const lower = word.toLowerCase();
+  return ASCII.test(lower) ? lower : lower.normalize('NFD').replace(MARKS, '');
 }
+
+const ASCII = /^[\x00-\x7f]*$/;
 
 /** The tokens FTS5 would see in a piece of user text, folded but not stemmed. */
 export function wordTokens(text: string): string[] {
