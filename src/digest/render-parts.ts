@@ -118,10 +118,10 @@ export function buildParts(paper: PaperInput, highlight: Highlight | null, abstr
   };
 }
 
-/** One paper as last seen (to notice an edited paper) and its card parts per topic set. */
-interface PaperEntry {
+/** Card parts and the paper they were built from (to notice an edited paper). */
+interface PartsEntry {
   paper: PaperInput;
-  byTopics: BoundedCache<PaperParts>;
+  parts: PaperParts;
 }
 
 /** Same content: compared field by field (identical strings from one row compare by pointer). */
@@ -145,36 +145,30 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 
 /**
  * Card parts for papers, with one highlighter per distinct set of matched topics and the parts of
- * each (paper, topic set) built once. Papers are found by URL (a short key: hashing whole abstracts
- * per lookup would cost more than the fill), then checked field by field so an edited paper is rebuilt.
+ * each (paper, topic set) built once. Keyed by URL and topic set (short keys: hashing whole abstracts
+ * per lookup would cost more than the fill), then checked field by field so an edited paper is
+ * rebuilt. Both caches are bounded (about 2.5 KB per parts entry: 20,000 entries ~ 50 MB at most).
  */
 export class PaperPartsCache {
   private readonly highlighters: BoundedCache<Highlight | null>;
-  private readonly papers: BoundedCache<PaperEntry>;
-  private readonly topicSetsPerPaper: number;
+  private readonly parts: BoundedCache<PartsEntry>;
 
   constructor(
     private readonly logger: Logger | undefined,
-    sizes: { highlighters?: number; papers?: number; topicSetsPerPaper?: number } = {},
+    sizes: { highlighters?: number; parts?: number } = {},
   ) {
     this.highlighters = new BoundedCache(sizes.highlighters ?? 5_000);
-    this.papers = new BoundedCache(sizes.papers ?? 5_000);
-    this.topicSetsPerPaper = sizes.topicSetsPerPaper ?? 2_000;
+    this.parts = new BoundedCache(sizes.parts ?? 20_000);
   }
 
   /** Email card parts (abstract trimmed), cached. `topicTexts` sorted, so equal sets share a key. */
   forEmail(paper: PaperInput, topicTexts: readonly string[]): PaperParts {
     const topicsKey = topicTexts.join('\u0001');
-    let entry = this.papers.get(paper.url);
-    if (entry === undefined || !samePaper(entry.paper, paper)) {
-      entry = { paper, byTopics: new BoundedCache(this.topicSetsPerPaper) };
-      this.papers.set(paper.url, entry);
-    }
-    let parts = entry.byTopics.get(topicsKey);
-    if (parts === undefined) {
-      parts = buildParts(paper, this.highlighter(topicsKey, topicTexts), EMAIL_ABSTRACT_CHARS);
-      entry.byTopics.set(topicsKey, parts);
-    }
+    const key = `${paper.url}\u0002${topicsKey}`;
+    const cached = this.parts.get(key);
+    if (cached !== undefined && samePaper(cached.paper, paper)) return cached.parts;
+    const parts = buildParts(paper, this.highlighter(topicsKey, topicTexts), EMAIL_ABSTRACT_CHARS);
+    this.parts.set(key, { paper, parts });
     return parts;
   }
 

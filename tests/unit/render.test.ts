@@ -185,6 +185,16 @@ describe('digest email', () => {
     expect(html).not.toMatch(/<img|<link|@import|url\(|fonts\.googleapis/i);
   });
 
+  it('shows a paper as it is now after its title or abstract changed (no stale cached card)', () => {
+    const [paper] = papers(1);
+    renderer.digest(digestView([paper!]));
+    const edited = { ...paper!, title: 'Corrected title v2', abstract: 'A corrected abstract.' };
+    const email = renderer.digest(digestView([edited]));
+    expect(email.html).toContain('Corrected title v2');
+    expect(email.text).toContain('A corrected abstract.');
+    expect(email.html).not.toContain('StarCraft');
+  });
+
   it('refuses to render a digest with no papers', () => {
     expect(() => renderer.digest(digestView([]))).toThrow(/ada@example\.org \(2025-11-25\) has no papers/);
   });
