@@ -125,20 +125,23 @@ export async function sendPending(deps: SendDeps, opts: SendOptions = {}): Promi
     opts.onProgress?.({ ...progress });
   };
 
+  /** Relay down: the row goes back to 'retry' without burning the attempt, due at once next run. */
+  const giveBack = (id: number, err: MailError) => {
+    ledger.giveBack(id, `relay down, not counted as an attempt: ${err.response}`);
+    if (!leftForRetry.has(id)) {
+      // It had just used its last attempt and was counted failed: it is open again after all.
+      summary.failed--;
+      progress.failed--;
+      progress.done--;
+      leftForRetry.add(id);
+    }
+  };
+
   const pause = (err: MailError) => {
     summary.paused = true;
     summary.pauseReason = `relay down: ${streak.length} connection failures in a row (last: ${err.response})`;
     logger.error({ reason: summary.pauseReason }, 'sending paused');
-    for (const id of streak) {
-      ledger.giveBack(id, `relay down, not counted as an attempt: ${err.response}`);
-      if (!leftForRetry.has(id)) {
-        // It had just used its last attempt: it is open again, so it is not failed after all.
-        summary.failed--;
-        progress.failed--;
-        progress.done--;
-        leftForRetry.add(id);
-      }
-    }
+    for (const id of streak) giveBack(id, err);
   };
 
   const onFailure = (loaded: LoadedDigest, err: MailError) => {
@@ -161,21 +164,19 @@ export async function sendPending(deps: SendDeps, opts: SendOptions = {}): Promi
       maxMs: config.SMTP_RETRY_MAX_MS,
     }, random));
     const status = ledger.markRetry(row.id, failure, config.SMTP_MAX_ATTEMPTS, next);
-    if (err.kind === 'connection') {
-      streak.push(row.id);
-      if (summary.paused) ledger.giveBack(row.id, `relay down, not counted as an attempt: ${err.response}`);
-      else if (streak.length >= config.RELAY_DOWN_AFTER) pause(err);
-    } else {
-      streak = [];
-    }
-    if (summary.paused && err.kind === 'connection') {
+    if (status === 'retry') {
       leftForRetry.add(row.id);
     } else if (status === 'failed') {
       summary.failed++;
       settle(row.id, 'failed');
-    } else if (status === 'retry') {
-      leftForRetry.add(row.id);
     }
+    if (err.kind !== 'connection') {
+      streak = [];
+      return;
+    }
+    streak.push(row.id);
+    if (summary.paused) giveBack(row.id, err);
+    else if (streak.length >= config.RELAY_DOWN_AFTER) pause(err);
   };
 
   const handle = async (id: number) => {

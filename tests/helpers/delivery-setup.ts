@@ -1,0 +1,145 @@
+// Everything a delivery test needs, real parts only: a SQLite file in a temp dir, a scriptable SMTP
+// server, the SMTP mailer, the real renderer, signed links; plus a way to run `run-delivery.ts` as a
+// child process against the same database and relay.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { systemClock, type Clock } from '../../src/clock.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
+import { planEdition } from '../../src/digest/planner.ts';
+import { createRenderer, type Renderer } from '../../src/digest/render.ts';
+import { sendPending, type SendDeps, type SendOptions, type SendSummary } from '../../src/digest/sender.ts';
+import { Links } from '../../src/links.ts';
+import { silentLogger } from '../../src/log.ts';
+import { createSmtpMailer } from '../../src/mail/smtp-mailer.ts';
+import type { Mailer } from '../../src/mail/types.ts';
+import { Tokens } from '../../src/tokens.ts';
+import { matchPending } from '../../src/topics/matcher.ts';
+import { tempDatabase, type TempDb } from './seed.ts';
+import { SmtpSink, type SinkOptions } from './smtp-sink.ts';
+
+export const SECRET = 'test-secret-key-0123456789abcdef0123456789';
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+let rendererOnce: Promise<Renderer> | undefined;
+/** MJML compiles once per test file. */
+export function sharedRenderer(): Promise<Renderer> {
+  return (rendererOnce ??= createRenderer());
+}
+
+/** Environment for both the in-process config and child processes; fast retries by default. */
+export function deliveryEnvVars(t: TempDb, sink: SmtpSink, overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_PATH: t.path,
+    SMTP_URL: sink.url,
+    SECRET_KEY: SECRET,
+    PUBLIC_URL: 'https://digest.example.org',
+    MAIL_FROM: 'Paper Digest <digest@papers.example.org>',
+    UNSUBSCRIBE_MAILTO: 'unsubscribe@papers.example.org',
+    SMTP_POOL_SIZE: '3',
+    SMTP_MAX_ATTEMPTS: '5',
+    SMTP_RETRY_BASE_MS: '20',
+    SMTP_RETRY_MAX_MS: '200',
+    SMTP_TIMEOUT_MS: '3000',
+    RELAY_DOWN_AFTER: '5',
+    HARD_FAILURES_TO_SUPPRESS: '2',
+    SHUTDOWN_GRACE_MS: '5000',
+    LOG_LEVEL: 'silent',
+    ...overrides,
+  };
+}
+
+export interface DeliveryEnv {
+  t: TempDb;
+  sink: SmtpSink;
+  config: Config;
+  links: Links;
+  tokens: Tokens;
+  mailer: Mailer;
+  deps: SendDeps;
+  env: Record<string, string>;
+  /** matchPending + planEdition (non-due). */
+  plan(): ReturnType<typeof planEdition>;
+  send(opts?: SendOptions): Promise<SendSummary>;
+  close(): Promise<void>;
+}
+
+export async function deliveryEnv(
+  opts: { env?: Record<string, string>; sink?: SinkOptions; clock?: Clock } = {},
+): Promise<DeliveryEnv> {
+  const t = tempDatabase();
+  const sink = await SmtpSink.start(opts.sink);
+  const env = deliveryEnvVars(t, sink, opts.env);
+  const config = loadConfig(env);
+  const clock = opts.clock ?? systemClock;
+  const tokens = new Tokens(SECRET);
+  const links = new Links(config.PUBLIC_URL, tokens, clock);
+  const mailer = createSmtpMailer({
+    url: sink.url,
+    from: config.MAIL_FROM,
+    poolSize: config.SMTP_POOL_SIZE,
+    ratePerSecond: config.SMTP_RATE_PER_SECOND,
+    timeoutMs: config.SMTP_TIMEOUT_MS,
+    logger: silentLogger,
+  });
+  const deps: SendDeps = { db: t.db, mailer, renderer: await sharedRenderer(), links, clock, config, logger: silentLogger };
+  return {
+    t,
+    sink,
+    config,
+    links,
+    tokens,
+    mailer,
+    deps,
+    env,
+    plan() {
+      matchPending(t.db);
+      return planEdition(t.db, { clock, due: false });
+    },
+    send: (o: SendOptions = {}) => sendPending(deps, o),
+    async close() {
+      await mailer.close();
+      await sink.close();
+      t.cleanup();
+    },
+  };
+}
+
+export interface ChildRun {
+  child: ChildProcess;
+  /** Resolves once the child has written its ledger rows (it prints "planned" on stderr). */
+  planned: Promise<void>;
+  /** Exit code (null when killed by a signal), signal, stdout and stderr. */
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
+}
+
+/** Starts tests/helpers/run-delivery.ts in a child process with this environment. */
+export function startChildRun(env: Record<string, string>): ChildRun {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'tests/helpers/run-delivery.ts'], {
+    cwd: REPO_ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  let markPlanned: () => void = () => undefined;
+  const planned = new Promise<void>((resolve) => (markPlanned = resolve));
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => {
+    stderr += c.toString();
+    if (stderr.includes('planned\n')) markPlanned();
+  });
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('exit', (code, signal) => {
+      markPlanned();
+      // Let the pipes drain before reporting.
+      setImmediate(() => resolve({ code, signal, stdout, stderr }));
+    }),
+  );
+  return { child, planned, done };
+}
+
+/** The JSON summary line a child run prints. */
+export function childSummary(stdout: string): { plan: { planned: number }; send: SendSummary; recovered: number } {
+  const line = stdout.trim().split('\n').pop() ?? '';
+  return JSON.parse(line) as { plan: { planned: number }; send: SendSummary; recovered: number };
+}
