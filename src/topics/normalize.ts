@@ -40,7 +40,10 @@ const PORTER_MAX_TOKEN_BYTES = 64;
 
 /**
  * The stem FTS5 stores for a folded token. The `stemmer` package implements the same Porter
- * algorithm as SQLite (checked against fts5vocab on every word of the fixture listing).
+ * algorithm as SQLite (tests/integration/matcher.test.ts checks it against fts5vocab on every word
+ * of the sample listing). SQLite applies the rules to UTF-8 bytes, so a word that keeps a non-Latin
+ * or unfoldable letter next to an English suffix can differ ("Straße": SQLite "straß", here "straße");
+ * only highlighting would miss such a word, never matching.
  */
 export function stemToken(folded: string): string {
   if (Buffer.byteLength(folded, 'utf8') > PORTER_MAX_TOKEN_BYTES) return folded;

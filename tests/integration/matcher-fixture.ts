@@ -1,6 +1,6 @@
 // A real SQLite file with the Daily Papers fixture loaded straight into `papers` (the FTS5
 // triggers index them), and helpers to add subscribers and topics. Used by matcher*.test.ts.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../src/db/open.ts';
@@ -13,15 +13,12 @@ export interface FixturePaper {
   upvotes?: number;
 }
 
-/** The real listing: a copy in the repo if there is one, else the team's shared fixtures folder. */
-const FIXTURE_PATH = [
-  new URL('../fixtures/daily-papers-page.json', import.meta.url).pathname,
-  '/work/shared/fixtures/daily-papers-page.json',
-].find((p) => existsSync(p))!;
+/** The real Daily Papers listing (71 papers), as the repo's sample batch. Tests refer to papers by index. */
+const FIXTURE_PATH = new URL('../../samples/daily-papers-sample.json', import.meta.url);
 
 export const FIXTURE: FixturePaper[] = (JSON.parse(readFileSync(FIXTURE_PATH, 'utf8')) as { papers: FixturePaper[] }).papers;
 
-/** The listing has no authors or categories: these are made up so field prefixes have something to find. */
+/** The sample has no authors or categories: these are made up so field prefixes have something to find. */
 export function authorsOf(i: number): string[] {
   if (i === 52) return ['Yann LeCun', 'Ada Lovelace']; // ChessQA
   if (i === 31) return ['Bob LeCun', 'Yann Dauphin']; // PokerGPT

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/open.ts';
 import { createHighlighter } from '../../src/topics/highlight.ts';
+import { foldToken, stemToken, tokenRegex } from '../../src/topics/normalize.ts';
 import { matchPending, removeUnusedQueries } from '../../src/topics/matcher.ts';
 import { parseTopic } from '../../src/topics/parse.ts';
 import {
@@ -169,6 +170,20 @@ describe('topic language against FTS5', () => {
       expect(() => probe.get(fts), `${text} -> ${fts}`).not.toThrow();
     }
     expect(accepted).toBeGreaterThan(100);
+  });
+
+  it('stems and folds every word of the listing exactly as the FTS5 tokenizer does (highlighter parity)', () => {
+    db.exec(`CREATE VIRTUAL TABLE stem_probe USING fts5 (w, tokenize = 'porter unicode61 remove_diacritics 2');
+             CREATE VIRTUAL TABLE stem_probe_terms USING fts5vocab (stem_probe, 'instance');`);
+    const words = [...new Set(FIXTURE.flatMap((p) => [...`${p.title} ${p.abstract} Pokémon naïvely données Œuvres cafés`.matchAll(tokenRegex())].map((m) => m[0])))];
+    const insert = db.prepare('INSERT INTO stem_probe (rowid, w) VALUES (?, ?)');
+    db.transaction(() => words.forEach((w, i) => insert.run(i + 1, w)))();
+    const sqlite = new Map(
+      (db.prepare('SELECT doc, term FROM stem_probe_terms').all() as Array<{ doc: number; term: string }>).map((r) => [r.doc, r.term]),
+    );
+    const differing = words.filter((w, i) => sqlite.get(i + 1) !== stemToken(foldToken(w)));
+    expect(words.length).toBeGreaterThan(2500);
+    expect(differing).toEqual([]);
   });
 
   it('highlights words in every paper FTS5 matched, and none in those it did not', () => {
