@@ -1,7 +1,7 @@
 // The SMTP mailer against a real SMTP server: headers a mailbox provider checks, a DKIM signature
 // verified by an independent verifier (mailauth), and how each relay answer is classified.
 import { generateKeyPairSync } from 'node:crypto';
-import { dkimVerify } from 'mailauth/lib/dkim/verify';
+import { dkimVerify } from 'mailauth';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.ts';
 import { MailError } from '../../src/mail/errors.ts';
