@@ -7,7 +7,8 @@
 // A hyphenated word is a phrase (multi-agent = "multi agent"); AND typed in capitals is a no-op.
 import type { Column, Token } from './lexer.ts';
 import { lex } from './lexer.ts';
-import { topicError } from './errors.ts';
+import { isAppError } from '../errors.ts';
+import { TOPIC_INVALID, topicError } from './errors.ts';
 import { wordTokens } from './normalize.ts';
 import {
   COLUMN_ORDER,
@@ -63,7 +64,7 @@ export function parseTopics(texts: string[]): ParsedTopic[] {
     try {
       parsed = parseTopic(text);
     } catch (e) {
-      if (e instanceof Error) throw topicError(`topic ${index + 1}: ${e.message}`);
+      if (isAppError(e) && e.code === TOPIC_INVALID) throw topicError(`topic ${index + 1}: ${e.message}`);
       throw e;
     }
     if (!byFts.has(parsed.fts)) byFts.set(parsed.fts, parsed);
