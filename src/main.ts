@@ -57,7 +57,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const db = openDatabase(config.DATABASE_PATH);
   const tokens = new Tokens(config.SECRET_KEY ?? localSecret(db, logger));
   const links = new Links(config.PUBLIC_URL, tokens, clock);
-  const renderer = await createRenderer();
+  const renderer = await createRenderer({ logger });
 
   let inbox: Inbox | undefined;
   let catcher: MailCatcher | undefined;

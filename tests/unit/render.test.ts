@@ -17,10 +17,11 @@ import { DEFAULT_TEMPLATES_DIR } from '../../src/digest/render-templates.ts';
 interface FixturePaper {
   title: string;
   abstract: string;
-  authorCount?: number;
+  authors: string[];
   upvotes?: number;
 }
-const fixture = JSON.parse(readFileSync('/work/shared/fixtures/daily-papers-page.json', 'utf8')) as {
+// The project's sample batch: the 71 papers of a real Daily Papers listing.
+const fixture = JSON.parse(readFileSync(new URL('../../samples/daily-papers-sample.json', import.meta.url), 'utf8')) as {
   papers: FixturePaper[];
 };
 
@@ -43,7 +44,7 @@ function papers(count: number, topics: string[] = ['reinforcement learning'], ab
     return {
       title: f.title,
       url: `https://arxiv.org/abs/2511.${String(10000 + i)}`,
-      authors: Array.from({ length: f.authorCount ?? 1 }, (_, j) => `Author ${i}-${j + 1}`),
+      authors: f.authors.length > 0 ? f.authors : [`Author ${i}`],
       abstract,
       upvotes: f.upvotes ?? 0,
       categories: ['cs.LG', 'cs.AI'],
