@@ -5,19 +5,10 @@
 
   var DEBOUNCE_MS = 300;
 
-  function text(el, value) {
-    el.textContent = value;
-    return el;
-  }
-
   function make(tag, className) {
     var el = document.createElement(tag);
     if (className) el.className = className;
     return el;
-  }
-
-  function safeHref(url) {
-    return /^https?:\/\//i.test(url || '') ? url : null;
   }
 
   // --- Live preview of one topic input ---------------------------------------------------------
@@ -25,6 +16,7 @@
     var field = input.closest('[data-topic-field]');
     var preview = field.querySelector('[data-topic-preview]');
     var errorEl = field.querySelector('[data-topic-error]');
+    var statusEl = field.querySelector('[data-topic-status]');
     var timer = null;
     var controller = null;
     var lastQuery = null;
@@ -39,6 +31,7 @@
       errorEl.textContent = message;
       input.setAttribute('aria-invalid', 'true');
       field.classList.add('has-error');
+      statusEl.textContent = '';
       preview.textContent = '';
       if (typeof position === 'number' && position > 0) {
         var caret = make('p', 'caret');
@@ -52,25 +45,18 @@
     function showPapers(data) {
       clearError();
       preview.textContent = '';
-      var summary = make('p', 'summary');
-      summary.textContent =
+      statusEl.textContent =
         data.total === 0
           ? 'No paper of the last 14 days matches this topic yet.'
           : data.total === 1
             ? '1 paper of the last 14 days matches:'
-            : data.total + ' papers of the last 14 days match' + (data.papers.length < data.total ? ', the first ' + data.papers.length + ':' : ':');
-      preview.appendChild(summary);
+            : data.total + ' papers of the last 14 days match' + (data.papers.length < data.total ? '; the first ' + data.papers.length + ':' : ':');
       if (!data.papers.length) return;
       var list = make('ol');
       data.papers.forEach(function (p) {
         var li = make('li');
-        var href = safeHref(p.url);
-        var title = make(href ? 'a' : 'span', 'title');
-        if (href) {
-          title.href = href;
-          title.rel = 'noopener noreferrer';
-          title.target = '_blank';
-        }
+        // Titles are text, not links: keyboard users tab straight from one topic to the next.
+        var title = make('strong', 'title');
         title.innerHTML = p.titleHtml; // escaped by the server; only <mark> inside
         li.appendChild(title);
         var abs = make('p', 'abstract');
@@ -88,6 +74,7 @@
       if (controller) controller.abort();
       if (q === '') {
         clearError();
+        statusEl.textContent = '';
         preview.textContent = '';
         return;
       }
@@ -106,7 +93,7 @@
         .catch(function (e) {
           if (e && e.name === 'AbortError') return;
           preview.textContent = '';
-          text(preview.appendChild(make('p', 'summary')), 'The preview is not available right now; you can still subscribe.');
+          statusEl.textContent = 'The preview is not available right now; you can still save your topics.';
         });
     }
 
@@ -114,7 +101,8 @@
       clearTimeout(timer);
       timer = setTimeout(run, DEBOUNCE_MS);
     });
-    if (input.value.trim() !== '') run();
+    // Topics already saved are not previewed on load (the page stays short); editing one previews it.
+    lastQuery = input.value.trim();
   }
 
   // --- "Add another topic" -------------------------------------------------------------------------
@@ -139,10 +127,13 @@
       input.id = id;
       input.value = '';
       input.removeAttribute('aria-invalid');
-      input.setAttribute('aria-describedby', id + '-help ' + id + '-preview');
+      input.setAttribute('aria-describedby', id + '-help ' + id + '-status');
       var err = copy.querySelector('[data-topic-error]');
       err.id = id + '-help';
       err.textContent = '';
+      var status = copy.querySelector('[data-topic-status]');
+      status.id = id + '-status';
+      status.textContent = '';
       var prev = copy.querySelector('[data-topic-preview]');
       prev.id = id + '-preview';
       prev.textContent = '';

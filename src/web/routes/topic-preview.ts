@@ -14,7 +14,7 @@ import { excerpt, segmentsToHtml } from '../highlight-html.ts';
 import type { RouteDeps } from '../server.ts';
 
 export const PREVIEW_DAYS = 14;
-export const PREVIEW_LIMIT = 10;
+export const PREVIEW_LIMIT = 5;
 const ABSTRACT_EXCERPT_CHARS = 320;
 
 export interface PreviewAnswer {
