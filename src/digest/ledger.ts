@@ -24,13 +24,17 @@ export function claimantId(): string {
 /** A claim older than this is presumed dead even when its process cannot be checked (another host). */
 export const DEFAULT_LEASE_MS = 15 * 60 * 1000;
 
-/** Rows to send next: open and due, oldest first. */
+/**
+ * Claims the next row: a retry that has come due (earliest first), else a planned row (lowest id).
+ * Both subqueries walk the digests_queue index (status, next_attempt_at), so a claim stays O(log n)
+ * however many rows the edition has. `AND status IN (…)` is the compare-and-set.
+ */
 const SQL_CLAIM_NEXT = `
   UPDATE digests
   SET status = 'sending', claimed_by = :claimant, claimed_at = :now
-  WHERE id = (SELECT id FROM digests
-              WHERE status IN ('planned', 'retry') AND (next_attempt_at IS NULL OR next_attempt_at <= :now)
-              ORDER BY id LIMIT 1)
+  WHERE id = coalesce(
+          (SELECT id FROM digests WHERE status = 'retry' AND next_attempt_at <= :now ORDER BY next_attempt_at LIMIT 1),
+          (SELECT id FROM digests WHERE status = 'planned' ORDER BY status, next_attempt_at LIMIT 1))
     AND status IN ('planned', 'retry')
   RETURNING id`;
 
@@ -81,7 +85,7 @@ const SQL_MARK_SKIPPED = `
 /** Relay down: give back a row without burning the attempt; due at once for the next run. */
 const SQL_GIVE_BACK = `
   UPDATE digests
-  SET status = 'retry', attempts = max(attempts - 1, 0), next_attempt_at = NULL, smtp_response = :response
+  SET status = 'retry', attempts = max(attempts - 1, 0), next_attempt_at = :now, smtp_response = :response
   WHERE id = :id AND claimed_by = :claimant AND status IN ('retry', 'failed')`;
 
 /** We stopped waiting for a send: its outcome is unknown (see the decision at the top). */
@@ -184,8 +188,8 @@ export class Ledger {
     this.s.skipped.run({ id, claimant: this.claimant, response });
   }
 
-  giveBack(id: number, response: string): void {
-    this.s.giveBack.run({ id, claimant: this.claimant, response });
+  giveBack(id: number, response: string, now: Date): void {
+    this.s.giveBack.run({ id, claimant: this.claimant, response, now: now.toISOString() });
   }
 
   markUnknown(id: number, response: string): void {

@@ -127,7 +127,7 @@ export async function sendPending(deps: SendDeps, opts: SendOptions = {}): Promi
 
   /** Relay down: the row goes back to 'retry' without burning the attempt, due at once next run. */
   const giveBack = (id: number, err: MailError) => {
-    ledger.giveBack(id, `relay down, not counted as an attempt: ${err.response}`);
+    ledger.giveBack(id, `relay down, not counted as an attempt: ${err.response}`, clock.now());
     if (!leftForRetry.has(id)) {
       // It had just used its last attempt and was counted failed: it is open again after all.
       summary.failed--;

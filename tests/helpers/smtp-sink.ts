@@ -240,7 +240,10 @@ export class SmtpSink {
           cb(smtpError(reply.code, reply.text ?? `scripted ${reply.code}`));
           return;
         }
-        // Accepted: delivered from the server's point of view, whether or not the client reads the reply.
+        // The message counts as delivered when the 250 goes out: a client that died (kill -9) or a relay
+        // stopped while the reply was pending means nothing was committed.
+        const socket = this.socketOf(session);
+        if (!socket || socket.destroyed) return;
         this.record(session, Buffer.concat(chunks));
         cb(null, `Ok: queued as ${this.messages.length}`);
       };

@@ -1,0 +1,141 @@
+// Delivery across real processes: kill -9 in the middle of sending, two runs at once, SIGTERM, and
+// the relay going away mid-run. Every assertion counts emails per address on a real SMTP server.
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Db } from '../../src/db/open.ts';
+import { matchPending } from '../../src/topics/matcher.ts';
+import { planEdition } from '../../src/digest/planner.ts';
+import { systemClock } from '../../src/clock.ts';
+import { childSummary, deliveryEnvVars, startChildRun } from '../helpers/delivery-setup.ts';
+import { countByStatus, digestRows, seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
+import { accept, SmtpSink, type SinkScript } from '../helpers/smtp-sink.ts';
+
+let t: TempDb;
+let sink: SmtpSink;
+afterEach(async () => {
+  await sink?.close();
+  t?.cleanup();
+});
+
+async function setup(n: number, script: SinkScript) {
+  t = tempDatabase();
+  sink = await SmtpSink.start({ script });
+  seedBatch(t.db, '2025-11-25', [{ title: 'Speculative decoding for LLMs', upvotes: 7 }, { title: 'Decoding brain signals' }]);
+  const subs = seedSubscribers(t.db, Array.from({ length: n }, (_, i) => ({ email: `p${i}@example.com`, topics: ['decoding'] })));
+  return subs.map((s) => s.email);
+}
+
+/** Per address: how many emails the relay accepted. */
+function deliveries(emails: string[]): number[] {
+  const counts = sink.countsByAddress();
+  return emails.map((e) => counts.get(e) ?? 0);
+}
+
+function statusByEmail(db: Db): Map<string, string> {
+  const rows = db
+    .prepare(`SELECT s.email, d.status FROM digests d JOIN subscribers s ON s.id = d.subscriber_id WHERE d.edition = '2025-11-25'`)
+    .all() as { email: string; status: string }[];
+  return new Map(rows.map((r) => [r.email, r.status]));
+}
+
+describe('delivery across processes', () => {
+  it('kill -9 mid-send, then a new run: one email per subscriber for the edition, never two', async () => {
+    const emails = await setup(30, () => accept(60));
+    const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '3' });
+
+    const first = startChildRun(env);
+    await sink.waitForMessages(8, 20_000);
+    first.child.kill('SIGKILL');
+    const killed = await first.done;
+    expect(killed.signal).toBe('SIGKILL');
+    const afterKill = countByStatus(t.db);
+    expect(afterKill.sending ?? 0).toBeGreaterThan(0); // sends were in flight when it died
+    expect(afterKill.planned ?? 0).toBeGreaterThan(0); // and rows were still waiting
+
+    const second = await startChildRun(env).done;
+    expect(second.code).toBe(0);
+    const summary = childSummary(second.stdout);
+    expect(summary.recovered).toBe(afterKill.sending); // dead claimant: in-flight rows become 'unknown'
+    expect(summary.plan.planned).toBe(0); // the edition was already planned
+
+    const status = statusByEmail(t.db);
+    const counts = deliveries(emails);
+    expect(Math.max(...counts)).toBe(1); // never two emails for the edition
+    emails.forEach((email, i) => {
+      if (status.get(email) === 'sent') expect(counts[i], email).toBe(1);
+      else expect(status.get(email), email).toBe('unknown'); // at most the pool's in-flight sends
+    });
+    const unknown = [...status.values()].filter((s) => s === 'unknown').length;
+    expect(unknown).toBe(afterKill.sending);
+    expect(unknown).toBeLessThanOrEqual(3);
+    expect(countByStatus(t.db)).toEqual({ sent: 30 - unknown, unknown });
+
+    // The unknown rows' papers are not lost: the next edition still covers them.
+    seedBatch(t.db, '2025-11-26', [{ title: 'Decoding with lookahead' }]);
+    matchPending(t.db);
+    planEdition(t.db, { clock: systemClock, due: false });
+    const next = digestRows(t.db).filter((r) => r.edition === '2025-11-26');
+    const unknownSubscribers = new Set(digestRows(t.db).filter((r) => r.status === 'unknown').map((r) => r.subscriber_id));
+    for (const r of next) expect(r.paper_count).toBe(unknownSubscribers.has(r.subscriber_id) ? 3 : 1);
+  });
+
+  it('two runs started together send each digest once', async () => {
+    const emails = await setup(240, () => accept(15));
+    const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '3' });
+    const [a, b] = [startChildRun(env), startChildRun(env)];
+    const [ra, rb] = await Promise.all([a.done, b.done]);
+    expect([ra.code, rb.code]).toEqual([0, 0]);
+    const [sa, sb] = [childSummary(ra.stdout), childSummary(rb.stdout)];
+    expect(sa.plan.planned + sb.plan.planned).toBe(240); // one planned the edition, the other found it planned
+    expect(sa.send.sent + sb.send.sent).toBe(240);
+    expect(deliveries(emails).every((n) => n === 1)).toBe(true);
+    expect(sink.messages).toHaveLength(240);
+    const claimants = t.db.prepare(`SELECT DISTINCT claimed_by FROM digests`).all();
+    expect(claimants).toHaveLength(2); // both processes really sent
+  });
+
+  it('SIGTERM: stops claiming, records the sends in flight, exits 0; the next run completes the edition', async () => {
+    const emails = await setup(20, () => accept(150));
+    const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '2', SHUTDOWN_GRACE_MS: '5000' });
+    const run = startChildRun(env);
+    await sink.waitForMessages(3, 20_000);
+    const signalledAt = Date.now();
+    run.child.kill('SIGTERM');
+    const r = await run.done;
+    expect(r.code).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(4_000);
+    const s = childSummary(r.stdout);
+    expect(s.send.aborted).toBe(true);
+    const counts = countByStatus(t.db);
+    expect(counts.sending).toBeUndefined();
+    expect(counts.unknown).toBeUndefined();
+    expect(counts.sent).toBe(sink.messages.length); // each send in flight finished and was recorded
+    expect(counts.planned).toBe(20 - counts.sent!);
+
+    const rest = await startChildRun(env).done;
+    expect(rest.code).toBe(0);
+    expect(deliveries(emails)).toEqual(Array(20).fill(1));
+  });
+
+  it('relay stopped mid-run: the run pauses and exits non-zero; after a restart the next run completes', async () => {
+    const emails = await setup(25, () => accept(20));
+    const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '2', RELAY_DOWN_AFTER: '3', SMTP_MAX_ATTEMPTS: '2' });
+    const run = startChildRun(env);
+    await sink.waitForMessages(5, 20_000);
+    await sink.stop();
+    const r = await run.done;
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/sending paused: relay down: \d+ connection failures in a row/);
+    const paused = childSummary(r.stdout).send;
+    expect(paused.paused).toBe(true);
+    const counts = countByStatus(t.db);
+    expect(counts.failed).toBeUndefined(); // nobody was failed because of the relay
+    expect(counts.sending).toBeUndefined();
+    expect(counts.sent).toBe(sink.messages.length);
+
+    await sink.start();
+    const again = await startChildRun(env).done;
+    expect(again.code).toBe(0);
+    expect(deliveries(emails)).toEqual(Array(25).fill(1));
+    expect(countByStatus(t.db)).toEqual({ sent: 25 });
+  });
+});
