@@ -14,6 +14,7 @@ import type { Inbox } from '../mail/catcher.ts';
 import type { SubscriberService } from '../subscribers/service.ts';
 import { createErrorHandler, notFoundHandler } from './errors.ts';
 import { createPages, type Pages } from './pages.ts';
+import { logRequests } from './request-log.ts';
 import { registerApiRoutes } from './routes/api.ts';
 import { registerAssetRoutes } from './routes/assets.ts';
 import { registerConfirmRoutes } from './routes/confirm.ts';
@@ -58,6 +59,8 @@ export function buildServer(deps: WebDeps, extraRoutes: ExtraRoutes = []): Fasti
     loggerInstance: deps.logger as FastifyBaseLogger,
     trustProxy: deps.trustProxy ?? false,
     bodyLimit: 256 * 1024,
+    // Fastify's own request lines would log link tokens; logRequests() logs them redacted.
+    disableRequestLogging: true,
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -67,6 +70,7 @@ export function buildServer(deps: WebDeps, extraRoutes: ExtraRoutes = []): Fasti
   void app.register(formbody);
   void app.register(rateLimit, { global: false });
   app.addHook('onSend', securityHeaders);
+  logRequests(app);
   app.setErrorHandler(createErrorHandler(routeDeps.pages));
   app.setNotFoundHandler(notFoundHandler(routeDeps.pages));
 

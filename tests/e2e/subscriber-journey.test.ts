@@ -49,7 +49,7 @@ describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)'
 
   async function shot(name: string): Promise<void> {
     // Readable at 360 px: nothing wider than the screen.
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
     expect(overflow, `${name} scrolls sideways`).toBeLessThanOrEqual(0);
     await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   }
@@ -107,10 +107,10 @@ describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)'
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('email');
+    expect(await page.evaluate<string | undefined>('document.activeElement?.id')).toBe('email');
     await page.keyboard.type(ALICE);
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.id)).toBe('topic-0');
+    expect(await page.evaluate<string | undefined>('document.activeElement?.id')).toBe('topic-0');
     await page.keyboard.type('"self-play"');
 
     // The live preview lists recent matches with the matching words highlighted.

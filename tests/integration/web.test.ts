@@ -1,5 +1,8 @@
 // The subscriber web flow over a real listening server, a real SQLite file and a real SMTP server.
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRenderer } from '../../src/digest/render.ts';
+import { buildServer } from '../../src/web/server.ts';
 import { seedBatch } from '../helpers/seed.ts';
 import { linkIn, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
@@ -400,5 +403,23 @@ describe('digest web view', () => {
     const missing = await fetch(`${h.base}/nope`);
     expect(missing.status).toBe(404);
     expect(await missing.text()).toContain('Page not found');
+  });
+});
+
+describe('request logs', () => {
+  it('log one line per request with link tokens redacted', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) });
+    const renderer = await createRenderer();
+    const app = buildServer({ db: h.tmp.db, clock: h.clock, config: h.config, logger, links: h.links, subscribers: h.subscribers, renderer });
+    const s = row('known@example.org')!;
+    const url = new URL(h.links.unsubscribe({ id: s.id, tokenSalt: s.token_salt })).pathname;
+    const token = url.split('/').pop()!;
+    const res = await app.inject({ method: 'GET', url });
+    expect(res.statusCode).toBe(200);
+    await app.close();
+    const all = lines.join('');
+    expect(all).toContain('"url":"/unsubscribe/[token]"');
+    expect(all).not.toContain(token);
   });
 });
