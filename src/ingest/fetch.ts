@@ -27,6 +27,16 @@ export class HostSpacer {
     this.nextAt.set(host, at + interval);
     if (at > now) await sleep(at - now, undefined, { signal });
   }
+
+  /**
+   * Marks the end of a request: the next one starts at least one interval after it, so the server
+   * sees the spacing whatever the connection set-up and transfer times were.
+   */
+  finished(host: string): void {
+    const interval = this.intervalFor(host);
+    if (interval <= 0) return;
+    this.nextAt.set(host, Math.max(this.nextAt.get(host) ?? 0, Date.now() + interval));
+  }
 }
 
 export interface FetchOptions {
@@ -106,8 +116,10 @@ export async function fetchText(url: string, opts: FetchOptions): Promise<FetchR
 
   for (let attempt = 0; attempt <= opts.retries; attempt++) {
     let waitHint: number | undefined;
+    let started = false;
     try {
       await opts.spacer?.wait(target.host, opts.signal);
+      started = true;
       const timeout = AbortSignal.timeout(opts.timeoutMs);
       const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
       const res = await doFetch(url, {
@@ -119,11 +131,14 @@ export async function fetchText(url: string, opts: FetchOptions): Promise<FetchR
         waitHint = retryAfterMs(res);
         await res.body?.cancel().catch(() => undefined);
         lastError = new AppError('FETCH_HTTP_ERROR', `GET ${url} answered HTTP ${res.status}`, { temporary: true });
+        opts.spacer?.finished(target.host);
       } else {
         const text = await readBody(res, maxBytes, url);
+        opts.spacer?.finished(target.host);
         return { status: res.status, text, url: res.url || url };
       }
     } catch (e) {
+      if (started) opts.spacer?.finished(target.host);
       if (opts.signal?.aborted) throw new AppError('FETCH_ABORTED', `GET ${url}: aborted`, { cause: e, temporary: true });
       if (e instanceof AppError) throw e; // too large: retrying will not help
       const timedOut = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');

@@ -34,14 +34,14 @@ function httpError(url: string, status: number, body: string): AppError {
   });
 }
 
-/** Hugging Face daily papers for one day. A 4xx for today or later means "not yet"; for a past day it is an error. */
+/** How Hugging Face refuses a day that has not come (for today or later only; for a past day they are errors). */
+const NOT_YET_STATUSES = new Set([400, 404, 422]);
+
+/** Hugging Face daily papers for one day. */
 export async function fetchHfDay(spec: SourceSpec, day: string, today: string, config: SourceConfig, fo: FetchOptions): Promise<DayFetch> {
   const url = `${config.HF_API_URL}?date=${day}`;
   const r = await fetchText(url, fo);
-  if (r.status >= 400) {
-    if (r.status < 500 && day >= today) return { outcome: 'not-yet', day, detail: `HTTP ${r.status}: ${snippet(r.text)}` };
-    throw httpError(url, r.status, r.text);
-  }
+  if (NOT_YET_STATUSES.has(r.status) && day >= today) return { outcome: 'not-yet', day, detail: `HTTP ${r.status}: ${snippet(r.text)}` };
   if (r.status < 200 || r.status >= 300) throw httpError(url, r.status, r.text);
   const batch = parseFeed(r.text, 'hf', { source: spec.name, date: day });
   return batch.papers.length === 0 ? { outcome: 'empty', day, detail: 'no papers listed' } : { outcome: 'papers', day, papers: batch.papers };

@@ -98,8 +98,8 @@ describe('fetchText', () => {
     await fetchText(`${server.url}/spaced`, opts({ spacer }));
     const times = server.requests.filter((r) => r.target === '/spaced').map((r) => r.at);
     expect(times).toHaveLength(3);
-    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(110);
-    expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(110);
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(119);
+    expect(times[2]! - times[1]!).toBeGreaterThanOrEqual(119);
   });
 });
 

@@ -220,7 +220,7 @@ describe('source poller', () => {
     expect(db.prepare('SELECT COUNT(*) AS n FROM papers').get()).toEqual({ n: 2 });
     const asked = server.requests.filter((r) => r.target.startsWith('/api/query'));
     expect(decodeURIComponent(asked[0]!.target)).toContain('search_query=(cat:cs.LG OR cat:cs.CL) AND submittedDate:[202511230000 TO 202511232359]');
-    for (let i = 1; i < asked.length; i++) expect(asked[i]!.at - asked[i - 1]!.at).toBeGreaterThanOrEqual(45);
+    for (let i = 1; i < asked.length; i++) expect(asked[i]!.at - asked[i - 1]!.at).toBeGreaterThanOrEqual(49);
     expect(paper('2501.00010')).toMatchObject({ categories: ['cs.DL', 'cs.LG'] });
     expect(paper('hep-th/9901001')).toBeDefined();
   });
