@@ -91,7 +91,12 @@ function parseXml(xml: string): Node {
     if (/^Unclosed tag/.test(msg)) throw malformed(`not well-formed XML at line ${line}: ${msg} (truncated?)`);
     throw malformed(`not well-formed XML at line ${line} column ${col}: ${msg}`);
   }
-  return parser.parse(xml) as Node;
+  try {
+    return parser.parse(xml) as Node;
+  } catch (e) {
+    // Well-formed but refused by the parser (for example entity expansion limits).
+    throw malformed(`cannot read the XML: ${e instanceof Error ? e.message : String(e)}`);
+  }
 }
 
 /** The most frequent value (ties: the latest), or null. */
