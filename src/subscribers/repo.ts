@@ -73,7 +73,7 @@ const UPDATE_BACK_TO_PENDING = `
 const UPDATE_CONFIRM = `
   UPDATE subscribers SET
     status = 'confirmed',
-    confirmed_at = @now,
+    confirmed_at = CASE WHEN status = 'confirmed' THEN confirmed_at ELSE @now END,
     unsubscribed_at = NULL,
     suppressed_at = NULL,
     hard_failures = 0,

@@ -12,7 +12,7 @@ import type { Mailer } from '../../src/mail/types.ts';
 import { createSubscriberService, type SubscriberService } from '../../src/subscribers/service.ts';
 import { Tokens } from '../../src/tokens.ts';
 import { buildServer } from '../../src/web/server.ts';
-import { tempDatabase, type TempDb } from './seed.ts';
+import { seedBatch, tempDatabase, type TempDb } from './seed.ts';
 import { startSmtpCapture, type SmtpCapture } from './smtp-capture.ts';
 
 export const TEST_SECRET = 'test-secret-key-0123456789abcdef0123456789';
@@ -99,4 +99,59 @@ export function linkIn(text: string, prefix: string): string {
   const m = new RegExp(`https?://[^\\s<>"')\\]]*${prefix.replace(/\//g, '\\/')}[A-Za-z0-9._-]+`).exec(text);
   if (!m) throw new Error(`no ${prefix} link in:\n${text}`);
   return m[0];
+}
+
+/** fetch() options for a JSON POST. */
+export const jsonPost = (body: unknown): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
+
+/** fetch() options for a plain HTML form POST (redirects not followed, to see them). */
+export const formPost = (fields: Array<[string, string]>): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams(fields).toString(),
+  redirect: 'manual',
+});
+
+export interface SubscriberRow {
+  id: number;
+  status: string;
+  watermark: number;
+  timezone: string;
+  delivery_hour: number;
+  frequency: string;
+  token_salt: string;
+}
+
+export function subscriberRow(h: WebHarness, email: string): SubscriberRow | undefined {
+  return h.tmp.db.prepare('SELECT * FROM subscribers WHERE email = ?').get(email) as SubscriberRow | undefined;
+}
+
+/** Subscribes through the API and confirms through the emailed link; returns the confirmation email. */
+export async function subscribeAndConfirm(h: WebHarness, email: string, topics: string[]) {
+  const before = h.smtp.to(email).length;
+  const res = await fetch(`${h.base}/subscribe`, jsonPost({ email, topics }));
+  if (res.status !== 202) throw new Error(`subscribe answered ${res.status}`);
+  const mail = await h.smtp.waitFor(email, before + 1);
+  const confirmed = await fetch(h.local(linkIn(mail.text, '/confirm/')));
+  if (confirmed.status !== 200) throw new Error(`confirm answered ${confirmed.status}`);
+  return mail;
+}
+
+/** Two older editions and the newest (2025-11-25, the harness clock's day). */
+export function seedEditions(h: WebHarness): void {
+  seedBatch(h.tmp.db, '2025-11-24', [
+    { title: 'Old diffusion models for images', abstract: 'Diffusion models generate images step by step.' },
+    { title: 'Graph networks revisited', abstract: 'Message passing on graphs.' },
+  ]);
+  seedBatch(h.tmp.db, '2025-11-25', [
+    { title: 'Mixture of experts at scale', abstract: 'Sparse mixture of experts layers for language models.', upvotes: 30 },
+    { title: 'Self-play for reinforcement learning agents', abstract: 'Agents learn by self-play in many games.', upvotes: 12 },
+  ]);
+  seedBatch(h.tmp.db, '2025-10-01', [
+    { title: 'Ancient reinforcement learning survey', abstract: 'A survey of reinforcement learning from long ago.' },
+  ]);
 }

@@ -1,0 +1,189 @@
+// The subscriber pages over a real listening server, a real SQLite file and a real SMTP server:
+// preferences, mute, the topic preview, the digest web view, request logs.
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRenderer } from '../../src/digest/render.ts';
+import { buildServer } from '../../src/web/server.ts';
+import { seedBatch } from '../helpers/seed.ts';
+import {
+  formPost as form,
+  jsonPost as json,
+  seedEditions,
+  startWebHarness,
+  subscribeAndConfirm as subscribeAndConfirmWith,
+  subscriberRow,
+  type WebHarness,
+} from '../helpers/web-harness.ts';
+
+let h: WebHarness;
+const row = (email: string) => subscriberRow(h, email);
+const subscribeAndConfirm = (email: string, topics: string[]) => subscribeAndConfirmWith(h, email, topics);
+
+beforeAll(async () => {
+  h = await startWebHarness({ SUBSCRIBE_RATE_LIMIT: '1000' });
+  seedEditions(h);
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+describe('preferences, mute and preview', () => {
+  it('edits topics, hour, time zone, frequency and pause from the form', async () => {
+    await subscribeAndConfirm('prefs@example.org', ['diffusion', 'graph networks']);
+    const s = row('prefs@example.org')!;
+    const url = h.local(h.links.preferences({ id: s.id, tokenSalt: s.token_salt }));
+    const page = await (await fetch(url)).text();
+    expect(page).toContain('value="diffusion"');
+    expect(page).toContain('value="graph networks"');
+
+    const path = new URL(url).pathname;
+    const res = await fetch(
+      url,
+      form([
+        ['topics', 'diffusion models'], // edited
+        ['topics', 'graph networks'], // removed below
+        ['topics', 'self-play'], // added
+        ['remove', '1'],
+        ['mute', '2'],
+        ['deliveryHour', '18'],
+        ['timezone', 'America/New_York'],
+        ['frequency', 'weekly'],
+        ['weeklyDay', '5'],
+        ['pauseDays', '7'],
+      ]),
+    );
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe(`${path}?saved=1`);
+    const after = h.subscribers.findByEmail('prefs@example.org')!;
+    expect(after.topics.map((t) => [t.text, t.muted])).toEqual([
+      ['diffusion models', false],
+      ['self-play', true],
+    ]);
+    expect([after.deliveryHour, after.timezone, after.frequency, after.weeklyDay]).toEqual([18, 'America/New_York', 'weekly', 5]);
+    expect(after.pausedUntil).toBe(new Date(h.clock.now().getTime() + 7 * 86_400_000).toISOString());
+    const saved = await (await fetch(`${url}?saved=1`)).text();
+    expect(saved).toContain('Saved.');
+    expect(saved).toContain('Paused until');
+
+    // A bad value changes nothing and is shown next to the field.
+    const bad = await fetch(url, form([['topics', '(unclosed'], ['deliveryHour', '3'], ['timezone', 'UTC'], ['frequency', 'daily']]));
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toMatch(/topic 1: .*position 1/);
+    expect(h.subscribers.findByEmail('prefs@example.org')!.deliveryHour).toBe(18);
+    const badTz = await fetch(url, json({ timezone: 'Nowhere/Land' }));
+    expect(badTz.status).toBe(400);
+    expect(((await badTz.json()) as { field: string }).field).toBe('timezone');
+  });
+
+  it('mutes a topic only on POST (the GET page just asks)', async () => {
+    await subscribeAndConfirm('mute@example.org', ['llm', 'agents']);
+    const s = row('mute@example.org')!;
+    const topic = h.subscribers.findByEmail('mute@example.org')!.topics[1]!;
+    const url = h.local(h.links.mute({ id: s.id, tokenSalt: s.token_salt }, topic.id));
+    const page = await fetch(url);
+    expect(await page.text()).toContain('agents');
+    expect(h.subscribers.findByEmail('mute@example.org')!.topics[1]!.muted).toBe(false);
+    const res = await fetch(url, { method: 'POST' });
+    expect(res.status).toBe(200);
+    expect(h.subscribers.findByEmail('mute@example.org')!.topics.map((t) => t.muted)).toEqual([false, true]);
+
+    // A mute link for another subscriber's topic id, signed with this subscriber's salt, is refused.
+    const other = h.subscribers.findByEmail('prefs@example.org')!.topics[0]!;
+    const foreign = await fetch(h.local(h.links.mute({ id: s.id, tokenSalt: s.token_salt }, other.id)), { method: 'POST' });
+    expect(foreign.status).toBe(410);
+  });
+
+  it('previews recent matches with highlights, and syntax errors with their position', async () => {
+    const res = await fetch(`${h.base}/api/topics/preview?q=${encodeURIComponent('reinforcement learning')}`);
+    const body = (await res.json()) as { ok: boolean; total: number; papers: Array<{ title: string; titleHtml: string; abstractHtml: string }> };
+    expect(body.ok).toBe(true);
+    // The October paper is older than 14 days.
+    expect(body.papers.map((p) => p.title)).toEqual(['Self-play for reinforcement learning agents']);
+    expect(body.papers[0]!.titleHtml).toBe('Self-play for <mark>reinforcement</mark> <mark>learning</mark> agents');
+
+    const err = (await (await fetch(`${h.base}/api/topics/preview?q=${encodeURIComponent('llm (agents')}`)).json()) as {
+      ok: boolean;
+      error: string;
+      position: number;
+    };
+    expect(err.ok).toBe(false);
+    expect(err.position).toBe(5);
+    expect(err.error).toMatch(/position 5/);
+  });
+
+  it('shows the part of a long abstract where the topic matched', async () => {
+    const filler = 'Background sentence about unrelated methods and datasets. '.repeat(20);
+    seedBatch(h.tmp.db, '2025-11-25', [{ title: 'A long one', abstract: `${filler}Here we study hypernetworks in depth. ${filler}` }]);
+    const body = (await (await fetch(`${h.base}/api/topics/preview?q=hypernetworks`)).json()) as {
+      papers: Array<{ abstractHtml: string }>;
+    };
+    const html = body.papers[0]!.abstractHtml;
+    expect(html.startsWith('… ')).toBe(true);
+    expect(html.endsWith(' …')).toBe(true);
+    expect(html).toContain('study <mark>hypernetworks</mark> in depth');
+    expect(html.length).toBeLessThan(400);
+  });
+
+  it('escapes feed text in preview highlights', async () => {
+    seedBatch(h.tmp.db, '2025-11-25', [{ title: 'Robust <script>alert(1)</script> tokenizers', abstract: 'Tokenizers & "quotes".' }]);
+    const body = (await (await fetch(`${h.base}/api/topics/preview?q=tokenizers`)).json()) as {
+      papers: Array<{ titleHtml: string; abstractHtml: string }>;
+    };
+    expect(body.papers[0]!.titleHtml).toBe('Robust &lt;script&gt;alert(1)&lt;/script&gt; <mark>tokenizers</mark>');
+    expect(body.papers[0]!.abstractHtml).toBe('<mark>Tokenizers</mark> &amp; &quot;quotes&quot;.');
+  });
+});
+
+describe('digest web view', () => {
+  it('shows a sent digest to its subscriber only', async () => {
+    await subscribeAndConfirm('view@example.org', ['mixture of experts']);
+    const s = row('view@example.org')!;
+    const paper = h.tmp.db.prepare(`SELECT id FROM papers WHERE title = 'Mixture of experts at scale'`).get() as { id: number };
+    const topic = h.subscribers.findByEmail('view@example.org')!.topics[0]!;
+    const digestId = Number(
+      h.tmp.db
+        .prepare(
+          `INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, papers, paper_count, planned_at)
+           VALUES (?, '2025-11-25', 'sent', 0, ?, ?, 1, ?)`,
+        )
+        .run(s.id, paper.id, JSON.stringify([{ p: paper.id, t: [topic.id], s: -1 }]), h.clock.now().toISOString()).lastInsertRowid,
+    );
+    const res = await fetch(h.local(h.links.webView({ id: s.id, tokenSalt: s.token_salt }, digestId)));
+    expect(res.status).toBe(200);
+    const text = (await res.text()).replace(/<[^>]+>/g, '');
+    expect(text).toContain('Mixture of experts at scale');
+    expect(res.headers.get('content-security-policy')).not.toContain('script-src');
+
+    // Another subscriber's valid token naming this digest id is refused.
+    const other = row('prefs@example.org')!;
+    const foreign = await fetch(h.local(h.links.webView({ id: other.id, tokenSalt: other.token_salt }, digestId)));
+    expect(foreign.status).toBe(404);
+    expect((await fetch(`${h.base}/digests/1.view-1.0.abc`)).status).toBe(403);
+  });
+
+  it('answers /health and unknown pages', async () => {
+    expect((await fetch(`${h.base}/health`)).status).toBe(200);
+    const missing = await fetch(`${h.base}/nope`);
+    expect(missing.status).toBe(404);
+    expect(await missing.text()).toContain('Page not found');
+  });
+});
+
+describe('request logs', () => {
+  it('log one line per request with link tokens redacted', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) });
+    const renderer = await createRenderer();
+    const app = buildServer({ db: h.tmp.db, clock: h.clock, config: h.config, logger, links: h.links, subscribers: h.subscribers, renderer });
+    const s = row('prefs@example.org')!;
+    const url = new URL(h.links.unsubscribe({ id: s.id, tokenSalt: s.token_salt })).pathname;
+    const token = url.split('/').pop()!;
+    const res = await app.inject({ method: 'GET', url });
+    expect(res.statusCode).toBe(200);
+    await app.close();
+    const all = lines.join('');
+    expect(all).toContain('"url":"/unsubscribe/[token]"');
+    expect(all).not.toContain(token);
+  });
+});
