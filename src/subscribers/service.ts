@@ -16,6 +16,7 @@ import { normaliseEmail } from './email-address.ts';
 import { resolveLink, invalidLink } from './link-tokens.ts';
 import { checkFrequency, checkHour, checkPauseDays, checkTimezone, checkWeekday } from './preferences-input.ts';
 import * as repo from './repo.ts';
+import type { SubscriberRecord } from './repo.ts';
 import type {
   MuteView,
   PreferencesInput,
@@ -29,7 +30,6 @@ import type {
 } from './types.ts';
 
 export type * from './types.ts';
-import type { SubscriberRecord } from './repo.ts';
 
 /** At most one confirmation (or "already subscribed") email per address in this window. */
 export const CONFIRM_EMAIL_INTERVAL_MS = 10 * 60 * 1000;
