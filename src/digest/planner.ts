@@ -68,14 +68,14 @@ const SQL_MAX_DIGEST_ID = `SELECT coalesce(max(id), 0) AS id FROM digests`;
  * (bm25: lower is better), then paper id. No row for a subscriber with no hit.
  */
 const SQL_PLAN_CHUNK = `
-  WITH eligible AS (
+  WITH eligible AS MATERIALIZED (
     SELECT s.id, s.watermark,
            min(:maxPaper, (SELECT min(q.matched_through) FROM topics t JOIN queries q ON q.id = t.query_id
                            WHERE t.subscriber_id = s.id AND t.muted = 0)) AS through
     FROM subscribers s
     JOIN plan_local l ON l.timezone = s.timezone
-    WHERE s.status = 'confirmed'
-      AND s.id BETWEEN :lo AND :hi
+    WHERE s.id BETWEEN :lo AND :hi
+      AND +s.status = 'confirmed' -- '+': walk the id range, not the status index, per chunk
       AND (s.paused_until IS NULL OR s.paused_until <= :now)
       AND NOT EXISTS (SELECT 1 FROM digests d
                       WHERE d.subscriber_id = s.id
@@ -103,7 +103,7 @@ const SQL_PLAN_CHUNK = `
   )
   INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, papers, paper_count, planned_at)
   SELECT i.subscriber_id, :edition, 'planned', max(i.watermark), max(i.through),
-         json_group_array(json_object('p', i.paper_id, 't', json(i.topic_ids), 's', i.best)
+         json_group_array(json_object('p', i.paper_id, 't', json(i.topic_ids), 's', round(i.best, 4))
                           ORDER BY i.topic_count DESC, i.upvotes DESC, i.best ASC, i.paper_id ASC),
          count(*), :now
   FROM items i
