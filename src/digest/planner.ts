@@ -103,7 +103,7 @@ const SQL_PLAN_CHUNK = `
   )
   INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, papers, paper_count, planned_at)
   SELECT i.subscriber_id, :edition, 'planned', max(i.watermark), max(i.through),
-         json_group_array(json_object('p', i.paper_id, 't', json(i.topic_ids), 's', round(i.best, 4))
+         json_group_array(json_object('p', i.paper_id, 't', json(i.topic_ids), 's', i.best)
                           ORDER BY i.topic_count DESC, i.upvotes DESC, i.best ASC, i.paper_id ASC),
          count(*), :now
   FROM items i
