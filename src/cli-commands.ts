@@ -152,6 +152,9 @@ export async function cmdStatus(app: App, io: CliIo, limit: number): Promise<num
     );
     for (const f of r.topFailures) io.out(`\t${f.count}× ${f.reason}`);
   }
+  for (const s of listSources(app.db, parseSources(app.config.SOURCES))) {
+    for (const e of s.errors) io.out(`source ${s.source} ${e.day}: ${e.error} (${e.attempts} attempts, last ${e.at})`);
+  }
   return 0;
 }
 

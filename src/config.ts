@@ -71,6 +71,7 @@ const envSchema = z.object({
   HARD_FAILURES_TO_SUPPRESS: int(1, 100).default(3),
   SHUTDOWN_GRACE_MS: int(0, 600_000).default(30_000),
   SUBSCRIBE_RATE_LIMIT: int(1, 100_000).default(10),
+  TRUST_PROXY: bool.default(false),
   DKIM_DOMAIN: optionalText,
   DKIM_SELECTOR: optionalText,
   DKIM_PRIVATE_KEY: optionalText,

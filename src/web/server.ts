@@ -57,7 +57,7 @@ export type ExtraRoutes = Array<(app: FastifyInstance) => void>;
 export function buildServer(deps: WebDeps, extraRoutes: ExtraRoutes = []): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    trustProxy: deps.trustProxy ?? false,
+    trustProxy: deps.trustProxy ?? deps.config.TRUST_PROXY,
     bodyLimit: 256 * 1024,
     // Fastify's own request lines would log link tokens; logRequests() logs them redacted.
     disableRequestLogging: true,
