@@ -17,6 +17,8 @@ export interface PlanOptions {
    * delivery hour today (weekly: on their weekday). false (`digest run`): every eligible subscriber now.
    */
   due: boolean;
+  /** Plan this one subscriber only (preview, the welcome digest right after confirming). */
+  onlySubscriber?: number;
   /** Subscribers per INSERT … SELECT (by id range); all chunks share one transaction. */
   chunkSize?: number;
   logger?: Logger;
@@ -136,7 +138,10 @@ export function planEdition(db: Db, opts: PlanOptions): PlanResult {
     }
 
     const before = (db.prepare(SQL_MAX_DIGEST_ID).get() as { id: number }).id;
-    const range = db.prepare(SQL_SUBSCRIBER_ID_RANGE).get() as { lo: number | null; hi: number | null };
+    const range =
+      opts.onlySubscriber === undefined
+        ? (db.prepare(SQL_SUBSCRIBER_ID_RANGE).get() as { lo: number | null; hi: number | null })
+        : { lo: opts.onlySubscriber, hi: opts.onlySubscriber };
     const planChunk = db.prepare(SQL_PLAN_CHUNK);
     let planned = 0;
     if (range.lo !== null && range.hi !== null) {

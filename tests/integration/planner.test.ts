@@ -141,6 +141,18 @@ describe('planEdition (ledger)', () => {
     expect(new Set(paperLists)).toEqual(new Set(['2,1'])); // more upvotes first, same for everyone
   });
 
+  it('plans a single subscriber on request (preview, welcome digest)', () => {
+    seedBatch(db, '2025-11-25', [{ title: 'Tokenizer-free language models' }]);
+    const [first, second] = seedSubscribers(db, [
+      { email: 'one@example.com', topics: ['tokenizer'] },
+      { email: 'two@example.com', topics: ['tokenizer'] },
+    ]);
+    matchPending(db);
+    expect(planEdition(db, { clock, due: false, onlySubscriber: second!.id }).planned).toBe(1);
+    expect(rowsOf(second!.id)).toHaveLength(1);
+    expect(rowsOf(first!.id)).toHaveLength(0);
+  });
+
   it('never plans past what the matcher has seen', () => {
     seedBatch(db, '2025-11-25', [{ title: 'Sparse attention' }]);
     const sub = seedSubscriber(db, { email: 'early@example.com', topics: ['attention'] });
