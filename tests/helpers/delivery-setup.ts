@@ -1,7 +1,8 @@
 // Everything a delivery test needs, real parts only: a SQLite file in a temp dir, a scriptable SMTP
-// server, the SMTP mailer, the real renderer, signed links; plus a way to run `run-delivery.ts` as a
-// child process against the same database and relay.
+// server, the SMTP mailer, the real renderer, signed links; plus a way to run the real CLI
+// (`digest run`) as a child process against the same database and relay.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemClock, type Clock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
@@ -106,40 +107,50 @@ export async function deliveryEnv(
 
 export interface ChildRun {
   child: ChildProcess;
-  /** Resolves once the child has written its ledger rows (it prints "planned" on stderr). */
-  planned: Promise<void>;
   /** Exit code (null when killed by a signal), signal, stdout and stderr. */
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
 }
 
-/** Starts tests/helpers/run-delivery.ts in a child process with this environment. */
-export function startChildRun(env: Record<string, string>): ChildRun {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'tests/helpers/run-delivery.ts'], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+/**
+ * Starts the real CLI, `node bin/digest.js run`, in a child process with this environment. The working
+ * directory is the test's temp dir, so a developer's .env in the repo cannot leak in.
+ */
+export function startChildRun(env: Record<string, string>, cwd: string, args: string[] = []): ChildRun {
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'digest.js'), 'run', ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SOURCES: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
-  let markPlanned: () => void = () => undefined;
-  const planned = new Promise<void>((resolve) => (markPlanned = resolve));
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => {
-    stderr += c.toString();
-    if (stderr.includes('planned\n')) markPlanned();
-  });
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('exit', (code, signal) => {
-      markPlanned();
-      // Let the pipes drain before reporting.
-      setImmediate(() => resolve({ code, signal, stdout, stderr }));
-    }),
+    // 'close' waits for the pipes to drain.
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
-  return { child, planned, done };
+  return { child, done };
 }
 
-/** The JSON summary line a child run prints. */
-export function childSummary(stdout: string): { plan: { planned: number }; send: SendSummary; recovered: number } {
-  const line = stdout.trim().split('\n').pop() ?? '';
-  return JSON.parse(line) as { plan: { planned: number }; send: SendSummary; recovered: number };
+export interface RunLine {
+  edition: string;
+  planned: number;
+  sent: number;
+  skipped: number;
+  failed: number;
+  retrying: number;
+}
+
+/** Reads the summary line of `digest run`: "edition 2025-11-25: planned 3, sent 3, skipped 0, failed 0[, 2 to retry later]". */
+export function runSummary(stdout: string): RunLine {
+  const m = /edition (\S+): planned (\d+), sent (\d+), skipped (\d+), failed (\d+)(?:, (\d+) to retry later)?/.exec(stdout);
+  if (!m) throw new Error(`no summary line in digest run output: ${JSON.stringify(stdout)}`);
+  return {
+    edition: m[1]!,
+    planned: Number(m[2]),
+    sent: Number(m[3]),
+    skipped: Number(m[4]),
+    failed: Number(m[5]),
+    retrying: Number(m[6] ?? 0),
+  };
 }

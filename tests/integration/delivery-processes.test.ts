@@ -1,11 +1,11 @@
-// Delivery across real processes: kill -9 in the middle of sending, two runs at once, SIGTERM, and
+// Delivery across real processes (`node bin/digest.js run`): kill -9 in the middle of sending, two runs at once, SIGTERM, and
 // the relay going away mid-run. Every assertion counts emails per address on a real SMTP server.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/open.ts';
 import { matchPending } from '../../src/topics/matcher.ts';
 import { planEdition } from '../../src/digest/planner.ts';
 import { systemClock } from '../../src/clock.ts';
-import { childSummary, deliveryEnvVars, startChildRun } from '../helpers/delivery-setup.ts';
+import { deliveryEnvVars, runSummary, startChildRun } from '../helpers/delivery-setup.ts';
 import { countByStatus, digestRows, seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
 import { accept, SmtpSink, type SinkScript } from '../helpers/smtp-sink.ts';
 
@@ -42,7 +42,7 @@ describe('delivery across processes', () => {
     const emails = await setup(30, () => accept(60));
     const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '3' });
 
-    const first = startChildRun(env);
+    const first = startChildRun(env, t.dir);
     await sink.waitForMessages(8, 20_000);
     first.child.kill('SIGKILL');
     const killed = await first.done;
@@ -51,11 +51,11 @@ describe('delivery across processes', () => {
     expect(afterKill.sending ?? 0).toBeGreaterThan(0); // sends were in flight when it died
     expect(afterKill.planned ?? 0).toBeGreaterThan(0); // and rows were still waiting
 
-    const second = await startChildRun(env).done;
+    const second = await startChildRun(env, t.dir).done;
     expect(second.code).toBe(0);
-    const summary = childSummary(second.stdout);
-    expect(summary.recovered).toBe(afterKill.sending); // dead claimant: in-flight rows become 'unknown'
-    expect(summary.plan.planned).toBe(0); // the edition was already planned
+    const summary = runSummary(second.stdout);
+    expect(summary.planned).toBe(0); // the edition was already planned
+    expect(summary.sent).toBe(afterKill.planned); // what was still waiting, and nothing else
 
     const status = statusByEmail(t.db);
     const counts = deliveries(emails);
@@ -81,12 +81,12 @@ describe('delivery across processes', () => {
   it('two runs started together send each digest once', async () => {
     const emails = await setup(240, () => accept(15));
     const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '3' });
-    const [a, b] = [startChildRun(env), startChildRun(env)];
+    const [a, b] = [startChildRun(env, t.dir), startChildRun(env, t.dir)];
     const [ra, rb] = await Promise.all([a.done, b.done]);
     expect([ra.code, rb.code]).toEqual([0, 0]);
-    const [sa, sb] = [childSummary(ra.stdout), childSummary(rb.stdout)];
-    expect(sa.plan.planned + sb.plan.planned).toBe(240); // one planned the edition, the other found it planned
-    expect(sa.send.sent + sb.send.sent).toBe(240);
+    const [sa, sb] = [runSummary(ra.stdout), runSummary(rb.stdout)];
+    expect(sa.planned + sb.planned).toBe(240); // one planned the edition, the other found it planned
+    expect(sa.sent + sb.sent).toBe(240);
     expect(deliveries(emails).every((n) => n === 1)).toBe(true);
     expect(sink.messages).toHaveLength(240);
     const claimants = t.db.prepare(`SELECT DISTINCT claimed_by FROM digests`).all();
@@ -96,22 +96,22 @@ describe('delivery across processes', () => {
   it('SIGTERM: stops claiming, records the sends in flight, exits 0; the next run completes the edition', async () => {
     const emails = await setup(20, () => accept(150));
     const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '2', SHUTDOWN_GRACE_MS: '5000' });
-    const run = startChildRun(env);
+    const run = startChildRun(env, t.dir);
     await sink.waitForMessages(3, 20_000);
     const signalledAt = Date.now();
     run.child.kill('SIGTERM');
     const r = await run.done;
     expect(r.code).toBe(0);
     expect(Date.now() - signalledAt).toBeLessThan(4_000);
-    const s = childSummary(r.stdout);
-    expect(s.send.aborted).toBe(true);
+    expect(r.stderr).toContain('stopping: finishing the sends in flight');
+    expect(runSummary(r.stdout).sent).toBe(sink.messages.length);
     const counts = countByStatus(t.db);
     expect(counts.sending).toBeUndefined();
     expect(counts.unknown).toBeUndefined();
     expect(counts.sent).toBe(sink.messages.length); // each send in flight finished and was recorded
     expect(counts.planned).toBe(20 - counts.sent!);
 
-    const rest = await startChildRun(env).done;
+    const rest = await startChildRun(env, t.dir).done;
     expect(rest.code).toBe(0);
     expect(deliveries(emails)).toEqual(Array(20).fill(1));
   });
@@ -119,21 +119,20 @@ describe('delivery across processes', () => {
   it('relay stopped mid-run: the run pauses and exits non-zero; after a restart the next run completes', async () => {
     const emails = await setup(25, () => accept(20));
     const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '2', RELAY_DOWN_AFTER: '3', SMTP_MAX_ATTEMPTS: '2' });
-    const run = startChildRun(env);
+    const run = startChildRun(env, t.dir);
     await sink.waitForMessages(5, 20_000);
     await sink.stop();
     const r = await run.done;
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/sending paused: relay down: \d+ connection failures in a row/);
-    const paused = childSummary(r.stdout).send;
-    expect(paused.paused).toBe(true);
+    expect(r.stderr).toMatch(/error: sending paused: relay down: \d+ connection failures in a row/);
+    expect(runSummary(r.stdout)).toMatchObject({ failed: 0, sent: sink.messages.length });
     const counts = countByStatus(t.db);
     expect(counts.failed).toBeUndefined(); // nobody was failed because of the relay
     expect(counts.sending).toBeUndefined();
     expect(counts.sent).toBe(sink.messages.length);
 
     await sink.start();
-    const again = await startChildRun(env).done;
+    const again = await startChildRun(env, t.dir).done;
     expect(again.code).toBe(0);
     expect(deliveries(emails)).toEqual(Array(25).fill(1));
     expect(countByStatus(t.db)).toEqual({ sent: 25 });
