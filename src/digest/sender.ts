@@ -179,9 +179,22 @@ export async function sendPending(deps: SendDeps, opts: SendOptions = {}): Promi
     else if (streak.length >= config.RELAY_DOWN_AFTER) pause(err);
   };
 
+  /** Nothing was sent, and sending cannot work (unreadable row, render error): failed, no hard failure. */
+  const broken = (id: number, what: string, e: unknown) => {
+    logger.error({ digest: id, err: e }, what);
+    ledger.markBroken(id, `${what}: ${errorMessage(e)}`.slice(0, 1000));
+    summary.failed++;
+    settle(id, 'failed');
+  };
+
   const handle = async (id: number) => {
-    const loaded = loadDigest(db, id, deps.links);
-    if (!loaded) return;
+    let loaded: LoadedDigest | undefined;
+    try {
+      loaded = loadDigest(db, id, deps.links);
+    } catch (e) {
+      return broken(id, 'cannot load the digest', e);
+    }
+    if (!loaded) return; // the row was deleted (subscriber erased) after the claim
     const { row, subscriber, view } = loaded;
     if (subscriber.status !== 'confirmed') {
       ledger.markSkipped(id, `not sent: the address is ${subscriber.status}`);
@@ -193,14 +206,11 @@ export async function sendPending(deps: SendDeps, opts: SendOptions = {}): Promi
     try {
       mail = deps.renderer.digest(view);
     } catch (e) {
-      logger.error({ digest: id, err: e }, 'render failed');
-      ledger.markBroken(id, `render failed: ${errorMessage(e)}`.slice(0, 1000));
-      summary.failed++;
-      settle(id, 'failed');
-      return;
+      return broken(id, 'render failed', e);
     }
+    let sent;
     try {
-      const sent = await deps.mailer.send({
+      sent = await deps.mailer.send({
         to: subscriber.email,
         subject: mail.subject,
         html: mail.html,
@@ -208,15 +218,16 @@ export async function sendPending(deps: SendDeps, opts: SendOptions = {}): Promi
         messageId: `digest-${row.id}.${row.edition}@${fromDomain}`,
         listUnsubscribe: { url: view.links.unsubscribe, mailto: config.UNSUBSCRIBE_MAILTO },
       });
-      if (abandoned) return logger.warn({ digest: id }, 'a send finished after the shutdown grace; left as unknown');
-      streak = [];
-      ledger.markSent(row.id, subscriber.id, row.toPaper, sent.messageId, sent.response, clock.now());
-      summary.sent++;
-      settle(id, 'sent');
     } catch (e) {
-      if (abandoned) return;
-      onFailure(loaded, toMailError(e));
+      if (!abandoned) onFailure(loaded, toMailError(e));
+      return;
     }
+    if (abandoned) return logger.warn({ digest: id }, 'a send finished after the shutdown grace; left as unknown');
+    streak = [];
+    // Outside the try above: should recording fail, the row stays 'sending' (later 'unknown'), never retried.
+    ledger.markSent(row.id, subscriber.id, row.toPaper, sent.messageId, sent.response, clock.now());
+    summary.sent++;
+    settle(id, 'sent');
   };
 
   /** How long to wait for more work, or undefined when this run is done. */

@@ -1,6 +1,9 @@
 // Sending the ledger through a real SMTP server: outcomes recorded on the rows, retries, hard
 // failures and suppression, relay down, shutdown, and what operators see.
 import { afterEach, describe, expect, it } from 'vitest';
+import { hostname } from 'node:os';
+import { ManualClock } from '../../src/clock.ts';
+import { recoverStale } from '../../src/digest/sender.ts';
 import { editionStatus, metricsText } from '../../src/digest/status.ts';
 import { countByStatus, digestRows, seedBatch, seedSubscribers } from '../helpers/seed.ts';
 import { deliveryEnv, type DeliveryEnv } from '../helpers/delivery-setup.ts';
@@ -252,6 +255,37 @@ describe('sendPending', () => {
     await e.sink.waitForMessages(1); // the relay did take it in the end
     await e.send();
     expect([...e.sink.countsByAddress().values()]).toEqual([1, 1, 1]);
+  });
+
+  it('fails a row it cannot render without blaming the address, and sends the others', async () => {
+    e = await deliveryEnv();
+    seedAudience(2);
+    e.plan();
+    e.t.db.prepare(`UPDATE digests SET papers = '[]' WHERE subscriber_id = ?`).run(subscriberRow('reader0@example.com').id);
+    expect(await e.send()).toMatchObject({ sent: 1, failed: 1 });
+    expect(rowFor('reader0@example.com')[0]).toMatchObject({ status: 'failed', smtp_code: null });
+    expect(rowFor('reader0@example.com')[0]!.smtp_response).toMatch(/^render failed: /);
+    expect(subscriberRow('reader0@example.com').hard_failures).toBe(0);
+    expect(e.sink.byAddress('reader0@example.com')).toHaveLength(0);
+  });
+
+  it('recoverStale: claims of dead processes or past the lease become unknown, live ones are left alone', async () => {
+    e = await deliveryEnv();
+    seedAudience(4);
+    e.plan();
+    const clock = new ManualClock('2025-11-25T12:00:00Z');
+    const claim = e.t.db.prepare(`UPDATE digests SET status = 'sending', claimed_by = ?, claimed_at = ? WHERE id = ?`);
+    claim.run(`${hostname()}:999999:1`, '2025-11-25T11:59:00.000Z', 1); // this host, no such process
+    claim.run('other-host:123:1', '2025-11-25T11:30:00.000Z', 2); // other host, 30 minutes old
+    claim.run('other-host:123:1', '2025-11-25T11:55:00.000Z', 3); // other host, 5 minutes old
+    claim.run(`${hostname()}:${process.pid}:1`, '2025-11-25T11:59:00.000Z', 4); // our pid, but another start
+    expect(recoverStale(e.t.db, clock, { leaseMs: 15 * 60_000 })).toBe(3);
+    const status = digestRows(e.t.db).map((r) => r.status);
+    expect(status).toEqual(['unknown', 'unknown', 'sending', 'unknown']);
+    expect(digestRows(e.t.db)[0]!.smtp_response).toMatch(/outcome unknown/);
+    // Nothing is resent for an unknown row.
+    expect((await e.send()).sent).toBe(0);
+    expect(e.sink.messages).toHaveLength(0);
   });
 
   it('exposes ledger counts as Prometheus text', async () => {
