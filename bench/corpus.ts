@@ -83,6 +83,10 @@ const sentencesOf = (text: string): string[] => text.split(/(?<=[.!?])\s+(?=[A-Z
 const FIRST = ['Wei', 'Ana', 'Jonas', 'Priya', 'Kenji', 'Fatima', 'Lucas', 'Mei', 'Omar', 'Sofia', 'Ivan', 'Chloé', 'Arjun', 'Lena'];
 const LAST = ['Zhang', 'García', 'Müller', 'Patel', 'Tanaka', 'Haddad', 'Silva', 'Chen', 'Rossi', 'Kowalski', 'Nguyen', 'Dubois'];
 const CATEGORIES = ['cs.LG', 'cs.CL', 'cs.CV', 'cs.AI', 'stat.ML', 'cs.RO', 'cs.MA'];
+/** How many of today's papers an active topic matches (a subscriber has several topics). */
+const ACTIVE_MIN = 2;
+const ACTIVE_MAX = 7;
+
 const TITLE_TAILS = ['', '', '', ': An Empirical Study', ': A Closer Look', ' Revisited', ' at Scale', ': Lessons Learned'];
 
 export interface Corpus {
@@ -95,8 +99,8 @@ export interface Corpus {
 
 /**
  * Builds `count` papers dated `date` and the topic pools. Every fifth abstract is held out of the papers
- * (its phrases make the quiet pool). A topic is active when it matches 2-10 of the papers (by the same
- * stemming as FTS5), so a subscriber with three of them gets about 5-30 papers.
+ * (its phrases make the quiet pool). A topic is active when it matches ACTIVE_MIN-ACTIVE_MAX of the papers
+ * (by the same stemming as FTS5), so a subscriber with three of them gets about 5-30 papers.
  */
 export function buildCorpus(abstracts: SourceAbstract[], count: number, date: string, random: () => number): Corpus {
   const bases = abstracts.filter((_, i) => i % 5 !== 4);
@@ -125,9 +129,11 @@ export function buildCorpus(abstracts: SourceAbstract[], count: number, date: st
 
   const index = new PaperIndex(papers);
   const popularity = documentFrequency(abstracts);
+  // Most popular first: phrases found in more of the real abstracts, two-word phrases before longer ones and before single words.
+  const shape = (g: string) => [0, 0, 2, 1][g.split(' ').length] ?? 0;
   const candidates = (texts: SourceAbstract[]) =>
     [...new Set(texts.flatMap((t) => ngrams(`${t.title}. ${t.abstract}`)))].sort(
-      (a, b) => (popularity.get(b) ?? 0) - (popularity.get(a) ?? 0) || a.length - b.length || (a < b ? -1 : 1),
+      (a, b) => (popularity.get(b) ?? 0) - (popularity.get(a) ?? 0) || shape(b) - shape(a) || (a < b ? -1 : 1),
     );
 
   const activeTopics: BenchTopic[] = [];
@@ -137,7 +143,7 @@ export function buildCorpus(abstracts: SourceAbstract[], count: number, date: st
     const asPhrase = words.length > 1 && random() < 0.4;
     const topic: BenchTopic = { text: asPhrase ? `"${gram}"` : gram, any: [{ words: words.map(stemToken), phrase: asPhrase }] };
     const n = index.count(topic);
-    if (n >= 2 && n <= 10) activeTopics.push(topic);
+    if (n >= ACTIVE_MIN && n <= ACTIVE_MAX) activeTopics.push(topic);
   }
   for (const gram of candidates(heldOut)) {
     const words = gram.split(' ');
@@ -153,7 +159,7 @@ export function buildCorpus(abstracts: SourceAbstract[], count: number, date: st
       any: [...a.any, ...b.any].map((x) => ({ words: x.words, phrase: true })),
     };
     const n = index.count(topic);
-    if (n >= 2 && n <= 12) activeTopics.splice(i + 2, 0, topic);
+    if (n >= ACTIVE_MIN && n <= ACTIVE_MAX + 2) activeTopics.splice(i + 2, 0, topic);
   }
   return { papers, activeTopics, quietTopics };
 }
@@ -161,7 +167,7 @@ export function buildCorpus(abstracts: SourceAbstract[], count: number, date: st
 /** 1-3 word n-grams inside sentences, not starting or ending on a stop word, letters only. */
 function ngrams(text: string): string[] {
   const out: string[] = [];
-  for (const sentence of text.split(/[.;:!?()]/)) {
+  for (const sentence of text.replace(/https?:\/\/\S+/g, ' ').split(/[.;:!?()]/)) {
     const words = wordTokens(sentence);
     for (let i = 0; i < words.length; i++) {
       for (let n = 1; n <= 3 && i + n <= words.length; n++) {
@@ -187,10 +193,18 @@ function documentFrequency(abstracts: SourceAbstract[]): Map<string, number> {
 export class PaperIndex {
   private readonly tokens: string[][];
   private readonly sets: Array<Set<string>>;
+  private readonly postings = new Map<string, number[]>();
 
   constructor(papers: ReadonlyArray<{ title: string; abstract: string }>) {
     this.tokens = papers.map((p) => [...wordTokens(p.title), '\u0000', ...wordTokens(p.abstract)].map((w) => (w === '\u0000' ? w : stemToken(w))));
     this.sets = this.tokens.map((t) => new Set(t));
+    this.tokens.forEach((_, i) => {
+      for (const w of this.sets[i]!) {
+        const list = this.postings.get(w);
+        if (list) list.push(i);
+        else this.postings.set(w, [i]);
+      }
+    });
   }
 
   get size(): number {
@@ -201,10 +215,18 @@ export class PaperIndex {
     return topic.any.some((alt) => (alt.phrase ? hasPhrase(this.tokens[i]!, alt.words) : alt.words.every((w) => this.sets[i]!.has(w))));
   }
 
+  /** Papers matching a topic, through posting lists (fast enough to score tens of thousands of candidates). */
   count(topic: BenchTopic): number {
-    let n = 0;
-    for (let i = 0; i < this.tokens.length; i++) if (this.matches(i, topic)) n++;
-    return n;
+    const hits = new Set<number>();
+    for (const alt of topic.any) {
+      let candidates: number[] | undefined;
+      for (const w of alt.words) {
+        const list = this.postings.get(w) ?? [];
+        candidates = candidates === undefined ? list : candidates.filter((i) => list.includes(i));
+      }
+      for (const i of candidates ?? []) if (!alt.phrase || hasPhrase(this.tokens[i]!, alt.words)) hits.add(i);
+    }
+    return hits.size;
   }
 }
 

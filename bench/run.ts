@@ -1,0 +1,241 @@
+// `npm run bench -- --subscribers 100000 --papers 1000 --topics 3 [--smtp smtp://host:port]`
+//
+// Builds a synthetic database in a temporary directory, then runs the real pipeline stage by stage:
+// import (CSV, setup) -> ingest (parseFeed + ingestBatch) -> match (matchPending) -> plan (planEdition)
+// -> render + send (sendPending with the real SMTP mailer, into a discarding sink in a child process).
+// In the same run it measures the ceiling (one pre-built message sent over and over by the same kind of
+// pool) and the naive baseline (per-subscriber JS matching + mjml2html, on a sample), and prints our
+// rate against both. See BENCHMARKS.md.
+import { fork, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { systemClock, utcDate } from '../src/clock.ts';
+import { loadConfig } from '../src/config.ts';
+import { planEdition } from '../src/digest/planner.ts';
+import type { Renderer } from '../src/digest/render.ts';
+import { sendPending } from '../src/digest/sender.ts';
+import { loadDigest } from '../src/digest/view.ts';
+import { parseFeed } from '../src/ingest/detect.ts';
+import { ingestBatch } from '../src/ingest/ingest.ts';
+import { createLogger } from '../src/log.ts';
+import { createApp } from '../src/main.ts';
+import { importSubscribersCsv } from '../src/subscribers/import.ts';
+import { matchPending } from '../src/topics/matcher.ts';
+import { measureCeiling, prebuildMessage } from './ceiling.ts';
+import { buildCorpus, loadAbstracts, seededRandom } from './corpus.ts';
+import { distribution, fmt, peakRssMb, StageClock } from './measure.ts';
+import { measureNaive } from './naive.ts';
+import { writeSubscribersCsv, type PopulationStats } from './population.ts';
+import type { SinkMessage, SinkStats } from './sink.ts';
+
+const { values: o } = parseArgs({
+  options: {
+    subscribers: { type: 'string', default: '10000' },
+    papers: { type: 'string', default: '1000' },
+    topics: { type: 'string', default: '3' },
+    smtp: { type: 'string' },
+    pool: { type: 'string', default: '5' },
+    sample: { type: 'string', default: '200' },
+    'ceiling-messages': { type: 'string' },
+    seed: { type: 'string', default: '1' },
+    profile: { type: 'string' },
+    json: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+  },
+});
+const SUBSCRIBERS = positiveInt('subscribers');
+const PAPERS = positiveInt('papers');
+const TOPICS = positiveInt('topics');
+const POOL = positiveInt('pool');
+const SAMPLE = positiveInt('sample');
+const PUBLIC_URL = 'https://digest.bench.example';
+const MAIL_FROM = 'Paper Digest <digest@bench.example>';
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+const dir = mkdtempSync(join(tmpdir(), 'digest-bench-'));
+const profileDir = o.profile ? (mkdirSync(o.profile, { recursive: true }), o.profile) : undefined;
+const clock = new StageClock(profileDir, log);
+const random = seededRandom(Number(o.seed));
+let sink: ChildProcess | undefined;
+
+try {
+  const smtpUrl = o.smtp ?? (await startSink());
+  log(`bench: ${fmt.int(SUBSCRIBERS)} subscribers × ${fmt.int(PAPERS)} papers × ${TOPICS} topics; SMTP ${smtpUrl}; data in ${dir}`);
+
+  // --- setup: papers and subscribers, written the way users would (a batch file, a CSV) ----------------
+  const csvFile = join(dir, 'subscribers.csv');
+  const batchFile = join(dir, 'batch.json');
+  // In a function so the corpus (and its word index) is garbage once the two files are written.
+  const population = await clock.run(
+    'generate',
+    () => generateFiles(batchFile, csvFile),
+    (p) => `${fmt.int(PAPERS)} papers; ${fmt.int(p.rows)} CSV rows (${fmt.int(p.bytes / 1e6)} MB), ${fmt.int(p.distinctTopics)} distinct topics, top topic on ${(p.topTopicShare * 100).toFixed(1)}% of subscribers`,
+  );
+
+  const config = loadConfig({
+    DATABASE_PATH: join(dir, 'bench.sqlite'),
+    SMTP_URL: smtpUrl,
+    SMTP_POOL_SIZE: String(POOL),
+    SECRET_KEY: 'bench-secret-key-0123456789abcdef0123456789',
+    PUBLIC_URL,
+    MAIL_FROM,
+    DIGEST_TZ: 'UTC',
+    LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn',
+  });
+  const app = await createApp(config, { clock: systemClock, logger: createLogger(config.LOG_LEVEL) });
+  const { db } = app;
+
+  await clock.run('import', () => importSubscribersCsv(app, csvFile), (r, s) => `${fmt.int(r.imported)} subscribers, ${fmt.rate(r.imported / s)} rows/s`);
+
+  // --- the pipeline --------------------------------------------------------------------------------
+  await clock.run(
+    'ingest',
+    () => ingestBatch(db, parseFeed(readFileSync(batchFile, 'utf8'), 'batch'), app.clock),
+    (r) => `${fmt.int(r.newPapers)} new papers (batch ${r.batchId})`,
+  );
+  const matched = await clock.run('match', () => matchPending(db), (r) => `${fmt.int(r.queries)} distinct queries, ${fmt.int(r.matches)} matches`);
+  const plan = await clock.run('plan', () => planEdition(db, { clock: app.clock, due: false }), (r) => `${fmt.int(r.planned)} digests, ${fmt.int(r.items)} papers in them`);
+  const sizes = distribution((db.prepare(`SELECT paper_count AS n FROM digests`).all() as { n: number }[]).map((r) => r.n));
+
+  let renderMs = 0;
+  let rendered = 0;
+  const timedRenderer: Pick<Renderer, 'digest'> = {
+    digest(view) {
+      const t = performance.now();
+      try {
+        return app.renderer.digest(view);
+      } finally {
+        renderMs += performance.now() - t;
+        rendered++;
+      }
+    },
+  };
+  const sent = await clock.run(
+    'render+send',
+    () => sendPending({ ...app, renderer: timedRenderer }, { retryWindowMs: 0 }),
+    (r, s) => `${fmt.int(r.sent)} sent, ${r.failed} failed, ${r.retrying} retrying; ${fmt.rate(r.sent / s)} digests/s`,
+  );
+  if (sent.failed + sent.retrying + sent.unknown > 0 || sent.paused) log(`WARNING: not every digest was sent: ${JSON.stringify(sent)}`);
+  const endToEnd = ['ingest', 'match', 'plan', 'render+send'].reduce((sum, n) => sum + clock.seconds(n), 0);
+  const ourRate = sent.sent / endToEnd;
+
+  // --- ceiling and naive baseline, same run, same sink ---------------------------------------------
+  const medianId = (db.prepare(`SELECT id FROM digests WHERE paper_count >= ? ORDER BY paper_count, id LIMIT 1`).get(sizes.median) as { id: number }).id;
+  const sample = loadDigest(db, medianId, app.links)!;
+  const sampleMail = app.renderer.digest(sample.view);
+  const raw = await prebuildMessage({ from: MAIL_FROM, to: sample.subscriber.email, mail: sampleMail, unsubscribeUrl: sample.view.links.unsubscribe });
+  const ceilingMessages = o['ceiling-messages'] ? Number(o['ceiling-messages']) : Math.min(Math.max(sent.sent, 2_000), 50_000);
+  const ceiling = await clock.run(
+    'ceiling',
+    () => measureCeiling({ url: smtpUrl, poolSize: POOL, raw, from: MAIL_FROM, to: sample.subscriber.email, messages: ceilingMessages }),
+    (c) => `${fmt.int(c.messages)} × one pre-built ${fmt.int(c.messageBytes / 1024)} KB message: ${fmt.rate(c.perSecond)} messages/s`,
+  );
+  const naive = await clock.run(
+    'naive',
+    () => measureNaive(db, { sample: SAMPLE, subscribers: SUBSCRIBERS, publicUrl: PUBLIC_URL }),
+    (n) =>
+      `${n.sampled} subscribers sampled, ${n.digests} digests: JS matching ${n.matchMsPerSubscriber.toFixed(2)} ms/subscriber, ` +
+      `mjml2html ${n.mjmlMsPerDigest.toFixed(1)} ms/digest -> ${fmt.rate(n.digestsPerSecond)} digests/s`,
+  );
+  const sinkStats = sink ? await askSink() : undefined;
+  const sqliteVersion = (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
+  await app.close();
+
+  // --- report ----------------------------------------------------------------------------------------
+  const receiving = plan.planned / SUBSCRIBERS;
+  const rssLimit = SUBSCRIBERS > 100_000 ? 512 : 300;
+  const bench = clock.stages.filter((s) => s.name !== 'ceiling' && s.name !== 'naive');
+  const peakPipeline = Math.max(...bench.map((s) => s.peakRssMb));
+  const lines = [
+    '',
+    `paper-digest benchmark — ${fmt.int(SUBSCRIBERS)} subscribers × ${fmt.int(PAPERS)} papers × ${TOPICS} topics, SMTP pool ${POOL}`,
+    `machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? '?'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.versions.node}, SQLite ${sqliteVersion}`,
+    `data: ${fmt.int(population.distinctTopics)} distinct topic texts; ${(receiving * 100).toFixed(1)}% of subscribers get a digest; papers per digest min ${sizes.min} / median ${sizes.median} / p90 ${sizes.p90} / max ${sizes.max}`,
+    '',
+    'stage            seconds   what, rate   [peak RSS so far; peak V8 heap, external during the stage]',
+    ...clock.stages.map(
+      (s) => `${s.name.padEnd(16)} ${fmt.s(s.seconds).padStart(7)}   ${s.detail}  [${s.peakRssMb} MB; ${s.heapMb} / ${s.externalMb} MB]`,
+    ),
+    `render (inside send): ${fmt.s(renderMs / 1000)} s CPU for ${fmt.int(rendered)} digests = ${(renderMs / Math.max(1, rendered)).toFixed(3)} ms/digest`,
+    '',
+    `END TO END (ingest -> match -> plan -> render+send): ${fmt.s(endToEnd)} s, ${fmt.int(sent.sent)} digests = ${fmt.rate(ourRate)} digests/s`,
+    `vs ceiling (pre-built message, same pool and sink): ${fmt.rate(ceiling.perSecond)} messages/s -> ours = ${((ourRate / ceiling.perSecond) * 100).toFixed(0)}% of the ceiling`,
+    `vs naive (per-subscriber JS matching + mjml2html): ${fmt.rate(naive.digestsPerSecond)} digests/s -> ours = ${(ourRate / naive.digestsPerSecond).toFixed(1)}× the naive rate`,
+    `matching: distinct FTS5 queries ${fmt.s(matched.ms / 1000)} s vs per-subscriber JS loop ${fmt.s(naive.matchSecondsForAll)} s (extrapolated) -> ${(naive.matchSecondsForAll / (matched.ms / 1000)).toFixed(0)}× faster`,
+    `peak RSS: bench process ${peakRssMb()} MB (pipeline stages ${peakPipeline} MB); sink ${sinkStats ? `${sinkStats.maxRssMb} MB, ${fmt.int(sinkStats.messages)} messages, ${fmt.int(sinkStats.bytes / 1e6)} MB received, ${sinkStats.cpuSeconds} CPU s` : 'external (not measured)'}`,
+    '',
+    'targets:',
+    target(ourRate >= 1500, `end to end ≥ 1,500 digests/s (${fmt.rate(ourRate)})`),
+    target(ourRate >= 0.4 * ceiling.perSecond, `≥ 40% of the ceiling (${((ourRate / ceiling.perSecond) * 100).toFixed(0)}%)`),
+    target(matched.ms < 2000 * Math.max(1, (SUBSCRIBERS / 100_000) * (PAPERS / 1000)), `matching under 2 s per 100k × 1,000 (${fmt.s(matched.ms / 1000)} s)`),
+    target(peakPipeline < rssLimit, `peak RSS under ${rssLimit} MB (${peakPipeline} MB)`),
+  ];
+  console.log(lines.join('\n'));
+  if (profileDir) printProfiles();
+  if (o.json) {
+    writeFileSync(o.json, JSON.stringify({ options: o, population, plan, sizes, sent, endToEnd, ourRate, renderMs, ceiling, naive, matched, sink: sinkStats, stages: clock.stages }, null, 1));
+  }
+} finally {
+  clock.close();
+  sink?.send('stop');
+  if (!o.keep) rmSync(dir, { recursive: true, force: true });
+}
+
+function generateFiles(batchFile: string, csvFile: string): PopulationStats {
+  const today = utcDate(new Date());
+  const corpus = buildCorpus(loadAbstracts(), PAPERS, today, random);
+  writeFileSync(batchFile, JSON.stringify({ source: 'bench', date: today, papers: corpus.papers }));
+  return writeSubscribersCsv(csvFile, corpus, { subscribers: SUBSCRIBERS, topicsPerSubscriber: TOPICS, activeShare: 0.5, skew: 1.0 }, random);
+}
+
+function target(ok: boolean, text: string): string {
+  return `  ${ok ? 'MET ' : 'MISS'}  ${text}`;
+}
+
+function printProfiles(): void {
+  for (const s of clock.stages) {
+    if (!s.profile) continue;
+    console.log(`\nprofile of ${s.name} (${s.profile.file}), self time by package / file:`);
+    for (const l of s.profile.byOrigin.slice(0, 8)) console.log(`  ${String(l.ms).padStart(7)} ms ${String(l.share).padStart(5)}%  ${l.name}`);
+    console.log('  top functions:');
+    for (const l of s.profile.byFunction.slice(0, 10)) console.log(`  ${String(l.ms).padStart(7)} ms ${String(l.share).padStart(5)}%  ${l.name}`);
+  }
+}
+
+function positiveInt(name: keyof typeof o): number {
+  const n = Number(o[name]);
+  if (!Number.isInteger(n) || n <= 0) {
+    console.error(`--${name}: expected a positive whole number, got ${String(o[name])}`);
+    process.exit(2);
+  }
+  return n;
+}
+
+/** Starts bench/sink.ts in a child process and resolves its URL once it listens. */
+function startSink(): Promise<string> {
+  const child = fork(fileURLToPath(new URL('./sink.ts', import.meta.url)), [], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  sink = child;
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code) => reject(new Error(`the SMTP sink exited (${code}) before listening`)));
+    child.on('message', (m: SinkMessage) => {
+      if (m.type === 'listening') resolve(`smtp://127.0.0.1:${m.port}`);
+    });
+  });
+}
+
+function askSink(): Promise<SinkStats> {
+  return new Promise((resolve) => {
+    const onMessage = (m: SinkMessage) => {
+      if (m.type !== 'stats') return;
+      sink!.off('message', onMessage);
+      resolve(m);
+    };
+    sink!.on('message', onMessage);
+    sink!.send('stats');
+  });
+}
