@@ -67,6 +67,7 @@ const envSchema = z.object({
   SMTP_RETRY_BASE_MS: int(1, 86_400_000).default(30_000),
   SMTP_RETRY_MAX_MS: int(1, 86_400_000).default(3_600_000),
   SMTP_TIMEOUT_MS: int(100, 600_000).default(30_000),
+  SMTP_RETRY_WINDOW_MS: int(0, 86_400_000).default(600_000),
   RELAY_DOWN_AFTER: int(1, 1000).default(5),
   HARD_FAILURES_TO_SUPPRESS: int(1, 100).default(3),
   SHUTDOWN_GRACE_MS: int(0, 600_000).default(30_000),

@@ -32,7 +32,8 @@ export type SenderConfig = Pick<
   | 'RELAY_DOWN_AFTER'
   | 'HARD_FAILURES_TO_SUPPRESS'
   | 'SHUTDOWN_GRACE_MS'
->;
+> &
+  Partial<Pick<Config, 'SMTP_RETRY_WINDOW_MS'>>;
 
 export interface SendDeps {
   db: Db;
@@ -105,7 +106,7 @@ export async function sendPending(deps: SendDeps, opts: SendOptions = {}): Promi
   const ledger = new Ledger(db);
   const signal = opts.signal;
   const random = opts.random ?? Math.random;
-  const retryWindowMs = opts.retryWindowMs ?? DEFAULT_RETRY_WINDOW_MS;
+  const retryWindowMs = opts.retryWindowMs ?? config.SMTP_RETRY_WINDOW_MS ?? DEFAULT_RETRY_WINDOW_MS;
   const startedMono = performance.now();
   const fromDomain = domainOf(config.MAIL_FROM);
   const progress: SendProgress = { total: ledger.openCount(), done: 0, sent: 0, failed: 0 };
