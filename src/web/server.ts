@@ -2,7 +2,7 @@
 // zod validation, form bodies, per-route rate limits, security headers, one error handler.
 import formbody from '@fastify/formbody';
 import rateLimit from '@fastify/rate-limit';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -60,7 +60,7 @@ export function buildServer(deps: WebDeps, extraRoutes: ExtraRoutes = []): Fasti
     trustProxy: deps.trustProxy ?? deps.config.TRUST_PROXY,
     bodyLimit: 256 * 1024,
     // Fastify's own request lines would log link tokens; logRequests() logs them redacted.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -62,7 +62,7 @@ export function registerInboxRoutes(app: FastifyInstance, deps: InboxDeps): void
   app.get<{ Params: { id: string } }>('/inbox/:id', async (req, reply) => {
     const m = await inbox.get(req.params.id);
     if (!m) return reply.code(404).type('text/plain').send('No such message in the local inbox.');
-    const listHeaders = m.headers.filter((h) => /^(subject|list-unsubscribe|list-unsubscribe-post|message-id|dkim-signature)$/i.test(h.key));
+    const listHeaders = m.headers.filter((h) => /^(list-unsubscribe|list-unsubscribe-post|message-id|dkim-signature)$/i.test(h.key));
     return reply.type('text/html; charset=utf-8').send(page({ title: m.subject || '(no subject)', list: false, m, listHeaders }));
   });
 

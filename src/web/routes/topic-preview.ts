@@ -30,6 +30,16 @@ export interface PreviewError {
   position: number | null;
 }
 
+/** Newest batch day: "recent" means the 14 days up to it, so a quiet source or the sample data still previews. */
+const SQL_NEWEST_BATCH_DAY = `SELECT max(date) AS day FROM batches`;
+
+function previewSince(db: RouteDeps['db'], now: Date): string {
+  const today = utcDate(now);
+  const newest = (db.prepare(SQL_NEWEST_BATCH_DAY).get() as { day: string | null }).day;
+  const anchor = newest !== null && newest < today ? newest : today;
+  return utcDate(new Date(Date.parse(`${anchor}T00:00:00Z`) - PREVIEW_DAYS * 86_400_000));
+}
+
 export function registerTopicPreviewRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { db, clock } = deps;
   app.withTypeProvider<ZodTypeProvider>().get(
@@ -48,7 +58,7 @@ export function registerTopicPreviewRoutes(app: FastifyInstance, deps: RouteDeps
     async (req): Promise<PreviewAnswer | PreviewError> => {
       const q = req.query.q;
       if (q.trim() === '') return { ok: true, total: 0, papers: [] };
-      const since = utcDate(new Date(clock.now().getTime() - PREVIEW_DAYS * 86_400_000));
+      const since = previewSince(db, clock.now());
       let result;
       try {
         result = previewTopic(db, q, { since, limit: PREVIEW_LIMIT });
