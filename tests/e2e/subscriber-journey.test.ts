@@ -3,21 +3,16 @@
 // -> preferences (topics, hour, frequency) -> the next digest follows them -> unsubscribe from the
 // email's link. Screenshots of each page and of the rendered digest go to test-output/screenshots/.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.ts';
-import { loadConfig } from '../../src/config.ts';
+import type { ManualClock } from '../../src/clock.ts';
 import { parseFeed } from '../../src/ingest/detect.ts';
 import { ingestBatch } from '../../src/ingest/ingest.ts';
-import { silentLogger } from '../../src/log.ts';
-import { createApp, type App } from '../../src/main.ts';
+import type { App } from '../../src/main.ts';
 import { runTick } from '../../src/tick.ts';
-import { buildServer } from '../../src/web/server.ts';
-import { tempDatabase, type TempDb } from '../helpers/seed.ts';
-import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp-capture.ts';
-import { linkIn } from '../helpers/web-harness.ts';
+import type { SmtpCapture } from '../helpers/smtp-capture.ts';
+import { linkIn, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -37,14 +32,13 @@ if (!existsSync(CHROMIUM)) {
 }
 
 describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)', () => {
-  let tmp: TempDb;
-  let smtp: SmtpCapture;
+  let h: WebHarness;
   let app: App;
-  let server: ReturnType<typeof buildServer>;
+  let smtp: SmtpCapture;
+  let clock: ManualClock;
+  let base: string;
   let browser: Browser;
   let page: Page;
-  let base: string;
-  const clock = new ManualClock('2025-11-25T09:00:00Z');
   const welcome: Array<Promise<unknown>> = [];
 
   async function shot(name: string): Promise<void> {
@@ -60,27 +54,17 @@ describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)'
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    tmp = tempDatabase('digest-browser-');
-    smtp = await startSmtpCapture();
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    const config = loadConfig({
-      DATABASE_PATH: tmp.path,
-      SMTP_URL: smtp.url,
-      PUBLIC_URL: base,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      SECRET_KEY: 'browser-secret-key-0123456789abcdef0123456789',
-      DIGEST_TZ: 'UTC',
-      LOG_LEVEL: 'silent',
-    });
-    app = await createApp(config, { clock, logger: silentLogger });
-    // As `digest serve` does: a welcome digest right after confirming.
-    server = buildServer({
-      ...app,
-      onConfirmed: (id) => welcome.push(runTick(app, { due: false, onlySubscriber: id })),
-    });
-    await server.listen({ port, host: '127.0.0.1' });
+    // The browser follows the emailed links, so the server listens on PUBLIC_URL itself.
+    h = await startWebHarness(
+      { SECRET_KEY: 'browser-secret-key-0123456789abcdef0123456789', DIGEST_TZ: 'UTC', DIGEST_HOUR: '7' },
+      '2025-11-25T09:00:00Z',
+      {
+        servePublicUrl: true,
+        // As `digest serve` does: a welcome digest right after confirming.
+        onConfirmed: (id) => welcome.push(runTick(app, { due: false, onlySubscriber: id })),
+      },
+    );
+    ({ core: app, smtp, clock, base } = h);
     ingest('2025-11-25');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -92,10 +76,7 @@ describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)'
 
   afterAll(async () => {
     await browser?.close();
-    await server?.close();
-    await app?.close();
-    await smtp?.close();
-    tmp?.cleanup();
+    await h?.close();
   });
 
   it('subscribes with the topic builder, using only the keyboard', async () => {
@@ -241,11 +222,3 @@ describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)'
     expect(app.subscribers.findByEmail(ALICE)!.status).toBe('unsubscribed');
   });
 });
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}

@@ -15,24 +15,40 @@ export interface TempDb {
   cleanup(): void;
 }
 
-/** A real SQLite file (WAL, migrated) in a fresh temp directory. */
-export function tempDatabase(prefix = 'digest-test-'): TempDb {
+/** A fresh temp directory and the path of a database file in it (not created: createApp() opens it). */
+export interface TempDatabaseDir {
+  path: string;
+  dir: string;
+  /** Deletes the directory and everything in it. */
+  remove(): void;
+}
+
+export function tempDatabaseDir(prefix = 'digest-test-'): TempDatabaseDir {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  const path = join(dir, 'digest.sqlite');
-  const db = openDatabase(path);
+  return { path: join(dir, 'digest.sqlite'), dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** The database opened on a temp directory's file; cleanup() closes it (if still open) and deletes the directory. */
+export function withDatabase(t: TempDatabaseDir, db: Db): TempDb {
   return {
     db,
-    path,
-    dir,
+    path: t.path,
+    dir: t.dir,
     cleanup() {
       try {
         db.close();
       } catch {
         // already closed
       }
-      rmSync(dir, { recursive: true, force: true });
+      t.remove();
     },
   };
+}
+
+/** A real SQLite file (WAL, migrated) in a fresh temp directory. */
+export function tempDatabase(prefix = 'digest-test-'): TempDb {
+  const t = tempDatabaseDir(prefix);
+  return withDatabase(t, openDatabase(t.path));
 }
 
 export interface SeedPaper {

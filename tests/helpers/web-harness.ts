@@ -1,26 +1,29 @@
-// The subscriber web stack with real parts: a SQLite file in a temp dir, the real renderer, the SMTP
-// mailer talking to a real local SMTP server, the subscriber service and the Fastify server listening
-// on a free port. Only the clock is fake.
+// The subscriber web stack as production builds it: createApp() (real SQLite file in a temp dir, the
+// real renderer, the SMTP mailer talking to a real local SMTP server, the subscriber service) and the
+// Fastify server listening on a free port. Only the clock is fake.
 import type { FastifyInstance } from 'fastify';
-import { ManualClock } from '../../src/clock.ts';
-import { loadConfig, type Config } from '../../src/config.ts';
-import { createRenderer } from '../../src/digest/render.ts';
-import { Links } from '../../src/links.ts';
-import { silentLogger } from '../../src/log.ts';
-import { createSmtpMailer } from '../../src/mail/smtp-mailer.ts';
+import { afterAll, beforeAll } from 'vitest';
+import type { ManualClock } from '../../src/clock.ts';
+import type { Config } from '../../src/config.ts';
+import type { Links } from '../../src/links.ts';
 import type { Mailer } from '../../src/mail/types.ts';
-import { createSubscriberService, type SubscriberService } from '../../src/subscribers/service.ts';
-import { Tokens } from '../../src/tokens.ts';
+import type { App } from '../../src/main.ts';
+import type { SubscriberService } from '../../src/subscribers/service.ts';
+import type { Tokens } from '../../src/tokens.ts';
 import { buildServer } from '../../src/web/server.ts';
-import { seedBatch, tempDatabase, type TempDb } from './seed.ts';
-import { startSmtpCapture, type SmtpCapture } from './smtp-capture.ts';
+import { freePort } from './ports.ts';
+import { seedBatch, type TempDb } from './seed.ts';
+import type { CapturedMail, SmtpCapture } from './smtp-capture.ts';
+import { startTestApp, TEST_NOW } from './test-app.ts';
 
-export const TEST_SECRET = 'test-secret-key-0123456789abcdef0123456789';
-export const PUBLIC_URL = 'https://digest.example.org';
+export { PUBLIC_URL, TEST_SECRET } from './test-app.ts';
 
 export interface WebHarness {
   base: string;
+  /** The web server. */
   app: FastifyInstance;
+  /** What createApp() built (config, db, tokens, links, renderer, mailer, subscribers). */
+  core: App;
   tmp: TempDb;
   smtp: SmtpCapture;
   clock: ManualClock;
@@ -34,62 +37,50 @@ export interface WebHarness {
   close(): Promise<void>;
 }
 
-export async function startWebHarness(env: Record<string, string> = {}, now = '2025-11-25T09:00:00Z'): Promise<WebHarness> {
-  const tmp = tempDatabase('digest-web-');
-  const smtp = await startSmtpCapture();
-  const config = loadConfig({
-    DATABASE_PATH: tmp.path,
-    SMTP_URL: smtp.url,
-    SECRET_KEY: TEST_SECRET,
-    PUBLIC_URL,
-    DIGEST_TZ: 'Europe/Paris',
-    DIGEST_HOUR: '8',
-    LOG_LEVEL: 'silent',
-    ...env,
-  });
-  const clock = new ManualClock(now);
-  const tokens = new Tokens(TEST_SECRET);
-  const links = new Links(config.PUBLIC_URL, tokens, clock);
-  const renderer = await createRenderer();
-  const mailer = createSmtpMailer({
-    url: smtp.url,
-    from: config.MAIL_FROM,
-    poolSize: 1,
-    ratePerSecond: 0,
-    timeoutMs: 5000,
-    logger: silentLogger,
-  });
-  const subscribers = createSubscriberService({
-    db: tmp.db,
-    clock,
-    tokens,
-    links,
-    mailer,
-    renderer,
-    config,
-    logger: silentLogger,
-  });
-  const app = buildServer({ db: tmp.db, clock, config, logger: silentLogger, links, subscribers, renderer });
-  await app.listen({ port: 0, host: '127.0.0.1' });
+export interface WebHarnessOptions {
+  /** Listen on the port of PUBLIC_URL = http://127.0.0.1:<free port>, so a browser can follow the emailed links. */
+  servePublicUrl?: boolean;
+  /** As `digest serve` does after a subscriber confirms. */
+  onConfirmed?: (subscriberId: number) => void;
+}
+
+/** `env` overrides the test configuration (see startTestApp). */
+export async function startWebHarness(
+  env: Record<string, string> = {},
+  now = TEST_NOW,
+  options: WebHarnessOptions = {},
+): Promise<WebHarness> {
+  const port = options.servePublicUrl ? await freePort() : 0;
+  const served: Record<string, string> = options.servePublicUrl
+    ? { PUBLIC_URL: `http://127.0.0.1:${port}`, PORT: String(port), HOST: '127.0.0.1' }
+    : {};
+  const t = await startTestApp({ ...env, ...served }, now, 'digest-web-');
+  const core = t.app;
+  const app = buildServer({ ...core, onConfirmed: options.onConfirmed });
+  try {
+    await app.listen({ port, host: '127.0.0.1' });
+  } catch (e) {
+    await t.close();
+    throw e;
+  }
   const address = app.server.address();
   const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   return {
     base,
     app,
-    tmp,
-    smtp,
-    clock,
-    config,
-    tokens,
-    links,
-    mailer,
-    subscribers,
+    core,
+    tmp: t.tmp,
+    smtp: t.smtp,
+    clock: t.clock,
+    config: core.config,
+    tokens: core.tokens,
+    links: core.links,
+    mailer: core.mailer,
+    subscribers: core.subscribers,
     local: (url) => `${base}${new URL(url).pathname}`,
     async close() {
       await app.close();
-      await mailer.close();
-      await smtp.close();
-      tmp.cleanup();
+      await t.close();
     },
   };
 }
@@ -131,7 +122,7 @@ export function subscriberRow(h: WebHarness, email: string): SubscriberRow | und
 }
 
 /** Subscribes through the API and confirms through the emailed link; returns the confirmation email. */
-export async function subscribeAndConfirm(h: WebHarness, email: string, topics: string[]) {
+export async function subscribeAndConfirm(h: WebHarness, email: string, topics: string[]): Promise<CapturedMail> {
   const before = h.smtp.to(email).length;
   const res = await fetch(`${h.base}/subscribe`, jsonPost({ email, topics }));
   if (res.status !== 202) throw new Error(`subscribe answered ${res.status}`);
@@ -154,4 +145,33 @@ export function seedEditions(h: WebHarness): void {
   seedBatch(h.tmp.db, '2025-10-01', [
     { title: 'Ancient reinforcement learning survey', abstract: 'A survey of reinforcement learning from long ago.' },
   ]);
+}
+
+/** One harness shared by a test file's tests, with row() and subscribeAndConfirm() bound to it. */
+export interface SharedWebHarness {
+  /** Usable inside tests and hooks (it starts in beforeAll). */
+  h: WebHarness;
+  row(email: string): SubscriberRow | undefined;
+  subscribeAndConfirm(email: string, topics: string[]): Promise<CapturedMail>;
+}
+
+/** Registers beforeAll (start the harness, seedEditions) and afterAll (close it) in the calling test file. */
+export function sharedWebHarness(env: Record<string, string> = {}): SharedWebHarness {
+  let started: WebHarness | undefined;
+  const current = (): WebHarness => {
+    if (!started) throw new Error('the shared web harness starts in beforeAll: use it inside tests and hooks');
+    return started;
+  };
+  beforeAll(async () => {
+    started = await startWebHarness(env);
+    seedEditions(started);
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  return {
+    h: new Proxy({} as WebHarness, { get: (_target, key) => Reflect.get(current(), key) }),
+    row: (email) => subscriberRow(current(), email),
+    subscribeAndConfirm: (email, topics) => subscribeAndConfirm(current(), email, topics),
+  };
 }

@@ -4,7 +4,6 @@
 // sends that address nothing; a rerun sends nothing twice; feed HTML arrives escaped.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { loadConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createApp, type App } from '../../src/main.ts';
 import { buildServer } from '../../src/web/server.ts';
+import { freePort } from '../helpers/ports.ts';
 import { tempDatabase, type TempDb } from '../helpers/seed.ts';
 import { SmtpSink, type SinkMessage } from '../helpers/smtp-sink.ts';
 
@@ -27,14 +27,6 @@ interface FixturePaper {
 }
 const day1 = JSON.parse(readFileSync(DAY1, 'utf8')).papers as FixturePaper[];
 const day2 = JSON.parse(readFileSync(DAY2, 'utf8')).papers as FixturePaper[];
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 let tmp: TempDb;
 let sink: SmtpSink;

@@ -1,31 +1,25 @@
-// The subscriber service on its own: a real SQLite file, the real renderer, real SMTP.
-import { createServer } from 'node:net';
+// The subscriber service on its own (as createApp builds it): a real SQLite file, the real renderer, real SMTP.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/clock.ts';
-import { createRenderer, type Renderer } from '../../src/digest/render.ts';
 import { AppError } from '../../src/errors.ts';
-import { Links } from '../../src/links.ts';
+import type { Links } from '../../src/links.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createSmtpMailer } from '../../src/mail/smtp-mailer.ts';
 import type { Mailer } from '../../src/mail/types.ts';
 import { createSubscriberService, type SubscriberService } from '../../src/subscribers/service.ts';
-import { Tokens } from '../../src/tokens.ts';
-import { seedBatch, tempDatabase, type TempDb } from '../helpers/seed.ts';
-import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp-capture.ts';
-import { TEST_SECRET } from '../helpers/web-harness.ts';
+import { freePort } from '../helpers/ports.ts';
+import { seedBatch, type TempDb } from '../helpers/seed.ts';
+import type { SmtpCapture } from '../helpers/smtp-capture.ts';
+import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
+let t: TestApp;
 let tmp: TempDb;
 let smtp: SmtpCapture;
-let mailer: Mailer;
-let renderer: Renderer;
+let links: Links;
 let svc: SubscriberService;
-const clock = new ManualClock('2025-11-25T09:00:00Z');
-const tokens = new Tokens(TEST_SECRET);
-const links = new Links('https://digest.example.org', tokens, clock);
-const config = { DIGEST_TZ: 'Europe/Berlin', DIGEST_HOUR: 6 };
 
+/** The app's subscriber service with another mailer. */
 function service(m: Mailer): SubscriberService {
-  return createSubscriberService({ db: tmp.db, clock, tokens, links, mailer: m, renderer, config, logger: silentLogger });
+  return createSubscriberService({ ...t.app, mailer: m });
 }
 
 function subject(email: string) {
@@ -54,19 +48,15 @@ async function expectAppError(p: Promise<unknown> | (() => unknown), code: strin
 }
 
 beforeAll(async () => {
-  tmp = tempDatabase('digest-subscribers-');
-  smtp = await startSmtpCapture();
-  renderer = await createRenderer();
-  mailer = createSmtpMailer({ url: smtp.url, from: 'Digest <d@example.org>', poolSize: 1, ratePerSecond: 0, timeoutMs: 5000, logger: silentLogger });
-  svc = service(mailer);
+  t = await startTestApp({ DIGEST_TZ: 'Europe/Berlin', DIGEST_HOUR: '6', MAIL_FROM: 'Digest <d@example.org>' }, undefined, 'digest-subscribers-');
+  ({ tmp, smtp } = t);
+  ({ links, subscribers: svc } = t.app);
   seedBatch(tmp.db, '2025-11-24', [{ title: 'Older paper on agents' }]);
   seedBatch(tmp.db, '2025-11-25', [{ title: 'Newest paper on agents' }]);
 });
 
 afterAll(async () => {
-  await mailer?.close();
-  await smtp?.close();
-  tmp?.cleanup();
+  await t?.close();
 });
 
 describe('subscriber service', () => {
@@ -183,7 +173,7 @@ describe('subscriber service', () => {
   });
 
   it('when the relay refuses, the CLI path fails clearly and the throttle does not block a retry', async () => {
-    const port = await closedPort();
+    const port = await freePort(); // nothing listens there: connection refused
     const down = createSmtpMailer({ url: `smtp://127.0.0.1:${port}`, from: 'd@example.org', poolSize: 1, ratePerSecond: 0, timeoutMs: 2000, logger: silentLogger });
     try {
       const e = await expectAppError(service(down).subscribe({ email: 'retry@example.org', topics: ['agents'] }), 'CONFIRM_EMAIL_FAILED');
@@ -197,12 +187,3 @@ describe('subscriber service', () => {
     await smtp.waitFor('retry@example.org');
   });
 });
-
-/** A local port with nothing listening (connection refused). */
-async function closedPort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
-  const { port } = srv.address() as { port: number };
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}

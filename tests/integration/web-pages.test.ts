@@ -1,32 +1,12 @@
 // The subscriber pages over a real listening server, a real SQLite file and a real SMTP server:
 // preferences, mute, the topic preview, the digest web view, request logs.
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRenderer } from '../../src/digest/render.ts';
+import { describe, expect, it } from 'vitest';
 import { buildServer } from '../../src/web/server.ts';
 import { seedBatch } from '../helpers/seed.ts';
-import {
-  formPost as form,
-  jsonPost as json,
-  seedEditions,
-  startWebHarness,
-  subscribeAndConfirm as subscribeAndConfirmWith,
-  subscriberRow,
-  type WebHarness,
-} from '../helpers/web-harness.ts';
+import { formPost as form, jsonPost as json, sharedWebHarness } from '../helpers/web-harness.ts';
 
-let h: WebHarness;
-const row = (email: string) => subscriberRow(h, email);
-const subscribeAndConfirm = (email: string, topics: string[]) => subscribeAndConfirmWith(h, email, topics);
-
-beforeAll(async () => {
-  h = await startWebHarness({ SUBSCRIBE_RATE_LIMIT: '1000' });
-  seedEditions(h);
-});
-
-afterAll(async () => {
-  await h?.close();
-});
+const { h, row, subscribeAndConfirm } = sharedWebHarness({ SUBSCRIBE_RATE_LIMIT: '1000' });
 
 describe('preferences, mute and preview', () => {
   it('edits topics, hour, time zone, frequency and pause from the form', async () => {
@@ -174,8 +154,7 @@ describe('request logs', () => {
   it('log one line per request with link tokens redacted', async () => {
     const lines: string[] = [];
     const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) });
-    const renderer = await createRenderer();
-    const app = buildServer({ db: h.tmp.db, clock: h.clock, config: h.config, logger, links: h.links, subscribers: h.subscribers, renderer });
+    const app = buildServer({ ...h.core, logger });
     const s = row('prefs@example.org')!;
     const url = new URL(h.links.unsubscribe({ id: s.id, tokenSalt: s.token_salt })).pathname;
     const token = url.split('/').pop()!;

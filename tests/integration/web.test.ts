@@ -1,29 +1,9 @@
 // The subscriber web flow over a real listening server, a real SQLite file and a real SMTP server:
 // subscribe, confirm, link tokens, unsubscribe. (Preferences, mute, preview, web view: web-pages.test.ts.)
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  formPost as form,
-  jsonPost as json,
-  linkIn,
-  seedEditions,
-  startWebHarness,
-  subscribeAndConfirm as subscribeAndConfirmWith,
-  subscriberRow,
-  type WebHarness,
-} from '../helpers/web-harness.ts';
+import { describe, expect, it } from 'vitest';
+import { formPost as form, jsonPost as json, linkIn, sharedWebHarness, startWebHarness } from '../helpers/web-harness.ts';
 
-let h: WebHarness;
-const row = (email: string) => subscriberRow(h, email);
-const subscribeAndConfirm = (email: string, topics: string[]) => subscribeAndConfirmWith(h, email, topics);
-
-beforeAll(async () => {
-  h = await startWebHarness({ SUBSCRIBE_RATE_LIMIT: '1000' });
-  seedEditions(h);
-});
-
-afterAll(async () => {
-  await h?.close();
-});
+const { h, row, subscribeAndConfirm } = sharedWebHarness({ SUBSCRIBE_RATE_LIMIT: '1000' });
 
 describe('subscribe page', () => {
   it('labels every field, loads only its own assets and sends strict security headers', async () => {
