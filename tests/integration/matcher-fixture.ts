@@ -1,9 +1,8 @@
-// A real SQLite file with the Daily Papers fixture loaded straight into `papers` (the FTS5
-// triggers index them), and helpers to add subscribers and topics. Used by matcher*.test.ts.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openDatabase, type Db } from '../../src/db/open.ts';
+// The Daily Papers fixture loaded straight into `papers` of a real SQLite file (tempDatabase() in
+// tests/helpers/seed.ts; the FTS5 triggers index them), and helpers to add subscribers and topics.
+// Used by matcher*.test.ts.
+import { readFileSync } from 'node:fs';
+import type { Db } from '../../src/db/open.ts';
 import { ensureQuery } from '../../src/topics/matcher.ts';
 import { parseTopic } from '../../src/topics/parse.ts';
 
@@ -27,28 +26,6 @@ export function authorsOf(i: number): string[] {
 
 export function categoriesOf(i: number): string[] {
   return [['cs.LG'], ['cs.CL', 'cs.AI'], ['cs.AI', 'cs.LG']][i % 3]!;
-}
-
-export interface TestDb {
-  db: Db;
-  path: string;
-  dir: string;
-  close(): void;
-}
-
-export function createTestDb(): TestDb {
-  const dir = mkdtempSync(join(tmpdir(), 'matcher-'));
-  const path = join(dir, 'digest.sqlite');
-  const db = openDatabase(path);
-  return {
-    db,
-    path,
-    dir,
-    close: () => {
-      db.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
 }
 
 /** A batch row (papers need one for first_batch_id). */

@@ -1,16 +1,17 @@
 // previewTopic: what a typed query would have matched among recent papers (real SQLite file).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AppError } from '../../src/errors.ts';
 import { previewTopic } from '../../src/topics/matcher.ts';
-import { FIXTURE, addBatch, addPaper, authorsOf, categoriesOf, createTestDb, grep, type TestDb } from './matcher-fixture.ts';
+import { appErrorFrom } from '../helpers/app-error.ts';
+import { tempDatabase, type TempDb } from '../helpers/seed.ts';
+import { FIXTURE, addBatch, addPaper, authorsOf, categoriesOf, grep } from './matcher-fixture.ts';
 
-let t: TestDb;
+let t: TempDb;
 /** Fixture papers 0–35 came in the batch of 2025-11-20, 36–70 in that of 2025-11-25. */
 const EARLY = (i: number) => i <= 35;
 const upvotesOf = (i: number) => (i * 37) % 101;
 
 beforeAll(() => {
-  t = createTestDb();
+  t = tempDatabase('matcher-');
   const early = addBatch(t.db, '2025-11-20');
   const late = addBatch(t.db, '2025-11-25');
   FIXTURE.forEach((p, i) => {
@@ -26,17 +27,9 @@ beforeAll(() => {
   // Paper #31 (PokerGPT, first seen on the 20th) came back in the batch of the 25th.
   t.db.prepare(`INSERT INTO batch_papers (batch_id, paper_id) SELECT ?, id FROM papers WHERE paper_key = 'fx-31'`).run(late);
 });
-afterAll(() => t.close());
+afterAll(() => t.cleanup());
 
-function rejection(fn: () => unknown): AppError {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(AppError);
-    return e as AppError;
-  }
-  throw new Error('expected a rejection');
-}
+const rejection = (fn: () => unknown) => appErrorFrom(fn, 'a rejection');
 
 describe('previewTopic', () => {
   it('counts and lists the matching papers of batches since the given day, most upvoted first', () => {

@@ -7,6 +7,7 @@ import { createHighlighter } from '../../src/topics/highlight.ts';
 import { foldToken, stemToken, tokenRegex } from '../../src/topics/normalize.ts';
 import { matchPending, removeUnusedQueries } from '../../src/topics/matcher.ts';
 import { parseTopic } from '../../src/topics/parse.ts';
+import { tempDatabase, type TempDb } from '../helpers/seed.ts';
 import {
   FIXTURE,
   addBatch,
@@ -14,24 +15,22 @@ import {
   addSubscriber,
   addTopic,
   categoriesOf,
-  createTestDb,
   grep,
   loadFixture,
   matchedIndices,
-  type TestDb,
 } from './matcher-fixture.ts';
 
-let t: TestDb;
+let t: TempDb;
 let db: Db;
 let reader: number;
 
 beforeAll(() => {
-  t = createTestDb();
+  t = tempDatabase('matcher-');
   db = t.db;
   loadFixture(db, addBatch(db, '2025-11-25'));
   reader = addSubscriber(db, 'reader@example.org');
 });
-afterAll(() => t.close());
+afterAll(() => t.cleanup());
 
 /** Gives the confirmed reader the topic, runs the matcher, returns the fixture indices it matched. */
 function matches(text: string): number[] {
@@ -200,12 +199,12 @@ describe('topic language against FTS5', () => {
 });
 
 describe('matchPending', () => {
-  let m: TestDb;
+  let m: TempDb;
   beforeAll(() => {
-    m = createTestDb();
+    m = tempDatabase('matcher-');
     loadFixture(m.db, addBatch(m.db, '2025-11-25'));
   });
-  afterAll(() => m.close());
+  afterAll(() => m.cleanup());
 
   it('runs a query shared by two subscribers once, and matching again adds nothing', () => {
     const alice = addSubscriber(m.db, 'alice@example.org');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseFeed } from '../../src/ingest/detect.ts';
-import { AppError } from '../../src/errors.ts';
+import { appErrorFrom } from '../helpers/app-error.ts';
 
 const paper = (over: Record<string, unknown> = {}) => ({
   id: '2511.01234',
@@ -14,15 +14,7 @@ const batch = (papers: unknown[], over: Record<string, unknown> = {}) =>
   JSON.stringify({ source: 'hf-daily', date: '2025-11-25', papers, ...over });
 
 /** The one-line message parseFeed throws for a batch text. */
-function errorOf(text: string): AppError {
-  try {
-    parseFeed(text, 'batch');
-  } catch (e) {
-    expect(e).toBeInstanceOf(AppError);
-    return e as AppError;
-  }
-  throw new Error('expected the batch to be refused');
-}
+const errorOf = (text: string) => appErrorFrom(() => parseFeed(text, 'batch'), 'the batch to be refused');
 
 describe('batch format validation', () => {
   it('names the path of a missing field', () => {

@@ -1,29 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../src/errors.ts';
+import type { AppError } from '../../src/errors.ts';
 import { MAX_TOPICS, parseTopic, parseTopics } from '../../src/topics/parse.ts';
+import { appErrorFrom } from '../helpers/app-error.ts';
 
 const fts = (text: string) => parseTopic(text).fts;
 
 /** The error a topic is rejected with (fails the test when it is accepted). */
-function rejection(text: string): AppError {
-  try {
-    parseTopic(text);
-  } catch (e) {
-    expect(e).toBeInstanceOf(AppError);
-    return e as AppError;
-  }
-  throw new Error(`expected ${JSON.stringify(text)} to be rejected`);
-}
+const rejection = (text: string) => appErrorFrom(() => parseTopic(text), `${JSON.stringify(text)} to be rejected`);
 
-function topicsRejection(texts: string[]): AppError {
-  try {
-    parseTopics(texts);
-  } catch (e) {
-    expect(e).toBeInstanceOf(AppError);
-    return e as AppError;
-  }
-  throw new Error('expected the topic list to be rejected');
-}
+const topicsRejection = (texts: string[]) => appErrorFrom(() => parseTopics(texts), 'the topic list to be rejected');
 
 /**
  * Everything an emitted FTS5 expression may contain: column filters we write, quoted strings of
