@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import type { Clock } from '../clock.ts';
+import { parseStringArray } from '../db/json-columns.ts';
 import type { Db } from '../db/open.ts';
 import { AppError } from '../errors.ts';
 import type { IncomingBatch, IncomingPaper } from '../types.ts';
@@ -54,17 +55,7 @@ const UPDATE_PAPER = `
 const INSERT_BATCH_PAPER = `
   INSERT OR IGNORE INTO batch_papers (batch_id, paper_id) VALUES (?, ?)`;
 
-interface StoredPaper {
-  id: number;
-  title: string;
-  abstract: string;
-  authors: string;
-  url: string;
-  publishedAt: string | null;
-  upvotes: number;
-  categories: string;
-}
-
+/** A paper's stored metadata (authors and categories as JSON arrays). */
 interface Row {
   title: string;
   abstract: string;
@@ -75,14 +66,20 @@ interface Row {
   categories: string;
 }
 
-function parseList(json: string): string[] {
-  try {
-    const v: unknown = JSON.parse(json);
-    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-  } catch {
-    return [];
-  }
+interface StoredPaper extends Row {
+  id: number;
 }
+
+/** Every field of Row (the Record type makes a missing or unknown one a compile error), for sameRow(). */
+const ROW_FIELDS = Object.keys({
+  title: true,
+  abstract: true,
+  authors: true,
+  url: true,
+  publishedAt: true,
+  upvotes: true,
+  categories: true,
+} satisfies Record<keyof Row, true>) as Array<keyof Row>;
 
 /**
  * The merge rules when a known paper arrives again (from another source or another day):
@@ -91,8 +88,8 @@ function parseList(json: string): string[] {
  * categories are the union, first seen first (arXiv's; Hugging Face has none).
  */
 export function mergePaper(stored: Row, incoming: IncomingPaper): Row {
-  const storedAuthors = parseList(stored.authors);
-  const categories = [...new Set([...parseList(stored.categories), ...incoming.categories])].slice(0, LIMITS.categories);
+  const storedAuthors = parseStringArray(stored.authors);
+  const categories = [...new Set([...parseStringArray(stored.categories), ...incoming.categories])].slice(0, LIMITS.categories);
   return {
     title: stored.title.trim() === '' ? incoming.title : stored.title,
     abstract: incoming.abstract.length > stored.abstract.length ? incoming.abstract : stored.abstract,
@@ -117,15 +114,7 @@ function rowOf(p: IncomingPaper): Row {
 }
 
 function sameRow(a: Row, b: Row): boolean {
-  return (
-    a.title === b.title &&
-    a.abstract === b.abstract &&
-    a.authors === b.authors &&
-    a.url === b.url &&
-    a.publishedAt === b.publishedAt &&
-    a.upvotes === b.upvotes &&
-    a.categories === b.categories
-  );
+  return ROW_FIELDS.every((field) => a[field] === b[field]);
 }
 
 /** sha256 over the normalised papers, in key order: the same content in another order is the same batch. */

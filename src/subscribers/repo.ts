@@ -100,14 +100,13 @@ const UPDATE_PREFERENCES = `
     weekly_day = @weeklyDay, paused_until = @pausedUntil
   WHERE id = @id`;
 
+const TOPIC_COLUMNS = `id, subscriber_id, query_id, text, muted, position`;
+
 // A subscriber's topics in the order they typed them.
-const SELECT_TOPICS = `
-  SELECT id, subscriber_id, query_id, text, muted, position FROM topics
-  WHERE subscriber_id = ? ORDER BY position, id`;
+const SELECT_TOPICS = `SELECT ${TOPIC_COLUMNS} FROM topics WHERE subscriber_id = ? ORDER BY position, id`;
 
 // Topics of every subscriber at once (for listings), in display order.
-const SELECT_ALL_TOPICS = `
-  SELECT id, subscriber_id, query_id, text, muted, position FROM topics ORDER BY subscriber_id, position, id`;
+const SELECT_ALL_TOPICS = `SELECT ${TOPIC_COLUMNS} FROM topics ORDER BY subscriber_id, position, id`;
 
 // A kept topic: same query as before, possibly new wording, position or mute state.
 const UPDATE_TOPIC = `UPDATE topics SET text = @text, position = @position, muted = @muted WHERE id = @id`;

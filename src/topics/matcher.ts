@@ -2,6 +2,7 @@
 // over the papers it has not seen yet, however many subscribers share it; fan-out to subscribers
 // is a SQL join done by the planner (topics.query_id), never subscribers x papers in JS.
 import { performance } from 'node:perf_hooks';
+import { parseStringArray } from '../db/json-columns.ts';
 import type { Db } from '../db/open.ts';
 import { invalid } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -177,17 +178,8 @@ export function previewTopic(
     const rows = db
       .prepare<typeof params, Omit<PreviewPaper, 'authors'> & { authors: string }>(SELECT_PREVIEW)
       .all(params);
-    return { total, papers: rows.map((r) => ({ ...r, authors: parseAuthors(r.authors) })) };
+    return { total, papers: rows.map((r) => ({ ...r, authors: parseStringArray(r.authors) })) };
   })();
-}
-
-function parseAuthors(json: string): string[] {
-  try {
-    const value: unknown = JSON.parse(json);
-    return Array.isArray(value) ? value.filter((a): a is string => typeof a === 'string') : [];
-  } catch {
-    return [];
-  }
 }
 
 /** Deletes queries (and their matches) that no topic uses any more. Returns how many queries went. */

@@ -27,6 +27,8 @@ export function blankToUndefined(v: string | undefined): string | undefined {
 }
 
 export interface FieldError {
+  /** The service's error code (EMAIL_INVALID, TOPIC_INVALID, …). */
+  code: string;
   /** 'email', 'topics', 'timezone', 'deliveryHour', 'frequency', 'weeklyDay', 'pauseDays' or undefined. */
   field: string | undefined;
   /** 1-based topic number for topic errors. */
@@ -40,11 +42,12 @@ export interface FieldError {
 export function fieldError(e: unknown): FieldError | undefined {
   if (!isAppError(e) || e.status !== 400) return undefined;
   const m = e.message;
-  if (e.code === 'EMAIL_INVALID') return { field: 'email', topic: undefined, position: undefined, message: m };
+  if (e.code === 'EMAIL_INVALID') return { code: e.code, field: 'email', topic: undefined, position: undefined, message: m };
   if (e.code === 'TOPIC_INVALID' || e.code === 'TOPIC_REQUIRED') {
     const topic = /^topic (\d+):/i.exec(m);
     const position = /position (\d+)/i.exec(m);
     return {
+      code: e.code,
       field: 'topics',
       topic: topic ? Number(topic[1]) : undefined,
       position: position ? Number(position[1]) : undefined,
@@ -52,7 +55,18 @@ export function fieldError(e: unknown): FieldError | undefined {
     };
   }
   const named = /^(\w+): /.exec(m);
-  return { field: named?.[1], topic: undefined, position: undefined, message: m };
+  return { code: e.code, field: named?.[1], topic: undefined, position: undefined, message: m };
+}
+
+/** The JSON answer (400) for a field error. */
+export function fieldErrorJson(fe: FieldError) {
+  return { ok: false, code: fe.code, error: fe.message, field: fe.field, topic: fe.topic, position: fe.position } as const;
+}
+
+/** The error shown next to topic row `index` (0-based): its own, or on the first row a topics error naming no topic. */
+export function topicErrorAt(error: FieldError | undefined, index: number): string {
+  if (error?.field !== 'topics') return '';
+  return error.topic === index + 1 || (error.topic === undefined && index === 0) ? error.message : '';
 }
 
 export function hourOptions(selected: number): Array<{ value: number; label: string; selected: boolean }> {
@@ -70,4 +84,15 @@ export function timezoneOptions(selected: string): Array<{ value: string; select
   zones ??= timeZoneNames();
   const list = zones.includes(selected) ? zones : [selected, ...zones];
   return list.map((value) => ({ value, selected: value === selected }));
+}
+
+/** What the schedule-fields partial (delivery hour, time zone, daily or weekly) shows, on the subscribe and preferences pages. */
+export function scheduleFields(s: { deliveryHour: number; timezone: string; frequency: string; detectTimezone: boolean }) {
+  return {
+    hours: hourOptions(s.deliveryHour),
+    timezones: timezoneOptions(s.timezone),
+    timezoneHelp: 'Digests arrive at the delivery hour in this time zone.',
+    detectTimezone: s.detectTimezone,
+    frequency: s.frequency,
+  };
 }

@@ -4,16 +4,16 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { AppError } from '../../errors.ts';
 import type { PreferencesInput, PreferencesView } from '../../subscribers/service.ts';
 import {
   blankToUndefined,
   fieldError,
-  hourOptions,
+  fieldErrorJson,
   numberish,
   repeated,
-  timezoneOptions,
+  scheduleFields,
   toOptionalInt,
+  topicErrorAt,
   weekdayOptions,
   type FieldError,
 } from '../form-values.ts';
@@ -47,10 +47,15 @@ interface TopicRow {
   removed: boolean;
 }
 
+/** The topics field as a list (a form with one topic row sends a single string). */
+function topicItems(topics: NonNullable<PreferencesBody['topics']>): Array<z.infer<typeof topicItem>> {
+  return Array.isArray(topics) ? topics : [topics];
+}
+
 /** Form rows -> the service's topic list. Removed rows become blanks, so topic numbers in errors match rows. */
 function topicsFromBody(body: PreferencesBody, form: boolean): PreferencesInput['topics'] {
   if (body.topics === undefined) return undefined;
-  const items = Array.isArray(body.topics) ? body.topics : [body.topics];
+  const items = topicItems(body.topics);
   const mute = new Set(body.mute);
   const remove = new Set(body.remove);
   return items.map((item, i) => {
@@ -79,12 +84,7 @@ export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps)
     extra: { saved?: boolean; error?: FieldError; pauseDays?: string; status?: number } = {},
   ): FastifyReply {
     const { error } = extra;
-    const withErrors = rows.map((row) => ({
-      ...row,
-      error: error?.field === 'topics' && (error.topic === row.index + 1 || (error.topic === undefined && row.index === 0))
-        ? error.message
-        : '',
-    }));
+    const withErrors = rows.map((row) => ({ ...row, error: topicErrorAt(error, row.index) }));
     return sendPage(
       reply,
       pages,
@@ -96,11 +96,7 @@ export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps)
         email: view.email,
         status: view.status,
         topics: withErrors,
-        hours: hourOptions(view.deliveryHour),
-        timezones: timezoneOptions(view.timezone),
-        timezoneHelp: 'Digests arrive at the delivery hour in this time zone.',
-        detectTimezone: false,
-        frequency: view.frequency,
+        ...scheduleFields({ ...view, detectTimezone: false }),
         weekdays: weekdayOptions(view.weeklyDay),
         pausedUntil: formatPause(view.pausedUntil, view.timezone),
         pauseDays: extra.pauseDays ?? '',
@@ -146,7 +142,7 @@ export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps)
       const fe = fieldError(e);
       if (!fe) throw e;
       if (json) {
-        return reply.code(400).send({ ok: false, code: (e as AppError).code, error: fe.message, field: fe.field, topic: fe.topic, position: fe.position });
+        return reply.code(400).send(fieldErrorJson(fe));
       }
       // Show the form as submitted, with the error next to the field.
       const stored = subscribers.getPreferences(token);
@@ -165,7 +161,7 @@ export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps)
 }
 
 function submittedRows(body: PreferencesBody): TopicRow[] {
-  const items = body.topics === undefined ? [] : Array.isArray(body.topics) ? body.topics : [body.topics];
+  const items = body.topics === undefined ? [] : topicItems(body.topics);
   const mute = new Set(body.mute);
   const remove = new Set(body.remove);
   const rows = items.map((item, index) => {

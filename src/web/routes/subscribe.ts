@@ -7,11 +7,12 @@ import { AppError } from '../../errors.ts';
 import {
   blankToUndefined,
   fieldError,
-  hourOptions,
+  fieldErrorJson,
   numberish,
   repeated,
-  timezoneOptions,
+  scheduleFields,
   toOptionalInt,
+  topicErrorAt,
   type FieldError,
 } from '../form-values.ts';
 import { sendPage, wantsJson } from '../respond.ts';
@@ -47,13 +48,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: RouteDeps): 
   function renderForm(reply: FastifyReply, state: FormState, error?: FieldError, status = 200): FastifyReply {
     const fields = [...state.topics];
     while (fields.length < MIN_TOPIC_FIELDS) fields.push('');
-    const topics = fields.map((text, index) => ({
-      index,
-      text,
-      error: error?.field === 'topics' && (error.topic === index + 1 || (error.topic === undefined && index === 0))
-        ? error.message
-        : '',
-    }));
+    const topics = fields.map((text, index) => ({ index, text, error: topicErrorAt(error, index) }));
     return sendPage(
       reply,
       pages,
@@ -63,11 +58,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: RouteDeps): 
         script: true,
         email: state.email,
         topics,
-        hours: hourOptions(state.deliveryHour),
-        timezones: timezoneOptions(state.timezone),
-        frequency: state.frequency,
-        detectTimezone: state.detectTimezone,
-        timezoneHelp: 'Digests arrive at the delivery hour in this time zone.',
+        ...scheduleFields(state),
         error: error?.message,
         errorField: error?.field,
       },
@@ -120,7 +111,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: RouteDeps): 
         const fe = fieldError(e);
         if (!fe) throw e;
         if (json) {
-          return reply.code(400).send({ ok: false, code: (e as AppError).code, error: fe.message, field: fe.field, topic: fe.topic, position: fe.position });
+          return reply.code(400).send(fieldErrorJson(fe));
         }
         return renderForm(
           reply,
