@@ -157,7 +157,10 @@ async function validateIntoStaging(
 
   let columns: Columns | undefined;
   const source = createReadStream(file);
-  const parser = source.pipe(parse({ bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, info: true }));
+  // relax_quotes: a hand-written `rl;"self-play"` (quotes inside an unquoted field) keeps its quotes as typed.
+  const parser = source.pipe(
+    parse({ bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, relax_quotes: true, info: true }),
+  );
   source.on('error', (e) => parser.destroy(e));
   try {
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {

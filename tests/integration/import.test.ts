@@ -86,6 +86,9 @@ describe('importSubscribersCsv', () => {
     expect(topicsOf('carol@example.org')).toEqual(['mixture of experts', 'multi-agent', '-survey token*']);
     // Shared queries are stored once.
     expect(count('queries')).toBe(6);
+    // Quotes inside an unquoted field, as people write them by hand, are kept.
+    await importSubscribersCsv(app, csv('hand.csv', 'email,topics\ndan@example.org,rl;"self-play" OR "multi-agent"\n'));
+    expect(topicsOf('dan@example.org')).toEqual(['rl', '"self-play" OR "multi-agent"']);
   });
 
   it('refuses a file with a bad row at line 3, names the line, and writes nothing', async () => {
