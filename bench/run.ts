@@ -6,14 +6,14 @@
 // In the same run it measures the ceiling (one pre-built message sent over and over by the same kind of
 // pool) and the naive baseline (per-subscriber JS matching + mjml2html, on a sample), and prints our
 // rate against both. See BENCHMARKS.md.
-import { fork, type ChildProcess } from 'node:child_process';
+import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { systemClock, utcDate } from '../src/clock.ts';
+import { systemClock } from '../src/clock.ts';
 import { loadConfig } from '../src/config.ts';
 import { planEdition } from '../src/digest/planner.ts';
 import type { Renderer } from '../src/digest/render.ts';
@@ -26,10 +26,9 @@ import { createApp } from '../src/main.ts';
 import { importSubscribersCsv } from '../src/subscribers/import.ts';
 import { matchPending } from '../src/topics/matcher.ts';
 import { measureCeiling, prebuildMessage } from './ceiling.ts';
-import { buildCorpus, loadAbstracts, seededRandom } from './corpus.ts';
 import { distribution, fmt, peakRssMb, StageClock } from './measure.ts';
 import { measureNaive } from './naive.ts';
-import { writeSubscribersCsv, type PopulationStats } from './population.ts';
+import type { GenerateStats } from './generate.ts';
 import type { SinkMessage, SinkStats } from './sink.ts';
 
 const { values: o } = parseArgs({
@@ -61,7 +60,6 @@ const PIPELINE = ['ingest', 'match', 'plan', 'render+send'];
 const dir = mkdtempSync(join(tmpdir(), 'digest-bench-'));
 const profileDir = o.profile ? (mkdirSync(o.profile, { recursive: true }), o.profile) : undefined;
 const clock = new StageClock(profileDir, log);
-const random = seededRandom(Number(o.seed));
 let sink: ChildProcess | undefined;
 
 try {
@@ -71,11 +69,11 @@ try {
   // --- setup: papers and subscribers, written the way users would (a batch file, a CSV) ----------------
   const csvFile = join(dir, 'subscribers.csv');
   const batchFile = join(dir, 'batch.json');
-  // In a function so the corpus (and its word index) is garbage once the two files are written.
+  // In a child process, so that this process's memory figures are the service's alone.
   const population = await clock.run(
     'generate',
-    () => generateFiles(batchFile, csvFile),
-    (p) => `${fmt.int(PAPERS)} papers; ${fmt.int(p.rows)} CSV rows (${fmt.int(p.bytes / 1e6)} MB), ${fmt.int(p.distinctTopics)} distinct topics, top topic on ${(p.topTopicShare * 100).toFixed(1)}% of subscribers`,
+    () => generateInChild(batchFile, csvFile),
+    (p) => `${fmt.int(p.papers)} papers; ${fmt.int(p.rows)} CSV rows (${fmt.int(p.bytes / 1e6)} MB), ${fmt.int(p.distinctTopics)} distinct topics, top topic on ${(p.topTopicShare * 100).toFixed(1)}% of subscribers`,
   );
 
   const config = loadConfig({
@@ -191,11 +189,16 @@ try {
   if (!o.keep) rmSync(dir, { recursive: true, force: true });
 }
 
-function generateFiles(batchFile: string, csvFile: string): PopulationStats {
-  const today = utcDate(new Date());
-  const corpus = buildCorpus(loadAbstracts(), PAPERS, today, random);
-  writeFileSync(batchFile, JSON.stringify({ source: 'bench', date: today, papers: corpus.papers }));
-  return writeSubscribersCsv(csvFile, corpus, { subscribers: SUBSCRIBERS, topicsPerSubscriber: TOPICS, activeShare: 0.5, skew: 1.0 }, random);
+function generateInChild(batchFile: string, csvFile: string): Promise<GenerateStats> {
+  const script = fileURLToPath(new URL('./generate.ts', import.meta.url));
+  const args = ['--import', 'tsx', script, '--subscribers', String(SUBSCRIBERS), '--papers', String(PAPERS)];
+  args.push('--topics', String(TOPICS), '--seed', String(o.seed), '--batch', batchFile, '--csv', csvFile);
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, args, { maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`bench/generate.ts failed: ${stderr || err.message}`));
+      else resolve(JSON.parse(stdout) as GenerateStats);
+    });
+  });
 }
 
 function target(ok: boolean, text: string): string {

@@ -1,0 +1,66 @@
+// Writes the benchmark's input files: a batch of papers (the project's batch JSON) and a subscriber CSV
+// for `digest import`. bench/run.ts runs it in a child process, so the benchmark's memory figures are
+// the service's alone; it also works by hand, to try the real commands on a big list:
+//   tsx bench/generate.ts --subscribers 100000 --papers 1000 --topics 3 --batch /tmp/b.json --csv /tmp/s.csv
+//   digest import /tmp/s.csv && digest ingest /tmp/b.json && digest run
+// Prints one JSON line of statistics on stdout.
+import { writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { utcDate } from '../src/clock.ts';
+import { buildCorpus, loadAbstracts, seededRandom } from './corpus.ts';
+import { writeSubscribersCsv, type PopulationStats } from './population.ts';
+
+export interface GenerateOptions {
+  subscribers: number;
+  papers: number;
+  topicsPerSubscriber: number;
+  seed: number;
+  /** YYYY-MM-DD of the batch (default: today, UTC). */
+  date?: string;
+  batchFile: string;
+  csvFile: string;
+}
+
+export interface GenerateStats extends PopulationStats {
+  papers: number;
+  activeTopics: number;
+  quietTopics: number;
+}
+
+export function generateFiles(o: GenerateOptions): GenerateStats {
+  const random = seededRandom(o.seed);
+  const date = o.date ?? utcDate(new Date());
+  const corpus = buildCorpus(loadAbstracts(), o.papers, date, random);
+  writeFileSync(o.batchFile, JSON.stringify({ source: 'bench', date, papers: corpus.papers }));
+  const population = writeSubscribersCsv(
+    o.csvFile,
+    corpus,
+    { subscribers: o.subscribers, topicsPerSubscriber: o.topicsPerSubscriber, activeShare: 0.5, skew: 1.0 },
+    random,
+  );
+  return { ...population, papers: corpus.papers.length, activeTopics: corpus.activeTopics.length, quietTopics: corpus.quietTopics.length };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const { values } = parseArgs({
+    options: {
+      subscribers: { type: 'string', default: '10000' },
+      papers: { type: 'string', default: '1000' },
+      topics: { type: 'string', default: '3' },
+      seed: { type: 'string', default: '1' },
+      date: { type: 'string' },
+      batch: { type: 'string', default: 'bench-batch.json' },
+      csv: { type: 'string', default: 'bench-subscribers.csv' },
+    },
+  });
+  const stats = generateFiles({
+    subscribers: Number(values.subscribers),
+    papers: Number(values.papers),
+    topicsPerSubscriber: Number(values.topics),
+    seed: Number(values.seed),
+    date: values.date,
+    batchFile: values.batch!,
+    csvFile: values.csv!,
+  });
+  process.stdout.write(`${JSON.stringify(stats)}\n`);
+}
