@@ -42,6 +42,8 @@ export interface App {
   subscribers: SubscriberService;
   /** Set when mail goes to the built-in catcher (no SMTP_URL). */
   inbox: Inbox | undefined;
+  /** The SMTP server mail goes to (starts the local catcher when needed). */
+  smtpUrl(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -59,31 +61,33 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const links = new Links(config.PUBLIC_URL, tokens, clock);
   const renderer = await createRenderer({ logger });
 
-  let inbox: Inbox | undefined;
+  const inbox = config.SMTP_URL ? undefined : new Inbox(inboxDir(config));
   let catcher: MailCatcher | undefined;
-  let mailer = options.mailer;
-  if (!mailer) {
-    let smtpUrl = config.SMTP_URL;
-    if (!smtpUrl) {
-      inbox = new Inbox(inboxDir(config));
+  let smtpUrl: Promise<string> | undefined;
+  /** Where mail goes: SMTP_URL, or the local catcher (a running `digest serve`'s, or one of our own). */
+  const resolveSmtpUrl = (): Promise<string> =>
+    (smtpUrl ??= (async () => {
+      if (config.SMTP_URL) return config.SMTP_URL;
       const mode = options.mailMode ?? 'client';
-      if (mode === 'client' && (await portIsOpen(config.MAIL_CATCHER_PORT))) {
-        smtpUrl = `smtp://127.0.0.1:${config.MAIL_CATCHER_PORT}`;
-      } else {
-        catcher = await startCatcher(inbox, mode === 'serve' ? config.MAIL_CATCHER_PORT : 0, logger);
-        smtpUrl = catcher.url;
-      }
-    }
-    mailer = createSmtpMailer({
-      url: smtpUrl,
-      from: config.MAIL_FROM,
-      poolSize: config.SMTP_POOL_SIZE,
-      ratePerSecond: config.SMTP_RATE_PER_SECOND,
-      timeoutMs: config.SMTP_TIMEOUT_MS,
-      dkim: config.dkim,
-      logger,
-    });
-  }
+      if (mode === 'client' && (await portIsOpen(config.MAIL_CATCHER_PORT))) return `smtp://127.0.0.1:${config.MAIL_CATCHER_PORT}`;
+      catcher = await startCatcher(inbox!, mode === 'serve' ? config.MAIL_CATCHER_PORT : 0, logger);
+      return catcher.url;
+    })());
+  // The serve process owns the catcher from the start; other commands start mail only when they send.
+  if (inbox && options.mailMode === 'serve') await resolveSmtpUrl();
+  const mailer =
+    options.mailer ??
+    lazyMailer(async () =>
+      createSmtpMailer({
+        url: await resolveSmtpUrl(),
+        from: config.MAIL_FROM,
+        poolSize: config.SMTP_POOL_SIZE,
+        ratePerSecond: config.SMTP_RATE_PER_SECOND,
+        timeoutMs: config.SMTP_TIMEOUT_MS,
+        dkim: config.dkim,
+        logger,
+      }),
+    );
 
   const subscribers = createSubscriberService({ db, clock, tokens, links, mailer, renderer, config, logger });
 
@@ -98,10 +102,22 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     mailer,
     subscribers,
     inbox,
+    smtpUrl: resolveSmtpUrl,
     async close() {
       await mailer.close();
       await catcher?.close();
       db.close();
+    },
+  };
+}
+
+/** A mailer made on first use, so commands that send nothing start no SMTP pool or catcher. */
+function lazyMailer(make: () => Promise<Mailer>): Mailer {
+  let made: Promise<Mailer> | undefined;
+  return {
+    send: async (mail) => (await (made ??= make())).send(mail),
+    close: async () => {
+      if (made) await (await made).close();
     },
   };
 }
