@@ -1,6 +1,7 @@
 // Environment -> typed configuration, validated with zod at start-up.
 // Every variable here is listed in .env.example; a bad value stops start-up with a message naming it.
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { AppError } from './errors.ts';
 
@@ -71,6 +72,8 @@ const envSchema = z.object({
   RELAY_DOWN_AFTER: int(1, 1000).default(5),
   HARD_FAILURES_TO_SUPPRESS: int(1, 100).default(3),
   SHUTDOWN_GRACE_MS: int(0, 600_000).default(30_000),
+  // Threads that build and send digests in a big run (this one included); 1 = no worker threads.
+  SEND_WORKERS: int(1, 64).default(Math.min(2, availableParallelism())),
   SUBSCRIBE_RATE_LIMIT: int(1, 100_000).default(10),
   TRUST_PROXY: bool.default(false),
   DKIM_DOMAIN: optionalText,

@@ -47,7 +47,8 @@ export async function runTick(app: App, opts: TickOptions): Promise<TickReport> 
   const plan = planEdition(db, { clock, due: opts.due, onlySubscriber: opts.onlySubscriber });
   logger.info({ matched, plan }, 'planned');
   const send = await sendPending(
-    { db, mailer: app.mailer, renderer: app.renderer, links: app.links, clock, config, logger },
+    // smtpUrl lets big runs add worker threads (SEND_WORKERS), each with its own pool to the same relay.
+    { db, mailer: app.mailer, renderer: app.renderer, links: app.links, clock, config, logger, smtpUrl: app.smtpUrl },
     { signal: opts.signal, onProgress: opts.onProgress },
   );
   logger.info({ send }, 'sent');

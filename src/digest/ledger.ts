@@ -1,5 +1,6 @@
 // The ledger's state changes during sending. Each is one compare-and-set UPDATE (or one small
-// transaction), so a second process, a rerun or a restart after kill -9 never sends a row twice.
+// transaction), so a second process, a second thread (SEND_WORKERS), a rerun or a restart after kill -9
+// never sends a row twice. All threads of one process claim under the same claimant id.
 //
 //   planned/retry --claim--> sending --> sent | retry | failed | suppressed
 //                                    \--> unknown   (claimant died mid-send, or shutdown grace ran out)
@@ -8,6 +9,18 @@
 // accepted the message, and SMTP gives no way to ask. We never send it again (never two emails for one
 // edition), and we do not advance the subscriber's watermark, so its papers are not lost: they ride in
 // the subscriber's next edition. The worst case is a paper shown twice, never a paper missed.
+//
+// Decision on batching "sent" marks: each delivered row is recorded at once, in its own transaction
+// (status + watermark together), not in batches. Batching would be safe for "never two emails" (a row
+// still 'sending' when its process dies becomes 'unknown' and is never resent) but it widens what a
+// crash costs: every delivered-but-unrecorded row would come back as 'unknown' and its papers would be
+// shown again in the next edition. Measured (WAL, synchronous=NORMAL): a prepared one-row transaction
+// costs about 50 µs, 13 µs per row in batches of 50, against about 1-2 ms of CPU per digest for
+// rendering, building and sending; a 10,000-digest send run was as fast either way (within noise).
+// What did matter: better-sqlite3's db.transaction() wrapper costs more to create (~70 µs) than to run,
+// so the transactions are created once per Ledger, not per call.
+// Claims stay one row at a time too: a batch claim would mark rows 'sending' that no send had started
+// for, and a crash would turn all of them 'unknown' instead of only the sends really in flight.
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
@@ -102,6 +115,19 @@ const SQL_NEXT_RETRY_AT = `SELECT min(next_attempt_at) AS at FROM digests WHERE 
 /** Rows waiting to be sent (for progress). */
 const SQL_OPEN_COUNT = `SELECT count(*) AS n FROM digests WHERE status IN ('planned', 'retry', 'sending')`;
 
+/** One delivered row. */
+export interface SentRecord {
+  id: number;
+  subscriberId: number;
+  /** The subscriber's watermark moves up to this paper. */
+  toPaper: number;
+  messageId: string;
+  /** The relay's final reply, e.g. "250 2.0.0 Ok: queued as ABC". */
+  response: string;
+  /** When the relay accepted it. */
+  at: Date;
+}
+
 export interface FailureRecord {
   code: number | null;
   response: string;
@@ -110,11 +136,13 @@ export interface FailureRecord {
 /** Prepared statements of one database, bound to one claimant. */
 export class Ledger {
   private readonly s;
+  /** Transactions made once: better-sqlite3's transaction() costs more to create than to run. */
+  private readonly tx;
   constructor(
     private readonly db: Db,
     readonly claimant: string = claimantId(),
   ) {
-    this.s = {
+    const s = {
       claimNext: db.prepare(SQL_CLAIM_NEXT),
       claimRow: db.prepare(SQL_CLAIM_ROW),
       sent: db.prepare(SQL_MARK_SENT),
@@ -127,6 +155,26 @@ export class Ledger {
       unknown: db.prepare(SQL_MARK_UNKNOWN),
       nextRetryAt: db.prepare(SQL_NEXT_RETRY_AT),
       openCount: db.prepare(SQL_OPEN_COUNT),
+    };
+    this.s = s;
+    this.tx = {
+      sent: db.transaction((r: SentRecord, claimant: string): boolean => {
+        const changed = s.sent.run({
+          id: r.id,
+          claimant,
+          messageId: r.messageId,
+          code: replyCode(r.response),
+          response: r.response,
+          now: r.at.toISOString(),
+        }).changes;
+        if (changed === 1) s.watermark.run({ subscriberId: r.subscriberId, toPaper: r.toPaper });
+        return changed === 1;
+      }),
+      failed: db.transaction((id: number, subscriberId: number, failure: FailureRecord, suppressAfter: number, now: Date, claimant: string) => {
+        if (s.failed.run({ id, claimant, ...failure }).changes !== 1) return false;
+        const r = s.hardFailure.get({ subscriberId, limit: suppressAfter, now: now.toISOString() }) as { status: string } | undefined;
+        return r?.status === 'suppressed';
+      }),
     };
   }
 
@@ -142,18 +190,7 @@ export class Ledger {
   }
 
   markSent(id: number, subscriberId: number, toPaper: number, messageId: string, response: string, now: Date): boolean {
-    return this.db.transaction(() => {
-      const changed = this.s.sent.run({
-        id,
-        claimant: this.claimant,
-        messageId,
-        code: replyCode(response),
-        response,
-        now: now.toISOString(),
-      }).changes;
-      if (changed === 1) this.s.watermark.run({ subscriberId, toPaper });
-      return changed === 1;
-    }).immediate();
+    return this.tx.sent.immediate({ id, subscriberId, toPaper, messageId, response, at: now }, this.claimant);
   }
 
   /** Returns the row's new status: 'retry', or 'failed' once attempts are used up. */
@@ -170,13 +207,7 @@ export class Ledger {
 
   /** Permanent failure; returns true when this failure suppressed the address. */
   markFailed(id: number, subscriberId: number, failure: FailureRecord, suppressAfter: number, now: Date): boolean {
-    return this.db.transaction(() => {
-      if (this.s.failed.run({ id, claimant: this.claimant, ...failure }).changes !== 1) return false;
-      const r = this.s.hardFailure.get({ subscriberId, limit: suppressAfter, now: now.toISOString() }) as
-        | { status: string }
-        | undefined;
-      return r?.status === 'suppressed';
-    }).immediate();
+    return this.tx.failed.immediate(id, subscriberId, failure, suppressAfter, now, this.claimant);
   }
 
   /** A row that failed for reasons of ours (render error): failed, no hard failure counted. */

@@ -4,7 +4,6 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Handlebars from 'handlebars';
-import mjml2html from 'mjml';
 import { AppError } from '../errors.ts';
 
 /** templates/ at the repository root, found from this file's location. */
@@ -27,26 +26,51 @@ export interface CompiledTemplates {
   webPage: Fill;
 }
 
+/** The templates after MJML: what compileTemplateSources turns into fill functions. */
+export interface TemplateSources {
+  digestHtml: string;
+  digestText: string;
+  confirmHtml: string;
+  confirmText: string;
+  webPage: string;
+}
+
 /**
  * Reads and compiles every template in `dir`. Template mistakes (invalid MJML, Handlebars syntax,
  * a missing papers block) stop here with the file named, not in the middle of a send.
  */
 export async function compileTemplates(dir: string = DEFAULT_TEMPLATES_DIR): Promise<CompiledTemplates> {
+  return compileTemplateSources(await readTemplateSources(dir));
+}
+
+/** Reads the templates and runs MJML (the slow, memory-hungry part). */
+export async function readTemplateSources(dir: string = DEFAULT_TEMPLATES_DIR): Promise<TemplateSources> {
+  return {
+    digestHtml: await mjmlToHtml(dir, 'digest.mjml'),
+    digestText: await readTemplate(dir, 'digest.txt.hbs'),
+    confirmHtml: await mjmlToHtml(dir, 'confirm.mjml'),
+    confirmText: await readTemplate(dir, 'confirm.txt.hbs'),
+    webPage: await readTemplate(dir, 'digest-web.hbs'),
+  };
+}
+
+/** Handlebars over sources already through MJML: cheap, and needs no MJML (worker threads use this). */
+export function compileTemplateSources(sources: TemplateSources): CompiledTemplates {
   // An isolated Handlebars environment: no global helpers or partials shared with anyone else.
   const hbs = Handlebars.create();
   const html = (source: string, file: string): Fill => compileFill(hbs, source, file, false);
   const text = (source: string, file: string): Fill => compileFill(hbs, source, file, true);
 
-  const digestHtml = splitCardBlock(await mjmlToHtml(dir, 'digest.mjml'), 'digest.mjml');
-  const digestText = splitCardBlock(await readTemplate(dir, 'digest.txt.hbs'), 'digest.txt.hbs');
+  const digestHtml = splitCardBlock(sources.digestHtml, 'digest.mjml');
+  const digestText = splitCardBlock(sources.digestText, 'digest.txt.hbs');
   return {
     digestShellHtml: html(digestHtml.shell, 'digest.mjml'),
     digestCardHtml: html(digestHtml.card, 'digest.mjml (paper card)'),
     digestShellText: text(digestText.shell, 'digest.txt.hbs'),
     digestCardText: text(digestText.card, 'digest.txt.hbs (paper card)'),
-    confirmHtml: html(await mjmlToHtml(dir, 'confirm.mjml'), 'confirm.mjml'),
-    confirmText: text(await readTemplate(dir, 'confirm.txt.hbs'), 'confirm.txt.hbs'),
-    webPage: html(await readTemplate(dir, 'digest-web.hbs'), 'digest-web.hbs'),
+    confirmHtml: html(sources.confirmHtml, 'confirm.mjml'),
+    confirmText: text(sources.confirmText, 'confirm.txt.hbs'),
+    webPage: html(sources.webPage, 'digest-web.hbs'),
   };
 }
 
@@ -62,6 +86,8 @@ async function readTemplate(dir: string, file: string): Promise<string> {
 /** The one and only place MJML runs: strict validation, minified, no web fonts. */
 async function mjmlToHtml(dir: string, file: string): Promise<string> {
   const source = await readTemplate(dir, file);
+  // Loaded here, not at the top: code that only fills compiled templates never loads MJML.
+  const { default: mjml2html } = await import('mjml');
   try {
     const result = await mjml2html(source, {
       validationLevel: 'strict',

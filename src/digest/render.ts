@@ -6,7 +6,7 @@ import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { digestSubject, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import { PaperPartsCache, type PaperParts } from './render-parts.ts';
-import { compileTemplates, type CompiledTemplates } from './render-templates.ts';
+import { compileTemplates, compileTemplateSources, type CompiledTemplates, type TemplateSources } from './render-templates.ts';
 
 export interface DigestPaperView {
   title: string;
@@ -58,6 +58,8 @@ export interface RendererOptions {
   logger?: Logger;
   /** Largest digest HTML in UTF-8 bytes (exclusive). Gmail clips at about 102 KB. */
   htmlByteLimit?: number;
+  /** Templates already through MJML (readTemplateSources): no MJML runs or loads (send worker threads). */
+  sources?: TemplateSources;
 }
 
 /** Digest HTML must stay below this many UTF-8 bytes, or Gmail clips it (footer links included). */
@@ -75,7 +77,7 @@ interface CardView {
 }
 
 export async function createRenderer(opts: RendererOptions = {}): Promise<Renderer> {
-  const templates = await compileTemplates(opts.templatesDir);
+  const templates = opts.sources ? compileTemplateSources(opts.sources) : await compileTemplates(opts.templatesDir);
   const renderer = makeRenderer(templates, new PaperPartsCache(opts.logger), opts.htmlByteLimit ?? HTML_BYTE_LIMIT);
   warmUp(renderer);
   return renderer;

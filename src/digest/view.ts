@@ -1,7 +1,8 @@
 // Turns one ledger row into what the renderer needs (DigestView): the subscriber's address, the
 // edition, the papers in the row's display order with the topics that matched each, and the links.
-// Used by the sender and by the web view page. Papers come in one query per digest (json_each).
+// Used by the sender (a DigestLoader per run, papers cached across rows) and by the web view page.
 import type { Db } from '../db/open.ts';
+import { parseStringArray } from '../db/json-columns.ts';
 import type { Links } from '../links.ts';
 import type { DigestItem, DigestStatus, SubscriberStatus } from '../types.ts';
 import type { DigestPaperView, DigestView } from './render.ts';
@@ -38,12 +39,10 @@ const SQL_DIGEST_ROW = `
   JOIN subscribers s ON s.id = d.subscriber_id
   WHERE d.id = ?`;
 
-/** The papers of a row, in the row's order (json_each keeps array order in `key`). */
-const SQL_DIGEST_PAPERS = `
-  SELECT j.key AS position, p.id, p.title, p.abstract, p.authors, p.url, p.published_at, p.upvotes, p.categories
-  FROM json_each(?) j
-  JOIN papers p ON p.id = json_extract(j.value, '$.p')
-  ORDER BY j.key`;
+/** One paper's display fields. */
+const SQL_PAPER = `
+  SELECT id, title, abstract, authors, url, published_at, upvotes, categories
+  FROM papers WHERE id = ?`;
 
 /** Topic texts of the subscriber (to name the matched topics and build their mute links). */
 const SQL_SUBSCRIBER_TOPICS = `SELECT id, text FROM topics WHERE subscriber_id = ?`;
@@ -63,7 +62,6 @@ interface RowSql {
 }
 
 interface PaperSql {
-  position: number;
   id: number;
   title: string;
   abstract: string;
@@ -75,14 +73,11 @@ interface PaperSql {
 }
 
 type Statements = ReturnType<typeof prepare>;
+/** Prepared once per database connection (web pages load one digest at a time). */
 const statementCache = new WeakMap<Db, Statements>();
 
 function prepare(db: Db) {
-  return {
-    row: db.prepare(SQL_DIGEST_ROW),
-    papers: db.prepare(SQL_DIGEST_PAPERS),
-    topics: db.prepare(SQL_SUBSCRIBER_TOPICS),
-  };
+  return { row: db.prepare(SQL_DIGEST_ROW), paper: db.prepare(SQL_PAPER), topics: db.prepare(SQL_SUBSCRIBER_TOPICS) };
 }
 
 function statements(db: Db): Statements {
@@ -94,23 +89,103 @@ function statements(db: Db): Statements {
   return s;
 }
 
-/** The ledger row, its subscriber and the renderer's input; undefined when there is no such row. */
-export function loadDigest(db: Db, digestId: number, links: Links): LoadedDigest | undefined {
-  const st = statements(db);
-  const r = st.row.get(digestId) as RowSql | undefined;
-  if (!r) return undefined;
-  const items = JSON.parse(r.papers) as DigestItem[];
-  const subscriber: DigestRecipient = { id: r.subscriber_id, email: r.email, status: r.subscriber_status, tokenSalt: r.token_salt };
-  const topicText = new Map<number, string>();
-  for (const t of st.topics.all(r.subscriber_id) as { id: number; text: string }[]) topicText.set(t.id, t.text);
+/** A paper's fields as every digest shows them (the matched topics are per subscriber). */
+type PaperFields = Omit<DigestPaperView, 'matchedTopics'>;
 
-  const papers: DigestPaperView[] = [];
-  for (const p of st.papers.all(r.papers) as PaperSql[]) {
-    const item = items[p.position];
-    const matchedTopics = (item?.t ?? [])
-      .filter((topicId) => topicText.has(topicId)) // a topic deleted since planning is not named
-      .map((topicId) => ({ text: topicText.get(topicId)!, muteUrl: links.mute(subscriber, topicId) }));
-    papers.push({
+export interface DigestLoaderOptions {
+  /**
+   * Papers kept in memory between rows (0 = none). A send run shows the same few thousand papers to
+   * everyone, so reading each once instead of once per digest saves most of the loading work. A paper
+   * edited while the run is going shows as it was when the run first read it.
+   */
+  paperCache?: number;
+}
+
+/** Papers a send run keeps by default: about 1-2 KB each, so a few MB at most. */
+export const DEFAULT_PAPER_CACHE = 5_000;
+
+/**
+ * Loads ledger rows with their subscriber and papers. Make one per send run (or per worker); the
+ * paper cache lives as long as the loader.
+ */
+export class DigestLoader {
+  private readonly row;
+  private readonly paper;
+  private readonly topics;
+  private readonly papers = new Map<number, PaperFields>();
+  private readonly cacheSize: number;
+
+  constructor(
+    db: Db,
+    private readonly links: Links,
+    opts: DigestLoaderOptions = {},
+  ) {
+    const st = statements(db);
+    this.row = st.row;
+    this.paper = st.paper;
+    this.topics = st.topics;
+    this.cacheSize = opts.paperCache ?? DEFAULT_PAPER_CACHE;
+  }
+
+  /** The ledger row, its subscriber and the renderer's input; undefined when there is no such row. */
+  load(digestId: number): LoadedDigest | undefined {
+    const r = this.row.get(digestId) as RowSql | undefined;
+    if (!r) return undefined;
+    const items = JSON.parse(r.papers) as DigestItem[];
+    const subscriber: DigestRecipient = { id: r.subscriber_id, email: r.email, status: r.subscriber_status, tokenSalt: r.token_salt };
+    const topicText = new Map<number, string>();
+    for (const t of this.topics.all(r.subscriber_id) as { id: number; text: string }[]) topicText.set(t.id, t.text);
+    // One signed mute link per topic, however many papers it matched.
+    const muteUrls = new Map<number, string>();
+    const muteUrl = (topicId: number): string => {
+      let url = muteUrls.get(topicId);
+      if (url === undefined) {
+        url = this.links.mute(subscriber, topicId);
+        muteUrls.set(topicId, url);
+      }
+      return url;
+    };
+
+    const papers: DigestPaperView[] = [];
+    for (const item of items) {
+      const fields = this.paperFields(item.p);
+      if (!fields) continue; // a paper deleted since planning is left out
+      const matchedTopics = (item.t ?? [])
+        .filter((topicId) => topicText.has(topicId)) // a topic deleted since planning is not named
+        .map((topicId) => ({ text: topicText.get(topicId)!, muteUrl: muteUrl(topicId) }));
+      papers.push({ ...fields, matchedTopics });
+    }
+
+    const view: DigestView = {
+      email: r.email,
+      edition: r.edition,
+      papers,
+      links: {
+        preferences: this.links.preferences(subscriber),
+        unsubscribe: this.links.unsubscribe(subscriber),
+        webView: this.links.webView(subscriber, r.id),
+        home: this.links.home(),
+      },
+    };
+    const row: DigestRecord = {
+      id: r.id,
+      subscriberId: r.subscriber_id,
+      edition: r.edition,
+      status: r.status,
+      fromPaper: r.from_paper,
+      toPaper: r.to_paper,
+      attempts: r.attempts,
+      items,
+    };
+    return { row, subscriber, view };
+  }
+
+  private paperFields(id: number): PaperFields | undefined {
+    const cached = this.papers.get(id);
+    if (cached) return cached;
+    const p = this.paper.get(id) as PaperSql | undefined;
+    if (!p) return undefined;
+    const fields: PaperFields = {
       title: p.title,
       url: p.url,
       authors: parseStringArray(p.authors),
@@ -118,44 +193,22 @@ export function loadDigest(db: Db, digestId: number, links: Links): LoadedDigest
       upvotes: p.upvotes,
       categories: parseStringArray(p.categories),
       publishedAt: p.published_at,
-      matchedTopics,
-    });
+    };
+    if (this.cacheSize > 0) {
+      // Bounded: past the limit the oldest entry goes (Map keeps insertion order).
+      if (this.papers.size >= this.cacheSize) this.papers.delete(this.papers.keys().next().value!);
+      this.papers.set(id, fields);
+    }
+    return fields;
   }
+}
 
-  const view: DigestView = {
-    email: r.email,
-    edition: r.edition,
-    papers,
-    links: {
-      preferences: links.preferences(subscriber),
-      unsubscribe: links.unsubscribe(subscriber),
-      webView: links.webView(subscriber, r.id),
-      home: links.home(),
-    },
-  };
-  const row: DigestRecord = {
-    id: r.id,
-    subscriberId: r.subscriber_id,
-    edition: r.edition,
-    status: r.status,
-    fromPaper: r.from_paper,
-    toPaper: r.to_paper,
-    attempts: r.attempts,
-    items,
-  };
-  return { row, subscriber, view };
+/** The ledger row, its subscriber and the renderer's input; undefined when there is no such row. */
+export function loadDigest(db: Db, digestId: number, links: Links): LoadedDigest | undefined {
+  return new DigestLoader(db, links, { paperCache: 0 }).load(digestId);
 }
 
 /** The renderer's input for one ledger row (web view page, preview). */
 export function loadDigestView(db: Db, digestId: number, links: Links): DigestView | undefined {
   return loadDigest(db, digestId, links)?.view;
-}
-
-function parseStringArray(json: string): string[] {
-  try {
-    const v: unknown = JSON.parse(json);
-    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-  } catch {
-    return [];
-  }
 }

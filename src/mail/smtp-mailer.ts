@@ -1,10 +1,14 @@
 // The Mailer over SMTP: a nodemailer connection pool with a rate limit, timeouts and optional DKIM.
+// Messages are built by raw-message.ts (headers from a template, fast quoted-printable bodies) and handed
+// to the pool as `{ envelope, raw }`; nodemailer signs them with DKIM when configured and sends them.
 // Errors come out as MailError with a kind (temporary / permanent / connection) the sender acts on.
+import { randomUUID } from 'node:crypto';
 import { createTransport } from 'nodemailer';
-import type { SendMailOptions } from 'nodemailer';
 import type { DkimConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
-import { toMailError } from './errors.ts';
+import { errorMessage } from '../errors.ts';
+import { MailError, toMailError } from './errors.ts';
+import { createRawMessageBuilder } from './raw-message.ts';
 import type { Mailer, OutgoingMail, SentMail } from './types.ts';
 
 export interface SmtpMailerOptions {
@@ -70,29 +74,23 @@ export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
         }
       : {}),
   });
+  const builder = createRawMessageBuilder({ from: opts.from });
+  const fromDomain = domainOf(opts.from);
   let closed = false;
 
   return {
     async send(mail: OutgoingMail): Promise<SentMail> {
-      const message: SendMailOptions = {
-        from: opts.from,
-        to: mail.to,
-        subject: mail.subject,
-        html: mail.html,
-        text: mail.text,
-        headers: { ...mail.headers },
-      };
-      if (mail.messageId) message.messageId = `<${mail.messageId}>`;
-      if (mail.listUnsubscribe) {
-        const { url, mailto } = mail.listUnsubscribe;
-        // One header with both URIs: nested array (a flat array would give two List-Unsubscribe headers).
-        const target = mailto ? [url, `mailto:${mailto}?subject=unsubscribe`] : [url];
-        message.list = { unsubscribe: [target] };
-        message.headers = { ...mail.headers, 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' };
+      const messageId = mail.messageId ?? `${randomUUID()}@${fromDomain}`;
+      let built;
+      try {
+        built = builder.build(mail, messageId, new Date());
+      } catch (e) {
+        // Nothing was sent and sending this message cannot work (bad address or header): permanent.
+        throw new MailError('permanent', errorMessage(e), undefined, e);
       }
       try {
-        const info = await transport.sendMail(message);
-        return { messageId: String(info.messageId).replace(/^<|>$/g, ''), response: String(info.response ?? '') };
+        const info = await transport.sendMail({ envelope: built.envelope, raw: built.raw });
+        return { messageId, response: String(info.response ?? '') };
       } catch (e) {
         const err = toMailError(e);
         log.debug({ to: mail.to, kind: err.kind, code: err.responseCode, response: err.response }, 'send failed');

@@ -1,0 +1,254 @@
+// One thread's share of a send run: claim a row (compare-and-set), load it, render, send, record the
+// outcome; `concurrency` such loops at once (this thread's share of the SMTP pool). The main thread runs
+// it alone (SEND_WORKERS=1, small runs) or beside worker threads that run it too (send-workers.ts):
+// claims are compare-and-set in SQLite, so several loops never take the same row.
+//
+// 4xx / connection problems are retried with backoff (within this run while they come due inside the
+// retry window, else by a later run); 5xx fail the row and count toward suppressing the address;
+// RELAY_DOWN_AFTER connection failures in a row (across threads, see relay-watch.ts) pause the run; an
+// aborted signal stops claiming and waits SHUTDOWN_GRACE_MS for the sends in flight. See ledger.ts for
+// the state machine, what happens after a crash, and why each "sent" mark is committed on its own.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { errorMessage } from '../errors.ts';
+import type { Links } from '../links.ts';
+import type { Logger } from '../log.ts';
+import { toMailError, type MailError } from '../mail/errors.ts';
+import { domainOf } from '../mail/smtp-mailer.ts';
+import type { Mailer } from '../mail/types.ts';
+import { retryDelayMs } from './backoff.ts';
+import { Ledger } from './ledger.ts';
+import type { RelayWatch } from './relay-watch.ts';
+import type { Renderer } from './render.ts';
+import { emptySummary, type ProgressDelta, type SenderConfig, type SendSummary } from './send-types.ts';
+import { DigestLoader, type LoadedDigest } from './view.ts';
+
+export interface LoopDeps {
+  db: Db;
+  mailer: Mailer;
+  renderer: Pick<Renderer, 'digest'>;
+  links: Links;
+  clock: Clock;
+  config: SenderConfig;
+  logger: Logger;
+}
+
+export interface LoopOptions {
+  /** Rows in flight at once in this thread (its share of SMTP_POOL_SIZE). */
+  concurrency: number;
+  relay: RelayWatch;
+  /** Who the claims are recorded for (one per process: see ledger.ts claimantId). */
+  claimant: string;
+  signal?: AbortSignal | undefined;
+  /** How long (real time) to keep waiting for retries to come due; 0 = never wait. */
+  retryWindowMs: number;
+  random: () => number;
+  onProgress?: ((delta: ProgressDelta) => void) | undefined;
+}
+
+/** Longest single sleep while waiting for a retry, so progress and aborts stay responsive. */
+const MAX_NAP_MS = 1000;
+
+export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<SendSummary> {
+  const { db, clock, config, logger } = deps;
+  const relay = opts.relay;
+  const summary = emptySummary();
+  summary.renderMs = 0;
+  const ledger = new Ledger(db, opts.claimant);
+  const loader = new DigestLoader(db, deps.links);
+  const signal = opts.signal;
+  const startedMono = performance.now();
+  const fromDomain = domainOf(config.MAIL_FROM);
+  const inFlight = new Set<number>();
+  const leftForRetry = new Set<number>();
+  /** Set once the run has returned: late outcomes are only logged. */
+  let abandoned = false;
+  let gaveBackStreak = false;
+
+  const stopping = () => relay.paused || signal?.aborted === true;
+  const progress = (done: number, sent: number, failed: number) => opts.onProgress?.({ done, sent, failed });
+  const settle = (id: number, outcome: 'sent' | 'failed' | 'other') => {
+    leftForRetry.delete(id);
+    progress(1, outcome === 'sent' ? 1 : 0, outcome === 'failed' ? 1 : 0);
+  };
+
+  /** Relay down: the row goes back to 'retry' without burning the attempt, due at once next run. */
+  const giveBack = (id: number, response: string) => {
+    ledger.giveBack(id, `relay down, not counted as an attempt: ${response}`, clock.now());
+    if (!leftForRetry.has(id)) {
+      // It had just used its last attempt and was counted failed: it is open again after all.
+      summary.failed--;
+      progress(-1, 0, -1);
+      leftForRetry.add(id);
+    }
+  };
+
+  /** Once per run and thread: this thread's rows of the streak that paused the run go back. */
+  const giveBackMyStreak = (response: string) => {
+    if (gaveBackStreak) return;
+    gaveBackStreak = true;
+    for (const id of relay.takeMyStreak()) giveBack(id, response);
+  };
+
+  const onFailure = (loaded: LoadedDigest, err: MailError) => {
+    const { row, subscriber } = loaded;
+    const failure = { code: err.responseCode ?? null, response: err.response.slice(0, 1000) };
+    logger.info({ digest: row.id, kind: err.kind, code: err.responseCode, response: err.response }, 'send failed');
+    if (err.kind === 'permanent') {
+      relay.answered();
+      if (ledger.markFailed(row.id, subscriber.id, failure, config.HARD_FAILURES_TO_SUPPRESS, clock.now())) {
+        summary.newlySuppressed++;
+        logger.warn({ subscriber: subscriber.id }, 'address suppressed after repeated permanent failures');
+      }
+      summary.failed++;
+      settle(row.id, 'failed');
+      return;
+    }
+    const attempt = row.attempts + 1;
+    const delay = retryDelayMs(attempt, { baseMs: config.SMTP_RETRY_BASE_MS, maxMs: config.SMTP_RETRY_MAX_MS }, opts.random);
+    const status = ledger.markRetry(row.id, failure, config.SMTP_MAX_ATTEMPTS, new Date(clock.now().getTime() + delay));
+    if (status === 'retry') {
+      leftForRetry.add(row.id);
+    } else if (status === 'failed') {
+      summary.failed++;
+      settle(row.id, 'failed');
+    }
+    if (err.kind !== 'connection') {
+      relay.answered();
+      return;
+    }
+    const tripped = relay.connectionFailed(row.id);
+    if (relay.paused) {
+      // Paused already: this row goes back (with the rest of this thread's streak the first time).
+      if (gaveBackStreak) giveBack(row.id, err.response);
+      else giveBackMyStreak(err.response);
+    } else if (tripped && relay.pause()) {
+      summary.paused = true;
+      summary.pauseReason = `relay down: ${relay.streak} connection failures in a row (last: ${err.response})`;
+      logger.error({ reason: summary.pauseReason }, 'sending paused');
+      giveBackMyStreak(err.response);
+    }
+  };
+
+  /** Nothing was sent, and sending cannot work (unreadable row, render error): failed, no hard failure. */
+  const broken = (id: number, what: string, e: unknown) => {
+    logger.error({ digest: id, err: e }, what);
+    ledger.markBroken(id, `${what}: ${errorMessage(e)}`.slice(0, 1000));
+    summary.failed++;
+    settle(id, 'failed');
+  };
+
+  const handle = async (id: number) => {
+    let loaded: LoadedDigest | undefined;
+    try {
+      loaded = loader.load(id);
+    } catch (e) {
+      return broken(id, 'cannot load the digest', e);
+    }
+    if (!loaded) return; // the row was deleted (subscriber erased) after the claim
+    const { row, subscriber, view } = loaded;
+    if (subscriber.status !== 'confirmed') {
+      ledger.markSkipped(id, `not sent: the address is ${subscriber.status}`);
+      summary.suppressed++;
+      settle(id, 'other');
+      return;
+    }
+    let mail;
+    const renderStarted = performance.now();
+    try {
+      mail = deps.renderer.digest(view);
+    } catch (e) {
+      return broken(id, 'render failed', e);
+    } finally {
+      summary.renderMs! += performance.now() - renderStarted;
+    }
+    let sent;
+    try {
+      sent = await deps.mailer.send({
+        to: subscriber.email,
+        subject: mail.subject,
+        html: mail.html,
+        text: mail.text,
+        messageId: `digest-${row.id}.${row.edition}@${fromDomain}`,
+        listUnsubscribe: { url: view.links.unsubscribe, mailto: config.UNSUBSCRIBE_MAILTO },
+      });
+    } catch (e) {
+      if (!abandoned) onFailure(loaded, toMailError(e));
+      return;
+    }
+    if (abandoned) return logger.warn({ digest: id }, 'a send finished after the shutdown grace; left as unknown');
+    relay.delivered();
+    // Recorded at once, in its own transaction (see ledger.ts). Outside the try above: should recording
+    // fail, the row stays 'sending' (later 'unknown'), never retried.
+    ledger.markSent(row.id, subscriber.id, row.toPaper, sent.messageId, sent.response, clock.now());
+    summary.sent++;
+    settle(id, 'sent');
+  };
+
+  /** How long to wait for more work, or undefined when this run is done. */
+  const napFor = (): number | undefined => {
+    const next = ledger.nextRetryAt();
+    if (!next) return undefined;
+    const ms = Math.max(0, next.getTime() - clock.now().getTime());
+    if (performance.now() - startedMono + ms > opts.retryWindowMs) return undefined;
+    return Math.min(Math.max(ms, 1), MAX_NAP_MS);
+  };
+
+  const lane = async () => {
+    while (!stopping()) {
+      let id: number | undefined;
+      try {
+        id = ledger.claimNext(clock.now());
+      } catch (e) {
+        // The database stayed locked past busy_timeout: leave what is left to a later run.
+        logger.error({ err: e }, 'cannot claim the next digest');
+        return;
+      }
+      if (id === undefined) {
+        const nap = napFor();
+        if (nap === undefined) return;
+        await sleep(nap, undefined, { signal }).catch(() => undefined);
+        continue;
+      }
+      inFlight.add(id);
+      try {
+        await handle(id);
+      } catch (e) {
+        // A bug or a database error while recording: leave the row 'sending' for recoverStale.
+        logger.error({ digest: id, err: e }, 'unexpected error while sending a digest');
+      } finally {
+        inFlight.delete(id);
+      }
+    }
+    // Paused by another thread: give back this thread's part of the streak too.
+    if (relay.paused) giveBackMyStreak('the relay looked down to another sending thread');
+  };
+
+  const lanes = Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, lane));
+  const finished = await Promise.race([lanes.then(() => true), graceAfterAbort(signal, config.SHUTDOWN_GRACE_MS)]);
+  if (!finished) {
+    abandoned = true;
+    for (const id of inFlight) {
+      ledger.markUnknown(id, 'outcome unknown: still in flight when the shutdown grace ran out; not resent, papers carried to the next edition');
+      summary.unknown++;
+      settle(id, 'other');
+    }
+  }
+  summary.paused = summary.paused || relay.paused;
+  summary.aborted = signal?.aborted === true;
+  summary.retrying = leftForRetry.size;
+  return summary;
+}
+
+/** Resolves false SHUTDOWN_GRACE_MS after the signal aborts; never resolves without an abort. */
+function graceAfterAbort(signal: AbortSignal | undefined, graceMs: number): Promise<false> {
+  return new Promise((resolve) => {
+    if (!signal) return;
+    const start = () => {
+      setTimeout(() => resolve(false), graceMs).unref();
+    };
+    if (signal.aborted) start();
+    else signal.addEventListener('abort', start, { once: true });
+  });
+}
