@@ -60,8 +60,10 @@ export interface SendSummary {
   aborted: boolean;
   /** dryRun only: rows that would be sent now. */
   wouldSend?: number;
-  /** Threads that sent (1 = this thread only; more = worker threads took part). */
+  /** Threads that took part (1 = this thread only; more = worker threads too). */
   threads?: number;
+  /** Digests sent by each thread, this one first. */
+  sentPerThread?: number[];
   /** Time spent rendering digests, summed over threads (ms). */
   renderMs?: number;
 }

@@ -113,6 +113,7 @@ export async function sendWithWorkers(deps: LoopDeps, run: ParallelRun): Promise
     });
     const results = await Promise.all(workers.map((w) => w.result(run.signal, run.config.SHUTDOWN_GRACE_MS + STRAGGLER_MS)));
     const summary = combine([own, ...results.filter((r): r is SendSummary => r !== undefined)]);
+    summary.sentPerThread = [own.sent, ...results.map((r) => r?.sent ?? 0)];
     summary.aborted = run.signal?.aborted === true;
     return summary;
   } finally {

@@ -95,6 +95,7 @@ export async function sendPending(deps: SendDeps, opts: SendOptions = {}): Promi
       },
     });
     summary.threads = 1;
+    summary.sentPerThread = [summary.sent];
   } else {
     summary = await sendWithWorkers(deps, {
       ...parallel,
