@@ -16,11 +16,11 @@ import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import { toMailError, type MailError } from '../mail/errors.ts';
 import { domainOf } from '../mail/smtp-mailer.ts';
-import type { Mailer } from '../mail/types.ts';
+import type { Mailer, SentMail } from '../mail/types.ts';
 import { retryDelayMs } from './backoff.ts';
 import { Ledger } from './ledger.ts';
 import type { RelayWatch } from './relay-watch.ts';
-import type { Renderer } from './render.ts';
+import type { RenderedEmail, Renderer } from './render.ts';
 import { emptySummary, type ProgressDelta, type SenderConfig, type SendSummary } from './send-types.ts';
 import { DigestLoader, type LoadedDigest } from './view.ts';
 
@@ -139,6 +139,25 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
     settle(id, 'failed');
   };
 
+  const render = (view: LoadedDigest['view']): RenderedEmail => {
+    const started = performance.now();
+    try {
+      return deps.renderer.digest(view);
+    } finally {
+      summary.renderMs! += performance.now() - started;
+    }
+  };
+
+  const startSend = ({ row, subscriber, view }: LoadedDigest, mail: RenderedEmail): Promise<SentMail> =>
+    deps.mailer.send({
+      to: subscriber.email,
+      subject: mail.subject,
+      html: mail.html,
+      text: mail.text,
+      messageId: `digest-${row.id}.${row.edition}@${fromDomain}`,
+      listUnsubscribe: { url: view.links.unsubscribe, mailto: config.UNSUBSCRIBE_MAILTO },
+    });
+
   const handle = async (id: number) => {
     let loaded: LoadedDigest | undefined;
     try {
@@ -154,25 +173,18 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
       settle(id, 'other');
       return;
     }
-    let mail;
-    const renderStarted = performance.now();
+    let mail: RenderedEmail | undefined;
     try {
-      mail = deps.renderer.digest(view);
+      mail = render(view);
     } catch (e) {
       return broken(id, 'render failed', e);
-    } finally {
-      summary.renderMs! += performance.now() - renderStarted;
     }
     let sent;
     try {
-      sent = await deps.mailer.send({
-        to: subscriber.email,
-        subject: mail.subject,
-        html: mail.html,
-        text: mail.text,
-        messageId: `digest-${row.id}.${row.edition}@${fromDomain}`,
-        listUnsubscribe: { url: view.links.unsubscribe, mailto: config.UNSUBSCRIBE_MAILTO },
-      });
+      const sending = startSend(loaded, mail);
+      // The message is built: the rendered bodies (about 100 KB of strings) need not live while the relay works.
+      mail = undefined;
+      sent = await sending;
     } catch (e) {
       if (!abandoned) onFailure(loaded, toMailError(e));
       return;

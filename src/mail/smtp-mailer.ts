@@ -8,7 +8,7 @@ import type { DkimConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { errorMessage } from '../errors.ts';
 import { MailError, toMailError } from './errors.ts';
-import { createRawMessageBuilder } from './raw-message.ts';
+import { createRawMessageBuilder, type RawMessage } from './raw-message.ts';
 import type { Mailer, OutgoingMail, SentMail } from './types.ts';
 
 export interface SmtpMailerOptions {
@@ -78,24 +78,29 @@ export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
   const fromDomain = domainOf(opts.from);
   let closed = false;
 
+  /** Hands a built message to the pool. Holds only the bytes while the relay works, not the bodies. */
+  const deliver = async (envelope: RawMessage['envelope'], raw: Buffer, messageId: string): Promise<SentMail> => {
+    try {
+      const info = await transport.sendMail({ envelope, raw });
+      return { messageId, response: String(info.response ?? '') };
+    } catch (e) {
+      const err = toMailError(e);
+      log.debug({ to: envelope.to, kind: err.kind, code: err.responseCode, response: err.response }, 'send failed');
+      throw err;
+    }
+  };
+
   return {
-    async send(mail: OutgoingMail): Promise<SentMail> {
+    send(mail: OutgoingMail): Promise<SentMail> {
       const messageId = mail.messageId ?? `${randomUUID()}@${fromDomain}`;
-      let built;
+      let built: RawMessage;
       try {
         built = builder.build(mail, messageId, new Date());
       } catch (e) {
         // Nothing was sent and sending this message cannot work (bad address or header): permanent.
-        throw new MailError('permanent', errorMessage(e), undefined, e);
+        return Promise.reject(new MailError('permanent', errorMessage(e), undefined, e));
       }
-      try {
-        const info = await transport.sendMail({ envelope: built.envelope, raw: built.raw });
-        return { messageId, response: String(info.response ?? '') };
-      } catch (e) {
-        const err = toMailError(e);
-        log.debug({ to: mail.to, kind: err.kind, code: err.responseCode, response: err.response }, 'send failed');
-        throw err;
-      }
+      return deliver(built.envelope, built.raw, messageId);
     },
     async close(): Promise<void> {
       if (closed) return;
