@@ -3,7 +3,7 @@
 // subscriber per edition, nobody failed because the relay went away, SIGTERM finishes what is in flight.
 import { afterEach, describe, expect, it } from 'vitest';
 import { sendPending } from '../../src/digest/sender.ts';
-import { deliveryEnv, type DeliveryEnv } from '../helpers/delivery-setup.ts';
+import { deliveryEnv, deliveryEnvVars, runSummary, startChildRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
 import { countByStatus, seedBatch, seedSubscribers } from '../helpers/seed.ts';
 import { accept, type SinkScript } from '../helpers/smtp-sink.ts';
 
@@ -100,5 +100,36 @@ describe('sending with worker threads', () => {
     const rest = await sendPending(deps, { parallelMinRows: 0 });
     expect(rest.sent).toBe(300 - counts.sent!);
     expect(onceEach(e!, emails)).toBe(true);
+  });
+
+  it('kill -9 of `digest run` with a worker thread, then a new run: never two emails, in flight at most the pool', { timeout: 120_000 }, async () => {
+    // 1,200 rows: over the threshold, so the real CLI starts its worker thread.
+    const { emails } = await setup(1_200, () => accept(15));
+    const env = deliveryEnvVars(e!.t, e!.sink, { SEND_WORKERS: '2', SMTP_POOL_SIZE: '4' });
+    const first = startChildRun(env, e!.t.dir);
+    await e!.sink.waitForMessages(200, 60_000);
+    first.child.kill('SIGKILL');
+    expect((await first.done).signal).toBe('SIGKILL');
+    const afterKill = countByStatus(e!.t.db);
+    expect(afterKill.sending ?? 0).toBeLessThanOrEqual(4); // both threads together hold at most SMTP_POOL_SIZE
+    expect(afterKill.planned ?? 0).toBeGreaterThan(0);
+
+    const second = await startChildRun(env, e!.t.dir).done;
+    expect(second.code).toBe(0);
+    expect(runSummary(second.stdout).sent).toBe(afterKill.planned);
+    const counts = e!.sink.countsByAddress();
+    expect(Math.max(...counts.values())).toBe(1); // never two emails for the edition
+    const final = countByStatus(e!.t.db);
+    expect(final.unknown ?? 0).toBe(afterKill.sending ?? 0);
+    expect(final.sent).toBe(1_200 - (final.unknown ?? 0));
+    // Every row recorded as sent is one email that arrived; only the rows in flight at the kill are in doubt.
+    const rows = e!.t.db
+      .prepare(`SELECT s.email, d.status FROM digests d JOIN subscribers s ON s.id = d.subscriber_id`)
+      .all() as { email: string; status: string }[];
+    const status = new Map(rows.map((r) => [r.email, r.status]));
+    for (const email of emails) {
+      if (status.get(email) === 'sent') expect(counts.get(email), email).toBe(1);
+      else expect(status.get(email), email).toBe('unknown');
+    }
   });
 });
