@@ -4,8 +4,8 @@
 // process can push digests through SMTP.
 import { performance } from 'node:perf_hooks';
 import { createTransport } from 'nodemailer';
-import MailComposer from 'nodemailer/lib/mail-composer';
 import type { RenderedEmail } from '../src/digest/render.ts';
+import { createRawMessageBuilder } from '../src/mail/raw-message.ts';
 
 export interface CeilingResult {
   messages: number;
@@ -21,19 +21,11 @@ export interface PrebuiltInput {
   unsubscribeUrl: string;
 }
 
-/** Builds the raw MIME once, with the same fields the SMTP mailer sets. */
-export async function prebuildMessage(input: PrebuiltInput): Promise<Buffer> {
-  const composer = new MailComposer({
-    from: input.from,
-    to: input.to,
-    subject: input.mail.subject,
-    html: input.mail.html,
-    text: input.mail.text,
-    messageId: `<ceiling@bench.example>`,
-    list: { unsubscribe: [[input.unsubscribeUrl]] },
-    headers: { 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
-  });
-  return composer.compile().build();
+/** Builds the raw MIME once, with the builder the SMTP mailer uses (src/mail/raw-message.ts). */
+export function prebuildMessage(input: PrebuiltInput): Buffer {
+  const builder = createRawMessageBuilder({ from: input.from });
+  const mail = { to: input.to, subject: input.mail.subject, html: input.mail.html, text: input.mail.text };
+  return builder.build({ ...mail, listUnsubscribe: { url: input.unsubscribeUrl } }, 'ceiling@bench.example', new Date()).raw;
 }
 
 export async function measureCeiling(opts: {

@@ -10,13 +10,11 @@ import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../src/clock.ts';
 import { loadConfig } from '../src/config.ts';
 import { planEdition } from '../src/digest/planner.ts';
-import type { Renderer } from '../src/digest/render.ts';
 import { sendPending } from '../src/digest/sender.ts';
 import { loadDigest } from '../src/digest/view.ts';
 import { parseFeed } from '../src/ingest/detect.ts';
@@ -28,6 +26,7 @@ import { matchPending } from '../src/topics/matcher.ts';
 import { measureCeiling, prebuildMessage } from './ceiling.ts';
 import { distribution, fmt, peakRssMb, StageClock } from './measure.ts';
 import { measureNaive } from './naive.ts';
+import { measurePerDigest } from './per-digest.ts';
 import type { GenerateStats } from './generate.ts';
 import type { SinkMessage, SinkStats } from './sink.ts';
 
@@ -105,33 +104,30 @@ try {
   const plan = await clock.run('plan', () => planEdition(db, { clock: app.clock, due: false }), (r) => `${fmt.int(r.planned)} digests, ${fmt.int(r.items)} papers in them`);
   const sizes = distribution((db.prepare(`SELECT paper_count AS n FROM digests`).all() as { n: number }[]).map((r) => r.n));
 
-  let renderMs = 0;
-  let rendered = 0;
-  const timedRenderer: Pick<Renderer, 'digest'> = {
-    digest(view) {
-      const t = performance.now();
-      try {
-        return app.renderer.digest(view);
-      } finally {
-        renderMs += performance.now() - t;
-        rendered++;
-      }
-    },
-  };
   const sent = await clock.run(
     'render+send',
-    () => sendPending({ ...app, renderer: timedRenderer }, { retryWindowMs: 0 }),
-    (r, s) => `${fmt.int(r.sent)} sent, ${r.failed} failed, ${r.retrying} retrying; ${fmt.rate(r.sent / s)} digests/s`,
+    () => sendPending(app, { retryWindowMs: 0 }),
+    (r, s) =>
+      `${fmt.int(r.sent)} sent, ${r.failed} failed, ${r.retrying} retrying; ${fmt.rate(r.sent / s)} digests/s; ` +
+      `${r.threads ?? 1} thread(s) sent ${(r.sentPerThread ?? [r.sent]).map(fmt.int).join(' + ')}`,
   );
   if (sent.failed + sent.retrying + sent.unknown > 0 || sent.paused) log(`WARNING: not every digest was sent: ${JSON.stringify(sent)}`);
   const endToEnd = PIPELINE.reduce((sum, n) => sum + clock.seconds(n), 0);
   const ourRate = sent.sent / endToEnd;
 
+  const perDigest = await clock.run(
+    'per-digest CPU',
+    () => measurePerDigest({ db, links: app.links, renderer: app.renderer, from: MAIL_FROM }, 2_000),
+    (c) =>
+      `${fmt.int(c.digests)} digests sampled, one thread: load ${c.loadMs.toFixed(3)} + render ${c.renderMs.toFixed(3)} + ` +
+      `build MIME ${c.buildMs.toFixed(3)} ms per digest; messages ${fmt.int(c.messageBytes / 1024)} KB`,
+  );
+
   // --- ceiling and naive baseline, same run, same sink ---------------------------------------------
   const medianId = (db.prepare(`SELECT id FROM digests WHERE paper_count >= ? ORDER BY paper_count, id LIMIT 1`).get(sizes.median) as { id: number }).id;
   const sample = loadDigest(db, medianId, app.links)!;
   const sampleMail = app.renderer.digest(sample.view);
-  const raw = await prebuildMessage({ from: MAIL_FROM, to: sample.subscriber.email, mail: sampleMail, unsubscribeUrl: sample.view.links.unsubscribe });
+  const raw = prebuildMessage({ from: MAIL_FROM, to: sample.subscriber.email, mail: sampleMail, unsubscribeUrl: sample.view.links.unsubscribe });
   const ceilingMessages = o['ceiling-messages'] ? Number(o['ceiling-messages']) : Math.min(Math.max(sent.sent, 2_000), 50_000);
   const ceiling = await clock.run(
     'ceiling',
@@ -164,7 +160,7 @@ try {
     ...clock.stages.map(
       (s) => `${s.name.padEnd(16)} ${fmt.s(s.seconds).padStart(7)}   ${s.detail}  [${s.peakRssMb} MB; ${s.heapMb} / ${s.externalMb} MB]`,
     ),
-    `render (inside send): ${fmt.s(renderMs / 1000)} s CPU for ${fmt.int(rendered)} digests = ${(renderMs / Math.max(1, rendered)).toFixed(3)} ms/digest`,
+    `render inside the send stage: ${fmt.s((sent.renderMs ?? 0) / 1000)} s CPU over all threads = ${((sent.renderMs ?? 0) / Math.max(1, sent.sent)).toFixed(3)} ms/digest`,
     '',
     `END TO END (ingest -> match -> plan -> render+send): ${fmt.s(endToEnd)} s, ${fmt.int(sent.sent)} digests = ${fmt.rate(ourRate)} digests/s`,
     `vs ceiling (pre-built message, same pool and sink): ${fmt.rate(ceiling.perSecond)} messages/s -> ours = ${((ourRate / ceiling.perSecond) * 100).toFixed(0)}% of the ceiling`,
@@ -181,7 +177,7 @@ try {
   console.log(lines.join('\n'));
   if (profileDir) printProfiles();
   if (o.json) {
-    writeFileSync(o.json, JSON.stringify({ options: o, population, plan, sizes, sent, endToEnd, ourRate, renderMs, ceiling, naive, matched, sink: sinkStats, stages: clock.stages }, null, 1));
+    writeFileSync(o.json, JSON.stringify({ options: o, population, plan, sizes, sent, endToEnd, ourRate, perDigest, ceiling, naive, matched, sink: sinkStats, stages: clock.stages }, null, 1));
   }
 } finally {
   clock.close();
