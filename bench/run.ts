@@ -1,4 +1,6 @@
 // `npm run bench -- --subscribers 100000 --papers 1000 --topics 3 [--smtp smtp://host:port]`
+//   other options: --pool N (SMTP_POOL_SIZE, 5), --workers N (SEND_WORKERS), --sample N (naive baseline, 200),
+//   --ceiling-messages N, --seed N, --profile DIR (a CPU profile per stage), --json FILE, --keep (keep the temp dir)
 //
 // Builds a synthetic database in a temporary directory, then runs the real pipeline stage by stage:
 // import (CSV, setup) -> ingest (parseFeed + ingestBatch) -> match (matchPending) -> plan (planEdition)
@@ -8,7 +10,7 @@
 // rate against both. See BENCHMARKS.md.
 import { execFile, fork, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -37,6 +39,7 @@ const { values: o } = parseArgs({
     topics: { type: 'string', default: '3' },
     smtp: { type: 'string' },
     pool: { type: 'string', default: '5' },
+    workers: { type: 'string' },
     sample: { type: 'string', default: '200' },
     'ceiling-messages': { type: 'string' },
     seed: { type: 'string', default: '1' },
@@ -56,6 +59,7 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 /** The stages that make up "end to end" (setup stages and the two comparisons are not in it). */
 const PIPELINE = ['ingest', 'match', 'plan', 'render+send'];
 
+const loadAtStart = loadavg()[0]!;
 const dir = mkdtempSync(join(tmpdir(), 'digest-bench-'));
 const profileDir = o.profile ? (mkdirSync(o.profile, { recursive: true }), o.profile) : undefined;
 const clock = new StageClock(profileDir, log);
@@ -79,6 +83,7 @@ try {
     DATABASE_PATH: join(dir, 'bench.sqlite'),
     SMTP_URL: smtpUrl,
     SMTP_POOL_SIZE: String(POOL),
+    ...(o.workers ? { SEND_WORKERS: o.workers } : {}),
     SECRET_KEY: 'bench-secret-key-0123456789abcdef0123456789',
     PUBLIC_URL,
     MAIL_FROM,
@@ -153,7 +158,8 @@ try {
   const lines = [
     '',
     `paper-digest benchmark — ${fmt.int(SUBSCRIBERS)} subscribers × ${fmt.int(PAPERS)} papers × ${TOPICS} topics, SMTP pool ${POOL}`,
-    `machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? '?'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.versions.node}, SQLite ${sqliteVersion}`,
+    `machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? '?'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.versions.node}, SQLite ${sqliteVersion}; ` +
+      `load average at start ${loadAtStart.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)} (other processes share the cores)`,
     `data: ${fmt.int(population.distinctTopics)} distinct topic texts; ${(receiving * 100).toFixed(1)}% of subscribers get a digest; papers per digest min ${sizes.min} / median ${sizes.median} / p90 ${sizes.p90} / max ${sizes.max}`,
     '',
     'stage            seconds   what, rate   [peak RSS so far; peak V8 heap, external during the stage]',
