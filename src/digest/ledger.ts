@@ -20,7 +20,10 @@
 // What did matter: better-sqlite3's db.transaction() wrapper costs more to create (~70 µs) than to run,
 // so the transactions are created once per Ledger, not per call.
 // Claims stay one row at a time too: a batch claim would mark rows 'sending' that no send had started
-// for, and a crash would turn all of them 'unknown' instead of only the sends really in flight.
+// for, and a crash would turn all of them 'unknown' instead of only the sends really in flight. What a
+// sending lane does instead is record its delivered row and claim its next row in one transaction
+// (recordSentThenClaim): one write per digest instead of two, with nothing in between, so the row is
+// recorded exactly as early as on its own, and threads queue half as often for SQLite's write lock.
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
@@ -157,19 +160,26 @@ export class Ledger {
       openCount: db.prepare(SQL_OPEN_COUNT),
     };
     this.s = s;
+    /** A delivered row: its status, and its subscriber's watermark. */
+    const markOne = (r: SentRecord, claimant: string): boolean => {
+      const changed = s.sent.run({
+        id: r.id,
+        claimant,
+        messageId: r.messageId,
+        code: replyCode(r.response),
+        response: r.response,
+        now: r.at.toISOString(),
+      }).changes;
+      if (changed === 1) s.watermark.run({ subscriberId: r.subscriberId, toPaper: r.toPaper });
+      return changed === 1;
+    };
     this.tx = {
-      sent: db.transaction((r: SentRecord, claimant: string): boolean => {
-        const changed = s.sent.run({
-          id: r.id,
-          claimant,
-          messageId: r.messageId,
-          code: replyCode(r.response),
-          response: r.response,
-          now: r.at.toISOString(),
-        }).changes;
-        if (changed === 1) s.watermark.run({ subscriberId: r.subscriberId, toPaper: r.toPaper });
-        return changed === 1;
+      sentThenClaim: db.transaction((r: SentRecord, claimant: string, now: string): { recorded: boolean; next: number | undefined } => {
+        const recorded = markOne(r, claimant);
+        const next = s.claimNext.get({ claimant, now }) as { id: number } | undefined;
+        return { recorded, next: next?.id };
       }),
+      sent: db.transaction((r: SentRecord, claimant: string): boolean => markOne(r, claimant)),
       failed: db.transaction((id: number, subscriberId: number, failure: FailureRecord, suppressAfter: number, now: Date, claimant: string) => {
         if (s.failed.run({ id, claimant, ...failure }).changes !== 1) return false;
         const r = s.hardFailure.get({ subscriberId, limit: suppressAfter, now: now.toISOString() }) as { status: string } | undefined;
@@ -187,6 +197,15 @@ export class Ledger {
   /** Compare-and-set claim of a given row: false when someone else holds it or it is settled. */
   claim(id: number, now: Date): boolean {
     return this.s.claimRow.run({ id, claimant: this.claimant, now: now.toISOString() }).changes === 1;
+  }
+
+  /**
+   * Records a delivered row, then claims the next due row, in ONE transaction: a sending thread writes
+   * once per digest instead of twice (fewer commits, and threads queue less for SQLite's write lock).
+   * Nothing happens between the two: the row is recorded exactly as early as with markSent.
+   */
+  recordSentThenClaim(sent: SentRecord, now: Date): { recorded: boolean; next: number | undefined } {
+    return this.tx.sentThenClaim.immediate(sent, this.claimant, now.toISOString());
   }
 
   markSent(id: number, subscriberId: number, toPaper: number, messageId: string, response: string, now: Date): boolean {

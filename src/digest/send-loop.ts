@@ -18,7 +18,7 @@ import { toMailError, type MailError } from '../mail/errors.ts';
 import { domainOf } from '../mail/smtp-mailer.ts';
 import type { Mailer, SentMail } from '../mail/types.ts';
 import { retryDelayMs } from './backoff.ts';
-import { Ledger } from './ledger.ts';
+import { Ledger, type SentRecord } from './ledger.ts';
 import type { RelayWatch } from './relay-watch.ts';
 import type { RenderedEmail, Renderer } from './render.ts';
 import { emptySummary, type ProgressDelta, type SenderConfig, type SendSummary } from './send-types.ts';
@@ -158,26 +158,29 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
       listUnsubscribe: { url: view.links.unsubscribe, mailto: config.UNSUBSCRIBE_MAILTO },
     });
 
-  const handle = async (id: number) => {
+  /** Sends one claimed row. Returns the delivery for the lane to record (see lane), or undefined. */
+  const handle = async (id: number): Promise<SentRecord | undefined> => {
     let loaded: LoadedDigest | undefined;
     try {
       loaded = loader.load(id);
     } catch (e) {
-      return broken(id, 'cannot load the digest', e);
+      broken(id, 'cannot load the digest', e);
+      return undefined;
     }
-    if (!loaded) return; // the row was deleted (subscriber erased) after the claim
+    if (!loaded) return undefined; // the row was deleted (subscriber erased) after the claim
     const { row, subscriber, view } = loaded;
     if (subscriber.status !== 'confirmed') {
       ledger.markSkipped(id, `not sent: the address is ${subscriber.status}`);
       summary.suppressed++;
       settle(id, 'other');
-      return;
+      return undefined;
     }
     let mail: RenderedEmail | undefined;
     try {
       mail = render(view);
     } catch (e) {
-      return broken(id, 'render failed', e);
+      broken(id, 'render failed', e);
+      return undefined;
     }
     let sent;
     try {
@@ -187,15 +190,20 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
       sent = await sending;
     } catch (e) {
       if (!abandoned) onFailure(loaded, toMailError(e));
-      return;
+      return undefined;
     }
-    if (abandoned) return logger.warn({ digest: id }, 'a send finished after the shutdown grace; left as unknown');
+    if (abandoned) {
+      logger.warn({ digest: id }, 'a send finished after the shutdown grace; left as unknown');
+      return undefined;
+    }
     relay.delivered();
-    // Recorded at once, in its own transaction (see ledger.ts). Outside the try above: should recording
-    // fail, the row stays 'sending' (later 'unknown'), never retried.
-    ledger.markSent(row.id, subscriber.id, row.toPaper, sent.messageId, sent.response, clock.now());
+    return { id: row.id, subscriberId: subscriber.id, toPaper: row.toPaper, messageId: sent.messageId, response: sent.response, at: clock.now() };
+  };
+
+  /** A delivery was recorded (counted even if the row was no longer ours to mark: the email went out). */
+  const recorded = (r: SentRecord) => {
     summary.sent++;
-    settle(id, 'sent');
+    settle(r.id, 'sent');
   };
 
   /** How long to wait for more work, or undefined when this run is done. */
@@ -207,25 +215,48 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
     return Math.min(Math.max(ms, 1), MAX_NAP_MS);
   };
 
+  // A lane claims a row, sends it, and records the delivery in the same transaction as its next claim
+  // (ledger.recordSentThenClaim): nothing runs in between, so the row is recorded as early as it would
+  // be on its own. Should recording fail, the row stays 'sending' (later 'unknown'), never retried.
   const lane = async () => {
-    while (!stopping()) {
+    let delivered: SentRecord | undefined;
+    while (true) {
+      if (stopping()) {
+        if (delivered) {
+          const d = delivered;
+          try {
+            ledger.markSent(d.id, d.subscriberId, d.toPaper, d.messageId, d.response, d.at);
+            recorded(d);
+          } catch (e) {
+            logger.error({ err: e, digest: d.id }, 'cannot record a delivered digest: it stays in flight (later unknown)');
+          }
+        }
+        break;
+      }
       let id: number | undefined;
       try {
-        id = ledger.claimNext(clock.now());
+        if (delivered) {
+          id = ledger.recordSentThenClaim(delivered, clock.now()).next;
+          recorded(delivered);
+        } else {
+          id = ledger.claimNext(clock.now());
+        }
       } catch (e) {
         // The database stayed locked past busy_timeout: leave what is left to a later run.
-        logger.error({ err: e }, 'cannot claim the next digest');
+        logger.error({ err: e, digest: delivered?.id }, 'cannot record or claim: the database stayed locked');
         return;
+      } finally {
+        delivered = undefined;
       }
       if (id === undefined) {
         const nap = napFor();
-        if (nap === undefined) return;
+        if (nap === undefined) break;
         await sleep(nap, undefined, { signal }).catch(() => undefined);
         continue;
       }
       inFlight.add(id);
       try {
-        await handle(id);
+        delivered = await handle(id);
       } catch (e) {
         // A bug or a database error while recording: leave the row 'sending' for recoverStale.
         logger.error({ digest: id, err: e }, 'unexpected error while sending a digest');

@@ -50,8 +50,12 @@ export function createRawMessageBuilder(opts: { from: string }): RawMessageBuild
   if (!fromAddress) {
     throw new AppError('MAIL_FROM_INVALID', `MAIL_FROM: "${opts.from}" has no email address in it`);
   }
+  // nodemailer's own header encoding (RFC 2047 words, address formatting), from one instance: the static
+  // form makes a MimeNode, and so draws random bytes for a boundary, on every call.
+  const headers = new MimeNode(false, { baseBoundary: 'headers' });
+  const encode = (name: string, value: string): string => headers.encodeHeaderValue(name, value);
   // Constant for every message this builder makes.
-  const fromLine = foldLines(`From: ${MimeNode.encodeHeaderValue('From', opts.from)}`, FOLD_AT);
+  const fromLine = foldLines(`From: ${encode('From', opts.from)}`, FOLD_AT);
   // "=_" cannot occur in quoted-printable output, so this boundary cannot collide with a body.
   const boundary = `=_pd_${randomBytes(12).toString('hex')}`;
   const partHeaders = (type: string) =>
@@ -83,13 +87,13 @@ export function createRawMessageBuilder(opts: { from: string }): RawMessageBuild
   };
 
   const headerBlock = (mail: OutgoingMail, messageId: string, date: Date): { text: string; to: string[] } => {
-    const recipient = recipientOf(mail.to);
+    const recipient = recipientOf(mail.to, encode);
     let h = `${fromLine}\r\n${recipient.header}\r\n`;
-    h += `${foldLines(`Subject: ${MimeNode.encodeHeaderValue('Subject', oneLine(mail.subject))}`, FOLD_AT)}\r\n`;
+    h += `${foldLines(`Subject: ${encode('Subject', oneLine(mail.subject))}`, FOLD_AT)}\r\n`;
     h += `Message-ID: <${messageId}>\r\n`;
     h += dateHeader(date);
     if (mail.listUnsubscribe) h += listUnsubscribeHeaders(mail.listUnsubscribe);
-    for (const [name, value] of Object.entries(mail.headers ?? {})) h += extraHeader(name, value);
+    for (const [name, value] of Object.entries(mail.headers ?? {})) h += extraHeader(name, value, encode);
     return { text: h, to: recipient.envelope };
   };
 
@@ -129,7 +133,9 @@ export function createRawMessageBuilder(opts: { from: string }): RawMessageBuild
 }
 
 /** The To header and the envelope recipients; a bare ASCII address (every subscriber's) is the fast path. */
-function recipientOf(to: string): { header: string; envelope: string[] } {
+type Encode = (name: string, value: string) => string;
+
+function recipientOf(to: string, encode: Encode): { header: string; envelope: string[] } {
   if (PLAIN_ADDRESS.test(to)) return { header: `To: ${to}`, envelope: [to] };
   const envelope = addressparser(to, { flatten: true })
     .map((a) => a.address ?? '')
@@ -137,7 +143,7 @@ function recipientOf(to: string): { header: string; envelope: string[] } {
   if (envelope.length === 0 || /[\r\n]/.test(to)) {
     throw new AppError('MAIL_ADDRESS_INVALID', `to: "${to.slice(0, 80)}" is not an email address`);
   }
-  return { header: foldLines(`To: ${MimeNode.encodeHeaderValue('To', to)}`, FOLD_AT), envelope };
+  return { header: foldLines(`To: ${encode('To', to)}`, FOLD_AT), envelope };
 }
 
 /** RFC 2369 + RFC 8058: one List-Unsubscribe header with both URIs, and the one-click marker. */
@@ -156,11 +162,11 @@ function listUnsubscribeHeaders(lu: { url: string; mailto?: string | undefined }
   return `${header}\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n`;
 }
 
-function extraHeader(name: string, value: string): string {
+function extraHeader(name: string, value: string, encode: Encode): string {
   if (!HEADER_NAME.test(name) || OWN_HEADERS.has(name.toLowerCase())) {
     throw new AppError('MAIL_MESSAGE_INVALID', `headers: "${name}" cannot be set as an extra header`);
   }
-  return `${foldLines(`${name}: ${MimeNode.encodeHeaderValue(name, oneLine(value))}`, FOLD_AT)}\r\n`;
+  return `${foldLines(`${name}: ${encode(name, oneLine(value))}`, FOLD_AT)}\r\n`;
 }
 
 function viewOf(b: Buffer): Uint8Array {

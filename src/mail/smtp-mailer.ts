@@ -81,7 +81,9 @@ export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
   /** Hands a built message to the pool. Holds only the bytes while the relay works, not the bodies. */
   const deliver = async (envelope: RawMessage['envelope'], raw: Buffer, messageId: string): Promise<SentMail> => {
     try {
-      const info = await transport.sendMail({ envelope, raw });
+      // messageId and baseBoundary only spare nodemailer from drawing random bytes to make its own (a raw
+      // message is sent as it is: neither is written into it).
+      const info = await transport.sendMail({ envelope, raw, messageId: `<${messageId}>`, baseBoundary: 'raw' });
       return { messageId, response: String(info.response ?? '') };
     } catch (e) {
       const err = toMailError(e);
