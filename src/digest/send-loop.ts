@@ -7,7 +7,8 @@
 // retry window, else by a later run); 5xx fail the row and count toward suppressing the address;
 // RELAY_DOWN_AFTER connection failures in a row (across threads, see relay-watch.ts) pause the run; an
 // aborted signal stops claiming and waits SHUTDOWN_GRACE_MS for the sends in flight. See ledger.ts for
-// the state machine, what happens after a crash, and why each "sent" mark is committed on its own.
+// the state machine, what happens after a crash, and why "sent" marks are not batched (a lane records
+// its delivery in the same transaction as its next claim instead).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
