@@ -8,6 +8,7 @@
 // Imported rows never trigger confirmation emails: unconfirmed rows stay pending (no digest goes to
 // them until they confirm through a link the operator sends some other way, or a later import confirms
 // them). An address that unsubscribed or was suppressed keeps that status: an import never re-subscribes it.
+import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
@@ -61,8 +62,6 @@ interface Columns {
   count: number;
 }
 
-let stagingCounter = 0;
-
 export async function importSubscribersCsv(app: ImportApp, file: string, options: ImportOptions = {}): Promise<ImportResult> {
   const { db, logger } = app;
   const rowsPerTransaction = options.rowsPerTransaction ?? 5_000;
@@ -72,13 +71,13 @@ export async function importSubscribersCsv(app: ImportApp, file: string, options
     throw new AppError('IMPORT_FILE', `${file}: cannot read the file (${errorMessage(cause)})`, { cause });
   }
   // A TEMP table is private to this connection and never touches the database file.
-  const table = `temp.import_rows_${process.pid}_${++stagingCounter}`;
+  const table = `temp.import_rows_${randomBytes(6).toString('hex')}`;
   db.exec(CREATE_STAGING(table));
   try {
     const started = Date.now();
     const staged = await validateIntoStaging(db, table, file, rowsPerTransaction, options.maxErrorsLogged ?? 20, logger);
     logger.info({ file, rows: staged, ms: Date.now() - started }, 'import: every row is valid');
-    const result = await writeStaged(app, table, rowsPerTransaction);
+    const result = await writeStaged(app, table, file, rowsPerTransaction);
     logger.info({ file, ...result, ms: Date.now() - started }, 'import: done');
     return result;
   } finally {
@@ -250,7 +249,7 @@ function validateRow(record: string[], columns: Columns, line: number): StagedRo
 
 // --- pass 2: write ----------------------------------------------------------------------------------
 
-async function writeStaged(app: ImportApp, table: string, rowsPerTransaction: number): Promise<ImportResult> {
+async function writeStaged(app: ImportApp, table: string, file: string, rowsPerTransaction: number): Promise<ImportResult> {
   const { db, clock, config } = app;
   const page = db.prepare<[number, number], StagedRow & { rowid: number }>(SELECT_STAGED_PAGE(table));
   const findStatus = db.prepare<[string], { id: number; status: string }>(SELECT_SUBSCRIBER_STATUS);
@@ -268,8 +267,10 @@ async function writeStaged(app: ImportApp, table: string, rowsPerTransaction: nu
   const result: ImportResult = { imported: 0, created: 0, updated: 0, keptOptedOut: 0 };
   const prefs = { timezone: config.DIGEST_TZ, deliveryHour: config.DIGEST_HOUR, frequency: 'daily' as const };
 
+  // Returns the chunk's counts, added to the result only once the chunk is committed.
   const writeChunk = db.transaction((rows: StagedRow[]) => {
     const now = clock.now().toISOString();
+    const chunk = { created: 0, updated: 0, keptOptedOut: 0 };
     for (const row of rows) {
       const topics = (JSON.parse(row.topics) as Array<[string, string]>).map(([text, fts]) => ({ text, queryId: queryId(fts) }));
       const existing = findStatus.get(row.email);
@@ -278,23 +279,38 @@ async function writeStaged(app: ImportApp, table: string, rowsPerTransaction: nu
       if (existing) {
         ({ id, status } = existing);
         repo.replaceTopics(db, id, topics); // keeps the ids (and mute state) of topics that stay
-        result.updated++;
+        chunk.updated++;
       } else {
         id = Number(insertSubscriber.run({ email: row.email, salt: newSalt(), createdAt: now, ...prefs }).lastInsertRowid);
         topics.forEach((t, position) => insertTopic.run(id, t.queryId, t.text, position));
         status = 'pending';
-        result.created++;
+        chunk.created++;
       }
-      if (status === 'unsubscribed' || status === 'suppressed') result.keptOptedOut++;
+      if (status === 'unsubscribed' || status === 'suppressed') chunk.keptOptedOut++;
       else if (row.confirmed === 1 && status === 'pending') repo.markConfirmed(db, id, now);
     }
+    return chunk;
   });
 
   let after = 0;
   for (;;) {
     const rows = page.all(after, rowsPerTransaction);
     if (rows.length === 0) break;
-    writeChunk.immediate(rows);
+    try {
+      const chunk = writeChunk.immediate(rows);
+      result.created += chunk.created;
+      result.updated += chunk.updated;
+      result.keptOptedOut += chunk.keptOptedOut;
+    } catch (cause) {
+      // Earlier chunks are committed; this one rolled back. Importing the same file again finishes the job.
+      const done = result.created + result.updated;
+      throw new AppError(
+        'IMPORT_WRITE_FAILED',
+        `${file} line ${rows[0]!.line}: writing stopped (${errorMessage(cause)}); the ${done} rows before it are imported, ` +
+          'run the same import again to finish',
+        { cause, temporary: true },
+      );
+    }
     after = rows[rows.length - 1]!.rowid;
     app.logger.debug({ rows: result.created + result.updated }, 'import: chunk written');
     await yieldToEventLoop(); // let timers and sockets run between transactions

@@ -2,6 +2,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
@@ -174,6 +176,28 @@ describe('importSubscribersCsv', () => {
     expect(subscriber('carol@example.org')?.status).toBe('unsubscribed');
     expect(subscriber('dan@example.org')?.status).toBe('pending');
     expect(count('subscribers')).toBe(4);
+  });
+
+  it('stops with the line and the rows already imported when the database stays locked; importing again finishes', async () => {
+    const file = csv('busy.csv', 'email,topics\na@example.org,rl\nb@example.org,rl\nc@example.org,rl\nd@example.org,rl\ne@example.org,rl\n');
+    const other = new Database(join(dir, 'digest.sqlite'));
+    db.pragma('busy_timeout = 50');
+    let locked = false;
+    // After the first chunk is committed, another process takes the write lock and keeps it.
+    const logger = pino({ level: 'debug' }, {
+      write(line: string) {
+        if (!locked && line.includes('chunk written')) {
+          other.exec('BEGIN IMMEDIATE');
+          locked = true;
+        }
+      },
+    });
+    const e = await importSubscribersCsv({ ...app, logger }, file, { rowsPerTransaction: 2 }).catch((err: unknown) => err);
+    expect((e as Error).message).toMatch(/busy\.csv line 4: writing stopped .*the 2 rows before it are imported, run the same import again/);
+    expect(count('subscribers')).toBe(2);
+    other.exec('ROLLBACK');
+    other.close();
+    expect(await importSubscribersCsv(app, file)).toMatchObject({ imported: 5, created: 3, updated: 2 });
   });
 
   it('gives confirmed rows the same starting watermark as a confirmation link does', async () => {
