@@ -142,7 +142,7 @@ export class Ledger {
   /** Transactions made once: better-sqlite3's transaction() costs more to create than to run. */
   private readonly tx;
   constructor(
-    private readonly db: Db,
+    db: Db,
     readonly claimant: string = claimantId(),
   ) {
     const s = {

@@ -5,17 +5,10 @@
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { digestSubject, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
-import { PaperPartsCache, type PaperParts } from './render-parts.ts';
+import { PaperPartsCache, type PaperInput, type PaperParts } from './render-parts.ts';
 import { compileTemplates, compileTemplateSources, type CompiledTemplates, type TemplateSources } from './render-templates.ts';
 
-export interface DigestPaperView {
-  title: string;
-  url: string;
-  authors: string[];
-  abstract: string;
-  upvotes: number;
-  categories: string[];
-  publishedAt: string | null;
+export interface DigestPaperView extends PaperInput {
   /** The subscriber's topics that matched, in order. */
   matchedTopics: Array<{ text: string; muteUrl: string }>;
 }

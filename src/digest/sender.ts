@@ -3,18 +3,14 @@
 // file decides where it runs: in this thread alone, or in this thread plus SEND_WORKERS-1 worker threads
 // (send-workers.ts) when the run is big enough to pay for starting them and everything a worker needs
 // can be rebuilt there. See ledger.ts for the state machine and what happens after a crash.
-import { systemClock, type Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
+import { systemClock } from '../clock.ts';
 import { Links } from '../links.ts';
-import type { Logger } from '../log.ts';
-import type { Mailer } from '../mail/types.ts';
 import { Tokens } from '../tokens.ts';
 import { claimantId, Ledger } from './ledger.ts';
 import { RelayWatch } from './relay-watch.ts';
-import type { Renderer } from './render.ts';
 import { readTemplateSources } from './render-templates.ts';
-import { runSendLoop } from './send-loop.ts';
-import type { ProgressDelta, SenderConfig, SendProgress, SendSummary } from './send-types.ts';
+import { runSendLoop, type LoopDeps } from './send-loop.ts';
+import type { ProgressDelta, SendProgress, SendSummary } from './send-types.ts';
 import { emptySummary } from './send-types.ts';
 import { sendWithWorkers, type WorkerConfig } from './send-workers.ts';
 import { DigestLoader } from './view.ts';
@@ -22,14 +18,7 @@ import { DigestLoader } from './view.ts';
 export { recoverStale, claimantId } from './ledger.ts';
 export type { SenderConfig, SendProgress, SendSummary } from './send-types.ts';
 
-export interface SendDeps {
-  db: Db;
-  mailer: Mailer;
-  renderer: Pick<Renderer, 'digest'>;
-  links: Links;
-  clock: Clock;
-  config: SenderConfig;
-  logger: Logger;
+export interface SendDeps extends LoopDeps {
   /**
    * Where worker threads send (App.smtpUrl): each worker opens its own pool to it. Without it the run
    * stays in this thread and uses `mailer` (tests that pass their own mailer, renderer or clock).

@@ -11,7 +11,7 @@ import type { Mailer } from '../mail/types.ts';
 import { newSalt, type Tokens } from '../tokens.ts';
 import { parseTopic, parseTopics } from '../topics/parse.ts';
 import { ensureQuery } from '../topics/matcher.ts';
-import type { Frequency, SubscriberStatus, Topic } from '../types.ts';
+import type { SubscriberStatus, Topic } from '../types.ts';
 import { normaliseEmail } from './email-address.ts';
 import { resolveLink, invalidLink } from './link-tokens.ts';
 import { checkFrequency, checkHour, checkPauseDays, checkTimezone, checkWeekday } from './preferences-input.ts';

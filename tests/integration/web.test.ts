@@ -1,7 +1,7 @@
 // The subscriber web flow over a real listening server, a real SQLite file and a real SMTP server:
 // subscribe, confirm, link tokens, unsubscribe. (Preferences, mute, preview, web view: web-pages.test.ts.)
 import { describe, expect, it } from 'vitest';
-import { formPost as form, jsonPost as json, linkIn, sharedWebHarness, startWebHarness } from '../helpers/web-harness.ts';
+import { formPost as form, jsonPost as json, sharedWebHarness, startWebHarness } from '../helpers/web-harness.ts';
 
 const { h, row, subscribeAndConfirm } = sharedWebHarness({ SUBSCRIBE_RATE_LIMIT: '1000' });
 
