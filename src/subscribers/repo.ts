@@ -1,5 +1,6 @@
 // Subscribers and their topics: named SQL and the mapping from rows to domain types.
 // Every statement is parameterised; callers own the transactions.
+import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
 import type { Frequency, Subscriber, SubscriberStatus, Topic } from '../types.ts';
 
@@ -106,7 +107,6 @@ const TOPIC_COLUMNS = `id, subscriber_id, query_id, text, muted, position`;
 const SELECT_TOPICS = `SELECT ${TOPIC_COLUMNS} FROM topics WHERE subscriber_id = ? ORDER BY position, id`;
 
 // Topics of every subscriber at once (for listings), in display order.
-const SELECT_ALL_TOPICS = `SELECT ${TOPIC_COLUMNS} FROM topics ORDER BY subscriber_id, position, id`;
 
 // A kept topic: same query as before, possibly new wording, position or mute state.
 const UPDATE_TOPIC = `UPDATE topics SET text = @text, position = @position, muted = @muted WHERE id = @id`;
@@ -155,50 +155,51 @@ function toTopic(r: TopicRow): Topic {
 }
 
 export function findSubscriberById(db: Db, id: number): SubscriberRecord | undefined {
-  const row = db.prepare<[number], SubscriberRow>(SELECT_SUBSCRIBER_BY_ID).get(id);
+  const row = statement<[number], SubscriberRow>(db, SELECT_SUBSCRIBER_BY_ID).get(id);
   return row && toSubscriber(row);
 }
 
 export function findSubscriberByEmail(db: Db, email: string): SubscriberRecord | undefined {
-  const row = db.prepare<[string], SubscriberRow>(SELECT_SUBSCRIBER_BY_EMAIL).get(email);
+  const row = statement<[string], SubscriberRow>(db, SELECT_SUBSCRIBER_BY_EMAIL).get(email);
   return row && toSubscriber(row);
 }
 
-export function listAllSubscribers(db: Db): SubscriberRecord[] {
-  return db.prepare<[], SubscriberRow>(SELECT_ALL_SUBSCRIBERS).all().map(toSubscriber);
+/** Every subscriber, one row at a time (never the whole list in memory). */
+export function* iterateSubscribers(db: Db): Generator<SubscriberRecord> {
+  for (const row of db.prepare<[], SubscriberRow>(SELECT_ALL_SUBSCRIBERS).iterate()) yield toSubscriber(row);
 }
 
 export function insertSubscriber(
   db: Db,
   s: SubscriberPrefs & { email: string; salt: string; createdAt: string },
 ): number {
-  const info = db.prepare(INSERT_SUBSCRIBER).run(s);
+  const info = statement(db, INSERT_SUBSCRIBER).run(s);
   return Number(info.lastInsertRowid);
 }
 
 export function updateSubscribePrefs(db: Db, id: number, p: SubscriberPrefs): void {
-  db.prepare(UPDATE_SUBSCRIBE_PREFS).run({ id, ...p });
+  statement(db, UPDATE_SUBSCRIBE_PREFS).run({ id, ...p });
 }
 
 export function setBackToPending(db: Db, id: number): void {
-  db.prepare(UPDATE_BACK_TO_PENDING).run(id);
+  statement(db, UPDATE_BACK_TO_PENDING).run(id);
 }
 
 export function markConfirmed(db: Db, id: number, now: string): void {
-  db.prepare(UPDATE_CONFIRM).run({ id, now });
+  statement(db, UPDATE_CONFIRM).run({ id, now });
 }
 
 /** Returns true when the subscriber was not already unsubscribed. */
 export function markUnsubscribed(db: Db, id: number, now: string): boolean {
-  return db.prepare(UPDATE_UNSUBSCRIBE).run({ id, now }).changes > 0;
+  return statement(db, UPDATE_UNSUBSCRIBE).run({ id, now }).changes > 0;
 }
 
 export function setConfirmSentAt(db: Db, id: number, at: string): void {
-  db.prepare(UPDATE_CONFIRM_SENT_AT).run({ id, at });
+  statement(db, UPDATE_CONFIRM_SENT_AT).run({ id, at });
 }
 
 export function resetConfirmSentAt(db: Db, id: number, at: string, previous: string | null): void {
-  db.prepare(RESET_CONFIRM_SENT_AT).run({ id, at, previous });
+  statement(db, RESET_CONFIRM_SENT_AT).run({ id, at, previous });
 }
 
 export function updatePreferenceColumns(
@@ -206,22 +207,11 @@ export function updatePreferenceColumns(
   id: number,
   p: SubscriberPrefs & { weeklyDay: number; pausedUntil: string | null },
 ): void {
-  db.prepare(UPDATE_PREFERENCES).run({ id, ...p });
+  statement(db, UPDATE_PREFERENCES).run({ id, ...p });
 }
 
 export function listTopics(db: Db, subscriberId: number): Topic[] {
-  return db.prepare<[number], TopicRow>(SELECT_TOPICS).all(subscriberId).map(toTopic);
-}
-
-/** All topics grouped by subscriber id. */
-export function listAllTopics(db: Db): Map<number, Topic[]> {
-  const bySubscriber = new Map<number, Topic[]>();
-  for (const row of db.prepare<[], TopicRow>(SELECT_ALL_TOPICS).all()) {
-    const list = bySubscriber.get(row.subscriber_id) ?? [];
-    list.push(toTopic(row));
-    bySubscriber.set(row.subscriber_id, list);
-  }
-  return bySubscriber;
+  return statement<[number], TopicRow>(db, SELECT_TOPICS).all(subscriberId).map(toTopic);
 }
 
 export interface DesiredTopic {
@@ -245,18 +235,18 @@ export function replaceTopics(db: Db, subscriberId: number, desired: DesiredTopi
     kept.add(d.queryId);
     const existing = current.get(d.queryId);
     if (existing) {
-      db.prepare(UPDATE_TOPIC).run({ id: existing.id, text: d.text, position, muted: (d.muted ?? existing.muted) ? 1 : 0 });
+      statement(db, UPDATE_TOPIC).run({ id: existing.id, text: d.text, position, muted: (d.muted ?? existing.muted) ? 1 : 0 });
     } else {
-      db.prepare(INSERT_TOPIC).run({ subscriberId, queryId: d.queryId, text: d.text, muted: d.muted ? 1 : 0, position });
+      statement(db, INSERT_TOPIC).run({ subscriberId, queryId: d.queryId, text: d.text, muted: d.muted ? 1 : 0, position });
     }
     position += 1;
   }
   for (const t of current.values()) {
-    if (!kept.has(t.queryId)) db.prepare(DELETE_TOPIC).run(t.id, subscriberId);
+    if (!kept.has(t.queryId)) statement(db, DELETE_TOPIC).run(t.id, subscriberId);
   }
 }
 
 /** Returns false when the topic does not belong to the subscriber (or no longer exists). */
 export function setTopicMuted(db: Db, subscriberId: number, topicId: number, muted: boolean): boolean {
-  return db.prepare(UPDATE_TOPIC_MUTED).run({ subscriberId, topicId, muted: muted ? 1 : 0 }).changes > 0;
+  return statement(db, UPDATE_TOPIC_MUTED).run({ subscriberId, topicId, muted: muted ? 1 : 0 }).changes > 0;
 }

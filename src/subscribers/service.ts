@@ -272,9 +272,9 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       return { subscriberId: subscriber.id, digestId: targetId! };
     },
 
-    list(): SubscriberListing[] {
-      const topics = repo.listAllTopics(db);
-      return repo.listAllSubscribers(db).map((s) => toListing(s, topics.get(s.id) ?? []));
+    /** Streamed: one subscriber and their topics at a time, whatever the size of the list. */
+    *list(): Generator<SubscriberListing> {
+      for (const s of repo.iterateSubscribers(db)) yield toListing(s, repo.listTopics(db, s.id));
     },
 
     findByEmail(email: string): SubscriberListing | undefined {

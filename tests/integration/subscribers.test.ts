@@ -165,7 +165,7 @@ describe('subscriber service', () => {
   });
 
   it('lists subscribers with status, topics and schedule', () => {
-    const list = svc.list();
+    const list = [...svc.list()];
     const admin = list.find((s) => s.email === 'admin@example.org')!;
     expect(admin).toMatchObject({ status: 'confirmed', timezone: 'Europe/Berlin', deliveryHour: 6, frequency: 'daily', hardFailures: 0 });
     expect(admin.topics.map((t) => t.text)).toEqual(['Agents']);
