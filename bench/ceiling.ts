@@ -4,7 +4,7 @@
 // process can push digests through SMTP.
 import { performance } from 'node:perf_hooks';
 import { createTransport } from 'nodemailer';
-import type { RenderedEmail } from '../src/digest/render.ts';
+import type { RenderedEmail } from '../src/render/render.ts';
 import { createRawMessageBuilder } from '../src/mail/raw-message.ts';
 
 export interface CeilingResult {

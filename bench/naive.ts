@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import Handlebars from 'handlebars';
 import mjml2html from 'mjml';
 import type { Db } from '../src/db/open.ts';
-import { DEFAULT_TEMPLATES_DIR } from '../src/digest/render-templates.ts';
+import { DEFAULT_TEMPLATES_DIR } from '../src/render/render-templates.ts';
 import { PaperIndex, topicFromText, type BenchTopic } from './corpus.ts';
 
 export interface NaiveResult {

@@ -3,8 +3,8 @@
 // precompiled templates) and build (the raw MIME message). Sending itself is the rest of the send stage.
 import { performance } from 'node:perf_hooks';
 import type { Db } from '../src/db/open.ts';
-import type { Renderer } from '../src/digest/render.ts';
-import { DigestLoader } from '../src/digest/view.ts';
+import type { Renderer } from '../src/render/render.ts';
+import { DigestLoader } from '../src/render/view.ts';
 import type { Links } from '../src/links.ts';
 import { createRawMessageBuilder } from '../src/mail/raw-message.ts';
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Db } from './db/open.ts';
-import { createRenderer, type Renderer } from './digest/render.ts';
+import { createRenderer, type Renderer } from './render/render.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Links } from './links.ts';
 import { Inbox, portIsOpen, startMailCatcher, type MailCatcher } from './mail/catcher.ts';

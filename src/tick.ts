@@ -1,7 +1,7 @@
 // One tick of the service: fetch configured sources, match new papers, plan the ledger, send.
 // The scheduler runs it hourly with due=true; `digest run` runs it once (due=false sends every pending digest).
-import { planEdition, type PlanResult } from './digest/planner.ts';
-import { recoverStale, sendPending, type SendProgress, type SendSummary } from './digest/sender.ts';
+import { planEdition, type PlanResult } from './plan/planner.ts';
+import { recoverStale, sendPending, type SendProgress, type SendSummary } from './send/sender.ts';
 import { createSourcePoller, parseSources, type PollReport } from './ingest/sources.ts';
 import type { App } from './main.ts';
 import { matchPending } from './topics/matcher.ts';

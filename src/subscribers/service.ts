@@ -3,7 +3,7 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/open.ts';
-import type { Renderer } from '../digest/render.ts';
+import type { Renderer } from '../render/render.ts';
 import { AppError, errorMessage } from '../errors.ts';
 import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';

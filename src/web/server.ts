@@ -7,7 +7,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/open.ts';
-import type { Renderer } from '../digest/render.ts';
+import type { Renderer } from '../render/render.ts';
 import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import type { Inbox } from '../mail/catcher.ts';

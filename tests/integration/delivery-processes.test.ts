@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/open.ts';
 import { matchPending } from '../../src/topics/matcher.ts';
-import { planEdition } from '../../src/digest/planner.ts';
+import { planEdition } from '../../src/plan/planner.ts';
 import { systemClock } from '../../src/clock.ts';
 import { deliveryEnvVars, runSummary, startChildRun } from '../helpers/delivery-setup.ts';
 import { countByStatus, digestRows, seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';

@@ -2,7 +2,7 @@
 // SMTP pool, against a real SMTP server. The guarantees are the single-thread ones: one email per
 // subscriber per edition, nobody failed because the relay went away, SIGTERM finishes what is in flight.
 import { afterEach, describe, expect, it } from 'vitest';
-import { sendPending } from '../../src/digest/sender.ts';
+import { sendPending } from '../../src/send/sender.ts';
 import { deliveryEnv, deliveryEnvVars, runSummary, startChildRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
 import { countByStatus, seedBatch, seedSubscribers } from '../helpers/seed.ts';
 import { accept, type SinkScript } from '../helpers/smtp-sink.ts';

@@ -3,8 +3,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
 import { ManualClock } from '../../src/clock.ts';
-import { recoverStale } from '../../src/digest/sender.ts';
-import { editionStatus, metricsText } from '../../src/digest/status.ts';
+import { recoverStale } from '../../src/send/sender.ts';
+import { editionStatus, metricsText } from '../../src/report/status.ts';
 import { countByStatus, digestRows, seedBatch, seedSubscribers } from '../helpers/seed.ts';
 import { deliveryEnv, type DeliveryEnv } from '../helpers/delivery-setup.ts';
 import { accept, drop, perAddress, reject } from '../helpers/smtp-sink.ts';

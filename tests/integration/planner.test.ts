@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import type { Db } from '../../src/db/open.ts';
-import { planEdition } from '../../src/digest/planner.ts';
+import { planEdition } from '../../src/plan/planner.ts';
 import { matchPending } from '../../src/topics/matcher.ts';
 import type { DigestItem } from '../../src/types.ts';
 import { digestRows, seedBatch, seedSubscriber, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';

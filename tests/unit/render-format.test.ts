@@ -8,8 +8,8 @@ import {
   safeHref,
   trimOnWord,
   wrapText,
-} from '../../src/digest/render-format.ts';
-import { highlightHtml } from '../../src/digest/render-parts.ts';
+} from '../../src/render/render-format.ts';
+import { highlightHtml } from '../../src/render/render-parts.ts';
 
 describe('safeHref', () => {
   it('keeps http(s) links and turns everything else into #', () => {

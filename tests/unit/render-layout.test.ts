@@ -3,7 +3,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRenderer, type DigestPaperView, type DigestView, type Renderer } from '../../src/digest/render.ts';
+import { createRenderer, type DigestPaperView, type DigestView, type Renderer } from '../../src/render/render.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);

@@ -11,8 +11,8 @@ import {
   type DigestPaperView,
   type DigestView,
   type Renderer,
-} from '../../src/digest/render.ts';
-import { DEFAULT_TEMPLATES_DIR } from '../../src/digest/render-templates.ts';
+} from '../../src/render/render.ts';
+import { DEFAULT_TEMPLATES_DIR } from '../../src/render/render-templates.ts';
 
 interface FixturePaper {
   title: string;

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import type { Db } from '../../db/open.ts';
-import { metricsText } from '../../digest/status.ts';
+import { metricsText } from '../../report/status.ts';
 import { AppError } from '../../errors.ts';
 import { parseFeed, type FeedFormat } from '../../ingest/detect.ts';
 import { ingestBatch } from '../../ingest/ingest.ts';

@@ -2,7 +2,7 @@
 // "N more papers" link when the email was capped). Lists every paper of the digest.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { loadDigest } from '../../digest/view.ts';
+import { loadDigest } from '../../render/view.ts';
 import { AppError } from '../../errors.ts';
 import type { RouteDeps } from '../server.ts';
 import { DIGEST_CSP } from '../security-headers.ts';

@@ -8,7 +8,7 @@ import { Worker } from 'node:worker_threads';
 import type { DkimConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { RelayWatch } from './relay-watch.ts';
-import type { TemplateSources } from './render-templates.ts';
+import type { TemplateSources } from '../render/render-templates.ts';
 import { runSendLoop, type LoopDeps } from './send-loop.ts';
 import { emptySummary, type ProgressDelta, type SenderConfig, type SendProgress, type SendSummary } from './send-types.ts';
 

@@ -8,12 +8,12 @@ import { Links } from '../links.ts';
 import { Tokens } from '../tokens.ts';
 import { claimantId, Ledger } from './ledger.ts';
 import { RelayWatch } from './relay-watch.ts';
-import { readTemplateSources } from './render-templates.ts';
+import { readTemplateSources } from '../render/render-templates.ts';
 import { runSendLoop, type LoopDeps } from './send-loop.ts';
 import type { ProgressDelta, SendProgress, SendSummary } from './send-types.ts';
 import { emptySummary } from './send-types.ts';
 import { sendWithWorkers, type WorkerConfig } from './send-workers.ts';
-import { DigestLoader } from './view.ts';
+import { DigestLoader } from '../render/view.ts';
 
 export { recoverStale, claimantId } from './ledger.ts';
 export type { SenderConfig, SendProgress, SendSummary } from './send-types.ts';

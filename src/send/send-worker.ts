@@ -14,7 +14,7 @@ import { createSmtpMailer } from '../mail/smtp-mailer.ts';
 import type { Mailer } from '../mail/types.ts';
 import { Tokens } from '../tokens.ts';
 import { RelayWatch } from './relay-watch.ts';
-import { createRenderer } from './render.ts';
+import { createRenderer } from '../render/render.ts';
 import { runSendLoop } from './send-loop.ts';
 import type { ProgressDelta } from './send-types.ts';
 import type { WorkerMessage, WorkerSetup } from './send-workers.ts';

@@ -21,9 +21,9 @@ import type { Mailer, SentMail } from '../mail/types.ts';
 import { retryDelayMs } from './backoff.ts';
 import { Ledger, type SentRecord } from './ledger.ts';
 import type { RelayWatch } from './relay-watch.ts';
-import type { RenderedEmail, Renderer } from './render.ts';
+import type { RenderedEmail, Renderer } from '../render/render.ts';
 import { emptySummary, type ProgressDelta, type SenderConfig, type SendSummary } from './send-types.ts';
-import { DigestLoader, type LoadedDigest } from './view.ts';
+import { DigestLoader, type LoadedDigest } from '../render/view.ts';
 
 export interface LoopDeps {
   db: Db;

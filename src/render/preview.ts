@@ -4,7 +4,7 @@ import { AppError } from '../errors.ts';
 import type { App } from '../main.ts';
 import { findSubscriberByEmail } from '../subscribers/repo.ts';
 import { matchPending } from '../topics/matcher.ts';
-import { planEdition } from './planner.ts';
+import { planEdition } from '../plan/planner.ts';
 import type { RenderedEmail } from './render.ts';
 import { loadDigestView } from './view.ts';
 
