@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../src/clock.ts';
 import { loadConfig } from '../src/config.ts';
-import { planEdition } from '../src/plan/planner.ts';
+import { planDigests } from '../src/plan/planner.ts';
 import { sendPending } from '../src/send/sender.ts';
 import { loadDigest } from '../src/render/view.ts';
 import { parseFeed } from '../src/ingest/detect.ts';
@@ -106,7 +106,7 @@ try {
     (r) => `${fmt.int(r.newPapers)} new papers (batch ${r.batchId})`,
   );
   const matched = await clock.run('match', () => matchPending(db), (r) => `${fmt.int(r.queries)} distinct queries, ${fmt.int(r.matches)} matches`);
-  const plan = await clock.run('plan', () => planEdition(db, { clock: app.clock, due: false }), (r) => `${fmt.int(r.planned)} digests, ${fmt.int(r.items)} papers in them`);
+  const plan = await clock.run('plan', () => planDigests(db, { clock: app.clock, mode: 'now' }), (r) => `${fmt.int(r.planned)} digests, ${fmt.int(r.items)} papers in them`);
   const sizes = distribution((db.prepare(`SELECT paper_count AS n FROM digests`).all() as { n: number }[]).map((r) => r.n));
 
   const sent = await clock.run(

@@ -5,6 +5,7 @@ import cliProgress from 'cli-progress';
 import type { CliIo } from './cli.ts';
 import type { Config } from './config.ts';
 import { AppError } from './errors.ts';
+import { countOverdue } from './report/overdue.ts';
 import { editionStatus } from './report/status.ts';
 import { previewDigest } from './render/preview.ts';
 import { parseFeed } from './ingest/detect.ts';
@@ -14,7 +15,7 @@ import { listSources, parseSources } from './ingest/sources.ts';
 import { createApp, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
 import { createScheduler } from './scheduler.ts';
 import { importSubscribersCsv } from './subscribers/import.ts';
-import { runTick } from './tick.ts';
+import { runPipeline } from './pipeline.ts';
 import { buildServer } from './web/server.ts';
 
 export const SAMPLE_BATCH = join(PROJECT_ROOT, 'samples', 'daily-papers-sample.json');
@@ -52,8 +53,8 @@ export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boo
   const bar = io.isTTY && !o.dryRun ? new cliProgress.SingleBar({ format: 'sending {bar} {value}/{total} {eta_formatted}', hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
   let started = false;
   try {
-    const r = await runTick(app, {
-      due: o.due,
+    const r = await runPipeline(app, {
+      mode: o.due ? 'due' : 'now',
       dryRun: o.dryRun,
       signal: controller.signal,
       onProgress: (p) => {
@@ -70,12 +71,12 @@ export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boo
     for (const s of r.sources) io.out(`source ${s.source} ${s.day}: ${s.status}${s.detail ? ` (${s.detail})` : ''}`);
     const plan = r.plan;
     if (o.dryRun) {
-      io.out(`dry run: edition ${plan.edition ?? '-'}, would plan ${plan.planned} digests (nothing written, nothing sent)`);
+      io.out(`dry run: ${plan.slots} slots due, would plan ${plan.planned} digests (nothing written, nothing sent)`);
       return 0;
     }
     const s = r.send!;
     io.out(
-      `edition ${plan.edition ?? '-'}: planned ${plan.planned}, sent ${s.sent}, skipped ${s.suppressed + s.unknown}, failed ${s.failed}` +
+      `slots ${plan.slots}: planned ${plan.planned}, sent ${s.sent}, skipped ${s.suppressed + s.unknown}, failed ${s.failed}` +
         (s.retrying ? `, ${s.retrying} to retry later` : ''),
     );
     if (s.paused) {
@@ -123,7 +124,7 @@ export async function cmdSubscribers(app: App, io: CliIo): Promise<number> {
 }
 
 export async function cmdPreview(app: App, io: CliIo, email: string, o: { out?: string }): Promise<number> {
-  const r = previewDigest(app, email);
+  const r = await previewDigest(app, email);
   if (!r) {
     io.out(`nothing to send to ${email} now: no new paper matches their topics`);
     return 0;
@@ -145,6 +146,12 @@ export async function cmdImport(app: App, io: CliIo, file: string): Promise<numb
 
 export async function cmdStatus(app: App, io: CliIo, limit: number): Promise<number> {
   const rows = editionStatus(app.db, { limit });
+  const overdue = countOverdue(app.db, app.clock);
+  io.out(
+    overdue.subscribers === 0
+      ? 'overdue: none (no subscriber has matched papers waiting longer than their schedule allows)'
+      : `overdue: ${overdue.subscribers} subscribers have matched papers waiting longer than their schedule allows (36 h daily, 8.5 days weekly)`,
+  );
   if (rows.length === 0) io.out('no editions yet');
   for (const r of rows) {
     io.out(
@@ -177,13 +184,13 @@ export async function cmdServe(config: Config, io: CliIo, appOptions: AppOptions
     cron: config.DIGEST_CRON,
     timezone: config.DIGEST_TZ,
     logger,
-    tick: () => runTick(app, { due: true, signal: running.signal }),
+    tick: () => runPipeline(app, { mode: 'due', signal: running.signal }),
   });
-  // The first digest goes out right after confirming (the newest edition's matches); later ones at
-  // the subscriber's own hour.
+  // The first digest goes out right after confirming (it takes that day's slot: the papers of the last
+  // day of ingest that match); later ones at the subscriber's own hour.
   const server = buildServer({
     ...app,
-    onConfirmed: (id) => scheduler.runSoon('welcome', () => runTick(app, { due: false, onlySubscriber: id, signal: running.signal })),
+    onConfirmed: (id) => scheduler.runSoon('welcome', () => runPipeline(app, { mode: 'now', onlySubscriber: id, signal: running.signal })),
   });
   await server.listen({ port: config.PORT, host: config.HOST });
   scheduler.start();
@@ -202,8 +209,13 @@ export async function cmdServe(config: Config, io: CliIo, appOptions: AppOptions
   return 0;
 }
 
-/** On a fresh database with no sources configured, ingest the bundled sample batch so the service has papers. */
+/**
+ * Local mode only (no SMTP_URL): on a fresh database with no sources configured, ingest the bundled
+ * sample batch so a newcomer sees a real digest in the local inbox. A database that sends real mail
+ * never gets demo papers: it has none until a source or an ingest brings them.
+ */
 function seedSampleBatch(app: App, io: CliIo): void {
+  if (app.config.SMTP_URL) return;
   if (parseSources(app.config.SOURCES).length > 0) return;
   const has = app.db.prepare('SELECT 1 FROM batches LIMIT 1').get();
   if (has) return;

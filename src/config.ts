@@ -47,6 +47,7 @@ const envSchema = z.object({
     .default('UTC')
     .refine(isValidTimeZone, { error: 'must be an IANA time zone such as Europe/Paris' }),
   DIGEST_HOUR: int(0, 23).default(7),
+  DIGEST_RETENTION_DAYS: int(1, 36_500).default(90),
   SECRET_KEY: optionalText.refine((v) => v === undefined || v.length >= 32, {
     error: 'must be at least 32 characters (openssl rand -hex 32)',
   }),

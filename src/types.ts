@@ -17,7 +17,7 @@ export interface IncomingPaper {
 /** One day of one source, or one file: the unit of ingest. */
 export interface IncomingBatch {
   source: string;
-  /** YYYY-MM-DD: the day the batch is for; names the edition. */
+  /** YYYY-MM-DD: the day the batch is for; shown as metadata, never decides when mail goes out. */
   date: string;
   papers: IncomingPaper[];
 }
@@ -40,7 +40,8 @@ export interface Subscriber {
   weeklyDay: number;
   pausedUntil: string | null;
   watermark: number;
-  lastDigestDate: string | null;
+  /** Subscriber-local date of the last slot that ran (sent or not). */
+  lastSlot: string | null;
   hardFailures: number;
   createdAt: string;
   confirmedAt: string | null;
@@ -57,13 +58,3 @@ export interface Topic {
 }
 
 export type DigestStatus = 'planned' | 'sending' | 'retry' | 'sent' | 'failed' | 'unknown' | 'suppressed';
-
-/** One paper of a planned digest, as stored in digests.papers. */
-export interface DigestItem {
-  /** papers.id */
-  p: number;
-  /** topics.id of the subscriber's topics that matched */
-  t: number[];
-  /** best bm25 score (lower is better) */
-  s: number;
-}

@@ -2,7 +2,7 @@
 // normalised key with the merge rules, and the batch's paper list. Identical content again writes nothing.
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import type { Clock } from '../clock.ts';
+import { utcDate, type Clock } from '../clock.ts';
 import { parseStringArray } from '../db/json-columns.ts';
 import type { Db } from '../db/open.ts';
 import { AppError } from '../errors.ts';
@@ -125,6 +125,21 @@ export function contentHash(papers: readonly IncomingPaper[]): string {
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }
 
+/**
+ * A batch dated more than one day after today (UTC) is refused whole: no feed publishes tomorrow's
+ * papers the day before, so such a date is a mistake (a typo, a wrong clock, a bad export). The date is
+ * only metadata now, but an impossible one would still be shown in emails and the console.
+ */
+function checkNotFuture(batch: IncomingBatch, clock: Clock): void {
+  const latest = utcDate(new Date(clock.now().getTime() + 86_400_000));
+  if (batch.date > latest) {
+    throw new AppError(
+      'BATCH_FUTURE_DATE',
+      `Refused: batch date ${batch.date} is more than one day after today (${utcDate(clock.now())} UTC); nothing was ingested`,
+    );
+  }
+}
+
 /** Checks what the readers guarantee, for batches built elsewhere; normalises keys. */
 function checkBatch(batch: IncomingBatch): IncomingPaper[] {
   const bad = (detail: string) => new AppError('BATCH_INVALID', `Invalid batch: ${detail}`);
@@ -189,6 +204,7 @@ function statements(db: Db): Statements {
  */
 export function ingestBatch(db: Db, batch: IncomingBatch, clock: Clock): IngestResult {
   const papers = checkBatch(batch);
+  checkNotFuture(batch, clock);
   const source = batch.source.trim();
   const hash = contentHash(papers);
   const s = statements(db);

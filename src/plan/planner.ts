@@ -1,177 +1,208 @@
-// The ledger, written before anything is sent: one digest row per subscriber for the current edition,
-// planned in ONE transaction with set-based SQL (never subscribers x papers in JS), chunked by
-// subscriber id ranges so a million subscribers never build one giant intermediate result.
+// The ledger, written before anything is sent: one digest row per subscriber per slot (their local
+// delivery date, see slots.ts), planned with set-based SQL (never subscribers x papers in JS).
 //
-// A row covers the papers (watermark, through]: everything matched for the subscriber since the last
+// A row covers the papers (watermark, through]: everything matched for the subscriber since their last
 // DELIVERED digest. Missed days therefore merge into one digest (catch-up), and a paper whose digest
-// failed or was lost in a crash rides in the next edition.
+// failed or was lost in a crash rides in the next one. A paper keeps its id when it comes back in a
+// later batch or from another source, so it is never in two rows' ranges.
+//
+// Decision: one short transaction per chunk of subscribers (by id range), not one for the whole plan.
+// One transaction held SQLite's write lock for about 5 s at 200k subscribers and 25 s at 1M, and
+// every web write (a subscribe, an unsubscribe) waited that long. Planning a chunk is idempotent (the
+// slot is marked as run in the same transaction as the rows are written), so a crash between chunks
+// loses nothing: the next plan does the chunks that are left. Between chunks the planner yields to the
+// event loop, so `digest serve` answers HTTP while it plans. Chunks of 2,000 subscribers hold the lock
+// for tens of milliseconds each.
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
-import { localTime, utcDate } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../log.ts';
+import { SQL_SLOT_HAS_COME, zonesNow, type PlanMode } from './slots.ts';
+
+export type { PlanMode } from './slots.ts';
 
 export interface PlanOptions {
   clock: Clock;
-  /**
-   * true (scheduler tick, `digest run --due`): only subscribers whose local time has reached their
-   * delivery hour today (weekly: on their weekday). false (`digest run`): every eligible subscriber now.
-   */
-  due: boolean;
-  /** Plan this one subscriber only (preview, the welcome digest right after confirming). */
+  mode: PlanMode;
+  /** Plan this one subscriber only (preview, the first digest right after confirming). */
   onlySubscriber?: number;
-  /** Subscribers per INSERT … SELECT (by id range); all chunks share one transaction. */
+  /** Subscribers per transaction (by id range). */
   chunkSize?: number;
+  /** Let the event loop run between chunks (default true; a preview inside a savepoint says false). */
+  yieldBetweenChunks?: boolean;
   logger?: Logger;
 }
 
 export interface PlanResult {
-  /** Date of the newest batch; null when nothing was ever ingested. */
-  edition: string | null;
+  /** Subscribers whose slot ran (with or without a digest). */
+  slots: number;
   /** Digest rows written. */
   planned: number;
   /** Papers across those rows. */
   items: number;
 }
 
-const DEFAULT_CHUNK = 20_000;
-
-/** The newest batch day names the edition. */
-const SQL_EDITION = `SELECT max(date) AS edition FROM batches`;
+export const DEFAULT_PLAN_CHUNK = 2_000;
 
 /** Time zones of the subscribers who could receive something (index subscribers_status). */
 const SQL_ACTIVE_TIMEZONES = `SELECT DISTINCT timezone FROM subscribers WHERE status = 'confirmed'`;
 
 /** Per time zone, the local calendar facts of "now", computed in JS (Intl, DST-correct). */
-const SQL_CREATE_PLAN_LOCAL = `
+const SQL_CREATE_TEMP = `
   CREATE TEMP TABLE IF NOT EXISTS plan_local (
     timezone      TEXT PRIMARY KEY,
     local_date    TEXT NOT NULL,
     local_hour    INTEGER NOT NULL,
     local_weekday INTEGER NOT NULL
+  );
+  CREATE TEMP TABLE IF NOT EXISTS plan_slots (
+    id        INTEGER PRIMARY KEY, -- subscriber
+    slot      TEXT NOT NULL,
+    watermark INTEGER NOT NULL,
+    through   INTEGER,            -- NULL: no unmuted topic
+    open      INTEGER NOT NULL    -- 1: a row is still open (or this slot has one): no new row
   )`;
 const SQL_CLEAR_PLAN_LOCAL = `DELETE FROM plan_local`;
 const SQL_INSERT_PLAN_LOCAL = `
   INSERT INTO plan_local (timezone, local_date, local_hour, local_weekday)
-  VALUES (:timezone, :localDate, :localHour, :localWeekday)`;
+  VALUES (:timezone, :date, :hour, :weekday)`;
 
 const SQL_SUBSCRIBER_ID_RANGE = `SELECT min(id) AS lo, max(id) AS hi FROM subscribers WHERE status = 'confirmed'`;
-const SQL_MAX_DIGEST_ID = `SELECT coalesce(max(id), 0) AS id FROM digests`;
+const SQL_MAX_PAPER = `SELECT coalesce(max(id), 0) AS id FROM papers`;
 
 /**
- * Plans the rows of one subscriber id range [:lo, :hi].
- * eligible: confirmed, not paused, no open row (planned/sending/retry), no row for this edition yet,
- *   and in due mode: local hour >= delivery_hour, nothing planned yet for this local date, and for
- *   weekly subscribers their weekday (or a last digest 7+ days old). `through` is the highest paper id
- *   every one of the subscriber's unmuted queries has been matched up to (capped by :maxPaper), so a
- *   paper the matcher has not looked at yet is never skipped by the watermark.
- * hits: (subscriber, paper, topic) for unmuted topics, papers in (watermark, through].
- * items: one per (subscriber, paper): matched topic ids in the subscriber's topic order, best score.
- * The row's papers JSON is in display order: more topics matched, then upvotes, then relevance
- * (bm25: lower is better), then paper id. No row for a subscriber with no hit.
+ * Step 1 of a chunk: the subscribers of [:lo, :hi] whose slot has come. `through` is the highest paper
+ * id every one of their unmuted queries has been matched up to (capped by :maxPaper), so a paper the
+ * matcher has not looked at yet is never skipped by the watermark. `open`: a row of theirs is still
+ * planned, sending or retrying (its papers overlap: a second row would show them twice), or a row
+ * already has this slot's date (a row of the old batch-dated model): the slot runs without a new row.
  */
-const SQL_PLAN_CHUNK = `
-  WITH eligible AS MATERIALIZED (
-    SELECT s.id, s.watermark,
-           min(:maxPaper, (SELECT min(q.matched_through) FROM topics t JOIN queries q ON q.id = t.query_id
-                           WHERE t.subscriber_id = s.id AND t.muted = 0)) AS through
-    FROM subscribers s
-    JOIN plan_local l ON l.timezone = s.timezone
-    WHERE s.id BETWEEN :lo AND :hi
-      AND +s.status = 'confirmed' -- '+': walk the id range, not the status index, per chunk
-      AND (s.paused_until IS NULL OR s.paused_until <= :now)
-      AND NOT EXISTS (SELECT 1 FROM digests d
-                      WHERE d.subscriber_id = s.id
-                        AND (d.edition = :edition OR d.status IN ('planned', 'sending', 'retry')))
-      AND (:due = 0 OR (
-            l.local_hour >= s.delivery_hour
-            AND (s.last_digest_date IS NULL OR s.last_digest_date < l.local_date)
-            AND (s.frequency = 'daily'
-                 OR s.weekly_day = l.local_weekday
-                 OR (s.last_digest_date IS NOT NULL AND s.last_digest_date <= date(l.local_date, '-7 days')))))
+const SQL_FIND_SLOTS = `
+  INSERT INTO plan_slots (id, slot, watermark, through, open)
+  SELECT s.id, l.local_date, s.watermark,
+         min(:maxPaper, (SELECT min(q.matched_through) FROM topics t JOIN queries q ON q.id = t.query_id
+                         WHERE t.subscriber_id = s.id AND t.muted = 0)),
+         EXISTS (SELECT 1 FROM digests d WHERE d.subscriber_id = s.id AND d.status IN ('planned', 'sending', 'retry'))
+           OR EXISTS (SELECT 1 FROM digests d WHERE d.subscriber_id = s.id AND d.edition = l.local_date)
+  FROM subscribers s
+  JOIN plan_local l ON l.timezone = s.timezone
+  WHERE s.id BETWEEN :lo AND :hi
+    AND +s.status = 'confirmed' -- '+': walk the id range, not the status index, per chunk
+    AND (s.paused_until IS NULL OR s.paused_until <= :now)
+    AND ${SQL_SLOT_HAS_COME}`;
+
+/**
+ * Step 2: one row per subscriber with a hit, its papers packed (see items.ts) in display order: more
+ * topics matched, then upvotes, then relevance (bm25: lower is better), then paper id. Topic bits index
+ * the subscriber's topics ordered by position (muted ones too, so the bits stay put), listed in
+ * topic_ids. No row for a subscriber with nothing new.
+ */
+const SQL_PLAN_ROWS = `
+  WITH bits AS MATERIALIZED (
+    SELECT t.subscriber_id, t.id, t.query_id, t.muted,
+           row_number() OVER (PARTITION BY t.subscriber_id ORDER BY t.position, t.id) - 1 AS bit
+    FROM plan_slots e JOIN topics t ON t.subscriber_id = e.id
+    WHERE e.open = 0 AND e.through IS NOT NULL
   ),
-  hits AS (
-    SELECT e.id AS subscriber_id, e.watermark, e.through, m.paper_id, t.id AS topic_id, t.position, m.score
-    FROM eligible e
-    JOIN topics t ON t.subscriber_id = e.id AND t.muted = 0
-    JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > e.watermark AND m.paper_id <= e.through
+  items AS MATERIALIZED (
+    SELECT e.id AS sid, m.paper_id, m.paper_id - e.watermark AS off, sum(1 << b.bit) AS mask,
+           count(*) AS n, min(m.score) AS best
+    FROM plan_slots e
+    JOIN bits b ON b.subscriber_id = e.id AND b.muted = 0
+    JOIN query_matches m ON m.query_id = b.query_id AND m.paper_id > e.watermark AND m.paper_id <= e.through
+    WHERE e.open = 0
+    GROUP BY e.id, m.paper_id
   ),
-  items AS (
-    SELECT h.subscriber_id, h.paper_id, max(h.watermark) AS watermark, max(h.through) AS through,
-           json_group_array(h.topic_id ORDER BY h.position, h.topic_id) AS topic_ids,
-           count(*) AS topic_count, min(h.score) AS best, max(p.upvotes) AS upvotes
-    FROM hits h
-    JOIN papers p ON p.id = h.paper_id
-    GROUP BY h.subscriber_id, h.paper_id
+  widths AS (
+    SELECT sid, ow, CASE WHEN (ow + mw) % 2 = 1 THEN mw + 1 ELSE mw END AS mw
+    FROM (SELECT sid, length(printf('%x', max(off))) AS ow, length(printf('%x', max(mask))) AS mw FROM items GROUP BY sid)
   )
-  INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, papers, paper_count, planned_at)
-  SELECT i.subscriber_id, :edition, 'planned', max(i.watermark), max(i.through),
-         json_group_array(json_object('p', i.paper_id, 't', json(i.topic_ids), 's', i.best)
-                          ORDER BY i.topic_count DESC, i.upvotes DESC, i.best ASC, i.paper_id ASC),
+  INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at)
+  SELECT e.id, e.slot, 'planned', e.watermark, e.through,
+         (SELECT group_concat(b.id, ',' ORDER BY b.bit) FROM bits b WHERE b.subscriber_id = e.id),
+         unhex(printf('%02x', w.ow * 16 + w.mw) ||
+               group_concat(printf('%0*x%0*x', w.ow, i.off, w.mw, i.mask), ''
+                            ORDER BY i.n DESC, p.upvotes DESC, i.best ASC, i.paper_id ASC)),
          count(*), :now
   FROM items i
-  GROUP BY i.subscriber_id`;
+  JOIN plan_slots e ON e.id = i.sid
+  JOIN widths w ON w.sid = i.sid
+  JOIN papers p ON p.id = i.paper_id
+  GROUP BY i.sid`;
 
-/** Remembers the subscriber-local date of what was just planned (due mode: once per local day). */
-const SQL_SET_LAST_DIGEST_DATE = `
-  UPDATE subscribers
-  SET last_digest_date = (SELECT l.local_date FROM plan_local l WHERE l.timezone = subscribers.timezone)
-  WHERE id IN (SELECT subscriber_id FROM digests WHERE id > :before AND edition = :edition)`;
+/** Step 3: the slot has run for every subscriber found in step 1, with a row or without. */
+const SQL_MARK_SLOTS_RUN = `
+  UPDATE subscribers SET last_slot = e.slot, last_slot_at = :now
+  FROM plan_slots e WHERE subscribers.id = e.id`;
 
-const SQL_NEW_ITEMS = `SELECT coalesce(sum(paper_count), 0) AS n FROM digests WHERE id > :before AND edition = :edition`;
+const SQL_COUNT_CHUNK = `SELECT count(*) AS slots FROM plan_slots`;
+const SQL_CLEAR_SLOTS = `DELETE FROM plan_slots`;
 
-/** Writes the ledger rows of the current edition. Safe to call from several processes at once. */
-export function planEdition(db: Db, opts: PlanOptions): PlanResult {
-  const now = opts.clock.now();
-  const chunk = opts.chunkSize ?? DEFAULT_CHUNK;
-  db.exec(SQL_CREATE_PLAN_LOCAL);
+/** Writes the ledger rows of every slot that has come. Safe to run from several processes at once. */
+export async function planDigests(db: Db, opts: PlanOptions): Promise<PlanResult> {
+  const now = opts.clock.now().toISOString();
+  const chunk = opts.chunkSize ?? DEFAULT_PLAN_CHUNK;
+  db.exec(SQL_CREATE_TEMP);
+  const s = statements(db);
 
-  const plan = db.transaction((): PlanResult => {
-    const edition = (db.prepare(SQL_EDITION).get() as { edition: string | null }).edition;
-    if (edition === null) return { edition: null, planned: 0, items: 0 };
-    const maxPaper = (db.prepare(`SELECT coalesce(max(id), 0) AS id FROM papers`).get() as { id: number }).id;
+  s.clearLocal.run();
+  const zones = (s.zones.all() as { timezone: string }[]).map((z) => z.timezone);
+  for (const z of zonesNow(opts.clock, zones, opts.logger)) s.insertLocal.run(z);
+  const maxPaper = (s.maxPaper.get() as { id: number }).id;
+  const range =
+    opts.onlySubscriber === undefined
+      ? (s.range.get() as { lo: number | null; hi: number | null })
+      : { lo: opts.onlySubscriber, hi: opts.onlySubscriber };
 
-    db.exec(SQL_CLEAR_PLAN_LOCAL);
-    const insertLocal = db.prepare(SQL_INSERT_PLAN_LOCAL);
-    for (const { timezone } of db.prepare(SQL_ACTIVE_TIMEZONES).all() as { timezone: string }[]) {
-      const local = safeLocalTime(now, timezone, opts.logger);
-      insertLocal.run({ timezone, localDate: local.date, localHour: local.hour, localWeekday: local.weekday });
-    }
-
-    const before = (db.prepare(SQL_MAX_DIGEST_ID).get() as { id: number }).id;
-    const range =
-      opts.onlySubscriber === undefined
-        ? (db.prepare(SQL_SUBSCRIBER_ID_RANGE).get() as { lo: number | null; hi: number | null })
-        : { lo: opts.onlySubscriber, hi: opts.onlySubscriber };
-    const planChunk = db.prepare(SQL_PLAN_CHUNK);
-    let planned = 0;
-    if (range.lo !== null && range.hi !== null) {
-      for (let lo = range.lo; lo <= range.hi; lo += chunk) {
-        planned += planChunk.run({
-          lo,
-          hi: lo + chunk - 1,
-          now: now.toISOString(),
-          edition,
-          maxPaper,
-          due: opts.due ? 1 : 0,
-        }).changes;
-      }
-    }
-    db.prepare(SQL_SET_LAST_DIGEST_DATE).run({ before, edition });
-    const items = (db.prepare(SQL_NEW_ITEMS).get({ before, edition }) as { n: number }).n;
-    return { edition, planned, items };
-  });
-  // IMMEDIATE: take the write lock first, so two planners cannot both see "no row yet".
-  const result = plan.immediate();
-  opts.logger?.info({ ...result, due: opts.due }, 'digests planned');
-  return result;
+  const total: PlanResult = { slots: 0, planned: 0, items: 0 };
+  if (range.lo === null || range.hi === null) return total;
+  const params = { now, maxPaper, due: opts.mode === 'due' ? 1 : 0 };
+  for (let lo = range.lo; lo <= range.hi; lo += chunk) {
+    // IMMEDIATE: take the write lock first, so two planners cannot both see "slot not run yet".
+    const r = s.planChunk.immediate({ ...params, lo, hi: lo + chunk - 1 });
+    total.slots += r.slots;
+    total.planned += r.planned;
+    total.items += r.items;
+    if (opts.yieldBetweenChunks !== false && lo + chunk <= range.hi) await yieldToEventLoop();
+  }
+  opts.logger?.info({ ...total, mode: opts.mode }, 'digests planned');
+  return total;
 }
 
-/** A subscriber's zone was validated when stored; should one be unknown to Intl, fall back to UTC. */
-function safeLocalTime(now: Date, timezone: string, logger: Logger | undefined) {
-  try {
-    return localTime(now, timezone);
-  } catch {
-    logger?.warn({ timezone }, 'unknown time zone; planning with UTC');
-    return { date: utcDate(now), hour: now.getUTCHours(), weekday: now.getUTCDay() };
-  }
+type Statements = ReturnType<typeof prepare>;
+const cache = new WeakMap<Db, Statements>();
+
+function statements(db: Db): Statements {
+  let s = cache.get(db);
+  if (!s) cache.set(db, (s = prepare(db)));
+  return s;
+}
+
+function prepare(db: Db) {
+  const findSlots = db.prepare(SQL_FIND_SLOTS);
+  const planRows = db.prepare(SQL_PLAN_ROWS);
+  const markRun = db.prepare(SQL_MARK_SLOTS_RUN);
+  const count = db.prepare(SQL_COUNT_CHUNK);
+  const clear = db.prepare(SQL_CLEAR_SLOTS);
+  const itemsOf = db.prepare(`SELECT coalesce(sum(paper_count), 0) AS n FROM digests WHERE id > ?`);
+  const maxDigest = db.prepare(`SELECT coalesce(max(id), 0) AS id FROM digests`);
+  return {
+    zones: db.prepare(SQL_ACTIVE_TIMEZONES),
+    clearLocal: db.prepare(SQL_CLEAR_PLAN_LOCAL),
+    insertLocal: db.prepare(SQL_INSERT_PLAN_LOCAL),
+    maxPaper: db.prepare(SQL_MAX_PAPER),
+    range: db.prepare(SQL_SUBSCRIBER_ID_RANGE),
+    planChunk: db.transaction((p: { now: string; maxPaper: number; due: number; lo: number; hi: number }): PlanResult => {
+      clear.run();
+      findSlots.run(p);
+      const slots = (count.get() as { slots: number }).slots;
+      if (slots === 0) return { slots: 0, planned: 0, items: 0 };
+      const before = (maxDigest.get() as { id: number }).id;
+      const planned = planRows.run({ now: p.now }).changes;
+      markRun.run({ now: p.now });
+      clear.run();
+      const items = planned > 0 ? (itemsOf.get(before) as { n: number }).n : 0;
+      return { slots, planned, items };
+    }),
+  };
 }

@@ -4,7 +4,7 @@ import { AppError } from '../errors.ts';
 import type { App } from '../main.ts';
 import { findSubscriberByEmail } from '../subscribers/repo.ts';
 import { matchPending } from '../topics/matcher.ts';
-import { planEdition } from '../plan/planner.ts';
+import { planDigests } from '../plan/planner.ts';
 import type { RenderedEmail } from './render.ts';
 import { loadDigestView } from './view.ts';
 
@@ -14,16 +14,18 @@ const SQL_OPEN_DIGEST = `
   WHERE subscriber_id = ? AND status IN ('planned', 'retry')
   ORDER BY id DESC LIMIT 1`;
 
-export function previewDigest(app: Pick<App, 'db' | 'clock' | 'links' | 'renderer'>, email: string): RenderedEmail | undefined {
+export async function previewDigest(app: Pick<App, 'db' | 'clock' | 'links' | 'renderer'>, email: string): Promise<RenderedEmail | undefined> {
   const { db, clock, links, renderer } = app;
   const subscriber = findSubscriberByEmail(db, email);
   if (!subscriber) throw new AppError('NOT_FOUND', `no subscriber with address ${email}`);
   db.exec('SAVEPOINT preview');
   try {
-    // A subscriber who is not confirmed yet is previewed as if they were.
-    db.prepare(`UPDATE subscribers SET status = 'confirmed' WHERE id = ?`).run(subscriber.id);
+    // A subscriber who is not confirmed yet is previewed as if they were, and as if today's slot had
+    // not run yet: "what would be sent now" is everything matched since their last delivered digest.
+    db.prepare(`UPDATE subscribers SET status = 'confirmed', last_slot = NULL WHERE id = ?`).run(subscriber.id);
     matchPending(db);
-    planEdition(db, { clock, due: false, onlySubscriber: subscriber.id });
+    // No yielding: the savepoint is open on this connection, nothing else may run inside it.
+    await planDigests(db, { clock, mode: 'now', onlySubscriber: subscriber.id, yieldBetweenChunks: false });
     const open = db.prepare(SQL_OPEN_DIGEST).get(subscriber.id) as { id: number } | undefined;
     if (!open) return undefined;
     const view = loadDigestView(db, open.id, links);

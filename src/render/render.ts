@@ -19,6 +19,10 @@ export interface DigestView {
   edition: string;
   /** Already in display order (the planner sorts). */
   papers: DigestPaperView[];
+  /** First and last batch day of the papers (metadata: "papers of 24–25 Nov"); never decides anything. */
+  paperDays?: { first: string; last: string } | undefined;
+  /** The paper list was pruned (DIGEST_RETENTION_DAYS): the web view says so instead of listing. */
+  expired?: boolean | undefined;
   links: { preferences: string; unsubscribe: string; webView: string; home: string };
 }
 
@@ -144,7 +148,9 @@ function makeRenderer(t: CompiledTemplates, cache: PaperPartsCache, htmlByteLimi
       title: `Paper Digest · ${edition}`,
       edition,
       email: view.email,
-      intro: `${plural(papers.length, 'paper', 'papers')} matched your topics.`,
+      intro: view.expired
+        ? 'This digest has expired: its list of papers is kept for a limited time (DIGEST_RETENTION_DAYS) and was removed.'
+        : `${plural(papers.length, 'paper', 'papers')} matched your topics.`,
       papers,
       links: safeLinks(view.links),
     });

@@ -4,7 +4,8 @@
 import type { Db } from '../db/open.ts';
 import { parseStringArray } from '../db/json-columns.ts';
 import type { Links } from '../links.ts';
-import type { DigestItem, DigestStatus, SubscriberStatus } from '../types.ts';
+import { decodeItems, type LedgerItem } from '../plan/items.ts';
+import type { DigestStatus, SubscriberStatus } from '../types.ts';
 import type { DigestPaperView, DigestView } from './render.ts';
 
 export interface DigestRecord {
@@ -15,7 +16,9 @@ export interface DigestRecord {
   fromPaper: number;
   toPaper: number;
   attempts: number;
-  items: DigestItem[];
+  items: LedgerItem[];
+  /** The paper list was pruned after DIGEST_RETENTION_DAYS: the web view says the digest expired. */
+  expired: boolean;
 }
 
 export interface DigestRecipient {
@@ -33,16 +36,16 @@ export interface LoadedDigest {
 
 /** The row with its subscriber. */
 const SQL_DIGEST_ROW = `
-  SELECT d.id, d.subscriber_id, d.edition, d.status, d.from_paper, d.to_paper, d.attempts, d.papers,
+  SELECT d.id, d.subscriber_id, d.edition, d.status, d.from_paper, d.to_paper, d.attempts, d.items, d.topic_ids,
          s.email, s.status AS subscriber_status, s.token_salt
   FROM digests d
   JOIN subscribers s ON s.id = d.subscriber_id
   WHERE d.id = ?`;
 
-/** One paper's display fields. */
+/** One paper's display fields, and the day of the batch that first brought it (shown as metadata). */
 const SQL_PAPER = `
-  SELECT id, title, abstract, authors, url, published_at, upvotes, categories
-  FROM papers WHERE id = ?`;
+  SELECT p.id, p.title, p.abstract, p.authors, p.url, p.published_at, p.upvotes, p.categories, b.date AS batch_day
+  FROM papers p JOIN batches b ON b.id = p.first_batch_id WHERE p.id = ?`;
 
 /** Topic texts of the subscriber (to name the matched topics and build their mute links). */
 const SQL_SUBSCRIBER_TOPICS = `SELECT id, text FROM topics WHERE subscriber_id = ?`;
@@ -55,7 +58,8 @@ interface RowSql {
   from_paper: number;
   to_paper: number;
   attempts: number;
-  papers: string;
+  items: Buffer | null;
+  topic_ids: string;
   email: string;
   subscriber_status: SubscriberStatus;
   token_salt: string;
@@ -70,6 +74,7 @@ interface PaperSql {
   published_at: string | null;
   upvotes: number;
   categories: string;
+  batch_day: string;
 }
 
 type Statements = ReturnType<typeof prepare>;
@@ -77,7 +82,11 @@ type Statements = ReturnType<typeof prepare>;
 const statementCache = new WeakMap<Db, Statements>();
 
 function prepare(db: Db) {
-  return { row: db.prepare(SQL_DIGEST_ROW), paper: db.prepare(SQL_PAPER), topics: db.prepare(SQL_SUBSCRIBER_TOPICS) };
+  return {
+    row: db.prepare(SQL_DIGEST_ROW),
+    paper: db.prepare(SQL_PAPER),
+    topics: db.prepare(SQL_SUBSCRIBER_TOPICS),
+  };
 }
 
 function statements(db: Db): Statements {
@@ -91,6 +100,11 @@ function statements(db: Db): Statements {
 
 /** A paper's fields as every digest shows them (the matched topics are per subscriber). */
 type PaperFields = Omit<DigestPaperView, 'matchedTopics'>;
+
+interface CachedPaper {
+  fields: PaperFields;
+  batchDay: string;
+}
 
 export interface DigestLoaderOptions {
   /**
@@ -112,7 +126,7 @@ export class DigestLoader {
   private readonly row;
   private readonly paper;
   private readonly topics;
-  private readonly papers = new Map<number, PaperFields>();
+  private readonly papers = new Map<number, CachedPaper>();
   private readonly cacheSize: number;
 
   constructor(
@@ -131,7 +145,7 @@ export class DigestLoader {
   load(digestId: number): LoadedDigest | undefined {
     const r = this.row.get(digestId) as RowSql | undefined;
     if (!r) return undefined;
-    const items = JSON.parse(r.papers) as DigestItem[];
+    const items = r.items === null ? [] : decodeItems(r.items, r.from_paper, r.topic_ids);
     const subscriber: DigestRecipient = { id: r.subscriber_id, email: r.email, status: r.subscriber_status, tokenSalt: r.token_salt };
     const topicText = new Map<number, string>();
     for (const t of this.topics.all(r.subscriber_id) as { id: number; text: string }[]) topicText.set(t.id, t.text);
@@ -147,10 +161,15 @@ export class DigestLoader {
     };
 
     const papers: DigestPaperView[] = [];
+    let first: string | undefined;
+    let last: string | undefined;
     for (const item of items) {
-      const fields = this.paperFields(item.p);
-      if (!fields) continue; // a paper deleted since planning is left out
-      const matchedTopics = (item.t ?? [])
+      const paper = this.paperFields(item.paperId);
+      if (!paper) continue; // a paper deleted since planning is left out
+      const { fields, batchDay } = paper;
+      if (first === undefined || batchDay < first) first = batchDay;
+      if (last === undefined || batchDay > last) last = batchDay;
+      const matchedTopics = item.topicIds
         .filter((topicId) => topicText.has(topicId)) // a topic deleted since planning is not named
         .map((topicId) => ({ text: topicText.get(topicId)!, muteUrl: muteUrl(topicId) }));
       papers.push({ ...fields, matchedTopics });
@@ -160,6 +179,8 @@ export class DigestLoader {
       email: r.email,
       edition: r.edition,
       papers,
+      paperDays: first !== undefined && last !== undefined ? { first, last } : undefined,
+      expired: r.items === null,
       links: {
         preferences: this.links.preferences(subscriber),
         unsubscribe: this.links.unsubscribe(subscriber),
@@ -176,16 +197,17 @@ export class DigestLoader {
       toPaper: r.to_paper,
       attempts: r.attempts,
       items,
+      expired: r.items === null,
     };
     return { row, subscriber, view };
   }
 
-  private paperFields(id: number): PaperFields | undefined {
+  private paperFields(id: number): CachedPaper | undefined {
     const cached = this.papers.get(id);
     if (cached) return cached;
     const p = this.paper.get(id) as PaperSql | undefined;
     if (!p) return undefined;
-    const fields: PaperFields = {
+    const paper: CachedPaper = { batchDay: p.batch_day, fields: {
       title: p.title,
       url: p.url,
       authors: parseStringArray(p.authors),
@@ -193,13 +215,13 @@ export class DigestLoader {
       upvotes: p.upvotes,
       categories: parseStringArray(p.categories),
       publishedAt: p.published_at,
-    };
+    } };
     if (this.cacheSize > 0) {
       // Bounded: past the limit the oldest entry goes (Map keeps insertion order).
       if (this.papers.size >= this.cacheSize) this.papers.delete(this.papers.keys().next().value!);
-      this.papers.set(id, fields);
+      this.papers.set(id, paper);
     }
-    return fields;
+    return paper;
   }
 }
 

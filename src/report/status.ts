@@ -1,6 +1,8 @@
 // What operators see: per-edition counts and common failure reasons (`digest status`), and the same
-// counts in Prometheus text format (GET /metrics). Read-only queries over the ledger.
+// counts in Prometheus text format (GET /metrics). Read-only queries over the ledger. An edition is a
+// delivery date in the subscribers' own time zones, so one day's count can span two UTC days.
 import type { Db } from '../db/open.ts';
+import { storedOverdue } from './overdue.ts';
 
 export interface FailureReason {
   reason: string;
@@ -117,6 +119,16 @@ export function metricsText(db: Db): string {
   ]);
   metric('digest_emails_pending', 'gauge', 'Digest emails still to send (planned, sending or retry).', [['', t.pending ?? 0]]);
   metric('digest_emails_retrying', 'gauge', 'Digest emails waiting for a retry after a temporary failure.', [['', t.retrying ?? 0]]);
+  const overdue = storedOverdue(db);
+  metric(
+    'digest_overdue_subscribers',
+    'gauge',
+    'Subscribers with matched papers waiting longer than their schedule allows (36 h daily, 8.5 days weekly), as of the last tick.',
+    [['', overdue?.subscribers ?? 0]],
+  );
+  metric('digest_overdue_checked_timestamp_seconds', 'gauge', 'When the overdue count was last computed (0: never).', [
+    ['', overdue ? Math.round(Date.parse(overdue.at) / 1000) : 0],
+  ]);
   metric(
     'digest_subscribers',
     'gauge',

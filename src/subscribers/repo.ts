@@ -15,7 +15,7 @@ interface SubscriberRow {
   weekly_day: number;
   paused_until: string | null;
   watermark: number;
-  last_digest_date: string | null;
+  last_slot: string | null;
   hard_failures: number;
   confirm_sent_at: string | null;
   created_at: string;
@@ -43,7 +43,7 @@ export interface SubscriberPrefs {
 }
 
 const SUBSCRIBER_COLUMNS = `id, email, status, token_salt, timezone, delivery_hour, frequency, weekly_day,
-  paused_until, watermark, last_digest_date, hard_failures, confirm_sent_at, created_at, confirmed_at`;
+  paused_until, watermark, last_slot, hard_failures, confirm_sent_at, created_at, confirmed_at`;
 
 // One subscriber by primary key.
 const SELECT_SUBSCRIBER_BY_ID = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE id = ?`;
@@ -69,8 +69,9 @@ const UPDATE_BACK_TO_PENDING = `
   UPDATE subscribers SET status = 'pending', confirmed_at = NULL
   WHERE id = ? AND status IN ('unsubscribed', 'suppressed')`;
 
-// Confirmation. The watermark makes the first digest hold the newest edition's papers: it is the last
-// paper first ingested in a batch dated before the newest batch date (never lowered on a re-confirm).
+// Confirmation. The watermark makes the first digest hold the papers of the last day of ingest: it is
+// the last paper ingested 24 hours or more before the newest paper was (never lowered on a
+// re-confirm). Ingest times, not batch dates: a batch with a wrong date cannot empty or flood it.
 const UPDATE_CONFIRM = `
   UPDATE subscribers SET
     status = 'confirmed',
@@ -79,8 +80,8 @@ const UPDATE_CONFIRM = `
     suppressed_at = NULL,
     hard_failures = 0,
     watermark = max(watermark, coalesce((
-      SELECT max(p.id) FROM papers p JOIN batches b ON b.id = p.first_batch_id
-      WHERE b.date < (SELECT max(date) FROM batches)), 0))
+      SELECT max(p.id) FROM papers p
+      WHERE p.created_at <= strftime('%Y-%m-%dT%H:%M:%fZ', (SELECT max(created_at) FROM papers), '-1 day')), 0))
   WHERE id = @id`;
 
 // Unsubscribe takes effect at once: planners only pick confirmed subscribers.
@@ -135,7 +136,7 @@ function toSubscriber(r: SubscriberRow): SubscriberRecord {
     weeklyDay: r.weekly_day,
     pausedUntil: r.paused_until,
     watermark: r.watermark,
-    lastDigestDate: r.last_digest_date,
+    lastSlot: r.last_slot,
     hardFailures: r.hard_failures,
     createdAt: r.created_at,
     confirmedAt: r.confirmed_at,

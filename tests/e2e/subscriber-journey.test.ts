@@ -10,7 +10,7 @@ import type { ManualClock } from '../../src/clock.ts';
 import { parseFeed } from '../../src/ingest/detect.ts';
 import { ingestBatch } from '../../src/ingest/ingest.ts';
 import type { App } from '../../src/main.ts';
-import { runTick } from '../../src/tick.ts';
+import { runPipeline } from '../../src/pipeline.ts';
 import type { SmtpCapture } from '../helpers/smtp-capture.ts';
 import { linkIn, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
@@ -61,7 +61,7 @@ describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)'
       {
         servePublicUrl: true,
         // As `digest serve` does: a welcome digest right after confirming.
-        onConfirmed: (id) => welcome.push(runTick(app, { due: false, onlySubscriber: id })),
+        onConfirmed: (id) => welcome.push(runPipeline(app, { mode: 'now', onlySubscriber: id })),
       },
     );
     ({ core: app, smtp, clock, base } = h);
@@ -160,11 +160,11 @@ describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)'
     ingest('2025-11-26');
     const before = smtp.to(ALICE).length;
     clock.set('2025-11-26T10:00:00Z'); // Wednesday 19:00 in Tokyo: not yet
-    await runTick(app, { due: true });
+    await runPipeline(app, { mode: 'due' });
     expect(smtp.to(ALICE).length).toBe(before);
 
     clock.set('2025-11-26T11:00:00Z'); // Wednesday 20:00 in Tokyo
-    await runTick(app, { due: true });
+    await runPipeline(app, { mode: 'due' });
     const digest = await smtp.waitFor(ALICE, before + 1);
     const wanted = papersOf('2025-11-26')
       .filter((p) => !p.id.startsWith('2511.10017')) // SPIRAL again: already sent in the welcome digest

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemClock, type Clock } from '../../src/clock.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { planEdition } from '../../src/plan/planner.ts';
+import { planDigests } from '../../src/plan/planner.ts';
 import { createRenderer, type Renderer } from '../../src/render/render.ts';
 import { sendPending, type SendDeps, type SendOptions, type SendSummary } from '../../src/send/sender.ts';
 import { Links } from '../../src/links.ts';
@@ -58,8 +58,11 @@ export interface DeliveryEnv {
   mailer: Mailer;
   deps: SendDeps;
   env: Record<string, string>;
-  /** matchPending + planEdition (non-due). */
-  plan(): ReturnType<typeof planEdition>;
+  /**
+   * matchPending + planDigests ('now': every subscriber's slot is now). `at` plans as of that instant
+   * (a later day is a new slot); sending always runs on the real clock.
+   */
+  plan(at?: string): ReturnType<typeof planDigests>;
   send(opts?: SendOptions): Promise<SendSummary>;
   close(): Promise<void>;
 }
@@ -92,9 +95,9 @@ export async function deliveryEnv(
     mailer,
     deps,
     env,
-    plan() {
+    plan(at?: string) {
       matchPending(t.db);
-      return planEdition(t.db, { clock, due: false });
+      return planDigests(t.db, { clock: at === undefined ? clock : { now: () => new Date(at) }, mode: 'now' });
     },
     send: (o: SendOptions = {}) => sendPending(deps, o),
     async close() {
@@ -133,7 +136,8 @@ export function startChildRun(env: Record<string, string>, cwd: string, args: st
 }
 
 export interface RunLine {
-  edition: string;
+  /** Subscribers whose slot ran. */
+  slots: number;
   planned: number;
   sent: number;
   skipped: number;
@@ -141,12 +145,12 @@ export interface RunLine {
   retrying: number;
 }
 
-/** Reads the summary line of `digest run`: "edition 2025-11-25: planned 3, sent 3, skipped 0, failed 0[, 2 to retry later]". */
+/** Reads the summary line of `digest run`: "slots 3: planned 3, sent 3, skipped 0, failed 0[, 2 to retry later]". */
 export function runSummary(stdout: string): RunLine {
-  const m = /edition (\S+): planned (\d+), sent (\d+), skipped (\d+), failed (\d+)(?:, (\d+) to retry later)?/.exec(stdout);
+  const m = /slots (\d+): planned (\d+), sent (\d+), skipped (\d+), failed (\d+)(?:, (\d+) to retry later)?/.exec(stdout);
   if (!m) throw new Error(`no summary line in digest run output: ${JSON.stringify(stdout)}`);
   return {
-    edition: m[1]!,
+    slots: Number(m[1]),
     planned: Number(m[2]),
     sent: Number(m[3]),
     skipped: Number(m[4]),

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../src/db/open.ts';
+import { decodeItems, type LedgerItem } from '../../src/plan/items.ts';
 import { newSalt } from '../../src/tokens.ts';
 import { ensureQuery } from '../../src/topics/matcher.ts';
 import { parseTopic } from '../../src/topics/parse.ts';
@@ -76,10 +77,20 @@ const INSERT_BATCH_PAPER = `INSERT OR IGNORE INTO batch_papers (batch_id, paper_
 
 let keySeq = 0;
 
-/** One batch for `date` with its papers; returns the papers' ids in the given order. */
-export function seedBatch(db: Db, date: string, papers: SeedPaper[], source = 'test'): { batchId: number; paperIds: number[] } {
+/**
+ * One batch for `date` with its papers; returns the papers' ids in the given order. `ingestedAt` is
+ * when it arrived (papers.created_at; default: the real now): the first digest after confirming holds
+ * the last day of ingest, whatever the batch dates.
+ */
+export function seedBatch(
+  db: Db,
+  date: string,
+  papers: SeedPaper[],
+  source = 'test',
+  ingestedAt?: string,
+): { batchId: number; paperIds: number[] } {
   return db.transaction(() => {
-    const now = new Date().toISOString();
+    const now = ingestedAt ?? new Date().toISOString();
     const batchId = Number(
       db.prepare(INSERT_BATCH).run(source, date, `hash-${date}-${keySeq++}`, papers.length, papers.length, now).lastInsertRowid,
     );
@@ -115,14 +126,15 @@ export interface SeedSubscriber {
   frequency?: 'daily' | 'weekly';
   weeklyDay?: number;
   watermark?: number;
-  lastDigestDate?: string | null;
+  /** Subscriber-local date of the last slot that ran. */
+  lastSlot?: string | null;
 }
 
 const INSERT_SUBSCRIBER = `
   INSERT INTO subscribers (email, status, token_salt, timezone, delivery_hour, frequency, weekly_day,
-                           watermark, last_digest_date, created_at, confirmed_at)
+                           watermark, last_slot, created_at, confirmed_at)
   VALUES (@email, @status, @salt, @timezone, @deliveryHour, @frequency, @weeklyDay, @watermark,
-          @lastDigestDate, @now, CASE WHEN @status = 'confirmed' THEN @now END)`;
+          @lastSlot, @now, CASE WHEN @status = 'confirmed' THEN @now END)`;
 const INSERT_TOPIC = `INSERT INTO topics (subscriber_id, query_id, text, muted, position) VALUES (?, ?, ?, ?, ?)`;
 
 /** Subscribers with their topics, in one transaction. Returns ids and topic ids in input order. */
@@ -152,7 +164,7 @@ export function seedSubscribers(db: Db, subs: SeedSubscriber[]): Array<{ id: num
           frequency: s.frequency ?? 'daily',
           weeklyDay: s.weeklyDay ?? 1,
           watermark: s.watermark ?? 0,
-          lastDigestDate: s.lastDigestDate ?? null,
+          lastSlot: s.lastSlot ?? null,
           now,
         }).lastInsertRowid,
       );
@@ -177,7 +189,9 @@ export interface DigestRowForTest {
   status: string;
   from_paper: number;
   to_paper: number;
-  papers: string;
+  /** Packed paper list: read it with rowItems(). */
+  items: Buffer | null;
+  topic_ids: string;
   paper_count: number;
   attempts: number;
   smtp_code: number | null;
@@ -187,6 +201,11 @@ export interface DigestRowForTest {
 
 export function digestRows(db: Db): DigestRowForTest[] {
   return db.prepare(`SELECT * FROM digests ORDER BY id`).all() as DigestRowForTest[];
+}
+
+/** A row's papers in display order, with the topic ids that matched each (src/plan/items.ts). */
+export function rowItems(row: Pick<DigestRowForTest, 'items' | 'from_paper' | 'topic_ids'>): LedgerItem[] {
+  return row.items === null ? [] : decodeItems(row.items, row.from_paper, row.topic_ids);
 }
 
 export function countByStatus(db: Db): Record<string, number> {

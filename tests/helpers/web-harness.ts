@@ -132,19 +132,24 @@ export async function subscribeAndConfirm(h: WebHarness, email: string, topics: 
   return mail;
 }
 
-/** Two older editions and the newest (2025-11-25, the harness clock's day). */
+/**
+ * Three batches: 2025-11-24's, ingested the day before the harness clock's day, then 2025-11-25's and a
+ * backfill of 2025-10-01, both ingested on the 25th (the last day of ingest).
+ */
 export function seedEditions(h: WebHarness): void {
+  const dayBefore = '2025-11-24T06:00:00.000Z';
+  const today = '2025-11-25T06:00:00.000Z';
   seedBatch(h.tmp.db, '2025-11-24', [
     { title: 'Old diffusion models for images', abstract: 'Diffusion models generate images step by step.' },
     { title: 'Graph networks revisited', abstract: 'Message passing on graphs.' },
-  ]);
+  ], 'test', dayBefore);
   seedBatch(h.tmp.db, '2025-11-25', [
     { title: 'Mixture of experts at scale', abstract: 'Sparse mixture of experts layers for language models.', upvotes: 30 },
     { title: 'Self-play for reinforcement learning agents', abstract: 'Agents learn by self-play in many games.', upvotes: 12 },
-  ]);
+  ], 'test', today);
   seedBatch(h.tmp.db, '2025-10-01', [
     { title: 'Ancient reinforcement learning survey', abstract: 'A survey of reinforcement learning from long ago.' },
-  ]);
+  ], 'test', today);
 }
 
 /** One harness shared by a test file's tests, with row() and subscribeAndConfirm() bound to it. */

@@ -40,7 +40,7 @@ it('2,000 subscribers, 20% of attempts deferred: exactly one digest each', { tim
   const emails = Array.from({ length: 2000 }, (_, i) => `reader${i}@example.com`);
   seedSubscribers(e.t.db, emails.map((email, i) => ({ email, topics: i % 2 ? ['decoding'] : ['decoding', 'reasoning'] })));
 
-  expect(e.plan().planned).toBe(2000);
+  expect((await e.plan()).planned).toBe(2000);
   const summary = await e.send();
   expect(summary).toMatchObject({ sent: 2000, failed: 0, retrying: 0, paused: false });
 

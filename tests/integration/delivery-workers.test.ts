@@ -21,7 +21,7 @@ async function setup(subscribers: number, script?: SinkScript, env: Record<strin
   ]);
   const emails = Array.from({ length: subscribers }, (_, i) => `w${i}@example.com`);
   seedSubscribers(e.t.db, emails.map((email) => ({ email, topics: ['decoding'] })));
-  expect(e.plan().planned).toBe(subscribers);
+  expect((await e.plan()).planned).toBe(subscribers);
   const sink = e.sink;
   // What the composition root passes: where worker threads open their own pools.
   const deps = { ...e.deps, smtpUrl: async () => sink.url };

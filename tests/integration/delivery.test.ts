@@ -40,7 +40,7 @@ describe('sendPending', () => {
   it('sends one email per planned row and records the relay outcome on the row', async () => {
     e = await deliveryEnv();
     const subs = seedAudience(3);
-    expect(e.plan().planned).toBe(3);
+    expect((await e.plan()).planned).toBe(3);
     const summary = await e.send();
     expect(summary).toMatchObject({ sent: 3, failed: 0, retrying: 0, paused: false, unknown: 0 });
 
@@ -48,7 +48,7 @@ describe('sendPending', () => {
     for (const s of subs) {
       const [row] = rowFor(s.email);
       expect(row).toMatchObject({ status: 'sent', smtp_code: 250, attempts: 1 });
-      expect(row!.message_id).toBe(`digest-${row!.id}.2025-11-25@papers.example.org`);
+      expect(row!.message_id).toBe(`digest-${row!.id}.${row!.edition}@papers.example.org`);
       expect(row!.smtp_response).toMatch(/^250 .*queued/);
       expect(subscriberRow(s.email).watermark).toBe(row!.to_paper);
     }
@@ -59,7 +59,7 @@ describe('sendPending', () => {
     const [row] = rowFor(first.email);
     expect(email.to?.[0]?.address).toBe(first.email);
     expect(email.messageId).toBe(`<${row!.message_id}>`);
-    expect(email.subject).toContain('2025-11-25');
+    expect(email.subject).toContain(row!.edition); // the subscriber's own delivery date
     const unsubscribe = email.headers.find((h) => h.key === 'list-unsubscribe')!.value;
     const url = /<(https:[^>]+)>/.exec(unsubscribe)![1]!;
     const token = url.split('/unsubscribe/')[1]!;
@@ -71,7 +71,7 @@ describe('sendPending', () => {
     expect(email.text).toContain('Reinforcement learning from human feedback');
 
     // A second run finds nothing to do and sends nothing.
-    expect(e.plan().planned).toBe(0);
+    expect((await e.plan()).planned).toBe(0);
     expect((await e.send()).sent).toBe(0);
     expect(e.sink.messages).toHaveLength(3);
   });
@@ -87,7 +87,7 @@ describe('sendPending', () => {
       },
     });
     seedAudience(3);
-    e.plan();
+    await e.plan();
     const summary = await e.send();
     expect(summary).toMatchObject({ sent: 2, failed: 1, retrying: 0, paused: false });
 
@@ -111,7 +111,7 @@ describe('sendPending', () => {
       sink: { script: perAddress({ 'reader1@example.com': [reject(451), accept()] }) },
     });
     seedAudience(2);
-    e.plan();
+    await e.plan();
     const first = await e.send({ retryWindowMs: 0 });
     expect(first).toMatchObject({ sent: 1, retrying: 1 });
     const [row] = rowFor('reader1@example.com');
@@ -133,29 +133,29 @@ describe('sendPending', () => {
       },
     });
     seedAudience(2);
-    e.plan();
+    await e.plan('2025-11-25T12:00:00Z');
     expect(await e.send()).toMatchObject({ sent: 1, failed: 1, newlySuppressed: 0 });
     expect(rowFor('reader0@example.com')[0]).toMatchObject({ status: 'failed', attempts: 1, smtp_code: 550 });
     expect(rowFor('reader0@example.com')[0]!.smtp_response).toContain('Recipient address rejected');
     expect(e.sink.attemptsFor('reader0@example.com')).toBe(1); // 5xx is never retried
     expect(subscriberRow('reader0@example.com')).toMatchObject({ status: 'confirmed', hard_failures: 1, watermark: 0 });
 
-    // Next edition: the failed digest's papers ride along (watermark unchanged); second hard failure suppresses.
+    // Next day's slot: the failed digest's papers ride along (watermark unchanged); second hard failure suppresses.
     seedBatch(e.t.db, '2025-11-26', [{ title: 'Diffusion for audio' }]);
-    e.plan();
+    await e.plan('2025-11-26T12:00:00Z');
     expect(rowFor('reader0@example.com', '2025-11-26')[0]).toMatchObject({ from_paper: 0, paper_count: 3 });
     expect(await e.send()).toMatchObject({ sent: 1, failed: 1, newlySuppressed: 1 });
     const suppressed = subscriberRow('reader0@example.com');
     expect(suppressed).toMatchObject({ status: 'suppressed', hard_failures: 2 });
     expect(suppressed.suppressed_at).not.toBeNull();
 
-    // Third edition: nothing is planned for a suppressed address.
+    // Third day: nothing is planned for a suppressed address.
     seedBatch(e.t.db, '2025-11-27', [{ title: 'Diffusion for proteins' }]);
-    expect(e.plan().planned).toBe(1);
+    expect((await e.plan('2025-11-27T12:00:00Z')).planned).toBe(1);
     await e.send();
     expect(e.sink.attemptsFor('reader0@example.com')).toBe(2);
 
-    const [latest, , oldest] = editionStatus(e.t.db, { limit: 5 });
+    const [latest, , oldest] = editionStatus(e.t.db, { limit: 5 }); // editions are the days planned above
     expect(latest).toMatchObject({ edition: '2025-11-27', planned: 1, sent: 1, failed: 0 });
     expect(oldest).toMatchObject({ edition: '2025-11-25', planned: 2, sent: 1, failed: 1, pending: 0 });
     expect(oldest!.topFailures).toEqual([{ reason: '550 5.1.1 <address>: Recipient address rejected', count: 1 }]);
@@ -165,11 +165,11 @@ describe('sendPending', () => {
   it('a success clears the hard-failure streak', async () => {
     e = await deliveryEnv({ sink: { script: perAddress({ 'reader0@example.com': [reject(554)] }) } });
     seedAudience(1);
-    e.plan();
+    await e.plan('2025-11-25T12:00:00Z');
     await e.send();
     expect(subscriberRow('reader0@example.com').hard_failures).toBe(1);
     seedBatch(e.t.db, '2025-11-26', [{ title: 'Diffusion for weather' }]);
-    e.plan();
+    await e.plan('2025-11-26T12:00:00Z');
     await e.send();
     expect(subscriberRow('reader0@example.com')).toMatchObject({ status: 'confirmed', hard_failures: 0 });
   });
@@ -177,7 +177,7 @@ describe('sendPending', () => {
   it('does not send to an address that unsubscribed after planning', async () => {
     e = await deliveryEnv();
     seedAudience(2);
-    e.plan();
+    await e.plan();
     e.t.db.prepare(`UPDATE subscribers SET status = 'unsubscribed' WHERE email = 'reader1@example.com'`).run();
     expect(await e.send()).toMatchObject({ sent: 1, suppressed: 1 });
     expect(e.sink.byAddress('reader1@example.com')).toHaveLength(0);
@@ -187,7 +187,7 @@ describe('sendPending', () => {
   it('pauses when the relay is down, burns no attempts, and a later run completes the edition', async () => {
     e = await deliveryEnv({ env: { RELAY_DOWN_AFTER: '3', SMTP_MAX_ATTEMPTS: '2' } });
     seedAudience(12);
-    e.plan();
+    await e.plan();
     await e.sink.stop();
     const paused = await e.send();
     expect(paused.paused).toBe(true);
@@ -211,7 +211,7 @@ describe('sendPending', () => {
       sink: { script: perAddress({ 'reader1@example.com': [drop('data'), drop('data')] }) },
     });
     seedAudience(4);
-    e.plan();
+    await e.plan();
     expect(await e.send()).toMatchObject({ sent: 4, paused: false });
     expect(e.sink.byAddress('reader1@example.com')).toHaveLength(1);
     expect(rowFor('reader1@example.com')[0]).toMatchObject({ status: 'sent', attempts: 3 });
@@ -220,7 +220,7 @@ describe('sendPending', () => {
   it('on abort (SIGTERM) stops claiming, finishes the sends in flight and records them', async () => {
     e = await deliveryEnv({ env: { SMTP_POOL_SIZE: '2' }, sink: { script: () => accept(150) } });
     seedAudience(10);
-    e.plan();
+    await e.plan();
     const controller = new AbortController();
     const running = e.send({ signal: controller.signal });
     await e.sink.waitForMessages(1);
@@ -244,7 +244,7 @@ describe('sendPending', () => {
       sink: { script: (ctx) => (ctx.total === 1 ? accept(1_000) : undefined) },
     });
     seedAudience(3);
-    e.plan();
+    await e.plan();
     const controller = new AbortController();
     const running = e.send({ signal: controller.signal });
     await new Promise((r) => setTimeout(r, 200)); // the first message is waiting for its 250
@@ -260,8 +260,8 @@ describe('sendPending', () => {
   it('fails a row it cannot render without blaming the address, and sends the others', async () => {
     e = await deliveryEnv();
     seedAudience(2);
-    e.plan();
-    e.t.db.prepare(`UPDATE digests SET papers = '[]' WHERE subscriber_id = ?`).run(subscriberRow('reader0@example.com').id);
+    await e.plan();
+    e.t.db.prepare(`UPDATE digests SET items = x'' WHERE subscriber_id = ?`).run(subscriberRow('reader0@example.com').id);
     expect(await e.send()).toMatchObject({ sent: 1, failed: 1 });
     expect(rowFor('reader0@example.com')[0]).toMatchObject({ status: 'failed', smtp_code: null });
     expect(rowFor('reader0@example.com')[0]!.smtp_response).toMatch(/^render failed: /);
@@ -272,7 +272,7 @@ describe('sendPending', () => {
   it('recoverStale: claims of dead processes or past the lease become unknown, live ones are left alone', async () => {
     e = await deliveryEnv();
     seedAudience(4);
-    e.plan();
+    await e.plan();
     const clock = new ManualClock('2025-11-25T12:00:00Z');
     const claim = e.t.db.prepare(`UPDATE digests SET status = 'sending', claimed_by = ?, claimed_at = ? WHERE id = ?`);
     claim.run(`${hostname()}:999999:1`, '2025-11-25T11:59:00.000Z', 1); // this host, no such process
@@ -291,7 +291,7 @@ describe('sendPending', () => {
   it('exposes ledger counts as Prometheus text', async () => {
     e = await deliveryEnv({ sink: { script: perAddress({ 'reader2@example.com': [reject(550)] }) } });
     seedAudience(3);
-    e.plan();
+    await e.plan();
     await e.send();
     const text = metricsText(e.t.db);
     expect(text).toContain('# TYPE digest_emails_sent_total counter');

@@ -205,6 +205,9 @@ describe('the product path, through HTTP, the CLI and SMTP', () => {
     expect(res.status).toBe(200);
     expect((await cli('subscribers')).stdout).toMatch(/alice@example\.org\s+unsubscribed/);
 
+    // A day passes: the first digests become yesterday's (subscribers are in UTC), so today's run is a
+    // new slot. Child processes run on the real clock; this moves the ledger instead of the clock.
+    tmp.db.exec(`UPDATE digests SET edition = date(edition, '-1 day'); UPDATE subscribers SET last_slot = date(last_slot, '-1 day')`);
     expect((await cli('ingest', DAY2)).code).toBe(0);
     const before = sink.messages.length;
     expect((await cli('run')).code).toBe(0);
@@ -220,8 +223,11 @@ describe('the product path, through HTTP, the CLI and SMTP', () => {
   it('reports the editions in digest status', async () => {
     const r = await cli('status');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/2025-11-25\s+planned 2\s+sent 2/);
-    expect(r.stdout).toMatch(/2025-11-26\s+planned 1\s+sent 1/);
+    const today = new Date().toISOString().slice(0, 10);
+    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    expect(r.stdout).toMatch(new RegExp(`${yesterday}\\s+planned 2\\s+sent 2`));
+    expect(r.stdout).toMatch(new RegExp(`${today}\\s+planned 1\\s+sent 1`));
+    expect(r.stdout).toMatch(/^overdue: none/m);
   });
 
   it('refuses bad input with a one-line reason and a non-zero exit', async () => {

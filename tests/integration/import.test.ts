@@ -201,8 +201,9 @@ describe('importSubscribersCsv', () => {
   });
 
   it('gives confirmed rows the same starting watermark as a confirmation link does', async () => {
-    // Two batches: papers 1-2 dated the 24th, paper 3 the 25th. A subscriber confirmed now gets the
-    // newest edition (paper 3) in the first digest, not the whole archive.
+    // Papers 1-2 ingested on the 24th, paper 3 on the 25th. A subscriber confirmed now gets the last
+    // day of ingest (paper 3) in the first digest, not the whole archive.
+    const before = '2025-11-24T06:00:00.000Z';
     const at = '2025-11-25T06:00:00.000Z';
     const batch = db.prepare(
       `INSERT INTO batches (source, date, content_hash, paper_count, new_paper_count, ingested_at) VALUES ('test', ?, ?, 1, 1, ?)`,
@@ -212,8 +213,8 @@ describe('importSubscribersCsv', () => {
     );
     const b1 = Number(batch.run('2025-11-24', 'h1', at).lastInsertRowid);
     const b2 = Number(batch.run('2025-11-25', 'h2', at).lastInsertRowid);
-    paper.run('p1', b1, at, at);
-    const p2 = Number(paper.run('p2', b1, at, at).lastInsertRowid);
+    paper.run('p1', b1, before, before);
+    const p2 = Number(paper.run('p2', b1, before, before).lastInsertRowid);
     paper.run('p3', b2, at, at);
     await importSubscribersCsv(app, csv('w.csv', 'email,topics,confirmed\nada@example.org,rl,yes\nbob@example.org,rl,no\n'));
     expect(subscriber('ada@example.org')?.watermark).toBe(p2);

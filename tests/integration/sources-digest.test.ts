@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runTick } from '../../src/tick.ts';
+import { runPipeline } from '../../src/pipeline.ts';
 import { json, startFeedServer, xml, type FeedServer } from '../helpers/feed-server.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
@@ -48,7 +48,7 @@ afterAll(async () => {
 
 describe('a tick with real sources', () => {
   it('fetches each missing day, merges the paper seen by both sources, and mails it once with why it matched', async () => {
-    const report = await runTick(t.app, { due: false });
+    const report = await runPipeline(t.app, { mode: 'now' });
     expect(report.sources.filter((s) => s.status === 'ingested').map((s) => `${s.source} ${s.day}`)).toEqual([
       'hf 2025-11-24',
       'hf 2025-11-25',
@@ -75,7 +75,7 @@ describe('a tick with real sources', () => {
     const hits = server.hits(hf('2025-11-24'));
     const before = t.smtp.messages.length;
     t.clock.advance(3_600_000);
-    const report = await runTick(t.app, { due: false });
+    const report = await runPipeline(t.app, { mode: 'now' });
     expect(server.hits(hf('2025-11-24'))).toBe(hits);
     expect(report.sources.filter((s) => s.status === 'ingested')).toEqual([]);
     expect(report.send?.sent).toBe(0);

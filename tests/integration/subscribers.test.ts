@@ -51,8 +51,8 @@ beforeAll(async () => {
   t = await startTestApp({ DIGEST_TZ: 'Europe/Berlin', DIGEST_HOUR: '6', MAIL_FROM: 'Digest <d@example.org>' }, undefined, 'digest-subscribers-');
   ({ tmp, smtp } = t);
   ({ links, subscribers: svc } = t.app);
-  seedBatch(tmp.db, '2025-11-24', [{ title: 'Older paper on agents' }]);
-  seedBatch(tmp.db, '2025-11-25', [{ title: 'Newest paper on agents' }]);
+  seedBatch(tmp.db, '2025-11-24', [{ title: 'Older paper on agents' }], 'test', '2025-11-24T06:00:00.000Z');
+  seedBatch(tmp.db, '2025-11-25', [{ title: 'Newest paper on agents' }], 'test', '2025-11-25T06:00:00.000Z');
 });
 
 afterAll(async () => {
@@ -89,7 +89,7 @@ describe('subscriber service', () => {
     expect(smtp.messages.length).toBe(before);
   });
 
-  it('sets the watermark on confirm so the first digest holds only the newest edition', async () => {
+  it('sets the watermark on confirm so the first digest holds only the last day of ingest', async () => {
     await svc.subscribe({ email: 'wm@example.org', topics: ['agents'] });
     const s = subject('wm@example.org');
     const r = svc.confirm(tokenOf(links.confirm(s)));

@@ -2,6 +2,8 @@
 // preferences, mute, the topic preview, the digest web view, request logs.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { encodeItems } from '../../src/plan/items.ts';
+import { pruneLedger } from '../../src/plan/retention.ts';
 import { buildServer } from '../../src/web/server.ts';
 import { seedBatch } from '../helpers/seed.ts';
 import { formPost as form, jsonPost as json, sharedWebHarness } from '../helpers/web-harness.ts';
@@ -124,10 +126,11 @@ describe('digest web view', () => {
     const digestId = Number(
       h.tmp.db
         .prepare(
-          `INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, papers, paper_count, planned_at)
-           VALUES (?, '2025-11-25', 'sent', 0, ?, ?, 1, ?)`,
+          `INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at)
+           VALUES (?, '2025-11-25', 'sent', 0, ?, ?, ?, 1, ?)`,
         )
-        .run(s.id, paper.id, JSON.stringify([{ p: paper.id, t: [topic.id], s: -1 }]), h.clock.now().toISOString()).lastInsertRowid,
+        .run(s.id, paper.id, String(topic.id), encodeItems([{ paperId: paper.id, topicBits: [0] }], 0), h.clock.now().toISOString())
+        .lastInsertRowid,
     );
     const res = await fetch(h.local(h.links.webView({ id: s.id, tokenSalt: s.token_salt }, digestId)));
     expect(res.status).toBe(200);
@@ -140,6 +143,16 @@ describe('digest web view', () => {
     const foreign = await fetch(h.local(h.links.webView({ id: other.id, tokenSalt: other.token_salt }, digestId)));
     expect(foreign.status).toBe(404);
     expect((await fetch(`${h.base}/digests/1.view-1.0.abc`)).status).toBe(403);
+
+    // After DIGEST_RETENTION_DAYS the paper list is pruned: the page says the digest expired.
+    const later = { now: () => new Date(h.clock.now().getTime() + 91 * 86_400_000) };
+    expect(await pruneLedger(h.tmp.db, later, 90)).toBeGreaterThanOrEqual(1);
+    const expired = await fetch(h.local(h.links.webView({ id: s.id, tokenSalt: s.token_salt }, digestId)));
+    expect(expired.status).toBe(200);
+    const expiredText = (await expired.text()).replace(/<[^>]+>/g, '');
+    expect(expiredText).toContain('This digest has expired');
+    expect(expiredText).not.toContain('Mixture of experts at scale');
+    expect(h.tmp.db.prepare(`SELECT status FROM digests WHERE id = ?`).get(digestId)).toEqual({ status: 'sent' }); // history kept
   });
 
   it('answers /health and unknown pages', async () => {
