@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import cliProgress from 'cli-progress';
-import type { CliIo } from './cli.ts';
+import type { CliIo } from './cli-io.ts';
 import type { Config } from './config.ts';
 import { AppError } from './errors.ts';
 import { countOverdue } from './report/overdue.ts';

@@ -16,12 +16,9 @@ import {
   cmdSubscribers,
   cmdUnsubscribe,
 } from './cli-commands.ts';
+import type { CliIo } from './cli-io.ts';
 
-export interface CliIo {
-  out: (line: string) => void;
-  err: (line: string) => void;
-  isTTY: boolean;
-}
+export type { CliIo } from './cli-io.ts';
 
 const defaultIo: CliIo = {
   out: (l) => process.stdout.write(`${l}\n`),

@@ -6,7 +6,7 @@ import type { IncomingPaper } from '../types.ts';
 import { parseFeed } from './detect.ts';
 import { fetchText, type FetchOptions } from './fetch.ts';
 import { readArxivFeed } from './readers/arxiv.ts';
-import type { SourceSpec } from './sources.ts';
+import type { SourceSpec } from './source-spec.ts';
 
 /** What one fetch found. `not-yet`: the source says the day has not come (Hugging Face's 400 for a future date). */
 export type DayFetch =

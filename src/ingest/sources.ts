@@ -14,20 +14,13 @@ import type { Logger } from '../log.ts';
 import { HostSpacer, type FetchOptions } from './fetch.ts';
 import { ingestBatch } from './ingest.ts';
 import { clearErrors, daysInWindow, recordDay, sourceDay, sourceErrors, sourceSummary, type SourceDay } from './source-days.ts';
+import type { SourceKind, SourceSpec } from './source-spec.ts';
 import { fetchArxivApiDay, fetchArxivListing, fetchHfDay, type DayFetch, type SourceConfig } from './source-fetchers.ts';
-
-export type SourceKind = 'hf' | 'arxiv' | 'arxiv-api';
-
-export interface SourceSpec {
-  /** Canonical name, as recorded in batches.source and source_days.source: `hf`, `arxiv:cs.LG+cs.CL`. */
-  name: string;
-  kind: SourceKind;
-  /** arXiv categories (empty for hf). */
-  categories: string[];
-}
 
 /** An arXiv category or archive: cs.LG, hep-th, astro-ph.CO, math. */
 const CATEGORY = /^[a-z][a-z-]*(?:\.[A-Za-z][A-Za-z-]*)?$/;
+export type { SourceKind, SourceSpec } from './source-spec.ts';
+
 const KINDS: readonly SourceKind[] = ['hf', 'arxiv', 'arxiv-api'];
 
 function badEntry(i: number, entry: string, why: string): AppError {

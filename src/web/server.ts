@@ -4,16 +4,9 @@ import formbody from '@fastify/formbody';
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
-import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
-import type { Db } from '../db/open.ts';
-import type { Renderer } from '../render/render.ts';
-import type { Links } from '../links.ts';
-import type { Logger } from '../log.ts';
-import type { Inbox } from '../mail/catcher.ts';
-import type { SubscriberService } from '../subscribers/service.ts';
 import { createErrorHandler, notFoundHandler } from './errors.ts';
-import { createPages, type Pages } from './pages.ts';
+import type { RouteDeps, WebDeps } from './deps.ts';
+import { createPages } from './pages.ts';
 import { logRequests } from './request-log.ts';
 import { registerApiRoutes } from './routes/api.ts';
 import { registerAssetRoutes } from './routes/assets.ts';
@@ -27,30 +20,8 @@ import { registerTopicPreviewRoutes } from './routes/topic-preview.ts';
 import { registerUnsubscribeRoutes } from './routes/unsubscribe.ts';
 import { securityHeaders } from './security-headers.ts';
 
-export interface WebDeps {
-  db: Db;
-  clock: Clock;
-  config: Config;
-  logger: Logger;
-  links: Links;
-  subscribers: SubscriberService;
-  renderer: Pick<Renderer, 'webView'>;
-  /** The local mail catcher's inbox (no SMTP_URL); its pages are served only when set. */
-  inbox?: Inbox | undefined;
-  /** Default: the templates under templates/pages/. */
-  pages?: Pages;
-  /** Behind a reverse proxy: take the client address from X-Forwarded-For (rate limits are per address). */
-  trustProxy?: boolean;
-  /** Topic previews per address per minute (default 120). */
-  previewRateLimit?: number;
-  /** Called after a subscriber confirms (the scheduler may send their first digest sooner). */
-  onConfirmed?: (subscriberId: number) => void;
-}
+export type { RouteDeps, WebDeps } from './deps.ts';
 
-/** Everything route modules receive. */
-export interface RouteDeps extends WebDeps {
-  pages: Pages;
-}
 
 export type ExtraRoutes = Array<(app: FastifyInstance) => void>;
 

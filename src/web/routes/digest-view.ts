@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { loadDigest } from '../../render/view.ts';
 import { AppError } from '../../errors.ts';
-import type { RouteDeps } from '../server.ts';
+import type { RouteDeps } from '../deps.ts';
 import { DIGEST_CSP } from '../security-headers.ts';
 import { tokenParams } from '../token-param.ts';
 

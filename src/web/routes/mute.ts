@@ -3,7 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { sendPage } from '../respond.ts';
-import type { RouteDeps } from '../server.ts';
+import type { RouteDeps } from '../deps.ts';
 import { tokenParams } from '../token-param.ts';
 
 export function registerMuteRoutes(app: FastifyInstance, deps: RouteDeps): void {

@@ -18,7 +18,7 @@ import {
   type FieldError,
 } from '../form-values.ts';
 import { sendPage, wantsJson } from '../respond.ts';
-import type { RouteDeps } from '../server.ts';
+import type { RouteDeps } from '../deps.ts';
 import { tokenParams } from '../token-param.ts';
 
 const BLANK_ROWS = 2;

@@ -16,7 +16,7 @@ import {
   type FieldError,
 } from '../form-values.ts';
 import { sendPage, wantsJson } from '../respond.ts';
-import type { RouteDeps } from '../server.ts';
+import type { RouteDeps } from '../deps.ts';
 
 export const CHECK_INBOX_MESSAGE =
   'If this address can receive a subscription, a confirmation email is on its way. Open it to start receiving digests.';

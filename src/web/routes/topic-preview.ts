@@ -11,7 +11,7 @@ import { previewTopic } from '../../topics/matcher.ts';
 import { TOPIC_INVALID } from '../../topics/parse.ts';
 import { fieldError } from '../form-values.ts';
 import { excerpt, segmentsToHtml } from '../highlight-html.ts';
-import type { RouteDeps } from '../server.ts';
+import type { RouteDeps } from '../deps.ts';
 
 export const PREVIEW_DAYS = 14;
 export const PREVIEW_LIMIT = 5;

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { sendPage } from '../respond.ts';
-import type { RouteDeps } from '../server.ts';
+import type { RouteDeps } from '../deps.ts';
 import { tokenParams } from '../token-param.ts';
 
 /** The body is not needed to act, only read (and bounded) so that no content type is refused. */
