@@ -1,0 +1,14 @@
+import { openDatabase } from '../src/db/open.ts';
+const db = openDatabase(process.argv[2]!);
+db.exec(`CREATE TEMP TABLE e AS SELECT id, '2025-11-25' AS slot, 0 AS watermark, 1000 AS through, 0 AS open FROM subscribers WHERE id BETWEEN 1 AND 2000`);
+const t = (name: string, sql: string) => { const s = performance.now(); const r = db.prepare(sql).all(); console.log(name, (performance.now() - s).toFixed(1), 'ms', JSON.stringify(r[0]).slice(0, 80)); };
+const bits = `bits AS MATERIALIZED (SELECT t.subscriber_id, t.id, t.query_id, t.muted, row_number() OVER (PARTITION BY t.subscriber_id ORDER BY t.position, t.id) - 1 AS bit FROM temp.e e CROSS JOIN topics t ON t.subscriber_id = e.id)`;
+const items = `items AS MATERIALIZED (SELECT e.id AS sid, m.paper_id, m.paper_id - e.watermark AS off, sum(1 << b.bit) AS mask, count(*) AS n, min(m.score) AS best FROM temp.e e JOIN bits b ON b.subscriber_id = e.id AND b.muted = 0 JOIN query_matches m ON m.query_id = b.query_id AND m.paper_id > e.watermark AND m.paper_id <= e.through GROUP BY e.id, m.paper_id)`;
+t('bits', `WITH ${bits} SELECT count(*) FROM bits`);
+t('items', `WITH ${bits}, ${items} SELECT count(*) FROM items`);
+t('items+papers', `WITH ${bits}, ${items} SELECT count(*), sum(p.upvotes) FROM items i JOIN papers p ON p.id = i.paper_id`);
+t('printf', `WITH ${bits}, ${items} SELECT count(*), sum(length(printf('%0*x%0*x', 3, i.off, 1, i.mask))) FROM items i`);
+t('group_concat order', `WITH ${bits}, ${items} SELECT count(*) FROM (SELECT sid, group_concat(printf('%0*x%0*x', 3, i.off, 1, i.mask), '' ORDER BY i.n DESC, p.upvotes DESC, i.best, i.paper_id) g FROM items i JOIN papers p ON p.id = i.paper_id GROUP BY sid)`);
+t('group_concat noorder', `WITH ${bits}, ${items} SELECT count(*) FROM (SELECT sid, group_concat(printf('%0*x%0*x', 3, i.off, 1, i.mask), '') g FROM items i GROUP BY sid)`);
+t('json_group_array', `WITH ${bits}, ${items} SELECT count(*) FROM (SELECT sid, json_group_array(i.paper_id ORDER BY i.n DESC, p.upvotes DESC, i.best, i.paper_id) g FROM items i JOIN papers p ON p.id = i.paper_id GROUP BY sid)`);
+t('items no window', `WITH bits AS MATERIALIZED (SELECT t.subscriber_id, t.id, t.query_id, t.muted, t.position AS bit FROM temp.e e CROSS JOIN topics t ON t.subscriber_id = e.id), ${items} SELECT count(*) FROM items`);
