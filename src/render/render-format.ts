@@ -61,6 +61,27 @@ export function displayDate(publishedAt: string | null): string {
   return /^\d{4}-\d{2}-\d{2}/.test(t) ? t.slice(0, 10) : t;
 }
 
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+/**
+ * The batch days of a digest's papers, as metadata: "papers of 25 Nov", "papers of 24–25 Nov",
+ * "papers of 28 Nov – 2 Dec", "papers of 30 Dec 2025 – 2 Jan 2026". Empty for dates it cannot read.
+ */
+export function paperDaysLabel(days: { first: string; last: string } | undefined): string {
+  if (!days) return '';
+  const parse = (d: string) => {
+    const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(d);
+    return m && Number(m[2]) >= 1 && Number(m[2]) <= 12 ? { y: m[1]!, m: MONTHS[Number(m[2]) - 1]!, d: String(Number(m[3])) } : undefined;
+  };
+  const a = parse(days.first);
+  const b = parse(days.last);
+  if (!a || !b) return '';
+  if (days.first === days.last) return `papers of ${a.d} ${a.m}`;
+  if (a.y !== b.y) return `papers of ${a.d} ${a.m} ${a.y} – ${b.d} ${b.m} ${b.y}`;
+  if (a.m !== b.m) return `papers of ${a.d} ${a.m} – ${b.d} ${b.m}`;
+  return `papers of ${a.d}–${b.d} ${a.m}`;
+}
+
 /** Hard-wraps plain text at `width` columns on spaces, each line prefixed with `indent`. */
 export function wrapText(text: string, width: number, indent = ''): string {
   const words = text.split(' ');

@@ -4,7 +4,7 @@
 // clipping size by adding cards only while they fit, then linking to the web page for the rest.
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { digestSubject, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
+import { digestSubject, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import { PaperPartsCache, type PaperInput, type PaperParts } from './render-parts.ts';
 import { compileTemplates, compileTemplateSources, type CompiledTemplates, type TemplateSources } from './render-templates.ts';
 
@@ -80,6 +80,12 @@ export async function createRenderer(opts: RendererOptions = {}): Promise<Render
   return renderer;
 }
 
+/** "12 new papers matched your topics (papers of 24–25 Nov)." */
+function withDays(sentence: string, view: DigestView): string {
+  const days = paperDaysLabel(view.paperDays);
+  return days === '' ? `${sentence}.` : `${sentence} (${days}).`;
+}
+
 function makeRenderer(t: CompiledTemplates, cache: PaperPartsCache, htmlByteLimit: number): Renderer {
   const digest = (view: DigestView): RenderedEmail => {
     const total = view.papers.length;
@@ -93,7 +99,7 @@ function makeRenderer(t: CompiledTemplates, cache: PaperPartsCache, htmlByteLimi
       preview: trimOnWord(tidy(view.papers[0]?.title ?? ''), 110),
       edition: tidy(view.edition),
       email: view.email,
-      intro: `${plural(total, 'new paper', 'new papers')} matched your topics.`,
+      intro: withDays(`${plural(total, 'new paper', 'new papers')} matched your topics`, view),
       links,
     };
     const shellView = (cards: string, more: number) => ({
@@ -150,7 +156,7 @@ function makeRenderer(t: CompiledTemplates, cache: PaperPartsCache, htmlByteLimi
       email: view.email,
       intro: view.expired
         ? 'This digest has expired: its list of papers is kept for a limited time (DIGEST_RETENTION_DAYS) and was removed.'
-        : `${plural(papers.length, 'paper', 'papers')} matched your topics.`,
+        : withDays(`${plural(papers.length, 'paper', 'papers')} matched your topics`, view),
       papers,
       links: safeLinks(view.links),
     });

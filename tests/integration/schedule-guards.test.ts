@@ -184,6 +184,10 @@ describe('a manual run after the morning email', () => {
     clock.set('2025-11-26T07:00:00Z');
     expect((await runPipeline(app, { mode: 'due' })).send?.sent).toBe(1);
     expect(sink.countsByAddress().get('morning@example.org')).toBe(2);
+    // The second email is dated the reader's day; the batch day is only shown, as metadata.
+    const second = await sink.messages[1]!.parse();
+    expect(second.subject).toContain('2025-11-26');
+    expect(second.text).toContain('1 new paper matched your topics (papers of 25 Nov).');
   });
 });
 

@@ -5,6 +5,7 @@ import {
   digestSubject,
   displayDate,
   escapeHtml,
+  paperDaysLabel,
   safeHref,
   trimOnWord,
   wrapText,
@@ -107,5 +108,16 @@ describe('highlightHtml', () => {
         throw new Error('boom');
       }),
     ).toBe('a &lt;b&gt;');
+  });
+});
+
+describe('paperDaysLabel', () => {
+  it('names the batch days of a digest compactly, across months and years, and nothing for odd input', () => {
+    expect(paperDaysLabel({ first: '2025-11-25', last: '2025-11-25' })).toBe('papers of 25 Nov');
+    expect(paperDaysLabel({ first: '2025-11-24', last: '2025-11-25' })).toBe('papers of 24–25 Nov');
+    expect(paperDaysLabel({ first: '2025-11-28', last: '2025-12-02' })).toBe('papers of 28 Nov – 2 Dec');
+    expect(paperDaysLabel({ first: '2025-12-30', last: '2026-01-02' })).toBe('papers of 30 Dec 2025 – 2 Jan 2026');
+    expect(paperDaysLabel({ first: '2025-13-01', last: '2025-13-02' })).toBe('');
+    expect(paperDaysLabel(undefined)).toBe('');
   });
 });
