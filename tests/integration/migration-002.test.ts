@@ -16,20 +16,14 @@ import { silentLogger } from '../../src/log.ts';
 import { createApp, type App } from '../../src/main.ts';
 import { runPipeline } from '../../src/pipeline.ts';
 import { deliveryEnvVars } from '../helpers/delivery-setup.ts';
-import { digestRows, rowItems, tempDatabaseDir, withDatabase, type TempDb } from '../helpers/seed.ts';
+import { digestRows, rowItems, tempDatabaseDir, withDatabase, type DigestRowForTest, type TempDb } from '../helpers/seed.ts';
 import { SmtpSink } from '../helpers/smtp-sink.ts';
 
 const FIXTURE = new URL('../fixtures/db/v1-digest.sqlite', import.meta.url);
 
-interface OldDigest {
-  id: number;
-  subscriber_id: number;
-  edition: string;
-  status: string;
-  from_paper: number;
-  to_paper: number;
+/** A ledger row as the previous version stored it: the JSON paper list instead of the packed one. */
+interface OldDigest extends Omit<DigestRowForTest, 'items' | 'topic_ids'> {
   papers: string;
-  paper_count: number;
 }
 interface OldSubscriber {
   id: number;
