@@ -92,9 +92,38 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
     for (const id of relay.takeMyStreak()) giveBack(id, response);
   };
 
+  /** A connection-level failure counts toward "relay down"; at RELAY_DOWN_AFTER in a row the run pauses. */
+  const relayTrouble = (id: number, response: string, retried: boolean) => {
+    const tripped = retried ? relay.connectionFailed(id) : relay.noAnswer();
+    if (relay.paused) {
+      // Paused already: this row goes back (with the rest of this thread's streak the first time).
+      if (gaveBackStreak) {
+        if (retried) giveBack(id, response);
+      } else giveBackMyStreak(response);
+    } else if (tripped && relay.pause()) {
+      summary.paused = true;
+      summary.pauseReason = `relay down: ${relay.streak} connection failures in a row (last: ${response})`;
+      logger.error({ reason: summary.pauseReason }, 'sending paused');
+      giveBackMyStreak(response);
+    }
+  };
+
   const onFailure = (loaded: LoadedDigest, err: MailError) => {
     const { row, subscriber } = loaded;
     const failure = { code: err.responseCode ?? null, response: err.response.slice(0, 1000) };
+    if (err.kind === 'ambiguous') {
+      // The relay may have queued it: never resent; the watermark stays, so its papers ride in the next
+      // digest (exactly what a crash mid-send leaves, see ledger.ts).
+      ledger.markUnknown(row.id, `outcome unknown: ${err.response}; not resent, papers carried to the next edition`.slice(0, 1000));
+      summary.unknown++;
+      settle(row.id, 'other');
+      logger.warn(
+        { digest: row.id, subscriber: subscriber.id, response: err.response },
+        'relay answer lost after the whole message was sent: digest marked unknown, not resent (its papers ride in the next digest)',
+      );
+      relayTrouble(row.id, err.response, false);
+      return;
+    }
     logger.info({ digest: row.id, kind: err.kind, code: err.responseCode, response: err.response }, 'send failed');
     if (err.kind === 'permanent') {
       relay.answered();
@@ -119,17 +148,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
       relay.answered();
       return;
     }
-    const tripped = relay.connectionFailed(row.id);
-    if (relay.paused) {
-      // Paused already: this row goes back (with the rest of this thread's streak the first time).
-      if (gaveBackStreak) giveBack(row.id, err.response);
-      else giveBackMyStreak(err.response);
-    } else if (tripped && relay.pause()) {
-      summary.paused = true;
-      summary.pauseReason = `relay down: ${relay.streak} connection failures in a row (last: ${err.response})`;
-      logger.error({ reason: summary.pauseReason }, 'sending paused');
-      giveBackMyStreak(err.response);
-    }
+    relayTrouble(row.id, err.response, true);
   };
 
   /** Nothing was sent, and sending cannot work (unreadable row, render error): failed, no hard failure. */
