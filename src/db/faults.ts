@@ -4,7 +4,7 @@
 //
 //   SQLITE_BUSY*, SQLITE_LOCKED*  -> DB_LOCKED    another connection held the write lock past the wait
 //   SQLITE_FULL, SQLITE_IOERR with ENOSPC -> DB_FULL  no space left on the disk holding the database
-//   SQLITE_READONLY*, SQLITE_CANTOPEN on write  -> DB_READONLY  the file (or its folder) cannot be written
+//   SQLITE_READONLY*, SQLITE_CANTOPEN     -> DB_READONLY  the file (or its folder) cannot be written
 //   SQLITE_IOERR*                 -> DB_IO        any other I/O error (failing disk, file gone)
 // All are temporary (the same operation may succeed once the fault is gone) and answer HTTP 503.
 import { AppError } from '../errors.ts';
@@ -49,7 +49,8 @@ export class StorageFault extends AppError {
 function faultOf(code: string, message: string): StorageFaultCode | undefined {
   if (code.startsWith('SQLITE_BUSY') || code.startsWith('SQLITE_LOCKED')) return 'DB_LOCKED';
   if (code === 'SQLITE_FULL' || (code.startsWith('SQLITE_IOERR') && /no space|ENOSPC|disk is full/i.test(message))) return 'DB_FULL';
-  if (code.startsWith('SQLITE_READONLY')) return 'DB_READONLY';
+  // CANTOPEN once the file is open: a side file (-wal, -shm) cannot be created, i.e. the folder is read-only.
+  if (code.startsWith('SQLITE_READONLY') || code.startsWith('SQLITE_CANTOPEN')) return 'DB_READONLY';
   if (code.startsWith('SQLITE_IOERR')) return 'DB_IO';
   return undefined;
 }
