@@ -119,8 +119,9 @@ describe('a write lock held by another process', () => {
   });
 
   it('the web answers 503 with Retry-After within moments, /health is not ok; both recover when the lock goes', async () => {
-    // DB_BUSY_TIMEOUT_MS=50 gives this app's connection what `digest serve` gives its own (WEB_BUSY_TIMEOUT_MS).
-    h = await startWebHarness({ DB_BUSY_TIMEOUT_MS: '50' });
+    // DB_BUSY_TIMEOUT_MS=50 gives this app's connection what `digest serve` gives its own (WEB_BUSY_TIMEOUT_MS);
+    // a write is retried for WEB_LOCK_WAIT_MS (200 here, 1 s by default) before the 503.
+    h = await startWebHarness({ DB_BUSY_TIMEOUT_MS: '50', WEB_LOCK_WAIT_MS: '200' });
     const lock = await holdWriteLock(h.tmp.path, 2_000);
 
     const refused = await subscribe(h, 'ada@example.com');

@@ -3,6 +3,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
+import { retryWhileBusy } from '../../db/busy.ts';
 import { storageFault, type StorageFault } from '../../db/faults.ts';
 import { probeWrite, type Db } from '../../db/open.ts';
 import { metricsText } from '../../report/status.ts';
@@ -34,7 +35,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
 
   // Readiness, not liveness: ok only when the database takes a write (a tiny settings upsert in an
   // IMMEDIATE transaction, see db/open.ts probeWrite). A read-only file, a full disk or a lock held past
-  // WEB_BUSY_TIMEOUT_MS answer 503 naming the cause. The answer is kept HEALTH_CACHE_MS so a tight
+  // WEB_LOCK_WAIT_MS answer 503 naming the cause. The answer is kept HEALTH_CACHE_MS so a tight
   // probe loop costs at most one write per second.
   let last: { at: number; fault: StorageFault | undefined } | undefined;
   app.get('/health', async (_req, reply) => {
@@ -42,7 +43,8 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
     if (!last || now - last.at >= HEALTH_CACHE_MS) {
       let fault: StorageFault | undefined;
       try {
-        probeWrite(db, clock.now());
+        // A lock held by a planner chunk passes in moments: retried like any web write (lock-retry.ts).
+        await retryWhileBusy(() => probeWrite(db, clock.now()), config.WEB_LOCK_WAIT_MS);
       } catch (e) {
         fault = storageFault(e);
         if (!fault) throw e;
