@@ -11,7 +11,7 @@ import { isBusy } from './faults.ts';
 const MAX_PAUSE_MS = 100;
 
 /** Runs `fn`; while it fails with SQLITE_BUSY / SQLITE_LOCKED, tries again until `budgetMs` have passed. */
-export async function retryWhileBusy<T>(fn: () => T, budgetMs: number): Promise<T> {
+export async function retryWhileBusy<T>(fn: () => T, budgetMs: number, maxPauseMs = MAX_PAUSE_MS): Promise<T> {
   const started = performance.now();
   for (let attempt = 0; ; attempt++) {
     try {
@@ -19,6 +19,6 @@ export async function retryWhileBusy<T>(fn: () => T, budgetMs: number): Promise<
     } catch (e) {
       if (!isBusy(e) || performance.now() - started >= budgetMs) throw e;
     }
-    await sleep(Math.min(MAX_PAUSE_MS, 5 * 2 ** attempt, Math.max(1, budgetMs - (performance.now() - started))));
+    await sleep(Math.min(maxPauseMs, 5 * 2 ** attempt, Math.max(1, budgetMs - (performance.now() - started))));
   }
 }
