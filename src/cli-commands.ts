@@ -75,6 +75,9 @@ export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boo
       io.out(`dry run: ${plan.slots} slots due, would plan ${plan.planned} digests (nothing written, nothing sent)`);
       return 0;
     }
+    if (r.recovered > 0) {
+      io.out(`unknown ${r.recovered}: digests left in flight by a stopped run (outcome unknown: not resent, papers ride in the next digest)`);
+    }
     const s = r.send!;
     io.out(
       `slots ${plan.slots}: planned ${plan.planned}, sent ${s.sent}, skipped ${s.suppressed + s.unknown}, failed ${s.failed}` +
