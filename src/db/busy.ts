@@ -22,3 +22,23 @@ export async function retryWhileBusy<T>(fn: () => T, budgetMs: number, maxPauseM
     await sleep(Math.min(maxPauseMs, 5 * 2 ** attempt, Math.max(1, budgetMs - (performance.now() - started))));
   }
 }
+
+const napCell = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * The same, for the few writes that sit in synchronous code (the send loop's failure paths: a retry, a
+ * permanent failure, giving a row back). Each try blocks for the connection's busy_timeout, and the
+ * whole wait is bounded by `budgetMs`, kept small by the callers: these writes are rare and short, and
+ * the lock they meet is most often a sibling send thread's 50 µs transaction held up by a busy CPU.
+ */
+export function retryWhileBusySync<T>(fn: () => T, budgetMs: number): T {
+  const started = performance.now();
+  for (;;) {
+    try {
+      return fn();
+    } catch (e) {
+      if (!isBusy(e) || performance.now() - started >= budgetMs) throw e;
+    }
+    Atomics.wait(napCell, 0, 0, 2);
+  }
+}
