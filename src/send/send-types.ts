@@ -58,8 +58,6 @@ export interface SendSummary {
   pauseReason?: string;
   /** The signal was aborted (SIGTERM): the run stopped claiming. */
   aborted: boolean;
-  /** dryRun only: rows that would be sent now. */
-  wouldSend?: number;
   /** Threads that took part (1 = this thread only; more = worker threads too). */
   threads?: number;
   /** Digests sent by each thread, this one first. */

@@ -4,7 +4,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/open.ts';
 import { matchPending } from '../../src/topics/matcher.ts';
 import { planDigests } from '../../src/plan/planner.ts';
-import { systemClock } from '../../src/clock.ts';
 import { deliveryEnvVars, runSummary, startChildRun } from '../helpers/delivery-setup.ts';
 import { countByStatus, digestRows, seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
 import { accept, SmtpSink, type SinkScript } from '../helpers/smtp-sink.ts';
