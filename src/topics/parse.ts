@@ -1,4 +1,4 @@
-// Parser for the topic query language (DESIGN.md "Topic queries"):
+// Parser for the topic query language (README, "Topic queries and how matching works"):
 //   query    := sequence                      implicit AND between items
 //   item     := alt ( 'OR' alt )*             OR binds tighter than AND
 //   alt      := '-'? field? primary           `-` excludes (not allowed as an OR alternative)
