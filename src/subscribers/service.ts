@@ -9,7 +9,7 @@ import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import type { Mailer } from '../mail/types.ts';
 import { newSalt, type Tokens } from '../tokens.ts';
-import { parseTopic, parseTopics } from '../topics/parse.ts';
+import { parseTopics } from '../topics/parse.ts';
 import { ensureQuery } from '../topics/matcher.ts';
 import type { SubscriberStatus, Topic } from '../types.ts';
 import { normaliseEmail } from './email-address.ts';
@@ -58,20 +58,15 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
   const nowIso = () => clock.now().toISOString();
 
   /**
-   * Parses every topic (writes nothing); throws TOPIC_INVALID naming the topic by its place in the list.
-   * Blank entries are skipped; duplicates are dropped when saved.
+   * Parses every topic once (writes nothing); throws TOPIC_INVALID naming the topic by its place in the
+   * list. Blank entries are skipped; of two topics with the same query the first is kept.
    */
   function checkTopics(items: Array<string | { text: string; muted?: boolean }>): CheckedTopic[] {
     const texts = items.map((t) => (typeof t === 'string' ? t : t.text));
-    parseTopics(texts); // validates the whole list (count, each topic) with messages naming positions
-    const checked: CheckedTopic[] = [];
-    items.forEach((item, i) => {
-      const text = texts[i]!;
-      if (text.trim() === '') return;
-      const p = parseTopic(text);
-      checked.push({ text: p.text, fts: p.fts, muted: typeof item === 'object' ? item.muted : undefined });
+    return parseTopics(texts).map((p) => {
+      const item = items[p.index];
+      return { text: p.text, fts: p.fts, muted: typeof item === 'object' ? item.muted : undefined };
     });
-    return checked;
   }
 
   /** Creates the distinct queries (inside the caller's transaction). */
