@@ -18,7 +18,7 @@ import type { Logger } from '../log.ts';
 import { toMailError, type MailError } from '../mail/errors.ts';
 import { domainOf } from '../mail/smtp-mailer.ts';
 import type { Mailer, SentMail } from '../mail/types.ts';
-import { retryDelayMs } from './backoff.ts';
+import { retryDelayMs } from '../backoff.ts';
 import { Ledger, type SentRecord } from './ledger.ts';
 import type { RelayWatch } from './relay-watch.ts';
 import type { RenderedEmail, Renderer } from '../render/render.ts';
