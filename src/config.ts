@@ -4,20 +4,8 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { z } from 'zod';
 import { AppError } from './errors.ts';
-
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const optionalText = z
-  .string()
-  .optional()
-  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
-const httpUrl = z
-  .string()
-  .url()
-  .refine((u) => /^https?:\/\//i.test(u), { error: 'must be an http(s) URL' })
-  .transform((u) => u.replace(/\/+$/, ''));
+import { sourceSettings } from './ingest/source-kinds/registry.ts';
+import { bool, httpUrl, int, optionalText } from './settings.ts';
 
 export function isValidTimeZone(tz: string): boolean {
   try {
@@ -55,14 +43,11 @@ const envSchema = z.object({
     error: 'must be at least 16 characters',
   }),
   SOURCES: z.string().default(''),
-  HF_API_URL: httpUrl.default('https://huggingface.co/api/daily_papers'),
-  ARXIV_RSS_URL: httpUrl.default('https://rss.arxiv.org/rss'),
-  ARXIV_API_URL: httpUrl.default('https://export.arxiv.org/api/query'),
-  ARXIV_INCLUDE_CROSSLISTS: bool.default(false),
+  // Each kind of paper source declares its own settings (src/ingest/source-kinds/).
+  ...sourceSettings,
   SOURCE_LOOKBACK_DAYS: int(0, 60).default(3),
   FETCH_TIMEOUT_MS: int(100, 300_000).default(20_000),
   FETCH_RETRIES: int(0, 10).default(3),
-  ARXIV_MIN_INTERVAL_MS: int(0, 60_000).default(3_000),
   SMTP_POOL_SIZE: int(1, 100).default(5),
   SMTP_RATE_PER_SECOND: z.coerce.number().min(0).default(0),
   SMTP_MAX_ATTEMPTS: int(1, 50).default(5),
