@@ -15,7 +15,8 @@ import { listSources, parseSources } from './ingest/sources.ts';
 import { createApp, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
 import { createScheduler } from './scheduler.ts';
 import { importSubscribersCsv } from './subscribers/import.ts';
-import { runPipeline } from './pipeline.ts';
+import { runFailure, runPipeline } from './pipeline.ts';
+import { recoverStale } from './send/sender.ts';
 import { buildServer } from './web/server.ts';
 
 export const SAMPLE_BATCH = join(PROJECT_ROOT, 'samples', 'daily-papers-sample.json');
@@ -79,8 +80,10 @@ export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boo
       `slots ${plan.slots}: planned ${plan.planned}, sent ${s.sent}, skipped ${s.suppressed + s.unknown}, failed ${s.failed}` +
         (s.retrying ? `, ${s.retrying} to retry later` : ''),
     );
-    if (s.paused) {
-      io.err(`error: sending paused: ${s.pauseReason ?? 'the SMTP relay is not answering'}; run again when it is back`);
+    // A relay that looked down, or a database that could not be written mid-send: one line, non-zero.
+    const failure = runFailure(r);
+    if (failure) {
+      io.err(`error: ${failure.message}`);
       return 1;
     }
     return 0;
@@ -176,15 +179,23 @@ export async function cmdSources(app: App, io: CliIo): Promise<number> {
 
 /** `digest serve`: web pages, the scheduler, and (with no SMTP_URL) the local mail catcher. */
 export async function cmdServe(config: Config, io: CliIo, appOptions: AppOptions): Promise<number> {
-  const app = await createApp(config, { ...appOptions, mailMode: 'serve' });
+  // Web routes and the scheduler share this connection on one thread: a statement waits at most
+  // WEB_BUSY_TIMEOUT_MS for another process's lock (better-sqlite3 waits synchronously, freezing every
+  // request meanwhile); routes then answer 503 + Retry-After, and the tick's writers retry (db/busy.ts).
+  const app = await createApp(config, { ...appOptions, mailMode: 'serve', busyTimeoutMs: config.WEB_BUSY_TIMEOUT_MS });
   const { logger } = app;
   seedSampleBatch(app, io);
+  // Sends left in flight by a crash: say so now, not at the first tick an hour later.
+  recoverStale(app.db, app.clock, { logger });
   const running = new AbortController();
   const scheduler = createScheduler({
     cron: config.DIGEST_CRON,
     timezone: config.DIGEST_TZ,
     logger,
-    tick: () => runPipeline(app, { mode: 'due', signal: running.signal }),
+    tick: async () => {
+      const failure = runFailure(await runPipeline(app, { mode: 'due', signal: running.signal }));
+      if (failure) throw failure; // logged by the scheduler as "tick failed: <cause>"
+    },
   });
   // The first digest goes out right after confirming (it takes that day's slot: the papers of the last
   // day of ingest that match); later ones at the subscriber's own hour.

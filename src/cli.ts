@@ -1,6 +1,7 @@
 // The `digest` command. Each subcommand builds the app through the composition root (src/main.ts).
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from './config.ts';
+import { storageFault } from './db/faults.ts';
 import { errorMessage, isAppError } from './errors.ts';
 import { openDatabase, migrate } from './db/open.ts';
 import { createApp, type AppOptions } from './main.ts';
@@ -170,6 +171,8 @@ async function withApp<A extends { close(): Promise<void> }>(
 }
 
 function oneLine(e: unknown): string {
-  const msg = isAppError(e) ? e.message : errorMessage(e);
+  // A raw SQLite error ("database or disk is full") becomes one naming the cause (disk full, locked…).
+  const fault = isAppError(e) ? undefined : storageFault(e);
+  const msg = fault ? fault.message : isAppError(e) ? e.message : errorMessage(e);
   return msg.split('\n')[0] ?? msg;
 }

@@ -2,10 +2,21 @@
 // Every variable here is listed in .env.example; a bad value stops start-up with a message naming it.
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import cron from 'node-cron';
 import { z } from 'zod';
 import { AppError } from './errors.ts';
 import { sourceSettings } from './ingest/source-kinds/registry.ts';
 import { bool, httpUrl, int, optionalText } from './settings.ts';
+
+/** smtp://host…, smtps://user:pass@host:port: a scheme and a host ("smtp://" alone is refused). */
+function smtpUrlHasHost(v: string): boolean {
+  if (!/^smtps?:\/\//i.test(v)) return false;
+  try {
+    return new URL(v).hostname.length > 0;
+  } catch {
+    return false;
+  }
+}
 
 export function isValidTimeZone(tz: string): boolean {
   try {
@@ -21,15 +32,19 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('localhost'),
   PUBLIC_URL: httpUrl.optional(),
   DATABASE_PATH: z.string().min(1).default('db/digest.sqlite'),
-  SMTP_URL: optionalText.refine((v) => v === undefined || /^smtps?:\/\//i.test(v), {
-    error: 'must look like smtp://user:pass@host:port or smtps://…',
+  SMTP_URL: optionalText.refine((v) => v === undefined || smtpUrlHasHost(v), {
+    error: 'must look like smtp://user:pass@host:port or smtps://… (with a host)',
   }),
   MAIL_FROM: z.string().min(3).default('Paper Digest <digest@localhost>'),
   UNSUBSCRIBE_MAILTO: optionalText.refine((v) => v === undefined || z.email().safeParse(v).success, {
     error: 'must be an email address',
   }),
   MAIL_CATCHER_PORT: int(0, 65535).default(1025),
-  DIGEST_CRON: z.string().min(9).default('0 * * * *'),
+  // Checked with node-cron's own parser for every command, not only by `serve` when it schedules.
+  DIGEST_CRON: z
+    .string()
+    .default('0 * * * *')
+    .refine((v) => cron.validate(v), { error: 'not a valid cron expression (e.g. "0 * * * *": every hour)' }),
   DIGEST_TZ: z
     .string()
     .default('UTC')
@@ -59,6 +74,12 @@ const envSchema = z.object({
   HARD_FAILURES_TO_SUPPRESS: int(1, 100).default(3),
   SHUTDOWN_GRACE_MS: int(0, 600_000).default(30_000),
   // Threads that build and send digests in a big run (this one included); 1 = no worker threads.
+  // Storage: how long a command waits for the write lock in all (a lock held longer is a one-line
+  // "database locked" fault); in `digest serve`, how long one statement may block the event loop.
+  DB_BUSY_TIMEOUT_MS: int(0, 600_000).default(5_000),
+  WEB_BUSY_TIMEOUT_MS: int(0, 5_000).default(50),
+  // A web write that meets the lock is tried again for this long (event loop free in between), then 503.
+  WEB_LOCK_WAIT_MS: int(0, 60_000).default(1_000),
   SEND_WORKERS: int(1, 64).default(Math.min(2, availableParallelism())),
   SUBSCRIBE_RATE_LIMIT: int(1, 100_000).default(10),
   TRUST_PROXY: bool.default(false),

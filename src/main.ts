@@ -28,6 +28,8 @@ export interface AppOptions {
   /** Replace the SMTP mailer (benchmarks); tests use a real SMTP server through SMTP_URL instead. */
   mailer?: Mailer;
   mailMode?: MailMode;
+  /** SQLite busy_timeout of the app's connection (default DB_BUSY_TIMEOUT_MS; `serve`: WEB_BUSY_TIMEOUT_MS). */
+  busyTimeoutMs?: number;
 }
 
 export interface App {
@@ -56,7 +58,8 @@ export function inboxDir(config: Config): string {
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
-  const db = openDatabase(config.DATABASE_PATH);
+  // Refuses a database it cannot write (one small write at open), naming DATABASE_PATH.
+  const db = openDatabase(config.DATABASE_PATH, { busyTimeoutMs: options.busyTimeoutMs ?? config.DB_BUSY_TIMEOUT_MS });
   const tokens = new Tokens(config.SECRET_KEY ?? localSecret(db, logger));
   const links = new Links(config.PUBLIC_URL, tokens, clock);
   const renderer = await createRenderer({ logger });

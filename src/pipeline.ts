@@ -2,6 +2,8 @@
 // (retention, unused queries) and the blackout check. Every caller goes through here: the scheduler's tick
 // (mode 'due'), `digest run` ('now', or 'due' with --due), the first digest after confirming ('now' for
 // one subscriber, no fetching) and the benchmark (which times the exported stages one by one).
+import { retryWhileBusy } from './db/busy.ts';
+import { AppError } from './errors.ts';
 import type { App } from './main.ts';
 import { createSourcePoller, parseSources, type PollReport } from './ingest/sources.ts';
 import { planDigests, type PlanMode, type PlanResult } from './plan/planner.ts';
@@ -48,7 +50,14 @@ export const matchNew = matchPending;
 
 /** Stage 3: the ledger rows of every slot that has come (see src/plan/slots.ts). */
 export function plan(app: Deps, mode: PlanMode, onlySubscriber?: number, inSavepoint = false): Promise<PlanResult> {
-  return planDigests(app.db, { clock: app.clock, mode, onlySubscriber, logger: app.logger, yieldBetweenChunks: !inSavepoint });
+  return planDigests(app.db, {
+    clock: app.clock,
+    mode,
+    onlySubscriber,
+    logger: app.logger,
+    yieldBetweenChunks: !inSavepoint,
+    busyWaitMs: app.config.DB_BUSY_TIMEOUT_MS,
+  });
 }
 
 /** Stage 4: everything the ledger has to send now (claims, retries, relay-down pause, threads). */
@@ -74,19 +83,24 @@ export async function runPipeline(app: Deps, opts: PipelineOptions): Promise<Pip
     }
   }
 
-  const recovered = recoverStale(db, clock, { logger });
-  const matched = matchNew(db);
+  // Writes wait for another process's lock by trying again (see db/busy.ts), up to DB_BUSY_TIMEOUT_MS.
+  const wait = config.DB_BUSY_TIMEOUT_MS;
+  const recovered = await retryWhileBusy(() => recoverStale(db, clock, { logger }), wait);
+  const matched = await retryWhileBusy(() => matchNew(db), wait);
   const planned = await plan(app, opts.mode, one);
   logger.info({ matched, plan: planned }, 'planned');
   const sent = await send(app, { signal: opts.signal, onProgress: opts.onProgress });
   logger.info({ send: sent }, 'sent');
-  if (one !== undefined) return { sources, matched, plan: planned, send: sent, recovered, pruned: 0, prunedQueries: 0, overdue: undefined };
+  // The database could not be written mid-send: no upkeep now (it would fail the same way).
+  if (one !== undefined || sent.storageFault) {
+    return { sources, matched, plan: planned, send: sent, recovered, pruned: 0, prunedQueries: 0, overdue: undefined };
+  }
 
   const pruned = await pruneLedger(db, clock, config.DIGEST_RETENTION_DAYS);
   // Topics edited away or whose subscriber was deleted leave their query behind; it would be matched
   // against every new paper forever. One indexed NOT EXISTS per query (topics_query): ~1 ms per 10k queries.
-  const prunedQueries = removeUnusedQueries(db);
-  const overdue = countOverdue(db, clock);
+  const prunedQueries = await retryWhileBusy(() => removeUnusedQueries(db), wait);
+  const overdue = await retryWhileBusy(() => countOverdue(db, clock), wait);
   if (overdue.subscribers > 0) {
     logger.warn(
       { overdue: overdue.subscribers },
@@ -94,4 +108,26 @@ export async function runPipeline(app: Deps, opts: PipelineOptions): Promise<Pip
     );
   }
   return { sources, matched, plan: planned, send: sent, recovered, pruned, prunedQueries, overdue };
+}
+
+/**
+ * Why a run that returned did not do its work, as one error (the CLI prints it and exits non-zero, the
+ * scheduler logs it): the database could not be written mid-send, or the relay looked down. Else undefined.
+ */
+export function runFailure(r: PipelineReport): AppError | undefined {
+  const s = r.send;
+  if (!s) return undefined;
+  if (s.storageFault) {
+    return new AppError(s.storageFaultCode ?? 'DB_FAULT', `sending stopped: ${s.storageFault}; unsent digests wait for the next run`, {
+      temporary: true,
+      status: 503,
+    });
+  }
+  if (s.paused) {
+    return new AppError('RELAY_DOWN', `sending paused: ${s.pauseReason ?? 'the SMTP relay is not answering'}; run again when it is back`, {
+      temporary: true,
+      status: 503,
+    });
+  }
+  return undefined;
 }

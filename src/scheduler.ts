@@ -1,6 +1,7 @@
 // node-cron on DIGEST_CRON / DIGEST_TZ. A tick never overlaps the previous one: the cron task has
 // noOverlap, and ticks requested by hand (after a confirmation) wait for the running one.
 import cron, { type ScheduledTask } from 'node-cron';
+import { errorMessage } from './errors.ts';
 import type { Logger } from './log.ts';
 
 export interface Scheduler {
@@ -31,7 +32,8 @@ export function createScheduler(opts: {
         await job();
         logger.info({ why, ms: Date.now() - started }, 'tick done');
       } catch (err) {
-        logger.error({ err, why }, 'tick failed');
+        // One line naming the cause (a full disk, a lock, the relay down), the details in err.
+        logger.error({ err, why, code: (err as { code?: unknown }).code }, `tick failed: ${errorMessage(err)}`);
       }
     });
     return chain;

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { AppError } from '../errors.ts';
+import { storageFault } from './faults.ts';
 
 export type Db = Database.Database;
 
@@ -13,21 +14,57 @@ export interface OpenOptions {
   /** Apply pending migrations (default true). */
   migrate?: boolean;
   readonly?: boolean;
+  /**
+   * How long one statement waits for another connection's write lock, blocking the thread (SQLite
+   * busy_timeout; default 5000). `digest serve` uses WEB_BUSY_TIMEOUT_MS (ms) so a lock never freezes its
+   * event loop for long; commands use DB_BUSY_TIMEOUT_MS.
+   */
+  busyTimeoutMs?: number;
+  /** Refuse a database that cannot be written: one small write at open (default: when migrating, not readonly). */
+  checkWritable?: boolean;
+}
+
+/** Every database path comes from DATABASE_PATH: errors name the variable so the fix is obvious. */
+const where = (path: string) => `DATABASE_PATH=${path}`;
+
+/** A tiny write in its own IMMEDIATE transaction: proves the file, its folder and the disk take writes. */
+const SQL_WRITE_PROBE = `
+  INSERT INTO settings (key, value) VALUES ('write_probe', :at)
+  ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
+
+/** One write (see SQL_WRITE_PROBE). Throws StorageFault when the database cannot be written. */
+export function probeWrite(db: Db, at: Date = new Date()): void {
+  try {
+    db.transaction(() => db.prepare(SQL_WRITE_PROBE).run({ at: at.toISOString() })).immediate();
+  } catch (e) {
+    throw storageFault(e) ?? e;
+  }
 }
 
 export function openDatabase(path: string, options: OpenOptions = {}): Db {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   let db: Db;
   try {
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     db = new Database(path, { readonly: options.readonly ?? false });
   } catch (cause) {
-    throw new AppError('DB_OPEN_FAILED', `Cannot open database ${path}: ${(cause as Error).message}`, { cause });
+    throw new AppError('DB_OPEN_FAILED', `${where(path)}: cannot open the database: ${(cause as Error).message}`, { cause });
   }
-  if (!options.readonly) db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 5000');
-  db.pragma('foreign_keys = ON');
-  db.pragma('synchronous = NORMAL');
-  if (options.migrate ?? true) migrate(db);
+  try {
+    db.pragma(`busy_timeout = ${Math.max(0, Math.round(options.busyTimeoutMs ?? 5000))}`);
+    if (!options.readonly) db.pragma('journal_mode = WAL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('synchronous = NORMAL');
+    if (options.migrate ?? true) migrate(db);
+    if (options.checkWritable ?? (!options.readonly && (options.migrate ?? true))) probeWrite(db);
+  } catch (e) {
+    db.close();
+    const fault = storageFault(e);
+    if (fault) throw fault.in(`${where(path)}: cannot write the database`);
+    if ((e as { code?: string }).code === 'SQLITE_NOTADB' || (e as { code?: string }).code === 'SQLITE_CORRUPT') {
+      throw new AppError('DB_OPEN_FAILED', `${where(path)}: not a database this service can use: ${(e as Error).message}`, { cause: e });
+    }
+    throw e;
+  }
   return db;
 }
 

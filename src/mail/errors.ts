@@ -1,5 +1,6 @@
 // What went wrong with one SMTP send, reduced to what the sender needs to decide: retry, fail, or pause.
 import { AppError } from '../errors.ts';
+import { sentWholeMessage } from './data-phase.ts';
 
 /**
  * - temporary:  the relay answered 4xx for this message (or 503): retry later with backoff.
@@ -7,8 +8,11 @@ import { AppError } from '../errors.ts';
  * - connection: the relay could not be used at all (refused, dropped, timeout, TLS or auth failure,
  *               sender refused, 421 "service not available, closing channel" at any stage): retry
  *               later; many in a row mean the relay is down.
+ * - ambiguous:  the connection dropped or timed out AFTER the whole message, final "." included, was
+ *               written, and no answer came: the relay may have queued it. Never retried (a retry may be a
+ *               second copy): the row becomes 'unknown', as after a crash (see data-phase.ts, ledger.ts).
  */
-export type MailErrorKind = 'temporary' | 'permanent' | 'connection';
+export type MailErrorKind = 'temporary' | 'permanent' | 'connection' | 'ambiguous';
 
 export class MailError extends AppError {
   readonly kind: MailErrorKind;
@@ -19,7 +23,8 @@ export class MailError extends AppError {
 
   constructor(kind: MailErrorKind, response: string, responseCode: number | undefined, cause?: unknown) {
     super(`MAIL_${kind.toUpperCase()}`, `SMTP ${kind} failure: ${response}`, {
-      temporary: kind !== 'permanent',
+      // 'ambiguous' is not retried: the send may have succeeded.
+      temporary: kind === 'temporary' || kind === 'connection',
       cause,
       status: 502,
     });
@@ -61,5 +66,10 @@ export function toMailError(e: unknown): MailError {
   }
   // Anything else is about the relay or the connection to it.
   const what = [err.originalCode ?? err.code, reply || err.message].filter(Boolean).join(' ');
+  // No answer at all after the whole message went out: it may be queued. An answer (even a 421 while
+  // closing) is an answer: the relay did not take the message.
+  if (code === undefined && sentWholeMessage(e)) {
+    return new MailError('ambiguous', `no answer after the whole message was sent: ${what || 'connection lost'}`, undefined, e);
+  }
   return new MailError('connection', what || 'connection failed', code, e);
 }

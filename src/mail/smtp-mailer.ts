@@ -1,12 +1,14 @@
 // The Mailer over SMTP: a nodemailer connection pool with a rate limit, timeouts and optional DKIM.
 // Messages are built by raw-message.ts (headers from a template, fast quoted-printable bodies) and handed
 // to the pool as `{ envelope, raw }`; nodemailer signs them with DKIM when configured and sends them.
-// Errors come out as MailError with a kind (temporary / permanent / connection) the sender acts on.
+// Errors come out as MailError with a kind (temporary / permanent / connection / ambiguous) the sender
+// acts on; 'ambiguous' (no answer after the whole message went out) needs the watch in data-phase.ts.
 import { randomUUID } from 'node:crypto';
 import { createTransport } from 'nodemailer';
 import type { DkimConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { errorMessage } from '../errors.ts';
+import { installDataPhaseWatch } from './data-phase.ts';
 import { MailError, toMailError } from './errors.ts';
 import { createRawMessageBuilder, type RawMessage } from './raw-message.ts';
 import type { Mailer, OutgoingMail, SentMail } from './types.ts';
@@ -49,6 +51,7 @@ export function domainOf(address: string): string {
 }
 
 export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
+  installDataPhaseWatch();
   const log = opts.logger.child({ component: 'smtp' });
   const transport = createTransport({
     pool: true,

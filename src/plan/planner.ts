@@ -17,6 +17,7 @@
 // the last one's time to hold the lock for about CHUNK_TARGET_MS.
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
+import { retryWhileBusy } from '../db/busy.ts';
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../log.ts';
 import { SQL_SLOT_HAS_COME, zonesNow, type PlanMode } from './slots.ts';
@@ -32,6 +33,11 @@ export interface PlanOptions {
   chunkSize?: number;
   /** Let the event loop run between chunks (default true; a preview inside a savepoint says false). */
   yieldBetweenChunks?: boolean;
+  /**
+   * When a chunk cannot take the write lock (another process writes), try it again for up to this long,
+   * letting the event loop run between tries (default 0: the connection's busy_timeout only).
+   */
+  busyWaitMs?: number;
   logger?: Logger;
 }
 
@@ -170,7 +176,11 @@ export async function planDigests(db: Db, opts: PlanOptions): Promise<PlanResult
   for (let lo = range.lo; lo <= range.hi; ) {
     const started = performance.now();
     // IMMEDIATE: take the write lock first, so two planners cannot both see "slot not run yet".
-    const r = s.planChunk.immediate({ ...params, lo, hi: lo + chunk - 1 });
+    const bounds = { ...params, lo, hi: lo + chunk - 1 };
+    const r =
+      opts.yieldBetweenChunks === false
+        ? s.planChunk.immediate(bounds)
+        : await retryWhileBusy(() => s.planChunk.immediate(bounds), opts.busyWaitMs ?? 0);
     total.slots += r.slots;
     total.planned += r.planned;
     total.items += r.items;

@@ -58,6 +58,15 @@ export class RelayWatch {
     return Atomics.add(this.cells, STREAK, 1) + 1 >= this.threshold;
   }
 
+  /**
+   * No answer after a whole message (the row became 'unknown', nothing to give back): counts toward the
+   * streak like a connection failure. True when this one reached the threshold.
+   */
+  noAnswer(): boolean {
+    this.syncEpoch();
+    return Atomics.add(this.cells, STREAK, 1) + 1 >= this.threshold;
+  }
+
   /** Pauses the run for every thread. True for the call that did it. */
   pause(): boolean {
     return Atomics.compareExchange(this.cells, PAUSED, 0, 1) === 0;

@@ -11,6 +11,8 @@
 // its delivery in the same transaction as its next claim instead).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
+import { retryWhileBusy } from '../db/busy.ts';
+import { storageFault } from '../db/faults.ts';
 import type { Db } from '../db/open.ts';
 import { errorMessage } from '../errors.ts';
 import type { Links } from '../links.ts';
@@ -66,8 +68,26 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   /** Set once the run has returned: late outcomes are only logged. */
   let abandoned = false;
   let gaveBackStreak = false;
+  /** Set when the database could not be written (full, read-only, locked too long): every lane stops. */
+  let storageStopped = false;
+  const busyBudgetMs = config.DB_BUSY_TIMEOUT_MS ?? 0;
 
-  const stopping = () => relay.paused || signal?.aborted === true;
+  const stopping = () => relay.paused || storageStopped || signal?.aborted === true;
+
+  /**
+   * The ledger could not be written: stop claiming (what is left waits for the next run, which must be
+   * told: the run reports the fault and `digest run` exits non-zero). Not a storage fault: a bug, rethrown.
+   */
+  const stopOnStorageFault = (e: unknown, digest: number | undefined, what: string): void => {
+    const fault = storageFault(e);
+    if (!fault) throw e;
+    if (!storageStopped) {
+      storageStopped = true;
+      summary.storageFault = fault.message;
+      summary.storageFaultCode = fault.fault;
+      logger.error({ code: fault.fault, digest }, `sending stopped: ${fault.message} (${what}); the rest waits for the next run`);
+    }
+  };
   const progress = (done: number, sent: number, failed: number) => opts.onProgress?.({ done, sent, failed });
   const settle = (id: number, outcome: 'sent' | 'failed' | 'other') => {
     leftForRetry.delete(id);
@@ -92,9 +112,38 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
     for (const id of relay.takeMyStreak()) giveBack(id, response);
   };
 
+  /** A connection-level failure counts toward "relay down"; at RELAY_DOWN_AFTER in a row the run pauses. */
+  const relayTrouble = (id: number, response: string, retried: boolean) => {
+    const tripped = retried ? relay.connectionFailed(id) : relay.noAnswer();
+    if (relay.paused) {
+      // Paused already: this row goes back (with the rest of this thread's streak the first time).
+      if (gaveBackStreak) {
+        if (retried) giveBack(id, response);
+      } else giveBackMyStreak(response);
+    } else if (tripped && relay.pause()) {
+      summary.paused = true;
+      summary.pauseReason = `relay down: ${relay.streak} connection failures in a row (last: ${response})`;
+      logger.error({ reason: summary.pauseReason }, 'sending paused');
+      giveBackMyStreak(response);
+    }
+  };
+
   const onFailure = (loaded: LoadedDigest, err: MailError) => {
     const { row, subscriber } = loaded;
     const failure = { code: err.responseCode ?? null, response: err.response.slice(0, 1000) };
+    if (err.kind === 'ambiguous') {
+      // The relay may have queued it: never resent; the watermark stays, so its papers ride in the next
+      // digest (exactly what a crash mid-send leaves, see ledger.ts).
+      ledger.markUnknown(row.id, `outcome unknown: ${err.response}; not resent, papers carried to the next edition`.slice(0, 1000));
+      summary.unknown++;
+      settle(row.id, 'other');
+      logger.warn(
+        { digest: row.id, subscriber: subscriber.id, response: err.response },
+        'relay answer lost after the whole message was sent: digest marked unknown, not resent (its papers ride in the next digest)',
+      );
+      relayTrouble(row.id, err.response, false);
+      return;
+    }
     logger.info({ digest: row.id, kind: err.kind, code: err.responseCode, response: err.response }, 'send failed');
     if (err.kind === 'permanent') {
       relay.answered();
@@ -119,17 +168,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
       relay.answered();
       return;
     }
-    const tripped = relay.connectionFailed(row.id);
-    if (relay.paused) {
-      // Paused already: this row goes back (with the rest of this thread's streak the first time).
-      if (gaveBackStreak) giveBack(row.id, err.response);
-      else giveBackMyStreak(err.response);
-    } else if (tripped && relay.pause()) {
-      summary.paused = true;
-      summary.pauseReason = `relay down: ${relay.streak} connection failures in a row (last: ${err.response})`;
-      logger.error({ reason: summary.pauseReason }, 'sending paused');
-      giveBackMyStreak(err.response);
-    }
+    relayTrouble(row.id, err.response, true);
   };
 
   /** Nothing was sent, and sending cannot work (unreadable row, render error): failed, no hard failure. */
@@ -226,26 +265,29 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
         if (delivered) {
           const d = delivered;
           try {
-            ledger.markSent(d.id, d.subscriberId, d.toPaper, d.messageId, d.response, d.at);
+            await retryWhileBusy(() => ledger.markSent(d.id, d.subscriberId, d.toPaper, d.messageId, d.response, d.at), busyBudgetMs);
             recorded(d);
           } catch (e) {
             logger.error({ err: e, digest: d.id }, 'cannot record a delivered digest: it stays in flight (later unknown)');
+            stopOnStorageFault(e, d.id, 'recording a delivered digest; it becomes unknown at the next run, not resent');
           }
         }
         break;
       }
       let id: number | undefined;
       try {
+        // Waits for a lock by trying again (the event loop runs in between), never in one long block.
         if (delivered) {
-          id = ledger.recordSentThenClaim(delivered, clock.now()).next;
-          recorded(delivered);
+          const d = delivered;
+          id = (await retryWhileBusy(() => ledger.recordSentThenClaim(d, clock.now()), busyBudgetMs)).next;
+          recorded(d);
         } else {
-          id = ledger.claimNext(clock.now());
+          id = await retryWhileBusy(() => ledger.claimNext(clock.now()), busyBudgetMs);
         }
       } catch (e) {
-        // The database stayed locked past busy_timeout: leave what is left to a later run.
-        logger.error({ err: e, digest: delivered?.id }, 'cannot record or claim: the database stayed locked');
-        return;
+        // A delivered row that cannot be recorded stays 'sending': the next run marks it unknown (never resent).
+        stopOnStorageFault(e, delivered?.id, delivered ? 'recording a delivered digest; it becomes unknown at the next run, not resent' : 'claiming the next digest');
+        break;
       } finally {
         delivered = undefined;
       }
@@ -259,8 +301,9 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
       try {
         delivered = await handle(id);
       } catch (e) {
-        // A bug or a database error while recording: leave the row 'sending' for recoverStale.
-        logger.error({ digest: id, err: e }, 'unexpected error while sending a digest');
+        // A database error while recording an outcome, or a bug: leave the row 'sending' for recoverStale.
+        if (storageFault(e)) stopOnStorageFault(e, id, 'recording an outcome');
+        else logger.error({ digest: id, err: e }, 'unexpected error while sending a digest');
       } finally {
         inFlight.delete(id);
       }

@@ -18,6 +18,7 @@ export type SenderConfig = Pick<
     Pick<
       Config,
       | 'SMTP_RETRY_WINDOW_MS'
+      | 'DB_BUSY_TIMEOUT_MS'
       // Only needed for worker threads (a run without them stays in one thread):
       | 'SEND_WORKERS'
       | 'PUBLIC_URL'
@@ -62,6 +63,12 @@ export interface SendSummary {
   threads?: number;
   /** Digests sent by each thread, this one first. */
   sentPerThread?: number[];
+  /**
+   * The database could not be written (full disk, read-only, locked longer than DB_BUSY_TIMEOUT_MS):
+   * the run stopped claiming; one line naming the cause. What is left waits for the next run.
+   */
+  storageFault?: string;
+  storageFaultCode?: string;
   /** Time spent rendering digests, summed over threads (ms). */
   renderMs?: number;
 }

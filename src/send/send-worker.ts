@@ -42,7 +42,7 @@ async function main(setup: WorkerSetup): Promise<void> {
   };
   const ticker = setInterval(flush, PROGRESS_EVERY_MS);
   try {
-    db = openDatabase(setup.databasePath, { migrate: false });
+    db = openDatabase(setup.databasePath, { migrate: false, busyTimeoutMs: config.DB_BUSY_TIMEOUT_MS });
     const links = new Links(config.PUBLIC_URL, new Tokens(setup.secret), systemClock);
     const renderer = await createRenderer({ sources: setup.templates, logger });
     mailer = createSmtpMailer({

@@ -179,6 +179,8 @@ function combine(parts: SendSummary[]): SendSummary {
     total.unknown += p.unknown;
     total.paused ||= p.paused;
     total.pauseReason ??= p.pauseReason;
+    total.storageFault ??= p.storageFault;
+    total.storageFaultCode ??= p.storageFaultCode;
     total.renderMs += p.renderMs ?? 0;
   }
   total.threads = parts.length;

@@ -1,6 +1,7 @@
 // One error handler for every route: AppError.status with its message, as a page or as JSON.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { storageFault } from '../db/faults.ts';
 import { isAppError } from '../errors.ts';
 import type { Pages } from './pages.ts';
 import { sendMessage, wantsJson } from './respond.ts';
@@ -13,6 +14,10 @@ const TITLES: Record<string, string> = {
   DIGEST_GONE: 'Digest not found',
   NOT_FOUND: 'Page not found',
   UNSUBSCRIBED: 'You are unsubscribed',
+  DB_LOCKED: 'Busy right now',
+  DB_FULL: 'Temporarily unavailable',
+  DB_READONLY: 'Temporarily unavailable',
+  DB_IO: 'Temporarily unavailable',
 };
 
 const HINTS: Record<string, string> = {
@@ -29,9 +34,17 @@ interface Described {
   status: number;
   code: string;
   message: string;
+  /** Seconds, for a Retry-After header (503 only). */
+  retryAfter?: number;
 }
 
+/** What the visitor reads when the database cannot take their change (the cause goes to the log). */
+const STORAGE_MESSAGE = 'We could not save this just now. Nothing was changed; please try again in a moment.';
+
 function describe(err: FastifyError | Error): Described {
+  // SQLITE_BUSY / LOCKED / FULL / READONLY / IOERR: retryable, never a 500 (see db/faults.ts).
+  const fault = storageFault(err);
+  if (fault) return { status: 503, code: fault.fault, message: STORAGE_MESSAGE, retryAfter: fault.retryAfterSeconds };
   if (isAppError(err)) return { status: err.status, code: err.code, message: err.message };
   if (hasZodFastifySchemaValidationErrors(err)) {
     const first = err.validation[0];
@@ -47,7 +60,10 @@ function describe(err: FastifyError | Error): Described {
 export function createErrorHandler(pages: Pages) {
   return function handleError(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) {
     const d = describe(err);
-    if (d.status >= 500) req.log.error({ err, code: d.code }, 'request failed');
+    if (d.retryAfter !== undefined) {
+      reply.header('retry-after', String(d.retryAfter));
+      req.log.warn({ code: d.code, reason: storageFault(err)?.message }, 'request refused: the database cannot be written now');
+    } else if (d.status >= 500) req.log.error({ err, code: d.code }, 'request failed');
     else req.log.info({ code: d.code, status: d.status, msg: d.message }, 'request refused');
     if (wantsJson(req)) return reply.code(d.status).send({ ok: false, code: d.code, error: d.message });
     const title = TITLES[d.code] ?? (d.status >= 500 ? 'Something went wrong' : 'This did not work');

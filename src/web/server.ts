@@ -7,6 +7,7 @@ import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod
 import { createErrorHandler, notFoundHandler } from './errors.ts';
 import type { RouteDeps, WebDeps } from './deps.ts';
 import { createPages } from './pages.ts';
+import { retryLockedWrites } from './lock-retry.ts';
 import { logRequests } from './request-log.ts';
 import { registerApiRoutes } from './routes/api.ts';
 import { registerAssetRoutes } from './routes/assets.ts';
@@ -43,6 +44,7 @@ export function buildServer(deps: WebDeps, extraRoutes: ExtraRoutes = []): Fasti
   app.addHook('onSend', securityHeaders);
   logRequests(app);
   app.setErrorHandler(createErrorHandler(routeDeps.pages));
+  retryLockedWrites(app, deps.config.WEB_LOCK_WAIT_MS);
   app.setNotFoundHandler(notFoundHandler(routeDeps.pages));
 
   // Routes go in after the plugins have loaded, so that route-level rate limits are honoured.

@@ -15,7 +15,8 @@ import { createSmtpMailer } from '../../src/mail/smtp-mailer.ts';
 import type { Mailer } from '../../src/mail/types.ts';
 import { Tokens } from '../../src/tokens.ts';
 import { matchPending } from '../../src/topics/matcher.ts';
-import { tempDatabase, type TempDb } from './seed.ts';
+import { openDatabase } from '../../src/db/open.ts';
+import { tempDatabase, withDatabase, type TempDb } from './seed.ts';
 import { SmtpSink, type SinkOptions } from './smtp-sink.ts';
 
 export const SECRET = 'test-secret-key-0123456789abcdef0123456789';
@@ -68,9 +69,12 @@ export interface DeliveryEnv {
 }
 
 export async function deliveryEnv(
-  opts: { env?: Record<string, string>; sink?: SinkOptions; clock?: Clock } = {},
+  opts: { env?: Record<string, string>; sink?: SinkOptions; clock?: Clock; databaseDir?: string } = {},
 ): Promise<DeliveryEnv> {
-  const t = tempDatabase();
+  // databaseDir: put the database in this (existing) folder, e.g. a small tmpfs for full-disk tests.
+  const t = opts.databaseDir
+    ? withDatabase({ dir: opts.databaseDir, path: join(opts.databaseDir, 'digest.sqlite'), remove: () => undefined }, openDatabase(join(opts.databaseDir, 'digest.sqlite')))
+    : tempDatabase();
   const sink = await SmtpSink.start(opts.sink);
   const env = deliveryEnvVars(t, sink, opts.env);
   const config = loadConfig(env);

@@ -1,6 +1,8 @@
 // A real SMTP server (smtp-server) for tests, scriptable per address and per attempt:
 // accept (optionally slowly), reject with any code (421/451/550 …) at RCPT TO or after DATA,
-// drop the connection, refuse connections, and stop / start again on the same port.
+// drop the connection (at RCPT TO, in the middle of the message, or after the final "." without keeping
+// it), lose the answer to a message it DID keep (drop, or answer after the client's timeout: what makes a
+// send ambiguous), refuse connections, and stop / start again on the same port.
 // Received messages keep their raw bytes and are parsed with postal-mime on demand.
 //
 //   const sink = await SmtpSink.start();
@@ -15,7 +17,14 @@ import PostalMime, { type Email } from 'postal-mime';
 export type SinkReply =
   | { action: 'accept'; delayMs?: number }
   | { action: 'reject'; code: number; text?: string; stage?: 'rcpt' | 'data'; delayMs?: number }
-  | { action: 'drop'; stage?: 'rcpt' | 'data'; delayMs?: number };
+  | { action: 'drop'; stage?: DropStage; delayMs?: number }
+  | { action: 'lost'; answer: 'drop' | 'late'; delayMs?: number };
+
+/**
+ * Where a drop happens: 'rcpt' at RCPT TO (before DATA), 'body' on the first bytes of the message (before
+ * its final "."), 'data' after the final "." (the message is not kept).
+ */
+export type DropStage = 'rcpt' | 'body' | 'data';
 
 export interface RecipientContext {
   address: string;
@@ -34,7 +43,12 @@ export const reject = (code: number, opts: { text?: string; stage?: 'rcpt' | 'da
   code,
   ...opts,
 });
-export const drop = (stage: 'rcpt' | 'data' = 'data', delayMs?: number): SinkReply => ({ action: 'drop', stage, delayMs });
+export const drop = (stage: DropStage = 'data', delayMs?: number): SinkReply => ({ action: 'drop', stage, delayMs });
+/**
+ * The relay keeps the message (it counts as received) but its answer never arrives: 'drop' cuts the
+ * connection right after the final "."; 'late' answers 250 after delayMs (set it past the client's timeout).
+ */
+export const lost = (answer: 'drop' | 'late' = 'drop', delayMs = 0): SinkReply => ({ action: 'lost', answer, delayMs });
 
 /** Per-address plans: the n-th attempt gets plan[n-1]; attempts past the plan (and other addresses) are accepted. */
 export function perAddress(plans: Record<string, SinkReply[]>, fallback?: SinkScript): SinkScript {
@@ -207,13 +221,13 @@ export class SmtpSink {
     const state = this.sessions.get(session.id) ?? { reply: undefined };
     this.sessions.set(session.id, state);
     state.reply = reply;
-    const atRcpt = reply && reply.action !== 'accept' && (reply.stage ?? 'rcpt') === 'rcpt';
+    const atRcpt = (reply?.action === 'reject' || reply?.action === 'drop') && (reply.stage ?? 'rcpt') === 'rcpt';
     if (!atRcpt) return cb();
     const act = () => {
-      if (reply.action === 'drop') this.socketOf(session)?.destroy();
-      else if (reply.action === 'reject') cb(smtpError(reply.code, reply.text ?? `${address}: scripted ${reply.code}`));
+      if (reply!.action === 'drop') this.socketOf(session)?.destroy();
+      else if (reply!.action === 'reject') cb(smtpError(reply!.code, reply!.text ?? `${address}: scripted ${reply!.code}`));
     };
-    if (reply.delayMs) setTimeout(act, reply.delayMs);
+    if (reply!.delayMs) setTimeout(act, reply!.delayMs);
     else act();
   }
 
@@ -224,13 +238,31 @@ export class SmtpSink {
   ): void {
     const chunks: Buffer[] = [];
     let broken = false;
-    stream.on('data', (c: Buffer) => chunks.push(c));
+    const early = this.sessions.get(session.id)?.reply;
+    const cutInBody = early?.action === 'drop' && early.stage === 'body';
+    stream.on('data', (c: Buffer) => {
+      chunks.push(c);
+      if (cutInBody && !broken) {
+        broken = true;
+        this.socketOf(session)?.destroy(); // before the final ".": the client is still writing
+      }
+    });
     stream.on('error', () => {
       broken = true; // the client went away mid-message: nothing was delivered
     });
     stream.on('end', () => {
       if (broken) return;
       const reply = this.sessions.get(session.id)?.reply;
+      if (reply?.action === 'lost') {
+        // Kept (a real relay would have queued it), then the answer is lost.
+        this.record(session, Buffer.concat(chunks));
+        if (reply.answer === 'drop') {
+          this.socketOf(session)?.destroy();
+          return;
+        }
+        setTimeout(() => cb(null, `Ok: queued as ${this.messages.length} (late)`), reply.delayMs ?? 0);
+        return;
+      }
       const finish = () => {
         if (reply?.action === 'drop') {
           this.socketOf(session)?.destroy();

@@ -205,16 +205,19 @@ describe('sendPending', () => {
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
   });
 
-  it('connection drops for one address are retried without pausing the run', async () => {
+  it('connection drops before the message is complete are retried without pausing the run', async () => {
     e = await deliveryEnv({
       env: { RELAY_DOWN_AFTER: '2' },
-      sink: { script: perAddress({ 'reader1@example.com': [drop('data'), drop('data')] }) },
+      sink: { script: perAddress({ 'reader1@example.com': [drop('rcpt'), drop('rcpt')] }) },
     });
     seedAudience(4);
     await e.plan();
     expect(await e.send()).toMatchObject({ sent: 4, paused: false });
     expect(e.sink.byAddress('reader1@example.com')).toHaveLength(1);
-    expect(rowFor('reader1@example.com')[0]).toMatchObject({ status: 'sent', attempts: 3 });
+    // Three tries reached the relay (nodemailer's pool may repeat a drop at RCPT TO itself on a reused
+    // connection, as no byte of the message was sent, so the row may count 2 or 3 attempts).
+    expect(e.sink.attemptsFor('reader1@example.com')).toBe(3);
+    expect(rowFor('reader1@example.com')[0]).toMatchObject({ status: 'sent' });
   });
 
   it('on abort (SIGTERM) stops claiming, finishes the sends in flight and records them', async () => {

@@ -3,7 +3,9 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
-import type { Db } from '../../db/open.ts';
+import { retryWhileBusy } from '../../db/busy.ts';
+import { storageFault, type StorageFault } from '../../db/faults.ts';
+import { probeWrite, type Db } from '../../db/open.ts';
 import { metricsText } from '../../report/status.ts';
 import { AppError } from '../../errors.ts';
 import { parseFeed, type FeedFormat } from '../../ingest/detect.ts';
@@ -14,6 +16,9 @@ export interface ApiDeps {
   clock: Clock;
   config: Config;
 }
+
+/** /health writes at most once per this many milliseconds. */
+export const HEALTH_CACHE_MS = 1_000;
 
 const FORMATS = new Set(['auto', 'batch', 'hf', 'arxiv']);
 const TEXT_TYPES = ['application/json', 'application/xml', 'text/xml', 'application/atom+xml', 'application/rss+xml', 'text/plain'];
@@ -28,13 +33,29 @@ function tokenMatches(header: string | undefined, expected: string): boolean {
 export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { db, clock, config } = deps;
 
+  // Readiness, not liveness: ok only when the database takes a write (a tiny settings upsert in an
+  // IMMEDIATE transaction, see db/open.ts probeWrite). A read-only file, a full disk or a lock held past
+  // WEB_LOCK_WAIT_MS answer 503 naming the cause. The answer is kept HEALTH_CACHE_MS so a tight
+  // probe loop costs at most one write per second.
+  let last: { at: number; fault: StorageFault | undefined } | undefined;
   app.get('/health', async (_req, reply) => {
-    try {
-      db.prepare('SELECT 1').get();
-      return { ok: true };
-    } catch {
-      return reply.code(503).send({ ok: false, error: 'database unavailable' });
+    const now = performance.now();
+    if (!last || now - last.at >= HEALTH_CACHE_MS) {
+      let fault: StorageFault | undefined;
+      try {
+        // A lock held by a planner chunk passes in moments: retried like any web write (lock-retry.ts).
+        await retryWhileBusy(() => probeWrite(db, clock.now()), config.WEB_LOCK_WAIT_MS);
+      } catch (e) {
+        fault = storageFault(e);
+        if (!fault) throw e;
+      }
+      last = { at: now, fault };
     }
+    if (!last.fault) return { ok: true };
+    return reply
+      .code(503)
+      .header('retry-after', String(last.fault.retryAfterSeconds))
+      .send({ ok: false, code: last.fault.fault, error: last.fault.message });
   });
 
   app.get('/metrics', async (_req, reply) => {

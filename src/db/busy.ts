@@ -1,0 +1,24 @@
+// Waiting for the write lock without freezing the process. better-sqlite3 waits for a lock synchronously
+// (busy_timeout): while it waits, nothing else in the process runs, web requests included. So `digest
+// serve` gives its connection a short busy_timeout (WEB_BUSY_TIMEOUT_MS) and the long-running writers on
+// its main thread (the planner's chunks, the send loop's claim + record) retry here instead: each try
+// blocks at most that short timeout, and between tries the event loop runs. The whole wait is bounded by
+// DB_BUSY_TIMEOUT_MS, after which the lock error goes up (a one-line "database locked" fault).
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isBusy } from './faults.ts';
+
+/** Pause between tries: short first (most locks are one ~40 ms planner chunk), then at most this. */
+const MAX_PAUSE_MS = 100;
+
+/** Runs `fn`; while it fails with SQLITE_BUSY / SQLITE_LOCKED, tries again until `budgetMs` have passed. */
+export async function retryWhileBusy<T>(fn: () => T, budgetMs: number): Promise<T> {
+  const started = performance.now();
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return fn();
+    } catch (e) {
+      if (!isBusy(e) || performance.now() - started >= budgetMs) throw e;
+    }
+    await sleep(Math.min(MAX_PAUSE_MS, 5 * 2 ** attempt, Math.max(1, budgetMs - (performance.now() - started))));
+  }
+}

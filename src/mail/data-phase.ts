@@ -1,0 +1,72 @@
+// Did the whole message reach the relay before the connection failed?
+//
+// nodemailer 10 reports a dropped connection or a socket timeout the same way at every stage of a send
+// (code ECONNECTION / ETIMEDOUT, command 'CONN'): a drop while saying RCPT TO and a drop while waiting
+// for the answer to the final "." look alike. They are not alike for us: before the message is complete
+// the relay cannot have accepted it (a retry is safe); once the final CRLF.CRLF is out, the relay may have
+// queued it and only its answer was lost, and a retry may send a second copy. Nothing public tells the two
+// apart (checked: the error's `command`, `code`, `response`; the pool's `readableDidRead` only tells
+// "not a byte read yet"), so we watch the one place that knows: SMTPConnection's data stream (the message
+// with dots escaped and the terminating CRLF.CRLF appended, piped into the socket). Its 'end' fires once
+// every byte, the terminator included, has been handed to socket.write(). An error after that is marked
+// DATA_SENT on the error object itself, which nodemailer passes unchanged to sendMail's caller.
+//
+// The mark errs on the safe side: bytes handed to socket.write() may still sit in the socket's buffer when
+// the connection dies, so a few sends the relay never saw are called ambiguous (their row becomes
+// 'unknown': not resent, papers carried to the next digest). The other way round cannot happen: an error
+// without the mark came before the terminator was written, so the relay cannot have accepted the message.
+//
+// This patches two methods of nodemailer's SMTPConnection (send, _createSendStream) once per process:
+// the pool (smtp-pool/pool-resource.js) creates its connections from the same ESM module we import here.
+// installDataPhaseWatch() throws when those methods are missing (a nodemailer upgrade changed them), and
+// tests/integration/relay-ambiguity.test.ts fails on a real relay if the mark stops coming.
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { AppError } from '../errors.ts';
+
+/** Set (true) on an error that ended a send after the whole message, terminator included, was written. */
+export const DATA_SENT: unique symbol = Symbol.for('paper-digest.smtp.dataSent');
+
+type SendCallback = (err: Error | null, info?: unknown) => void;
+interface ConnectionInternals {
+  send(envelope: unknown, message: unknown, done: SendCallback): void;
+  _createSendStream(callback: SendCallback): NodeJS.ReadableStream;
+}
+
+const CURRENT = Symbol('paper-digest.smtp.currentSend');
+const INSTALLED = Symbol.for('paper-digest.smtp.dataPhaseWatch');
+
+/** Patches SMTPConnection once; later calls do nothing. */
+export function installDataPhaseWatch(): void {
+  const proto = (SMTPConnection as unknown as { prototype: ConnectionInternals & Record<symbol, unknown> }).prototype;
+  if (proto[INSTALLED]) return;
+  if (typeof proto.send !== 'function' || typeof proto._createSendStream !== 'function') {
+    throw new AppError(
+      'SMTP_INTERNALS_CHANGED',
+      'nodemailer no longer has SMTPConnection.send/_createSendStream: cannot tell a lost answer from a failed send (see src/mail/data-phase.ts)',
+    );
+  }
+  const send = proto.send;
+  const createSendStream = proto._createSendStream;
+  proto.send = function (this: ConnectionInternals & Record<symbol, unknown>, envelope, message, done) {
+    const state = { dataSent: false };
+    this[CURRENT] = state;
+    send.call(this, envelope, message, (err, info) => {
+      if (err && state.dataSent) (err as unknown as Record<symbol, boolean>)[DATA_SENT] = true;
+      done(err, info);
+    });
+  };
+  proto._createSendStream = function (this: ConnectionInternals & Record<symbol, unknown>, callback) {
+    const stream = createSendStream.call(this, callback);
+    const state = this[CURRENT] as { dataSent: boolean } | undefined;
+    stream.once('end', () => {
+      if (state) state.dataSent = true;
+    });
+    return stream;
+  };
+  proto[INSTALLED] = true;
+}
+
+/** True when `e` ended a send after the whole message had been written to the relay. */
+export function sentWholeMessage(e: unknown): boolean {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[DATA_SENT] === true;
+}

@@ -1,0 +1,32 @@
+// A web write that meets another process's write lock is tried again, not failed at once and not
+// waited for in one block. The connection of `digest serve` waits at most WEB_BUSY_TIMEOUT_MS per
+// statement (better-sqlite3 waits synchronously: the whole process stalls meanwhile); a route whose
+// handler throws SQLITE_BUSY / SQLITE_LOCKED runs again after a short pause, with the event loop free
+// in between, until WEB_LOCK_WAIT_MS have passed; then the error handler answers 503 + Retry-After.
+//
+// Safe to re-run: a handler's writes are one transaction each and a busy one was rolled back; the
+// handlers that write more than once (subscribe: one transaction, then the confirmation email) meet the
+// lock at their first write. Reads never wait for a lock in WAL mode.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import { isBusy } from '../db/faults.ts';
+
+const MAX_PAUSE_MS = 50;
+
+export function retryLockedWrites(app: FastifyInstance, budgetMs: number): void {
+  if (!(budgetMs > 0)) return;
+  app.addHook('onRoute', (route) => {
+    const handler = route.handler as (this: unknown, req: FastifyRequest, reply: FastifyReply) => unknown;
+    route.handler = async function retrying(this: unknown, req: FastifyRequest, reply: FastifyReply) {
+      const started = performance.now();
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await handler.call(this, req, reply);
+        } catch (e) {
+          if (!isBusy(e) || reply.sent || performance.now() - started >= budgetMs) throw e;
+        }
+        await sleep(Math.min(MAX_PAUSE_MS, 5 * 2 ** attempt));
+      }
+    } as RouteHandlerMethod;
+  });
+}
