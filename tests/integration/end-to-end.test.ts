@@ -37,7 +37,7 @@ let env: NodeJS.ProcessEnv;
 
 async function cli(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
-    const r = await run(process.execPath, [join(ROOT, 'bin/digest.js'), ...args], { env, cwd: tmp.dir });
+    const r = await run(process.execPath, [join(ROOT, 'bin/digest-dev.js'), ...args], { env, cwd: tmp.dir });
     return { stdout: r.stdout, stderr: r.stderr, code: 0 };
   } catch (e) {
     const err = e as { stdout: string; stderr: string; code: number };
