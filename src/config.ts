@@ -51,6 +51,10 @@ const envSchema = z.object({
     .refine(isValidTimeZone, { error: 'must be an IANA time zone such as Europe/Paris' }),
   DIGEST_HOUR: int(0, 23).default(7),
   DIGEST_RETENTION_DAYS: int(1, 36_500).default(90),
+  // Long digests (issue 10): papers shown in full before the rest become compact lines; bytes of
+  // encoded paper cards each sending thread keeps for the run.
+  DIGEST_FULL_PAPERS: int(1, 1_000).default(25),
+  RENDER_CACHE_MB: int(1, 4_096).default(32),
   SECRET_KEY: optionalText.refine((v) => v === undefined || v.length >= 32, {
     error: 'must be at least 32 characters (openssl rand -hex 32)',
   }),

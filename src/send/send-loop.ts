@@ -192,8 +192,15 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
     deps.mailer.send({
       to: subscriber.email,
       subject: mail.subject,
-      html: mail.html,
-      text: mail.text,
+      // Getters: the SMTP mailer sends `encoded` (bytes joined from the run's card cache) and never
+      // reads these; a mailer that does (tests, the local catcher) gets the decoded text.
+      get html() {
+        return mail.html;
+      },
+      get text() {
+        return mail.text;
+      },
+      encoded: mail.encoded,
       messageId: `digest-${row.id}.${row.edition}@${fromDomain}`,
       listUnsubscribe: { url: view.links.unsubscribe, mailto: config.UNSUBSCRIBE_MAILTO },
     });

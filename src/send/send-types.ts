@@ -27,6 +27,9 @@ export type SenderConfig = Pick<
       | 'SMTP_TIMEOUT_MS'
       | 'LOG_LEVEL'
       | 'dkim'
+      // The renderer's settings, so worker threads render as the main thread does:
+      | 'DIGEST_FULL_PAPERS'
+      | 'RENDER_CACHE_MB'
     >
   >;
 
