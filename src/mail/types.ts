@@ -10,6 +10,8 @@ export interface OutgoingMail {
   /** Stable Message-ID (without angle brackets) so a row's message can be recognised. */
   messageId?: string;
   headers?: Record<string, string>;
+  /** SMTP envelope sender (MAIL FROM), e.g. a VERP bounce address; default: MAIL_FROM's address. */
+  envelopeFrom?: string | undefined;
 }
 
 export interface SentMail {

@@ -28,6 +28,8 @@ export interface WebDeps {
   previewRateLimit?: number;
   /** Called after a subscriber confirms (the scheduler may send their first digest sooner). */
   onConfirmed?: (subscriberId: number) => void;
+  /** GET for the SES/SNS webhook (signing certificates, SubscribeURL); default fetch. Tests serve their own. */
+  snsFetchText?: (url: string) => Promise<string>;
 }
 
 /** Everything route modules receive. */
