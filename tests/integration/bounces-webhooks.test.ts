@@ -118,7 +118,7 @@ describe('bounce webhooks', () => {
 
   it('SES via SNS: a tampered message, another topic and a certificate from another host are refused', async () => {
     const signed = sns(sesBounce('carol@example.com', 'Permanent'));
-    const tampered = { ...signed, Message: signed.Message.replace('Permanent', 'Transient') };
+    const tampered = { ...signed, Message: signed.Message!.replace('Permanent', 'Transient') };
     expect((await post('/webhooks/ses', JSON.stringify(tampered), 'text/plain; charset=UTF-8')).status).toBe(401);
     expect((await post('/webhooks/ses', JSON.stringify(sns(sesBounce('carol@example.com', 'Permanent'), { topic: 'arn:aws:sns:eu-west-1:999999999999:other' })), 'text/plain')).status).toBe(401);
     const before = fetched.length;
