@@ -8,6 +8,8 @@ import { AppError } from './errors.ts';
 import { startBounceReceiver, type BounceReceiver } from './bounces/receiver.ts';
 import { bounceCounts } from './bounces/service.ts';
 import { verpFrom } from './bounces/verp.ts';
+import { backupDatabase } from './db/backup.ts';
+import type { Db } from './db/open.ts';
 import { countOverdue } from './report/overdue.ts';
 import { editionStatus, sentSince } from './report/status.ts';
 import { previewDigest } from './render/preview.ts';
@@ -166,6 +168,16 @@ export async function cmdStatus(app: App, io: CliIo, limit: number): Promise<num
   for (const s of listSources(app.db, parseSources(app.config.SOURCES))) {
     for (const e of s.errors) io.out(`source ${s.source} ${e.day}: ${e.error} (${e.attempts} attempts, last ${e.at})`);
   }
+  return 0;
+}
+
+export async function cmdBackup(db: Db, io: CliIo, file: string, o: { force?: boolean }): Promise<number> {
+  const r = await backupDatabase(db, file, { overwrite: Boolean(o.force) });
+  const mb = (r.bytes / 1024 / 1024).toFixed(1);
+  io.out(
+    `backup ${r.file}: ${mb} MB in ${r.ms} ms, integrity ok, schema ${r.userVersion}; ` +
+      `${r.counts.subscribers} subscribers, ${r.counts.digests} digests, ${r.counts.papers} papers, ${r.counts.bounceEvents} bounce reports`,
+  );
   return 0;
 }
 

@@ -5,6 +5,7 @@ import { errorMessage, isAppError } from './errors.ts';
 import { openDatabase, migrate } from './db/open.ts';
 import { createApp, type AppOptions } from './main.ts';
 import {
+  cmdBackup,
   cmdImport,
   cmdIngest,
   cmdPreview,
@@ -132,6 +133,21 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     .description('configured paper sources, last day fetched, last error')
     .action(async () => {
       code = await withApp(app, (a) => cmdSources(a, io));
+    });
+
+  program
+    .command('backup')
+    .description('copy the database consistently while the service runs (SQLite online backup), then check the copy')
+    .argument('<file>', 'where to write the copy (refused if it exists, unless --force)')
+    .option('--force', 'replace <file> if it exists')
+    .action(async (file: string, o: { force?: boolean }) => {
+      // Only the database: no renderer, mail or migrations (a backup copies what is there, as it is).
+      const db = openDatabase(loadConfig().DATABASE_PATH, { migrate: false });
+      try {
+        code = await cmdBackup(db, io, file, o);
+      } finally {
+        db.close();
+      }
     });
 
   program
