@@ -18,6 +18,7 @@ import {
   cmdUnsubscribe,
 } from './cli-commands.ts';
 import type { CliIo } from './cli-io.ts';
+import { cmdAdminPassword } from './admin/password-prompt.ts';
 
 export type { CliIo } from './cli-io.ts';
 
@@ -133,6 +134,13 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     .description('configured paper sources, last day fetched, last error')
     .action(async () => {
       code = await withApp(app, (a) => cmdSources(a, io));
+    });
+
+  program
+    .command('admin-password')
+    .description('make the ADMIN_PASSWORD_HASH line for the operator console (password read without echo, or the first line of stdin)')
+    .action(async () => {
+      code = await cmdAdminPassword(io);
     });
 
   program

@@ -19,6 +19,7 @@ import { registerSubscribeRoutes } from './routes/subscribe.ts';
 import { registerTopicPreviewRoutes } from './routes/topic-preview.ts';
 import { registerUnsubscribeRoutes } from './routes/unsubscribe.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
+import { registerAdminRoutes } from '../admin/routes.ts';
 import { securityHeaders } from './security-headers.ts';
 
 export type { RouteDeps, WebDeps } from './deps.ts';
@@ -59,6 +60,7 @@ export function buildServer(deps: WebDeps, extraRoutes: ExtraRoutes = []): Fasti
     registerApiRoutes(scope, { db: deps.db, clock: deps.clock, config: deps.config });
     registerInboxRoutes(scope, { inbox: deps.inbox });
     registerWebhookRoutes(scope, routeDeps);
+    registerAdminRoutes(scope, routeDeps);
     for (const add of extraRoutes) add(scope);
   });
   return app;
