@@ -4,7 +4,7 @@
 // from two sources, and bounce reports recorded through the bounce service.
 import { hashPassword } from '../../src/admin/password.ts';
 import { recordBounce } from '../../src/bounces/service.ts';
-import { runPipeline } from '../../src/pipeline.ts';
+import { matchNew, plan, send } from '../../src/pipeline.ts';
 import { seedBatch, seedSubscribers } from './seed.ts';
 import { startWebHarness, type WebHarness, type WebHarnessOptions } from './web-harness.ts';
 
@@ -27,7 +27,11 @@ export async function startAdminHarness(env: Record<string, string> = {}, option
   // Confirmed on known days (UTC): two before the 90-day window, the others inside it.
   const confirmedOn = ['2025-07-01', '2025-08-01', '2025-10-02', '2025-11-20'];
   subs.slice(0, 4).forEach((s, i) => db.prepare('UPDATE subscribers SET confirmed_at = ?, created_at = ? WHERE id = ?').run(`${confirmedOn[i]}T10:00:00.000Z`, `${confirmedOn[i]}T09:00:00.000Z`, s.id));
-  await runPipeline(h.core, { mode: 'now' }); // digests to alice, albert, bob (carol matches nothing)
+  // Match, plan, send (not runPipeline: with SOURCES set it would try the real feeds): digests to alice,
+  // albert, bob (carol matches nothing).
+  matchNew(db);
+  await plan(h.core, 'now');
+  await send(h.core);
   const digest = (email: string) => (db.prepare('SELECT d.id FROM digests d JOIN subscribers s ON s.id = d.subscriber_id WHERE s.email = ?').get(email) as { id: number }).id;
   const deps = { db, clock: h.clock, logger: h.core.logger, config: h.config };
   recordBounce(deps, { digestId: digest('bob@example.com'), kind: 'soft', channel: 'smtp', status: '4.2.2', detail: 'smtp; 452 4.2.2 over quota' });
