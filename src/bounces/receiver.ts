@@ -56,6 +56,9 @@ export async function startBounceReceiver(deps: ReceiverDeps, opts: { port: numb
     authOptional: true,
     disabledCommands: ['AUTH', 'STARTTLS'],
     size: MAX_REPORT_BYTES,
+    // A public port: bounded connections and a short idle timeout, so it cannot be held open cheaply.
+    maxClients: 50,
+    socketTimeout: 60_000,
     logger: false,
     banner: 'bounce receiver',
     onRcptTo(address, _session, callback) {
