@@ -28,8 +28,14 @@ export async function verifyPassword(password: string, stored: string): Promise<
   const m = /^scrypt\$(\d+)\$(\d+)\$(\d+)\$([A-Za-z0-9_-]+)\$([A-Za-z0-9_-]+)$/.exec(stored);
   if (!m) return false;
   const [n, r, p] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  if (n > 2 ** 20 || r > 32 || p > 16) return false;
+  // Parameters scrypt accepts (N a power of two) and a cost we are willing to pay.
+  if (n < 1024 || n > 2 ** 20 || (n & (n - 1)) !== 0 || r < 1 || r > 32 || p < 1 || p > 16) return false;
   const expected = Buffer.from(m[5]!, 'base64url');
-  const key = await scrypt(password, Buffer.from(m[4]!, 'base64url'), n, r, p);
+  let key: Buffer;
+  try {
+    key = await scrypt(password, Buffer.from(m[4]!, 'base64url'), n, r, p);
+  } catch {
+    return false;
+  }
   return key.length === expected.length && timingSafeEqual(key, expected);
 }
