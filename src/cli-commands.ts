@@ -175,7 +175,7 @@ export async function cmdBackup(db: Db, io: CliIo, file: string, o: { force?: bo
   const r = await backupDatabase(db, file, { overwrite: Boolean(o.force) });
   const mb = (r.bytes / 1024 / 1024).toFixed(1);
   io.out(
-    `backup ${r.file}: ${mb} MB in ${r.ms} ms, integrity ok, schema ${r.userVersion}; ` +
+    `backup ${r.file}: ${mb} MB copied in ${r.copyMs} ms, checked in ${r.checkMs} ms: integrity ok, schema ${r.userVersion}; ` +
       `${r.counts.subscribers} subscribers, ${r.counts.digests} digests, ${r.counts.papers} papers, ${r.counts.bounceEvents} bounce reports`,
   );
   return 0;
