@@ -128,6 +128,29 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     });
 
   program
+    .command('admin-password')
+    .description('make the ADMIN_PASSWORD_HASH line for the operator console (password read without echo, or the first line of stdin)')
+    .action(async () => {
+      code = await (await import('./admin/password-prompt.ts')).cmdAdminPassword(io);
+    });
+
+  program
+    .command('backup')
+    .description('copy the database consistently while the service runs (SQLite online backup), then check the copy')
+    .argument('<file>', 'where to write the copy (refused if it exists, unless --force)')
+    .option('--force', 'replace <file> if it exists')
+    .action(async (file: string, o: { force?: boolean }) => {
+      // Only the database: no renderer, mail or migrations (a backup copies what is there, as it is).
+      const { openDatabase } = await import('./db/open.ts');
+      const db = openDatabase(loadConfig().DATABASE_PATH, { migrate: false });
+      try {
+        code = await (await commands()).cmdBackup(db, io, file, o);
+      } finally {
+        db.close();
+      }
+    });
+
+  program
     .command('migrate')
     .description('apply pending database migrations')
     .action(async () => {

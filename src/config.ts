@@ -91,6 +91,19 @@ const envSchema = z.object({
   DKIM_SELECTOR: optionalText,
   DKIM_PRIVATE_KEY: optionalText,
   DKIM_PRIVATE_KEY_PATH: optionalText,
+  // --- Issue 12: bounces, complaints, operator console ---
+  BOUNCE_ADDRESS: optionalText.refine((v) => v === undefined || (z.email().safeParse(v).success && !v.includes('+') && v.split('@')[0]!.length <= 20), {
+    error: 'must be a plain email address without "+", local part at most 20 characters, e.g. bounces@bounces.example.org',
+  }),
+  BOUNCE_SMTP_PORT: int(0, 65535).optional(),
+  BOUNCE_SMTP_HOST: z.string().min(1).default('0.0.0.0'),
+  MAILGUN_WEBHOOK_SIGNING_KEY: optionalText,
+  SES_SNS_TOPIC_ARN: optionalText.refine((v) => v === undefined || /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/.test(v), {
+    error: 'must be an SNS topic ARN, e.g. arn:aws:sns:eu-west-1:123456789012:ses-bounces',
+  }),
+  ADMIN_PASSWORD_HASH: optionalText.refine((v) => v === undefined || /^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9_-]+\$[A-Za-z0-9_-]+$/.test(v), {
+    error: 'must be a hash made by `digest admin-password` (scrypt$N$r$p$salt$hash)',
+  }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -120,6 +133,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   const { PUBLIC_URL, DKIM_PRIVATE_KEY, DKIM_PRIVATE_KEY_PATH, ...rest } = e;
+  if (e.BOUNCE_ADDRESS && !e.SECRET_KEY) {
+    throw new AppError('CONFIG_INVALID', 'Invalid configuration: BOUNCE_ADDRESS needs SECRET_KEY (the VERP tags are signed with it)');
+  }
+  if (e.BOUNCE_SMTP_PORT !== undefined && !e.BOUNCE_ADDRESS) {
+    throw new AppError('CONFIG_INVALID', 'Invalid configuration: BOUNCE_SMTP_PORT needs BOUNCE_ADDRESS (the only address the receiver accepts)');
+  }
   return {
     ...rest,
     PUBLIC_URL: PUBLIC_URL ?? `http://localhost:${e.PORT}`,

@@ -119,7 +119,7 @@ export function createRawMessageBuilder(opts: { from: string }): RawMessageBuild
         o += htmlPart.copy(raw, o);
         for (const b of encoded.html) o += b.copy(raw, o);
         closing.copy(raw, o);
-        return { raw, envelope: { from: fromAddress, to: head.to }, messageId };
+        return { raw, envelope: { from: envelopeFromOf(mail, fromAddress), to: head.to }, messageId };
       }
       // At most 3 UTF-8 bytes per UTF-16 unit: size the scratch by that, and learn the real length from
       // the write (one pass over each body instead of a length pass and a write pass).
@@ -144,7 +144,7 @@ export function createRawMessageBuilder(opts: { from: string }): RawMessageBuild
       const htmlBytes = input.write(mail.html, 0, 'utf8');
       o = encodeQuotedPrintableInto(inputView, 0, htmlBytes, outputView, o);
       o += closing.copy(output, o);
-      return { raw: Buffer.from(output.subarray(0, o)), envelope: { from: fromAddress, to: head.to }, messageId };
+      return { raw: Buffer.from(output.subarray(0, o)), envelope: { from: envelopeFromOf(mail, fromAddress), to: head.to }, messageId };
     },
   };
 }
@@ -184,6 +184,15 @@ function extraHeader(name: string, value: string, encode: Encode): string {
     throw new AppError('MAIL_MESSAGE_INVALID', `headers: "${name}" cannot be set as an extra header`);
   }
   return `${foldLines(`${name}: ${encode(name, oneLine(value))}`, FOLD_AT)}\r\n`;
+}
+
+/** MAIL FROM: the caller's envelope sender (a VERP address) when given, else MAIL_FROM's address. */
+function envelopeFromOf(mail: OutgoingMail, fromAddress: string): string {
+  if (mail.envelopeFrom === undefined) return fromAddress;
+  if (!PLAIN_ADDRESS.test(mail.envelopeFrom)) {
+    throw new AppError('MAIL_MESSAGE_INVALID', `envelopeFrom: "${mail.envelopeFrom.slice(0, 80)}" is not a plain email address`);
+  }
+  return mail.envelopeFrom;
 }
 
 function viewOf(b: Buffer): Uint8Array {

@@ -15,6 +15,8 @@ export interface OutgoingMail {
    * qp-body.ts). When given, the SMTP mailer sends these bytes and never reads `html` / `text`.
    */
   encoded?: { html: readonly Buffer[]; text: readonly Buffer[] };
+  /** SMTP envelope sender (MAIL FROM), e.g. a VERP bounce address; default: MAIL_FROM's address. */
+  envelopeFrom?: string | undefined;
 }
 
 export interface SentMail {

@@ -26,6 +26,7 @@ import type { RelayWatch } from './relay-watch.ts';
 import type { RenderedEmail, Renderer } from '../render/render.ts';
 import { emptySummary, type ProgressDelta, type SenderConfig, type SendSummary } from './send-types.ts';
 import { DigestLoader, type LoadedDigest } from '../render/view.ts';
+import { verpFrom } from '../bounces/verp.ts';
 
 export interface LoopDeps {
   db: Db;
@@ -63,6 +64,8 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   const signal = opts.signal;
   const startedMono = performance.now();
   const fromDomain = domainOf(config.MAIL_FROM);
+  // Each digest's envelope sender carries its signed tag (BOUNCE_ADDRESS set): bounces map back to the row.
+  const verp = verpFrom(config);
   const inFlight = new Set<number>();
   const leftForRetry = new Set<number>();
   /** Set once the run has returned: late outcomes are only logged. */
@@ -203,6 +206,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
       encoded: mail.encoded,
       messageId: `digest-${row.id}.${row.edition}@${fromDomain}`,
       listUnsubscribe: { url: view.links.unsubscribe, mailto: config.UNSUBSCRIBE_MAILTO },
+      envelopeFrom: verp?.envelopeFor(row.id),
     });
 
   /** Sends one claimed row. Returns the delivery for the lane to record (see lane), or undefined. */

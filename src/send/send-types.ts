@@ -19,6 +19,8 @@ export type SenderConfig = Pick<
       Config,
       | 'SMTP_RETRY_WINDOW_MS'
       | 'DB_BUSY_TIMEOUT_MS'
+      // VERP envelope sender of each digest (src/bounces/verp.ts), when both are set:
+      | 'BOUNCE_ADDRESS'
       // Only needed for worker threads (a run without them stays in one thread):
       | 'SEND_WORKERS'
       | 'PUBLIC_URL'

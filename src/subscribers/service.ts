@@ -240,6 +240,14 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       return { email: s.email, changed };
     },
 
+    /** Operator console: the confirmation email again, for a pending subscriber (same 10-minute throttle). */
+    async resendConfirmation(id: number): Promise<SubscribeResult['emailState']> {
+      const s = repo.findSubscriberById(db, id);
+      if (!s) throw new AppError('NOT_FOUND', `no subscriber with id ${id}`, { status: 404 });
+      if (s.status !== 'pending') throw new AppError('NOT_PENDING', `${s.email} is ${s.status}: only a pending address gets a confirmation email`);
+      return sendConfirmation(s, false, true);
+    },
+
     /** Admin path. False when the address is unknown; true when it is now unsubscribed (even if it was already). */
     unsubscribeByEmail(email: string): boolean {
       const s = repo.findSubscriberByEmail(db, normaliseEmail(email));
