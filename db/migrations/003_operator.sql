@@ -31,3 +31,10 @@ CREATE TABLE admin_sessions (
 
 -- The console's subscriber search by topic: a prefix range over the typed text, case-insensitive.
 CREATE INDEX topics_text ON topics (text COLLATE NOCASE, subscriber_id);
+-- The console's 90-day chart of confirmed subscribers and unsubscribes counts people by the day they
+-- confirmed and the day they left: grouped straight off these (partial, expression) indexes instead of
+-- sorting the whole table (1M subscribers: 2.5 s -> 0.64 s on the shared test machine). They change only
+-- when someone confirms or unsubscribes.
+CREATE INDEX subscribers_confirmed_day ON subscribers (substr(confirmed_at, 1, 10)) WHERE confirmed_at IS NOT NULL;
+CREATE INDEX subscribers_unsubscribed_day ON subscribers (substr(unsubscribed_at, 1, 10), confirmed_at IS NOT NULL)
+  WHERE unsubscribed_at IS NOT NULL;

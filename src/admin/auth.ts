@@ -46,10 +46,11 @@ declare module 'fastify' {
 
 export function createGuard(sessions: AdminSessions) {
   /** preHandler of every console route but the login page: a session, and on POST its CSRF token. */
-  return async function guard(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  return async function guard(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
     const session = sessions.find(readCookie(req, SESSION_COOKIE));
     if (!session) {
-      if (req.method === 'GET') return void (await reply.redirect('/admin/login', 303));
+      // Returning the reply ends the request here: the page's handler does not run.
+      if (req.method === 'GET') return reply.redirect('/admin/login', 303);
       throw new AppError('ADMIN_LOGIN_REQUIRED', 'You are not logged in (or your session expired): log in again.', { status: 401 });
     }
     if (req.method === 'POST' && !constantTimeEqual(csrfField(req.body), session.csrf)) {

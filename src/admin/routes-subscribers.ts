@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { AppError, errorMessage, isAppError } from '../errors.ts';
 import { importSubscribersCsv } from '../subscribers/import.ts';
-import type { AdminContext } from './routes.ts';
+import type { AdminContext } from './context.ts';
 import { deleteSubscriber, searchSubscribers, subscriberDetail, suppressSubscriber, unsubscribeSubscriber } from './subscribers.ts';
 
 const DONE_MESSAGES: Record<string, string> = {

@@ -12,6 +12,7 @@ import { cookie, createGuard, csrfField, LOGIN_COOKIE, LOGIN_TOKEN_TTL_MS, newLo
 import { deliveries, STATES } from './deliveries.ts';
 import { computeOverview, overviewCharts } from './overview.ts';
 import { verifyPassword } from './password.ts';
+import type { AdminContext } from './context.ts';
 import { registerAdminSubscriberRoutes } from './routes-subscribers.ts';
 import { AdminSessions, constantTimeEqual } from './sessions.ts';
 import { sourceDays } from './sources.ts';
@@ -19,13 +20,6 @@ import { sourceDays } from './sources.ts';
 export const ADMIN_PAGES_DIR = join(PAGES_DIR, '..', 'admin');
 /** Login attempts per client address per minute. */
 export const LOGIN_RATE_LIMIT = 5;
-
-export interface AdminContext {
-  deps: RouteDeps;
-  pages: Pages;
-  /** Renders a console page with what every page needs (CSRF token for the forms, the current section). */
-  page(reply: FastifyReply, name: string, data: PageData, status?: number): FastifyReply;
-}
 
 export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const hash = deps.config.ADMIN_PASSWORD_HASH;

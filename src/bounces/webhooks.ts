@@ -116,6 +116,8 @@ export async function readSesThroughSns(bodyText: string, deps: SnsDeps): Promis
   const m = asObject(parsed, 'body');
   const version = str(m.SignatureVersion);
   if (version !== '1' && version !== '2') throw refused('SignatureVersion: must be 1 or 2');
+  // Checked again after the signature; first so that a message for another topic costs no certificate fetch.
+  if (str(m.TopicArn) !== deps.topicArn) throw refused('TopicArn: not the configured SES_SNS_TOPIC_ARN');
   const cert = await certificate(str(m.SigningCertURL), deps);
   const signature = Buffer.from(str(m.Signature), 'base64');
   const ok = verifySignature(version === '1' ? 'sha1' : 'sha256', Buffer.from(snsStringToSign(m), 'utf8'), cert.publicKey, signature);

@@ -70,6 +70,14 @@ describe('operator console over HTTP', () => {
     }
   });
 
+  it('sends a logged-out visitor to the login page, and refuses a stale or forged session cookie', async () => {
+    for (const cookie of [undefined, 'digest_admin=' + 'A'.repeat(43), 'digest_admin=not-even-the-shape']) {
+      const res = await fetch(`${h.base}/admin/deliveries`, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+      expect(res.status).toBe(303);
+      expect(res.headers.get('location')).toBe('/admin/login');
+    }
+  });
+
   it('sets the session cookie HttpOnly, SameSite=Strict, Secure (PUBLIC_URL is https), on /admin only', async () => {
     const { res } = await login(h);
     const set = cookieFrom(res, 'digest_admin')!;
