@@ -5,8 +5,13 @@ import cliProgress from 'cli-progress';
 import type { CliIo } from './cli-io.ts';
 import type { Config } from './config.ts';
 import { AppError } from './errors.ts';
+import { startBounceReceiver, type BounceReceiver } from './bounces/receiver.ts';
+import { bounceCounts } from './bounces/service.ts';
+import { verpFrom } from './bounces/verp.ts';
+import { backupDatabase } from './db/backup.ts';
+import type { Db } from './db/open.ts';
 import { countOverdue } from './report/overdue.ts';
-import { editionStatus } from './report/status.ts';
+import { editionStatus, sentSince } from './report/status.ts';
 import { previewDigest } from './render/preview.ts';
 import { parseFeed } from './ingest/detect.ts';
 import { ingestBatch } from './ingest/ingest.ts';
@@ -158,6 +163,7 @@ export async function cmdStatus(app: App, io: CliIo, limit: number): Promise<num
       ? 'overdue: none (no subscriber has matched papers waiting longer than their schedule allows)'
       : `overdue: ${overdue.subscribers} subscribers have matched papers waiting longer than their schedule allows (36 h daily, 8.5 days weekly)`,
   );
+  io.out(bounceLine(app));
   if (rows.length === 0) io.out('no editions yet');
   for (const r of rows) {
     io.out(
@@ -169,6 +175,25 @@ export async function cmdStatus(app: App, io: CliIo, limit: number): Promise<num
     for (const e of s.errors) io.out(`source ${s.source} ${e.day}: ${e.error} (${e.attempts} attempts, last ${e.at})`);
   }
   return 0;
+}
+
+export async function cmdBackup(db: Db, io: CliIo, file: string, o: { force?: boolean }): Promise<number> {
+  const r = await backupDatabase(db, file, { overwrite: Boolean(o.force) });
+  const mb = (r.bytes / 1024 / 1024).toFixed(1);
+  io.out(
+    `backup ${r.file}: ${mb} MB copied in ${r.copyMs} ms, checked in ${r.checkMs} ms: integrity ok, schema ${r.userVersion}; ` +
+      `${r.counts.subscribers} subscribers, ${r.counts.digests} digests, ${r.counts.papers} papers, ${r.counts.bounceEvents} bounce reports`,
+  );
+  return 0;
+}
+
+/** Bounces and complaints of the last 30 days, with the complaint rate against digests sent then. */
+function bounceLine(app: App): string {
+  const since = new Date(app.clock.now().getTime() - 30 * 86_400_000).toISOString();
+  const c = bounceCounts(app.db, since);
+  const sent = sentSince(app.db, since);
+  const rate = sent > 0 ? `${((100 * c.complaint) / sent).toFixed(2)}% of ${sent} sent` : 'no digests sent';
+  return `bounces (30 days): hard ${c.hard}, soft ${c.soft}; complaints ${c.complaint} (${rate}; keep under 0.3%)`;
 }
 
 export async function cmdSources(app: App, io: CliIo): Promise<number> {
@@ -207,6 +232,7 @@ export async function cmdServe(config: Config, io: CliIo, appOptions: AppOptions
     onConfirmed: (id) => scheduler.runSoon('welcome', () => runPipeline(app, { mode: 'now', onlySubscriber: id, signal: running.signal })),
   });
   await server.listen({ port: config.PORT, host: config.HOST });
+  const bounces = await startBounceReceiverIfSet(app);
   scheduler.start();
   io.out(`paper digest at ${config.PUBLIC_URL}${app.inbox ? ` — local inbox at ${config.PUBLIC_URL}/inbox` : ''}`);
 
@@ -219,8 +245,19 @@ export async function cmdServe(config: Config, io: CliIo, appOptions: AppOptions
   running.abort();
   await scheduler.stop();
   await server.close();
+  await bounces?.close();
   await app.close();
   return 0;
+}
+
+/** The built-in bounce receiver, when BOUNCE_SMTP_PORT is set (config.ts requires BOUNCE_ADDRESS with it). */
+async function startBounceReceiverIfSet(app: App): Promise<BounceReceiver | undefined> {
+  const verp = verpFrom(app.config);
+  if (app.config.BOUNCE_SMTP_PORT === undefined || !verp) return undefined;
+  return startBounceReceiver(
+    { db: app.db, clock: app.clock, logger: app.logger, config: app.config, verp },
+    { port: app.config.BOUNCE_SMTP_PORT, host: app.config.BOUNCE_SMTP_HOST },
+  );
 }
 
 /**

@@ -3,21 +3,13 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { loadConfig } from './config.ts';
 import { storageFault } from './db/faults.ts';
 import { errorMessage, isAppError } from './errors.ts';
-import { openDatabase, migrate } from './db/open.ts';
-import { createApp, type AppOptions } from './main.ts';
-import {
-  cmdImport,
-  cmdIngest,
-  cmdPreview,
-  cmdRun,
-  cmdServe,
-  cmdSources,
-  cmdStatus,
-  cmdSubscribe,
-  cmdSubscribers,
-  cmdUnsubscribe,
-} from './cli-commands.ts';
+import type { AppOptions } from './main.ts';
 import type { CliIo } from './cli-io.ts';
+
+// The commands and the composition root are imported when a command runs, not at start-up: `digest
+// --help` (or a usage error) then loads commander and the config schema only — 0.1 s instead of ~0.5 s
+// spent loading Fastify, nodemailer, MJML's callers and the rest (measured on the compiled build).
+const commands = () => import('./cli-commands.ts');
 
 export type { CliIo } from './cli-io.ts';
 
@@ -40,7 +32,7 @@ function collect(v: string, prev: string[]): string[] {
 /** Runs the CLI and returns the exit code (0 on success, 1 on failure, 2 on bad usage). */
 export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: AppOptions = {}): Promise<number> {
   let code = 0;
-  const app = () => createApp(loadConfig(), { mailMode: 'client', ...appOptions });
+  const app = async () => (await import('./main.ts')).createApp(loadConfig(), { mailMode: 'client', ...appOptions });
 
   const program = new Command('digest')
     .description('Daily research-paper digests, matched per subscriber by topic queries')
@@ -52,7 +44,7 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     .command('serve')
     .description('serve the web pages and run the scheduler (what npm start runs)')
     .action(async () => {
-      code = await cmdServe(loadConfig(), io, appOptions);
+      code = await (await commands()).cmdServe(loadConfig(), io, appOptions);
     });
 
   program
@@ -63,7 +55,7 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     .option('--source <name>', 'source name to record (default: from the input)')
     .option('--date <YYYY-MM-DD>', 'day of the batch when the input does not say')
     .action(async (input: string, o: { format: 'auto' | 'batch' | 'hf' | 'arxiv'; source?: string; date?: string }) => {
-      code = await withApp(app, (a) => cmdIngest(a, io, input, o));
+      code = await withApp(app, async (a) => (await commands()).cmdIngest(a, io, input, o));
     });
 
   program
@@ -72,7 +64,7 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     .option('--dry-run', 'show what would be planned; send nothing, write nothing')
     .option('--due', 'only digests due now in each subscriber\'s own time zone (what the scheduler does)')
     .action(async (o: { dryRun?: boolean; due?: boolean }) => {
-      code = await withApp(app, (a) => cmdRun(a, io, { dryRun: Boolean(o.dryRun), due: Boolean(o.due) }));
+      code = await withApp(app, async (a) => (await commands()).cmdRun(a, io, { dryRun: Boolean(o.dryRun), due: Boolean(o.due) }));
     });
 
   program
@@ -85,7 +77,7 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     .option('--hour <0-23>', 'local delivery hour', hour)
     .addOption(new Option('--frequency <f>', 'delivery frequency').choices(['daily', 'weekly']))
     .action(async (email: string, o: { topic: string[]; confirmed?: boolean; timezone?: string; hour?: number; frequency?: 'daily' | 'weekly' }) => {
-      code = await withApp(app, (a) => cmdSubscribe(a, io, email, o));
+      code = await withApp(app, async (a) => (await commands()).cmdSubscribe(a, io, email, o));
     });
 
   program
@@ -93,14 +85,14 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     .description('unsubscribe an address at once')
     .argument('<email>')
     .action(async (email: string) => {
-      code = await withApp(app, (a) => cmdUnsubscribe(a, io, email));
+      code = await withApp(app, async (a) => (await commands()).cmdUnsubscribe(a, io, email));
     });
 
   program
     .command('subscribers')
     .description('list subscribers with status and topics')
     .action(async () => {
-      code = await withApp(app, (a) => cmdSubscribers(a, io));
+      code = await withApp(app, async (a) => (await commands()).cmdSubscribers(a, io));
     });
 
   program
@@ -109,7 +101,7 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     .argument('<email>')
     .option('--out <file.html>', 'write the HTML there (default: print the plain-text part)')
     .action(async (email: string, o: { out?: string }) => {
-      code = await withApp(app, (a) => cmdPreview(a, io, email, o));
+      code = await withApp(app, async (a) => (await commands()).cmdPreview(a, io, email, o));
     });
 
   program
@@ -117,7 +109,7 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     .description('bulk-import subscribers from CSV: email,topics[,confirmed] with topics split by ";"')
     .argument('<file.csv>')
     .action(async (file: string) => {
-      code = await withApp(app, (a) => cmdImport(a, io, file));
+      code = await withApp(app, async (a) => (await commands()).cmdImport(a, io, file));
     });
 
   program
@@ -125,20 +117,44 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     .description('recent editions: planned / sent / pending / failed / suppressed, top failure reasons')
     .option('--limit <n>', 'editions to show', (v) => Number(v), 10)
     .action(async (o: { limit: number }) => {
-      code = await withApp(app, (a) => cmdStatus(a, io, o.limit));
+      code = await withApp(app, async (a) => (await commands()).cmdStatus(a, io, o.limit));
     });
 
   program
     .command('sources')
     .description('configured paper sources, last day fetched, last error')
     .action(async () => {
-      code = await withApp(app, (a) => cmdSources(a, io));
+      code = await withApp(app, async (a) => (await commands()).cmdSources(a, io));
+    });
+
+  program
+    .command('admin-password')
+    .description('make the ADMIN_PASSWORD_HASH line for the operator console (password read without echo, or the first line of stdin)')
+    .action(async () => {
+      code = await (await import('./admin/password-prompt.ts')).cmdAdminPassword(io);
+    });
+
+  program
+    .command('backup')
+    .description('copy the database consistently while the service runs (SQLite online backup), then check the copy')
+    .argument('<file>', 'where to write the copy (refused if it exists, unless --force)')
+    .option('--force', 'replace <file> if it exists')
+    .action(async (file: string, o: { force?: boolean }) => {
+      // Only the database: no renderer, mail or migrations (a backup copies what is there, as it is).
+      const { openDatabase } = await import('./db/open.ts');
+      const db = openDatabase(loadConfig().DATABASE_PATH, { migrate: false });
+      try {
+        code = await (await commands()).cmdBackup(db, io, file, o);
+      } finally {
+        db.close();
+      }
     });
 
   program
     .command('migrate')
     .description('apply pending database migrations')
-    .action(() => {
+    .action(async () => {
+      const { openDatabase, migrate } = await import('./db/open.ts');
       const db = openDatabase(loadConfig().DATABASE_PATH, { migrate: false });
       const applied = migrate(db);
       db.close();

@@ -5,20 +5,8 @@ import { availableParallelism } from 'node:os';
 import cron from 'node-cron';
 import { z } from 'zod';
 import { AppError } from './errors.ts';
-
-const bool = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
-  .transform((v) => v === 'true' || v === '1' || v === 'yes');
-const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
-const optionalText = z
-  .string()
-  .optional()
-  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
-const httpUrl = z
-  .string()
-  .url()
-  .refine((u) => /^https?:\/\//i.test(u), { error: 'must be an http(s) URL' })
-  .transform((u) => u.replace(/\/+$/, ''));
+import { sourceSettings } from './ingest/source-kinds/registry.ts';
+import { bool, httpUrl, int, optionalText } from './settings.ts';
 
 /** smtp://host…, smtps://user:pass@host:port: a scheme and a host ("smtp://" alone is refused). */
 function smtpUrlHasHost(v: string): boolean {
@@ -63,6 +51,10 @@ const envSchema = z.object({
     .refine(isValidTimeZone, { error: 'must be an IANA time zone such as Europe/Paris' }),
   DIGEST_HOUR: int(0, 23).default(7),
   DIGEST_RETENTION_DAYS: int(1, 36_500).default(90),
+  // Long digests (issue 10): papers shown in full before the rest become compact lines; bytes of
+  // encoded paper cards each sending thread keeps for the run.
+  DIGEST_FULL_PAPERS: int(1, 1_000).default(25),
+  RENDER_CACHE_MB: int(1, 4_096).default(32),
   SECRET_KEY: optionalText.refine((v) => v === undefined || v.length >= 32, {
     error: 'must be at least 32 characters (openssl rand -hex 32)',
   }),
@@ -70,14 +62,11 @@ const envSchema = z.object({
     error: 'must be at least 16 characters',
   }),
   SOURCES: z.string().default(''),
-  HF_API_URL: httpUrl.default('https://huggingface.co/api/daily_papers'),
-  ARXIV_RSS_URL: httpUrl.default('https://rss.arxiv.org/rss'),
-  ARXIV_API_URL: httpUrl.default('https://export.arxiv.org/api/query'),
-  ARXIV_INCLUDE_CROSSLISTS: bool.default(false),
+  // Each kind of paper source declares its own settings (src/ingest/source-kinds/).
+  ...sourceSettings,
   SOURCE_LOOKBACK_DAYS: int(0, 60).default(3),
   FETCH_TIMEOUT_MS: int(100, 300_000).default(20_000),
   FETCH_RETRIES: int(0, 10).default(3),
-  ARXIV_MIN_INTERVAL_MS: int(0, 60_000).default(3_000),
   SMTP_POOL_SIZE: int(1, 100).default(5),
   SMTP_RATE_PER_SECOND: z.coerce.number().min(0).default(0),
   SMTP_MAX_ATTEMPTS: int(1, 50).default(5),
@@ -102,6 +91,19 @@ const envSchema = z.object({
   DKIM_SELECTOR: optionalText,
   DKIM_PRIVATE_KEY: optionalText,
   DKIM_PRIVATE_KEY_PATH: optionalText,
+  // --- Issue 12: bounces, complaints, operator console ---
+  BOUNCE_ADDRESS: optionalText.refine((v) => v === undefined || (z.email().safeParse(v).success && !v.includes('+') && v.split('@')[0]!.length <= 20), {
+    error: 'must be a plain email address without "+", local part at most 20 characters, e.g. bounces@bounces.example.org',
+  }),
+  BOUNCE_SMTP_PORT: int(0, 65535).optional(),
+  BOUNCE_SMTP_HOST: z.string().min(1).default('0.0.0.0'),
+  MAILGUN_WEBHOOK_SIGNING_KEY: optionalText,
+  SES_SNS_TOPIC_ARN: optionalText.refine((v) => v === undefined || /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/.test(v), {
+    error: 'must be an SNS topic ARN, e.g. arn:aws:sns:eu-west-1:123456789012:ses-bounces',
+  }),
+  ADMIN_PASSWORD_HASH: optionalText.refine((v) => v === undefined || /^scrypt\$\d+\$\d+\$\d+\$[A-Za-z0-9_-]+\$[A-Za-z0-9_-]+$/.test(v), {
+    error: 'must be a hash made by `digest admin-password` (scrypt$N$r$p$salt$hash)',
+  }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -131,6 +133,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data;
   const { PUBLIC_URL, DKIM_PRIVATE_KEY, DKIM_PRIVATE_KEY_PATH, ...rest } = e;
+  if (e.BOUNCE_ADDRESS && !e.SECRET_KEY) {
+    throw new AppError('CONFIG_INVALID', 'Invalid configuration: BOUNCE_ADDRESS needs SECRET_KEY (the VERP tags are signed with it)');
+  }
+  if (e.BOUNCE_SMTP_PORT !== undefined && !e.BOUNCE_ADDRESS) {
+    throw new AppError('CONFIG_INVALID', 'Invalid configuration: BOUNCE_SMTP_PORT needs BOUNCE_ADDRESS (the only address the receiver accepts)');
+  }
   return {
     ...rest,
     PUBLIC_URL: PUBLIC_URL ?? `http://localhost:${e.PORT}`,

@@ -6,12 +6,25 @@ export interface AppErrorOptions {
   cause?: unknown;
   /** HTTP status to answer with when the error reaches a route. */
   status?: number;
+  /** Where the input is wrong, as data: pages and JSON answers point at it without reading the message. */
+  where?: ErrorWhere;
+}
+
+/** The place of a validation error in what the user sent. */
+export interface ErrorWhere {
+  /** The input field: 'email', 'topics', 'timezone', 'deliveryHour', … */
+  field?: string;
+  /** 0-based item of a list field (which topic). */
+  index?: number;
+  /** 1-based character position inside that item (topic query errors). */
+  position?: number;
 }
 
 export class AppError extends Error {
   readonly code: string;
   readonly temporary: boolean;
   readonly status: number;
+  readonly where: ErrorWhere;
 
   constructor(code: string, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -19,6 +32,7 @@ export class AppError extends Error {
     this.code = code;
     this.temporary = options.temporary ?? false;
     this.status = options.status ?? 400;
+    this.where = options.where ?? {};
   }
 }
 

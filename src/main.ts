@@ -62,7 +62,11 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const db = openDatabase(config.DATABASE_PATH, { busyTimeoutMs: options.busyTimeoutMs ?? config.DB_BUSY_TIMEOUT_MS });
   const tokens = new Tokens(config.SECRET_KEY ?? localSecret(db, logger));
   const links = new Links(config.PUBLIC_URL, tokens, clock);
-  const renderer = await createRenderer({ logger });
+  const renderer = await createRenderer({
+    logger,
+    fullPapers: config.DIGEST_FULL_PAPERS,
+    cardCacheBytes: config.RENDER_CACHE_MB * 1024 * 1024,
+  });
 
   const inbox = config.SMTP_URL ? undefined : new Inbox(inboxDir(config));
   let catcher: MailCatcher | undefined;

@@ -64,6 +64,22 @@ export class Tokens {
     return { ok: true, token: { subscriberId: claimed.subscriberId, purpose: claimed.purpose } };
   }
 
+  /**
+   * A short signature of `data` for one purpose, as lowercase hex (`bytes` of HMAC-SHA256, 16 = 128 bits):
+   * the VERP tag of a digest's envelope sender (src/bounces/verp.ts). Lowercase hex because mail systems
+   * may change the case of an address's local part.
+   */
+  tag(purpose: string, data: string, bytes = 16): string {
+    return this.mac(`tag:${purpose}:${data}`, '').subarray(0, bytes).toString('hex');
+  }
+
+  /** Constant-time check of a tag made by tag() (a wrong length or non-hex text is simply false). */
+  tagMatches(purpose: string, data: string, given: string, bytes = 16): boolean {
+    const expected = this.mac(`tag:${purpose}:${data}`, '').subarray(0, bytes);
+    const got = /^[0-9a-f]*$/i.test(given) ? Buffer.from(given, 'hex') : Buffer.alloc(0);
+    return got.length === expected.length && timingSafeEqual(got, expected);
+  }
+
   private mac(head: string, salt: string): Buffer {
     return createHmac('sha256', this.secret).update(`${head}|${salt}`).digest();
   }

@@ -22,10 +22,6 @@ export interface IncomingBatch {
   papers: IncomingPaper[];
 }
 
-export interface Paper extends IncomingPaper {
-  id: number;
-}
-
 export type SubscriberStatus = 'pending' | 'confirmed' | 'unsubscribed' | 'suppressed';
 export type Frequency = 'daily' | 'weekly';
 

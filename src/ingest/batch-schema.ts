@@ -1,4 +1,4 @@
-// The project's own batch format (DESIGN.md "Batch format"), validated with zod.
+// The project's own batch format (README, "Batch format"), validated with zod.
 //   { "source": "hf-daily", "date": "2025-11-25",
 //     "papers": [ { "id", "title", "abstract", "authors": [], "url", "publishedAt"?, "upvotes"?, "categories"? } ] }
 // Unknown fields are ignored. Every error names its place: `papers[3].title: required`.

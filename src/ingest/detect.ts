@@ -68,11 +68,3 @@ export function parseFeed(text: string, format: FeedFormat, opts: FeedOptions = 
       throw new AppError('BAD_FORMAT', `format: must be one of ${FEED_FORMATS.join(', ')}`);
   }
 }
-
-/** Same as parseFeed for JSON already parsed (a batch object or a daily-papers array). */
-export function parseFeedValue(value: unknown, format: 'auto' | 'batch' | 'hf', opts: FeedOptions = {}): IncomingBatch {
-  checkOptions(opts);
-  const f = format === 'auto' ? (Array.isArray(value) ? 'hf' : 'batch') : format;
-  const source = opts.source?.trim();
-  return f === 'hf' ? readHfDaily(value, { source, date: opts.date }) : readBatchFile(value, { source, date: opts.date });
-}

@@ -3,6 +3,7 @@
 // (the status goes back to the caller: Hugging Face answers 400 for a day in the future), and a
 // minimum spacing between requests to the same host (arXiv asks for one request every 3 s).
 import { setTimeout as sleep } from 'node:timers/promises';
+import { retryDelayMs } from '../backoff.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 
@@ -147,8 +148,7 @@ export async function fetchText(url: string, opts: FetchOptions): Promise<FetchR
         : new AppError('FETCH_FAILED', `GET ${url}: connection failed: ${describeNetworkError(e)}`, { cause: e, temporary: true });
     }
     if (attempt < opts.retries) {
-      const backoff = Math.min(cap, base * 2 ** attempt);
-      const delay = Math.min(cap, waitHint ?? backoff / 2 + Math.random() * (backoff / 2));
+      const delay = Math.min(cap, waitHint ?? retryDelayMs(attempt + 1, { baseMs: base, maxMs: cap }));
       opts.logger.warn({ url, attempt: attempt + 1, retryInMs: Math.round(delay), err: lastError.message }, 'fetch failed; retrying');
       try {
         await sleep(delay, undefined, { signal: opts.signal });

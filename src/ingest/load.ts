@@ -8,10 +8,10 @@ import type { Logger } from '../log.ts';
 import type { IncomingBatch } from '../types.ts';
 import { parseFeed, type FeedFormat } from './detect.ts';
 import { fetchText, type HostSpacer } from './fetch.ts';
-import { arxivSpacer } from './sources.ts';
+import { sourceSpacer } from './sources.ts';
 
 export interface LoadDeps {
-  config: Pick<Config, 'FETCH_TIMEOUT_MS' | 'FETCH_RETRIES' | 'ARXIV_INCLUDE_CROSSLISTS' | 'ARXIV_RSS_URL' | 'ARXIV_API_URL' | 'ARXIV_MIN_INTERVAL_MS'>;
+  config: Config;
   logger: Logger;
   /** Not read today; kept so callers pass the same deps everywhere. */
   clock?: Clock;
@@ -42,7 +42,7 @@ export async function loadInput(pathOrUrl: string, format: FeedFormat, deps: Loa
       timeoutMs: deps.config.FETCH_TIMEOUT_MS,
       retries: deps.config.FETCH_RETRIES,
       logger: deps.logger,
-      spacer: deps.spacer ?? arxivSpacer(deps.config),
+      spacer: deps.spacer ?? sourceSpacer(deps.config),
       fetch: deps.fetch,
       backoffMs: deps.backoffMs,
     });

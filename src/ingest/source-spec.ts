@@ -1,10 +1,10 @@
-// A configured paper source, as parsed from SOURCES (sources.ts) and fetched (source-fetchers.ts).
-export type SourceKind = 'hf' | 'arxiv' | 'arxiv-api';
+// A configured paper source, as parsed from SOURCES (sources.ts); its kind is in source-kinds/.
 
 export interface SourceSpec {
   /** Canonical name, as recorded in batches.source and source_days.source: `hf`, `arxiv:cs.LG+cs.CL`. */
   name: string;
-  kind: SourceKind;
-  /** arXiv categories (empty for hf). */
+  /** The kind's name (source-kinds/registry.ts): `hf`, `arxiv`, `arxiv-api`. */
+  kind: string;
+  /** arXiv categories (empty for kinds that take none). */
   categories: string[];
 }

@@ -14,25 +14,23 @@ import type { Logger } from '../log.ts';
 import { HostSpacer, type FetchOptions } from './fetch.ts';
 import { ingestBatch } from './ingest.ts';
 import { clearErrors, daysInWindow, recordDay, sourceDay, sourceErrors, sourceSummary, type SourceDay } from './source-days.ts';
-import type { SourceKind, SourceSpec } from './source-spec.ts';
-import { fetchArxivApiDay, fetchArxivListing, fetchHfDay, type DayFetch, type SourceConfig } from './source-fetchers.ts';
+import type { AnySourceKind, DayFetch } from './source-kinds/kind.ts';
+import { SOURCE_KINDS, sourceKindList } from './source-kinds/registry.ts';
+import type { SourceSpec } from './source-spec.ts';
 
 /** An arXiv category or archive: cs.LG, hep-th, astro-ph.CO, math. */
 const CATEGORY = /^[a-z][a-z-]*(?:\.[A-Za-z][A-Za-z-]*)?$/;
-export type { SourceKind, SourceSpec } from './source-spec.ts';
-
-const KINDS: readonly SourceKind[] = ['hf', 'arxiv', 'arxiv-api'];
+export type { SourceSpec } from './source-spec.ts';
 
 function badEntry(i: number, entry: string, why: string): AppError {
   return new AppError('CONFIG_INVALID', `Invalid configuration: SOURCES entry ${i + 1} (${JSON.stringify(entry)}): ${why}`);
 }
 
 /**
- * `hf,arxiv:cs.LG+cs.CL` -> specs. Kinds: `hf` (Hugging Face Daily Papers), `arxiv:<cat>+<cat>` (arXiv
- * RSS listing), `arxiv-api:<cat>+<cat>` (arXiv query API, by submission day). Empty = no sources.
- * A bad entry throws CONFIG_INVALID naming it.
+ * `hf,arxiv:cs.LG+cs.CL` -> specs, one per entry, of the kinds in source-kinds/registry.ts. Empty = no
+ * sources. A bad entry throws CONFIG_INVALID naming it.
  */
-export function parseSources(spec: string): SourceSpec[] {
+export function parseSources(spec: string, kinds: readonly AnySourceKind[] = SOURCE_KINDS): SourceSpec[] {
   if (spec.trim() === '') return [];
   const specs: SourceSpec[] = [];
   spec.split(',').forEach((raw, i) => {
@@ -41,12 +39,11 @@ export function parseSources(spec: string): SourceSpec[] {
     const colon = entry.indexOf(':');
     const kind = (colon < 0 ? entry : entry.slice(0, colon)).toLowerCase();
     const rest = colon < 0 ? '' : entry.slice(colon + 1).trim();
-    if (!KINDS.includes(kind as SourceKind)) {
-      throw badEntry(i, entry, `unknown source "${kind}"; known: hf, arxiv:<categories>, arxiv-api:<categories>`);
-    }
+    const def = kinds.find((k) => k.name === kind);
+    if (!def) throw badEntry(i, entry, `unknown source "${kind}"; known: ${sourceKindList(kinds)}`);
     let categories: string[] = [];
-    if (kind === 'hf') {
-      if (rest !== '') throw badEntry(i, entry, 'hf takes no categories');
+    if (!def.categories) {
+      if (rest !== '') throw badEntry(i, entry, `${kind} takes no categories`);
     } else {
       if (rest === '') throw badEntry(i, entry, `needs categories, e.g. ${kind}:cs.LG+cs.CL`);
       categories = rest.split('+').map((c) => c.trim());
@@ -54,18 +51,17 @@ export function parseSources(spec: string): SourceSpec[] {
       if (bad !== undefined) throw badEntry(i, entry, `${JSON.stringify(bad)} is not an arXiv category (e.g. cs.LG, hep-th)`);
       categories = [...new Set(categories)];
     }
-    const name = kind === 'hf' ? 'hf' : `${kind}:${categories.join('+')}`;
+    const name = def.categories ? `${kind}:${categories.join('+')}` : kind;
     if (specs.some((s) => s.name === name)) throw badEntry(i, entry, `${name} is listed twice`);
-    specs.push({ name, kind: kind as SourceKind, categories });
+    specs.push({ name, kind, categories });
   });
   return specs;
 }
 
-/** Spaces requests to arXiv hosts (theirs and the configured ones) by ARXIV_MIN_INTERVAL_MS. */
-export function arxivSpacer(config: Pick<Config, 'ARXIV_RSS_URL' | 'ARXIV_API_URL' | 'ARXIV_MIN_INTERVAL_MS'>): HostSpacer {
-  const ms = config.ARXIV_MIN_INTERVAL_MS;
-  const table: Record<string, number> = { 'arxiv.org': ms, 'export.arxiv.org': ms, 'rss.arxiv.org': ms, 'www.arxiv.org': ms };
-  for (const u of [config.ARXIV_RSS_URL, config.ARXIV_API_URL]) table[new URL(u).host] = ms;
+/** Spaces requests to the hosts every kind asks spacing for (arXiv's: ARXIV_MIN_INTERVAL_MS). */
+export function sourceSpacer(config: Config): HostSpacer {
+  const table: Record<string, number> = {};
+  for (const kind of SOURCE_KINDS) Object.assign(table, kind.spacing?.(config));
   return HostSpacer.fromTable(table);
 }
 
@@ -85,15 +81,17 @@ export interface PollReport {
 
 export interface SourcePollerDeps {
   db: Db;
-  config: SourceConfig & Pick<Config, 'SOURCES' | 'SOURCE_LOOKBACK_DAYS' | 'ARXIV_MIN_INTERVAL_MS'>;
+  config: Config;
   clock: Clock;
   logger: Logger;
   /** Another fetch (tests use the real one against a local server). */
   fetch?: typeof fetch;
-  /** Per-host spacing; default: arXiv hosts spaced by ARXIV_MIN_INTERVAL_MS. */
+  /** Per-host spacing; default: what each kind asks for (sourceSpacer). */
   spacer?: HostSpacer;
   /** First retry delay in ms (default 1000). */
   backoffMs?: number;
+  /** The kinds SOURCES may name (default: source-kinds/registry.ts). */
+  kinds?: readonly AnySourceKind[];
 }
 
 export interface SourcePoller {
@@ -102,14 +100,7 @@ export interface SourcePoller {
   poll(signal?: AbortSignal): Promise<PollReport[]>;
 }
 
-const HOUR = 3_600_000;
-const DAY = 24 * HOUR;
-/** A Hugging Face day fetched less than this after it ended may still grow: it is fetched again. */
-export const HF_SETTLE_MS = 12 * HOUR;
-/** arXiv API: submissions of a day show once announced (a weekend later at worst). */
-export const ARXIV_API_SETTLE_MS = 72 * HOUR;
-/** arXiv API: a day not yet final is asked again at most this often (arXiv asks for restraint). */
-export const ARXIV_API_REFRESH_MS = 6 * HOUR;
+const DAY = 24 * 3_600_000;
 
 function addDays(day: string, n: number): string {
   return utcDate(new Date(Date.parse(`${day}T00:00:00Z`) + n * DAY));
@@ -125,8 +116,9 @@ export function needsFetch(row: SourceDay | undefined, day: string, now: Date, s
 
 export function createSourcePoller(deps: SourcePollerDeps): SourcePoller {
   const { db, config, clock, logger } = deps;
-  const specs = parseSources(config.SOURCES);
-  const spacer = deps.spacer ?? arxivSpacer(config);
+  const kinds = deps.kinds ?? SOURCE_KINDS;
+  const specs = parseSources(config.SOURCES, kinds);
+  const spacer = deps.spacer ?? sourceSpacer(config);
 
   const fetchOptions = (signal?: AbortSignal): FetchOptions => ({
     timeoutMs: config.FETCH_TIMEOUT_MS,
@@ -153,7 +145,8 @@ export function createSourcePoller(deps: SourcePollerDeps): SourcePoller {
       log.warn({ day, err: reason, code: e instanceof AppError ? e.code : undefined }, 'source day failed; nothing ingested');
       return { source: spec.name, day, status: 'error', detail: reason };
     }
-    if (spec.kind === 'arxiv') clearErrors(db, spec.name); // a stream: a good fetch resolves earlier failures
+    const latestOnly = kinds.find((k) => k.name === spec.kind)?.schedule.kind === 'latest';
+    if (latestOnly) clearErrors(db, spec.name); // a stream: a good fetch resolves earlier failures
     const now = clock.now();
     const known = sourceDay(db, spec.name, got.day);
     if (got.outcome !== 'papers') {
@@ -161,7 +154,7 @@ export function createSourcePoller(deps: SourcePollerDeps): SourcePoller {
       log.info({ day: got.day, outcome: got.outcome, detail: got.detail }, 'nothing yet for this day');
       return { source: spec.name, day: got.day, status: got.outcome, detail: got.detail };
     }
-    if (spec.kind === 'arxiv' && known?.status === 'ingested') {
+    if (latestOnly && known?.status === 'ingested') {
       return { source: spec.name, day: got.day, status: 'unchanged', detail: 'announcement already ingested' };
     }
     try {
@@ -196,24 +189,15 @@ export function createSourcePoller(deps: SourcePollerDeps): SourcePoller {
   }
 
   async function pollSource(spec: SourceSpec, signal?: AbortSignal): Promise<PollReport[]> {
+    const kind = kinds.find((k) => k.name === spec.kind);
+    if (!kind) throw new AppError('CONFIG_INVALID', `unknown source kind ${spec.kind}`);
     const today = utcDate(clock.now());
-    const fo = fetchOptions(signal);
+    const ctx = { spec, today, settings: config, fetch: fetchOptions(signal) };
+    const schedule = kind.schedule;
+    if (schedule.kind === 'latest') return [await askDay(spec, today, () => kind.fetchDay(ctx, today))];
     const reports: PollReport[] = [];
-    switch (spec.kind) {
-      case 'hf':
-        for (const day of daysToAsk(spec, today, today, HF_SETTLE_MS, 0)) {
-          reports.push(await askDay(spec, day, () => fetchHfDay(spec, day, today, config, fo)));
-        }
-        break;
-      case 'arxiv':
-        reports.push(await askDay(spec, today, () => fetchArxivListing(spec, today, config, fo)));
-        break;
-      case 'arxiv-api':
-        // Today's submissions are not announced yet: ask the days before.
-        for (const day of daysToAsk(spec, today, addDays(today, -1), ARXIV_API_SETTLE_MS, ARXIV_API_REFRESH_MS)) {
-          reports.push(await askDay(spec, day, () => fetchArxivApiDay(spec, day, config, fo)));
-        }
-        break;
+    for (const day of daysToAsk(spec, today, addDays(today, schedule.lastDay), schedule.settleMs, schedule.refreshMs)) {
+      reports.push(await askDay(spec, day, () => kind.fetchDay(ctx, day)));
     }
     return reports;
   }
@@ -243,7 +227,7 @@ export function createSourcePoller(deps: SourcePollerDeps): SourcePoller {
 /** One configured source as `digest sources` shows it. */
 export interface SourceListing {
   source: string;
-  kind: SourceKind;
+  kind: string;
   /** Latest day ingested. */
   lastDay: string | null;
   lastFetchedAt: string | null;

@@ -39,10 +39,19 @@ export function maxEncodedLength(inputBytes: number): number {
  * maxEncodedLength(end - start) bytes). Returns the offset after the last byte written.
  * The output ends without a line break. (The hot loop copies runs of literal bytes up to the end of
  * the current line; everything else is the slow path. About 2 ns per byte of mostly-ASCII HTML.)
+ * `startCol`: the output line already holds that many characters (a piece appended mid-line; see
+ * qp-body.ts, which joins pieces encoded apart).
  */
-export function encodeQuotedPrintableInto(input: Uint8Array, start: number, end: number, out: Uint8Array, at: number): number {
+export function encodeQuotedPrintableInto(
+  input: Uint8Array,
+  start: number,
+  end: number,
+  out: Uint8Array,
+  at: number,
+  startCol = 0,
+): number {
   let o = at;
-  let col = 0;
+  let col = startCol;
   let i = start;
   while (i < end) {
     if (col === 0 && input[i] === DOT) {

@@ -103,6 +103,24 @@ export function createRawMessageBuilder(opts: { from: string }): RawMessageBuild
         throw new AppError('MAIL_MESSAGE_INVALID', `messageId: "${messageId}" is not an id@domain token`);
       }
       const head = headerBlock(mail, messageId, date);
+      const headBytes = Buffer.byteLength(head.text, 'utf8');
+      const encoded = mail.encoded;
+      if (encoded) {
+        // Bodies already encoded (digests): only copied. Note: reading mail.html here would decode them.
+        let size = headBytes + fixedBytes;
+        for (const b of encoded.text) size += b.length;
+        for (const b of encoded.html) size += b.length;
+        const raw = Buffer.allocUnsafe(size);
+        let o = raw.write(head.text, 0, 'utf8');
+        o += textStart.copy(raw, o);
+        o += contentType.copy(raw, o);
+        o += textPart.copy(raw, o);
+        for (const b of encoded.text) o += b.copy(raw, o);
+        o += htmlPart.copy(raw, o);
+        for (const b of encoded.html) o += b.copy(raw, o);
+        closing.copy(raw, o);
+        return { raw, envelope: { from: envelopeFromOf(mail, fromAddress), to: head.to }, messageId };
+      }
       // At most 3 UTF-8 bytes per UTF-16 unit: size the scratch by that, and learn the real length from
       // the write (one pass over each body instead of a length pass and a write pass).
       const inputNeeded = 3 * Math.max(mail.text.length, mail.html.length);
@@ -110,7 +128,6 @@ export function createRawMessageBuilder(opts: { from: string }): RawMessageBuild
         input = Buffer.allocUnsafe(inputNeeded);
         inputView = viewOf(input);
       }
-      const headBytes = Buffer.byteLength(head.text, 'utf8');
       const outputNeeded = headBytes + fixedBytes + maxEncodedLength(3 * mail.text.length) + maxEncodedLength(3 * mail.html.length);
       if (output.length < outputNeeded) {
         output = Buffer.allocUnsafe(outputNeeded);
@@ -127,7 +144,7 @@ export function createRawMessageBuilder(opts: { from: string }): RawMessageBuild
       const htmlBytes = input.write(mail.html, 0, 'utf8');
       o = encodeQuotedPrintableInto(inputView, 0, htmlBytes, outputView, o);
       o += closing.copy(output, o);
-      return { raw: Buffer.from(output.subarray(0, o)), envelope: { from: fromAddress, to: head.to }, messageId };
+      return { raw: Buffer.from(output.subarray(0, o)), envelope: { from: envelopeFromOf(mail, fromAddress), to: head.to }, messageId };
     },
   };
 }
@@ -167,6 +184,15 @@ function extraHeader(name: string, value: string, encode: Encode): string {
     throw new AppError('MAIL_MESSAGE_INVALID', `headers: "${name}" cannot be set as an extra header`);
   }
   return `${foldLines(`${name}: ${encode(name, oneLine(value))}`, FOLD_AT)}\r\n`;
+}
+
+/** MAIL FROM: the caller's envelope sender (a VERP address) when given, else MAIL_FROM's address. */
+function envelopeFromOf(mail: OutgoingMail, fromAddress: string): string {
+  if (mail.envelopeFrom === undefined) return fromAddress;
+  if (!PLAIN_ADDRESS.test(mail.envelopeFrom)) {
+    throw new AppError('MAIL_MESSAGE_INVALID', `envelopeFrom: "${mail.envelopeFrom.slice(0, 80)}" is not a plain email address`);
+  }
+  return mail.envelopeFrom;
 }
 
 function viewOf(b: Buffer): Uint8Array {

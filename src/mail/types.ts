@@ -10,6 +10,13 @@ export interface OutgoingMail {
   /** Stable Message-ID (without angle brackets) so a row's message can be recognised. */
   messageId?: string;
   headers?: Record<string, string>;
+  /**
+   * The bodies already quoted-printable encoded (a digest's, joined from per-run card bytes: see
+   * qp-body.ts). When given, the SMTP mailer sends these bytes and never reads `html` / `text`.
+   */
+  encoded?: { html: readonly Buffer[]; text: readonly Buffer[] };
+  /** SMTP envelope sender (MAIL FROM), e.g. a VERP bounce address; default: MAIL_FROM's address. */
+  envelopeFrom?: string | undefined;
 }
 
 export interface SentMail {

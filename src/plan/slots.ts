@@ -1,4 +1,4 @@
-// Delivery slots: when a subscriber's digest is due (DESIGN.md, "Digest semantics").
+// Delivery slots: when a subscriber's digest is due (README, "When digests go out").
 //
 // A slot is a subscriber-local calendar date. Daily subscribers have one every local day, weekly ones
 // on their weekday. The first tick at or after the delivery hour of a slot's day is that slot's delivery

@@ -1,7 +1,6 @@
-// The subscriber-independent pieces of a paper card (escaped, highlighted, trimmed), cached per
-// (paper, set of matched topics): a million subscribers share a few thousand such combinations.
-import type { Logger } from '../log.ts';
-import { createHighlighter, type Highlighter } from '../topics/highlight.ts';
+// The subscriber-independent pieces of a paper card (escaped, highlighted, trimmed). The email's cards
+// are built from them once per (paper, set of matched topics) and run, in card-cache.ts.
+import type { Highlighter } from '../topics/highlight.ts';
 import {
   authorsLine,
   displayDate,
@@ -118,14 +117,8 @@ export function buildParts(paper: PaperInput, highlight: Highlight | null, abstr
   };
 }
 
-/** Card parts and the paper they were built from (to notice an edited paper). */
-interface PartsEntry {
-  paper: PaperInput;
-  parts: PaperParts;
-}
-
 /** Same content: compared field by field (identical strings from one row compare by pointer). */
-function samePaper(a: PaperInput, b: PaperInput): boolean {
+export function samePaper(a: PaperInput, b: PaperInput): boolean {
   return (
     a.title === b.title &&
     a.abstract === b.abstract &&
@@ -141,55 +134,4 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
-}
-
-/**
- * Card parts for papers, with one highlighter per distinct set of matched topics and the parts of
- * each (paper, topic set) built once. Keyed by URL and topic set (short keys: hashing whole abstracts
- * per lookup would cost more than the fill), then checked field by field so an edited paper is
- * rebuilt. Both caches are bounded (about 2.5 KB per parts entry: 20,000 entries ~ 50 MB at most).
- */
-export class PaperPartsCache {
-  private readonly highlighters: BoundedCache<Highlight | null>;
-  private readonly parts: BoundedCache<PartsEntry>;
-
-  constructor(
-    private readonly logger: Logger | undefined,
-    sizes: { highlighters?: number; parts?: number } = {},
-  ) {
-    this.highlighters = new BoundedCache(sizes.highlighters ?? 5_000);
-    this.parts = new BoundedCache(sizes.parts ?? 20_000);
-  }
-
-  /** Email card parts (abstract trimmed), cached. `topicTexts` sorted, so equal sets share a key. */
-  forEmail(paper: PaperInput, topicTexts: readonly string[]): PaperParts {
-    const topicsKey = topicTexts.join('\u0001');
-    const key = `${paper.url}\u0002${topicsKey}`;
-    const cached = this.parts.get(key);
-    if (cached !== undefined && samePaper(cached.paper, paper)) return cached.parts;
-    const parts = buildParts(paper, this.highlighter(topicsKey, topicTexts), EMAIL_ABSTRACT_CHARS);
-    this.parts.set(key, { paper, parts });
-    return parts;
-  }
-
-  /** Web page card parts (whole abstract), not cached: the page is opened rarely. */
-  forPage(paper: PaperInput, topicTexts: readonly string[]): PaperParts {
-    return buildParts(paper, this.highlighter(topicTexts.join('\u0001'), topicTexts), Number.POSITIVE_INFINITY);
-  }
-
-  private highlighter(key: string, topicTexts: readonly string[]): Highlight | null {
-    const cached = this.highlighters.get(key);
-    if (cached !== undefined) return cached;
-    let made: Highlight | null = null;
-    if (topicTexts.length > 0) {
-      try {
-        made = createHighlighter([...topicTexts]);
-      } catch (err) {
-        // Highlighting is decoration: a topic it cannot handle must not stop the email.
-        this.logger?.warn({ err, topics: topicTexts }, 'highlighter failed; rendering without highlights');
-      }
-    }
-    this.highlighters.set(key, made);
-    return made;
-  }
 }

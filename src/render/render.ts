@@ -1,38 +1,17 @@
 // The renderer: digest email (HTML + text), confirmation email and the digest's web page.
-// MJML runs once per template in createRenderer; per subscriber only precompiled Handlebars fills
-// run, over card parts cached per (paper, matched topics). The digest HTML is kept under Gmail's
-// clipping size by adding cards only while they fit, then linking to the web page for the rest.
-import { AppError } from '../errors.ts';
+// MJML runs once per template (at build or start-up, render-templates.ts); per subscriber only
+// precompiled Handlebars fills of their own lines run, over cards that are filled and encoded once per
+// run (card-cache.ts, digest-email.ts). Long digests show the best DIGEST_FULL_PAPERS papers in full,
+// the rest as compact lines, under Gmail's clipping size by construction.
 import type { Logger } from '../log.ts';
-import { digestSubject, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
-import { PaperPartsCache, type PaperInput, type PaperParts } from './render-parts.ts';
+import { CardCache, DEFAULT_CARD_CACHE_BYTES } from './card-cache.ts';
+import { matchedView, renderDigestEmail, safeLinks, topicKey } from './digest-email.ts';
+import { paperDaysLabel, plural, safeHref, tidy } from './render-format.ts';
+import { buildParts, type PaperInput } from './render-parts.ts';
+import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 import { compileTemplates, compileTemplateSources, type CompiledTemplates, type TemplateSources } from './render-templates.ts';
 
-export interface DigestPaperView extends PaperInput {
-  /** The subscriber's topics that matched, in order. */
-  matchedTopics: Array<{ text: string; muteUrl: string }>;
-}
-
-export interface DigestView {
-  email: string;
-  /** YYYY-MM-DD */
-  edition: string;
-  /** Already in display order (the planner sorts). */
-  papers: DigestPaperView[];
-  /** First and last batch day of the papers (metadata: "papers of 24–25 Nov"); never decides anything. */
-  paperDays?: { first: string; last: string } | undefined;
-  /** The paper list was pruned (DIGEST_RETENTION_DAYS): the web view says so instead of listing. */
-  expired?: boolean | undefined;
-  links: { preferences: string; unsubscribe: string; webView: string; home: string };
-}
-
-export interface RenderedEmail {
-  subject: string;
-  html: string;
-  text: string;
-  /** How many papers the email lists (the rest are behind the "more papers" link). */
-  shownPapers: number;
-}
+export type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 
 export interface ConfirmView {
   email: string;
@@ -57,25 +36,23 @@ export interface RendererOptions {
   htmlByteLimit?: number;
   /** Templates already through MJML (readTemplateSources): no MJML runs or loads (send worker threads). */
   sources?: TemplateSources;
+  /** Papers shown in full before the rest become compact lines (DIGEST_FULL_PAPERS). */
+  fullPapers?: number;
+  /** Bytes of encoded cards kept per renderer (RENDER_CACHE_MB). */
+  cardCacheBytes?: number;
 }
+
+/** Default DIGEST_FULL_PAPERS. */
+export const DEFAULT_FULL_PAPERS = 25;
 
 /** Digest HTML must stay below this many UTF-8 bytes, or Gmail clips it (footer links included). */
 export const HTML_BYTE_LIMIT = 100_000;
 
-/** Stands in for the cards while the shell is measured; cannot occur in escaped output. */
-const CARDS_MARK = '\u0000cards\u0000';
-
-type Links = DigestView['links'];
-
-interface CardView {
-  n: number;
-  p: PaperParts;
-  matched: Array<{ text: string; muteUrl: string }>;
-}
-
 export async function createRenderer(opts: RendererOptions = {}): Promise<Renderer> {
   const templates = opts.sources ? compileTemplateSources(opts.sources) : await compileTemplates(opts.templatesDir);
-  const renderer = makeRenderer(templates, new PaperPartsCache(opts.logger), opts.htmlByteLimit ?? HTML_BYTE_LIMIT);
+  const cache = new CardCache(templates, opts.cardCacheBytes ?? DEFAULT_CARD_CACHE_BYTES, opts.logger);
+  const layout = { htmlByteLimit: opts.htmlByteLimit ?? HTML_BYTE_LIMIT, fullPapers: opts.fullPapers ?? DEFAULT_FULL_PAPERS };
+  const renderer = makeRenderer(templates, cache, layout);
   warmUp(renderer);
   return renderer;
 }
@@ -86,67 +63,13 @@ function withDays(sentence: string, view: DigestView): string {
   return days === '' ? `${sentence}.` : `${sentence} (${days}).`;
 }
 
-function makeRenderer(t: CompiledTemplates, cache: PaperPartsCache, htmlByteLimit: number): Renderer {
-  const digest = (view: DigestView): RenderedEmail => {
-    const total = view.papers.length;
-    if (total === 0) {
-      throw new AppError('digest_empty', `digest for ${view.email} (${view.edition}) has no papers to render`);
-    }
-    const links = safeLinks(view.links);
-    const subject = digestSubject(total, topicsInOrder(view.papers), view.edition);
-    const base = {
-      subject,
-      preview: trimOnWord(tidy(view.papers[0]?.title ?? ''), 110),
-      edition: tidy(view.edition),
-      email: view.email,
-      intro: withDays(`${plural(total, 'new paper', 'new papers')} matched your topics`, view),
-      links,
-    };
-    const shellView = (cards: string, more: number) => ({
-      ...base,
-      cards,
-      more,
-      moreLabel: more > 0 ? `${plural(more, 'more paper', 'more papers')} in this digest` : '',
-    });
-
-    // The shell without the "more" button, cut where the cards go: all-fit emails reuse it as is.
-    const [head = '', tail = ''] = t.digestShellHtml(shellView(CARDS_MARK, 0)).split(CARDS_MARK);
-    const fullShellBytes = byteLength(head) + byteLength(tail);
-    let moreShellBytes = -1; // the shell with the "N more papers" button, measured only when needed
-
-    const cardViews: CardView[] = [];
-    const htmlCards: string[] = [];
-    let cardBytes = 0;
-    let fitWithMore = total;
-    for (let i = 0; i < total; i++) {
-      const card = cardView(view.papers[i] as DigestPaperView, i, cache);
-      const html = t.digestCardHtml(card);
-      const bytes = byteLength(html);
-      if (fullShellBytes + cardBytes + bytes >= htmlByteLimit) {
-        // Not everything fits: show the papers that fit beside the "more" button.
-        if (moreShellBytes < 0) moreShellBytes = byteLength(t.digestShellHtml(shellView('', total)));
-        fitWithMore = countFitting(htmlCards, moreShellBytes, htmlByteLimit);
-        break;
-      }
-      cardViews.push(card);
-      htmlCards.push(html);
-      cardBytes += bytes;
-    }
-
-    const shown = fitWithMore;
-    const more = total - shown;
-    const shownHtml = htmlCards.slice(0, shown).join('');
-    const html = more === 0 ? head + shownHtml + tail : t.digestShellHtml(shellView(shownHtml, more));
-    let textCards = '';
-    for (let i = 0; i < shown; i++) textCards += t.digestCardText(cardViews[i] as CardView);
-    const text = t.digestShellText(shellView(textCards, more));
-    return { subject, html, text, shownPapers: shown };
-  };
+function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: { htmlByteLimit: number; fullPapers: number }): Renderer {
+  const digest = (view: DigestView): RenderedEmail => renderDigestEmail(t, cache, view, layout);
 
   const webView = (view: DigestView): string => {
     const papers = view.papers.map((paper, i) => ({
       n: i + 1,
-      p: cache.forPage(paper, topicKey(paper)),
+      p: pageParts(paper, topicKey(paper), cache),
       matched: matchedView(paper),
     }));
     const edition = tidy(view.edition);
@@ -189,40 +112,9 @@ function makeRenderer(t: CompiledTemplates, cache: PaperPartsCache, htmlByteLimi
   return { digest, webView, confirm };
 }
 
-/** How many leading cards fit beside a shell of `shellBytes`. */
-function countFitting(htmlCards: readonly string[], shellBytes: number, limit: number): number {
-  let used = shellBytes;
-  for (let i = 0; i < htmlCards.length; i++) {
-    used += byteLength(htmlCards[i] as string);
-    if (used >= limit) return i;
-  }
-  return htmlCards.length;
-}
-
-function cardView(paper: DigestPaperView, index: number, cache: PaperPartsCache): CardView {
-  return { n: index + 1, p: cache.forEmail(paper, topicKey(paper)), matched: matchedView(paper) };
-}
-
-/** The matched topic texts as one highlighter's input: sorted, so the same set shares one highlighter. */
-function topicKey(paper: DigestPaperView): string[] {
-  return paper.matchedTopics.map((m) => m.text).sort();
-}
-
-function matchedView(paper: DigestPaperView): Array<{ text: string; muteUrl: string }> {
-  return paper.matchedTopics.map((m) => ({ text: tidy(m.text), muteUrl: safeHref(m.muteUrl) }));
-}
-
-function safeLinks(links: Links): Links {
-  return {
-    preferences: safeHref(links.preferences),
-    unsubscribe: safeHref(links.unsubscribe),
-    webView: safeHref(links.webView),
-    home: safeHref(links.home),
-  };
-}
-
-function byteLength(s: string): number {
-  return Buffer.byteLength(s, 'utf8');
+/** Web page card parts (whole abstract), not cached: the page is opened rarely. */
+function pageParts(paper: PaperInput, topicTexts: string[], cache: CardCache) {
+  return buildParts(paper, cache.highlighter(topicTexts.join('\u0001'), topicTexts), Number.POSITIVE_INFINITY);
 }
 
 /** Fills every template once at start-up: a template naming a missing field fails here, not mid-send. */

@@ -1,6 +1,7 @@
 // What operators see: per-edition counts and common failure reasons (`digest status`), and the same
 // counts in Prometheus text format (GET /metrics). Read-only queries over the ledger. An edition is a
 // delivery date in the subscribers' own time zones, so one day's count can span two UTC days.
+import { bounceCounts } from '../bounces/service.ts';
 import type { Db } from '../db/open.ts';
 import { storedOverdue } from './overdue.ts';
 
@@ -56,6 +57,14 @@ const SQL_TOTALS = `
          coalesce(sum(status IN ('planned', 'sending', 'retry')), 0) AS pending,
          coalesce(sum(status = 'retry'), 0)            AS retrying
   FROM digests`;
+
+/** Digests sent for the editions (local delivery dates) since a day: the digests_edition index, no scan. */
+const SQL_SENT_SINCE = `SELECT count(*) AS n FROM digests WHERE edition >= ? AND status = 'sent'`;
+
+/** Digests sent since a time (by edition date, so within a day of the time zones' spread). */
+export function sentSince(db: Db, sinceIso: string): number {
+  return (db.prepare(SQL_SENT_SINCE).get(sinceIso.slice(0, 10)) as { n: number }).n;
+}
 
 const SQL_SUBSCRIBERS_BY_STATUS = `SELECT status, count(*) AS n FROM subscribers GROUP BY status`;
 
@@ -128,6 +137,14 @@ export function metricsText(db: Db): string {
   );
   metric('digest_overdue_checked_timestamp_seconds', 'gauge', 'When the overdue count was last computed (0: never).', [
     ['', overdue ? Math.round(Date.parse(overdue.at) / 1000) : 0],
+  ]);
+  const reports = bounceCounts(db);
+  metric('digest_bounces_total', 'counter', 'Bounces received after delivery (DSNs, relay webhooks), by kind; each digest counted once per kind.', [
+    ['{kind="hard"}', reports.hard],
+    ['{kind="soft"}', reports.soft],
+  ]);
+  metric('digest_complaints_total', 'counter', 'Spam complaints received (ARF feedback loops, relay webhooks); each unsubscribed the address.', [
+    ['', reports.complaint],
   ]);
   metric(
     'digest_subscribers',

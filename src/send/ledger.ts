@@ -54,11 +54,6 @@ const SQL_CLAIM_NEXT = `
     AND status IN ('planned', 'retry')
   RETURNING id`;
 
-/** Compare-and-set claim of one known row. */
-const SQL_CLAIM_ROW = `
-  UPDATE digests SET status = 'sending', claimed_by = :claimant, claimed_at = :now
-  WHERE id = :id AND status IN ('planned', 'retry')`;
-
 /** Delivered. 'unknown' too: another process may have given up on our claim after its lease. */
 const SQL_MARK_SENT = `
   UPDATE digests
@@ -147,7 +142,6 @@ export class Ledger {
   ) {
     const s = {
       claimNext: db.prepare(SQL_CLAIM_NEXT),
-      claimRow: db.prepare(SQL_CLAIM_ROW),
       sent: db.prepare(SQL_MARK_SENT),
       watermark: db.prepare(SQL_ADVANCE_WATERMARK),
       retry: db.prepare(SQL_MARK_RETRY),
@@ -192,11 +186,6 @@ export class Ledger {
   claimNext(now: Date): number | undefined {
     const r = this.s.claimNext.get({ claimant: this.claimant, now: now.toISOString() }) as { id: number } | undefined;
     return r?.id;
-  }
-
-  /** Compare-and-set claim of a given row: false when someone else holds it or it is settled. */
-  claim(id: number, now: Date): boolean {
-    return this.s.claimRow.run({ id, claimant: this.claimant, now: now.toISOString() }).changes === 1;
   }
 
   /**

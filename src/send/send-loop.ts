@@ -20,12 +20,13 @@ import type { Logger } from '../log.ts';
 import { toMailError, type MailError } from '../mail/errors.ts';
 import { domainOf } from '../mail/smtp-mailer.ts';
 import type { Mailer, SentMail } from '../mail/types.ts';
-import { retryDelayMs } from './backoff.ts';
+import { retryDelayMs } from '../backoff.ts';
 import { Ledger, type SentRecord } from './ledger.ts';
 import type { RelayWatch } from './relay-watch.ts';
 import type { RenderedEmail, Renderer } from '../render/render.ts';
 import { emptySummary, type ProgressDelta, type SenderConfig, type SendSummary } from './send-types.ts';
 import { DigestLoader, type LoadedDigest } from '../render/view.ts';
+import { verpFrom } from '../bounces/verp.ts';
 
 export interface LoopDeps {
   db: Db;
@@ -69,6 +70,8 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   const signal = opts.signal;
   const startedMono = performance.now();
   const fromDomain = domainOf(config.MAIL_FROM);
+  // Each digest's envelope sender carries its signed tag (BOUNCE_ADDRESS set): bounces map back to the row.
+  const verp = verpFrom(config);
   const inFlight = new Set<number>();
   const leftForRetry = new Set<number>();
   /** Set once the run has returned: late outcomes are only logged. */
@@ -200,10 +203,18 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
     deps.mailer.send({
       to: subscriber.email,
       subject: mail.subject,
-      html: mail.html,
-      text: mail.text,
+      // Getters: the SMTP mailer sends `encoded` (bytes joined from the run's card cache) and never
+      // reads these; a mailer that does (tests, the local catcher) gets the decoded text.
+      get html() {
+        return mail.html;
+      },
+      get text() {
+        return mail.text;
+      },
+      encoded: mail.encoded,
       messageId: `digest-${row.id}.${row.edition}@${fromDomain}`,
       listUnsubscribe: { url: view.links.unsubscribe, mailto: config.UNSUBSCRIBE_MAILTO },
+      envelopeFrom: verp?.envelopeFor(row.id),
     });
 
   /** Sends one claimed row. Returns the delivery for the lane to record (see lane), or undefined. */

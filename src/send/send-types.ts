@@ -19,6 +19,8 @@ export type SenderConfig = Pick<
       Config,
       | 'SMTP_RETRY_WINDOW_MS'
       | 'DB_BUSY_TIMEOUT_MS'
+      // VERP envelope sender of each digest (src/bounces/verp.ts), when both are set:
+      | 'BOUNCE_ADDRESS'
       // Only needed for worker threads (a run without them stays in one thread):
       | 'SEND_WORKERS'
       | 'PUBLIC_URL'
@@ -27,6 +29,9 @@ export type SenderConfig = Pick<
       | 'SMTP_TIMEOUT_MS'
       | 'LOG_LEVEL'
       | 'dkim'
+      // The renderer's settings, so worker threads render as the main thread does:
+      | 'DIGEST_FULL_PAPERS'
+      | 'RENDER_CACHE_MB'
     >
   >;
 
@@ -59,8 +64,6 @@ export interface SendSummary {
   pauseReason?: string;
   /** The signal was aborted (SIGTERM): the run stopped claiming. */
   aborted: boolean;
-  /** dryRun only: rows that would be sent now. */
-  wouldSend?: number;
   /** Threads that took part (1 = this thread only; more = worker threads too). */
   threads?: number;
   /** Digests sent by each thread, this one first. */

@@ -1,5 +1,6 @@
-// Entry point of a send worker thread (see send-workers.ts). Node 20 runs no TypeScript, so the thread
-// starts here, registers tsx (as bin/digest.js does for the main thread), then loads the worker itself.
+// Entry point of a send worker thread started from the TypeScript sources (see send-workers.ts; the compiled
+// build starts dist/send/send-worker.js directly). Node 20 runs no TypeScript, so the thread
+// starts here, registers tsx (as bin/digest-dev.js does for the main thread), then loads the worker itself.
 import { register } from 'tsx/esm/api';
 
 register();

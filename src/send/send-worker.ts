@@ -44,7 +44,12 @@ async function main(setup: WorkerSetup): Promise<void> {
   try {
     db = openDatabase(setup.databasePath, { migrate: false, busyTimeoutMs: config.DB_BUSY_TIMEOUT_MS });
     const links = new Links(config.PUBLIC_URL, new Tokens(setup.secret), systemClock);
-    const renderer = await createRenderer({ sources: setup.templates, logger });
+    const renderer = await createRenderer({
+      sources: setup.templates,
+      logger,
+      fullPapers: config.DIGEST_FULL_PAPERS,
+      cardCacheBytes: config.RENDER_CACHE_MB === undefined ? undefined : config.RENDER_CACHE_MB * 1024 * 1024,
+    });
     mailer = createSmtpMailer({
       url: setup.smtpUrl,
       from: config.MAIL_FROM,

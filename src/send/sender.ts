@@ -11,9 +11,7 @@ import { RelayWatch } from './relay-watch.ts';
 import { readTemplateSources } from '../render/render-templates.ts';
 import { runSendLoop, type LoopDeps } from './send-loop.ts';
 import type { ProgressDelta, SendProgress, SendSummary } from './send-types.ts';
-import { emptySummary } from './send-types.ts';
 import { sendWithWorkers, type WorkerConfig } from './send-workers.ts';
-import { DigestLoader } from '../render/view.ts';
 
 export { recoverStale, claimantId } from './ledger.ts';
 export type { SenderConfig, SendProgress, SendSummary } from './send-types.ts';
@@ -28,8 +26,6 @@ export interface SendDeps extends LoopDeps {
 
 export interface SendOptions {
   signal?: AbortSignal;
-  /** Render what is due without claiming or sending anything. */
-  dryRun?: boolean;
   onProgress?: (p: SendProgress) => void;
   /** How long (real time) the run keeps waiting for retries to come due. Default 10 minutes; 0 = never wait. */
   retryWindowMs?: number;
@@ -46,18 +42,11 @@ export const DEFAULT_RETRY_WINDOW_MS = 10 * 60 * 1000;
  */
 export const PARALLEL_MIN_ROWS = 1_000;
 
-/** Rows due now, for a dry run (nothing claimed). */
-const SQL_DUE_ROWS = `
-  SELECT id FROM digests
-  WHERE status IN ('planned', 'retry') AND (next_attempt_at IS NULL OR next_attempt_at <= ?)
-  ORDER BY id`;
-
 /** The secret a `SECRET_KEY`-less install generated and keeps in the database (see main.ts). */
 const SQL_STORED_SECRET = `SELECT value FROM settings WHERE key = 'secret_key'`;
 
 export async function sendPending(deps: SendDeps, opts: SendOptions = {}): Promise<SendSummary> {
   const { config, logger } = deps;
-  if (opts.dryRun) return dryRun(deps);
 
   const total = new Ledger(deps.db).openCount();
   const retryWindowMs = opts.retryWindowMs ?? config.SMTP_RETRY_WINDOW_MS ?? DEFAULT_RETRY_WINDOW_MS;
@@ -137,17 +126,4 @@ async function parallelSetup(deps: SendDeps, rows: number, minRows: number): Pro
     templates: await readTemplateSources(),
     config: workerConfig,
   };
-}
-
-function dryRun(deps: SendDeps): SendSummary {
-  let would = 0;
-  const loader = new DigestLoader(deps.db, deps.links);
-  const ids = deps.db.prepare(SQL_DUE_ROWS).all(deps.clock.now().toISOString()) as { id: number }[];
-  for (const { id } of ids) {
-    const loaded = loader.load(id);
-    if (!loaded || loaded.subscriber.status !== 'confirmed') continue;
-    deps.renderer.digest(loaded.view);
-    would++;
-  }
-  return { ...emptySummary(), wouldSend: would };
 }

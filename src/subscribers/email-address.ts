@@ -11,7 +11,7 @@ export function normaliseEmail(input: string): string {
   const candidate = at > 0 ? `${trimmed.slice(0, at)}@${trimmed.slice(at + 1).toLowerCase()}` : trimmed;
   if (!emailSchema.safeParse(candidate).success) {
     const shown = trimmed.length > 60 ? `${trimmed.slice(0, 60)}…` : trimmed;
-    throw new AppError('EMAIL_INVALID', `email: "${shown}" is not a valid email address`, { status: 400 });
+    throw new AppError('EMAIL_INVALID', `email: "${shown}" is not a valid email address`, { status: 400, where: { field: 'email' } });
   }
   return candidate;
 }

@@ -228,7 +228,7 @@ function validateRow(record: string[], columns: Columns, line: number): StagedRo
     .split(';')
     .map((t) => t.trim())
     .filter((t) => t !== '');
-  if (texts.length === 0) throw new AppError('TOPIC_REQUIRED', 'topics: at least one topic is required (separate topics with ;)');
+  if (texts.length === 0) throw new AppError('TOPIC_REQUIRED', 'topics: at least one topic is required (separate topics with ;)', { where: { field: 'topics' } });
   const pairs: Array<[string, string]> = [];
   const seen = new Set<string>();
   for (const t of parseTopics(texts)) {

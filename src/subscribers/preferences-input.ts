@@ -7,7 +7,7 @@ export const FREQUENCIES: readonly Frequency[] = ['daily', 'weekly'];
 export const MAX_PAUSE_DAYS = 365;
 
 function bad(field: string, message: string): AppError {
-  return new AppError('PREFERENCE_INVALID', `${field}: ${message}`, { status: 400 });
+  return new AppError('PREFERENCE_INVALID', `${field}: ${message}`, { status: 400, where: { field } });
 }
 
 export function checkTimezone(tz: string): string {

@@ -9,7 +9,7 @@ import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import type { Mailer } from '../mail/types.ts';
 import { newSalt, type Tokens } from '../tokens.ts';
-import { parseTopic, parseTopics } from '../topics/parse.ts';
+import { parseTopics } from '../topics/parse.ts';
 import { ensureQuery } from '../topics/matcher.ts';
 import type { SubscriberStatus, Topic } from '../types.ts';
 import { normaliseEmail } from './email-address.ts';
@@ -58,20 +58,15 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
   const nowIso = () => clock.now().toISOString();
 
   /**
-   * Parses every topic (writes nothing); throws TOPIC_INVALID naming the topic by its place in the list.
-   * Blank entries are skipped; duplicates are dropped when saved.
+   * Parses every topic once (writes nothing); throws TOPIC_INVALID naming the topic by its place in the
+   * list. Blank entries are skipped; of two topics with the same query the first is kept.
    */
   function checkTopics(items: Array<string | { text: string; muted?: boolean }>): CheckedTopic[] {
     const texts = items.map((t) => (typeof t === 'string' ? t : t.text));
-    parseTopics(texts); // validates the whole list (count, each topic) with messages naming positions
-    const checked: CheckedTopic[] = [];
-    items.forEach((item, i) => {
-      const text = texts[i]!;
-      if (text.trim() === '') return;
-      const p = parseTopic(text);
-      checked.push({ text: p.text, fts: p.fts, muted: typeof item === 'object' ? item.muted : undefined });
+    return parseTopics(texts).map((p) => {
+      const item = items[p.index];
+      return { text: p.text, fts: p.fts, muted: typeof item === 'object' ? item.muted : undefined };
     });
-    return checked;
   }
 
   /** Creates the distinct queries (inside the caller's transaction). */
@@ -243,6 +238,14 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       const changed = repo.markUnsubscribed(db, s.id, nowIso());
       if (changed) logger.info({ subscriberId: s.id }, 'unsubscribed');
       return { email: s.email, changed };
+    },
+
+    /** Operator console: the confirmation email again, for a pending subscriber (same 10-minute throttle). */
+    async resendConfirmation(id: number): Promise<SubscribeResult['emailState']> {
+      const s = repo.findSubscriberById(db, id);
+      if (!s) throw new AppError('NOT_FOUND', `no subscriber with id ${id}`, { status: 404 });
+      if (s.status !== 'pending') throw new AppError('NOT_PENDING', `${s.email} is ${s.status}: only a pending address gets a confirmation email`);
+      return sendConfirmation(s, false, true);
     },
 
     /** Admin path. False when the address is unknown; true when it is now unsubscribed (even if it was already). */

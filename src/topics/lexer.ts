@@ -56,7 +56,7 @@ export function lex(text: string): Token[] {
       i++;
     } else if (ch === '"') {
       const close = chars.indexOf('"', i + 1);
-      if (close < 0) throw topicError(`unbalanced quote at position ${pos}`);
+      if (close < 0) throw topicError(`unbalanced quote at position ${pos}`, pos);
       const raw = chars.slice(i + 1, close).join('');
       i = close + 1;
       let prefix = false;
@@ -106,6 +106,7 @@ function lexField(chars: string[], i: number): { name: string; column: Column; e
     if (next === undefined || isSpace(next) || next === ')') return null;
     throw topicError(
       `unknown field prefix '${m[1]}:' at position ${i + 1} (use title:, abstract:, author: or category:)`,
+      i + 1,
     );
   }
   return { name, column, end: after };

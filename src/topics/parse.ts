@@ -1,4 +1,4 @@
-// Parser for the topic query language (DESIGN.md "Topic queries"):
+// Parser for the topic query language (README, "Topic queries and how matching works"):
 //   query    := sequence                      implicit AND between items
 //   item     := alt ( 'OR' alt )*             OR binds tighter than AND
 //   alt      := '-'? field? primary           `-` excludes (not allowed as an OR alternative)
@@ -8,7 +8,7 @@
 import type { Column, Token } from './lexer.ts';
 import { lex } from './lexer.ts';
 import { isAppError } from '../errors.ts';
-import { TOPIC_INVALID, topicError } from './errors.ts';
+import { inTopic, TOPIC_INVALID, topicError } from './errors.ts';
 import { wordTokens } from './normalize.ts';
 import {
   COLUMN_ORDER,
@@ -50,24 +50,24 @@ export function parseTopic(text: string): ParsedTopic {
 
 /**
  * Parses a subscriber's topics: blank entries are skipped, exact duplicates (same FTS5 expression)
- * keep their first occurrence. Errors name the topic by its 1-based place in `texts`.
+ * keep their first occurrence, with its 0-based place in `texts`. Errors name the topic by its place.
  */
-export function parseTopics(texts: string[]): ParsedTopic[] {
+export function parseTopics(texts: string[]): Array<ParsedTopic & { index: number }> {
   const filled = texts.map((text, index) => ({ text, index })).filter((t) => t.text.trim() !== '');
   if (filled.length === 0) throw topicError('add at least one topic');
   if (filled.length > MAX_TOPICS) {
     throw topicError(`too many topics (${filled.length}; at most ${MAX_TOPICS})`);
   }
-  const byFts = new Map<string, ParsedTopic>();
+  const byFts = new Map<string, ParsedTopic & { index: number }>();
   for (const { text, index } of filled) {
     let parsed: ParsedTopic;
     try {
       parsed = parseTopic(text);
     } catch (e) {
-      if (isAppError(e) && e.code === TOPIC_INVALID) throw topicError(`topic ${index + 1}: ${e.message}`);
+      if (isAppError(e) && e.code === TOPIC_INVALID) throw inTopic(e, index);
       throw e;
     }
-    if (!byFts.has(parsed.fts)) byFts.set(parsed.fts, parsed);
+    if (!byFts.has(parsed.fts)) byFts.set(parsed.fts, { ...parsed, index });
   }
   return [...byFts.values()];
 }
@@ -89,7 +89,7 @@ class Parser {
     const stray = this.tokens[this.i];
     if (stray !== undefined) {
       // sequence() only stops early at a ')' that no '(' opened.
-      throw topicError(`unbalanced parenthesis at position ${stray.pos} (no '(' before this ')')`);
+      throw topicError(`unbalanced parenthesis at position ${stray.pos} (no '(' before this ')')`, stray.pos);
     }
     const root = buildAnd(items, 1);
     if (root === null) throw topicError('topic has no word to search for');
@@ -126,7 +126,7 @@ class Parser {
     const nodes: QueryNode[] = [];
     for (const alt of alts) {
       if (alt.negated) {
-        throw topicError(`excluded term at position ${alt.pos} cannot be one side of OR`);
+        throw topicError(`excluded term at position ${alt.pos} cannot be one side of OR`, alt.pos);
       }
       if (alt.node === null) continue;
       requirePositive(alt.node);
@@ -158,7 +158,8 @@ class Parser {
     const tok = this.peek();
     if (tok === undefined || tok.type === 'rparen' || tok.type === 'or' || tok.type === 'neg' || tok.type === 'field') {
       const what = after?.type === 'field' ? `'${after.name}:'` : `'-'`;
-      throw topicError(`expected a word, phrase or group after ${what} at position ${after?.pos ?? tok?.pos ?? 1}`);
+      const at = after?.pos ?? tok?.pos ?? 1;
+      throw topicError(`expected a word, phrase or group after ${what} at position ${at}`, at);
     }
     this.i++;
     if (tok.type === 'word') {
@@ -167,22 +168,22 @@ class Parser {
     }
     if (tok.type === 'phrase') {
       const tokens = wordTokens(tok.raw);
-      if (tokens.length === 0) throw topicError(`empty phrase at position ${tok.pos}`);
+      if (tokens.length === 0) throw topicError(`empty phrase at position ${tok.pos}`, tok.pos);
       return term(columns, tokens, tok.prefix);
     }
     // '(' … ')'
     const items = this.sequence(columns);
     if (this.peek() === undefined) {
-      throw topicError(`unbalanced parenthesis at position ${tok.pos} (this '(' is never closed)`);
+      throw topicError(`unbalanced parenthesis at position ${tok.pos} (this '(' is never closed)`, tok.pos);
     }
     this.i++;
-    if (items.length === 0) throw topicError(`empty group at position ${tok.pos}`);
+    if (items.length === 0) throw topicError(`empty group at position ${tok.pos}`, tok.pos);
     return buildAnd(items, tok.pos);
   }
 }
 
 function danglingOr(pos: number): Error {
-  return topicError(`dangling OR at position ${pos} (OR needs a term on each side)`);
+  return topicError(`dangling OR at position ${pos} (OR needs a term on each side)`, pos);
 }
 
 function term(columns: readonly Column[], tokens: string[], prefix: boolean): TermNode {
@@ -193,7 +194,7 @@ function term(columns: readonly Column[], tokens: string[], prefix: boolean): Te
 /** An OR alternative or an excluded group needs something to search for (FTS5's NOT is binary). */
 function requirePositive(node: QueryNode): void {
   if (node.kind === 'and' && node.pos.length === 0) {
-    throw topicError(`group at position ${node.at} has only excluded terms`);
+    throw topicError(`group at position ${node.at} has only excluded terms`, node.at);
   }
 }
 

@@ -9,6 +9,7 @@ import type { Inbox } from '../mail/catcher.ts';
 import type { Renderer } from '../render/render.ts';
 import type { SubscriberService } from '../subscribers/service.ts';
 import type { Pages } from './pages.ts';
+import type { PollReport } from '../ingest/sources.ts';
 
 export interface WebDeps {
   db: Db;
@@ -28,6 +29,10 @@ export interface WebDeps {
   previewRateLimit?: number;
   /** Called after a subscriber confirms (the scheduler may send their first digest sooner). */
   onConfirmed?: (subscriberId: number) => void;
+  /** GET for the SES/SNS webhook (signing certificates, SubscribeURL); default fetch. Tests serve their own. */
+  snsFetchText?: (url: string) => Promise<string>;
+  /** The console's "fetch now" (default: one poll of the configured sources). */
+  fetchSourcesNow?: () => Promise<PollReport[]>;
 }
 
 /** Everything route modules receive. */

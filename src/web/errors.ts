@@ -28,6 +28,8 @@ const HINTS: Record<string, string> = {
 const ACTIONS: Record<string, { actionUrl: string; actionLabel: string }> = {
   LINK_EXPIRED: { actionUrl: '/', actionLabel: 'Subscribe again' },
   UNSUBSCRIBED: { actionUrl: '/', actionLabel: 'Subscribe again' },
+  ADMIN_LOGIN_REQUIRED: { actionUrl: '/admin/login', actionLabel: 'Log in' },
+  ADMIN_CSRF: { actionUrl: '/admin', actionLabel: 'Back to the console' },
 };
 
 interface Described {

@@ -38,24 +38,11 @@ export interface FieldError {
   message: string;
 }
 
-/** Locates a 400 from the service: which field, which topic, which position. Undefined for other errors. */
+/** Locates a 400 from the service (which field, which topic, which position) from the error's data. */
 export function fieldError(e: unknown): FieldError | undefined {
   if (!isAppError(e) || e.status !== 400) return undefined;
-  const m = e.message;
-  if (e.code === 'EMAIL_INVALID') return { code: e.code, field: 'email', topic: undefined, position: undefined, message: m };
-  if (e.code === 'TOPIC_INVALID' || e.code === 'TOPIC_REQUIRED') {
-    const topic = /^topic (\d+):/i.exec(m);
-    const position = /position (\d+)/i.exec(m);
-    return {
-      code: e.code,
-      field: 'topics',
-      topic: topic ? Number(topic[1]) : undefined,
-      position: position ? Number(position[1]) : undefined,
-      message: m,
-    };
-  }
-  const named = /^(\w+): /.exec(m);
-  return { code: e.code, field: named?.[1], topic: undefined, position: undefined, message: m };
+  const { field, index, position } = e.where;
+  return { code: e.code, field, topic: index === undefined ? undefined : index + 1, position, message: e.message };
 }
 
 /** The JSON answer (400) for a field error. */

@@ -19,6 +19,8 @@ import { registerPreferencesRoutes } from './routes/preferences.ts';
 import { registerSubscribeRoutes } from './routes/subscribe.ts';
 import { registerTopicPreviewRoutes } from './routes/topic-preview.ts';
 import { registerUnsubscribeRoutes } from './routes/unsubscribe.ts';
+import { registerWebhookRoutes } from './routes/webhooks.ts';
+import { registerAdminRoutes } from '../admin/routes.ts';
 import { securityHeaders } from './security-headers.ts';
 
 export type { RouteDeps, WebDeps } from './deps.ts';
@@ -59,6 +61,8 @@ export function buildServer(deps: WebDeps, extraRoutes: ExtraRoutes = []): Fasti
     registerDigestViewRoutes(scope, routeDeps);
     registerApiRoutes(scope, { db: deps.db, clock: deps.clock, config: deps.config });
     registerInboxRoutes(scope, { inbox: deps.inbox });
+    registerWebhookRoutes(scope, routeDeps);
+    registerAdminRoutes(scope, routeDeps);
     for (const add of extraRoutes) add(scope);
   });
   return app;

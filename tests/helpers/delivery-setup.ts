@@ -119,11 +119,11 @@ export interface ChildRun {
 }
 
 /**
- * Starts the real CLI, `node bin/digest.js run`, in a child process with this environment. The working
+ * Starts the real CLI, `node bin/digest-dev.js run` (the TypeScript sources), in a child process with this environment. The working
  * directory is the test's temp dir, so a developer's .env in the repo cannot leak in.
  */
 export function startChildRun(env: Record<string, string>, cwd: string, args: string[] = []): ChildRun {
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'digest.js'), 'run', ...args], {
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'digest-dev.js'), 'run', ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SOURCES: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -5,6 +5,8 @@ import { SMTPServer } from 'smtp-server';
 
 export interface CapturedMail {
   to: string[];
+  /** The SMTP envelope sender (MAIL FROM). */
+  mailFrom: string;
   subject: string;
   html: string;
   text: string;
@@ -37,6 +39,7 @@ export async function startSmtpCapture(): Promise<SmtpCapture> {
           .then((m) => {
             messages.push({
               to: session.envelope.rcptTo.map((r) => r.address.toLowerCase()),
+              mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
               subject: m.subject ?? '',
               html: m.html ?? '',
               text: m.text ?? '',

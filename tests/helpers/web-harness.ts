@@ -10,7 +10,7 @@ import type { Mailer } from '../../src/mail/types.ts';
 import type { App } from '../../src/main.ts';
 import type { SubscriberService } from '../../src/subscribers/service.ts';
 import type { Tokens } from '../../src/tokens.ts';
-import { buildServer } from '../../src/web/server.ts';
+import { buildServer, type WebDeps } from '../../src/web/server.ts';
 import { freePort } from './ports.ts';
 import { seedBatch, type TempDb } from './seed.ts';
 import type { CapturedMail, SmtpCapture } from './smtp-capture.ts';
@@ -42,6 +42,8 @@ export interface WebHarnessOptions {
   servePublicUrl?: boolean;
   /** As `digest serve` does after a subscriber confirms. */
   onConfirmed?: (subscriberId: number) => void;
+  /** More web dependencies (e.g. the console's fetchSourcesNow). */
+  web?: Partial<WebDeps>;
 }
 
 /** `env` overrides the test configuration (see startTestApp). */
@@ -56,7 +58,7 @@ export async function startWebHarness(
     : {};
   const t = await startTestApp({ ...env, ...served }, now, 'digest-web-');
   const core = t.app;
-  const app = buildServer({ ...core, onConfirmed: options.onConfirmed });
+  const app = buildServer({ ...core, onConfirmed: options.onConfirmed, ...options.web });
   try {
     await app.listen({ port, host: '127.0.0.1' });
   } catch (e) {

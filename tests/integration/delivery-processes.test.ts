@@ -1,10 +1,9 @@
-// Delivery across real processes (`node bin/digest.js run`): kill -9 in the middle of sending, two runs at once, SIGTERM, and
+// Delivery across real processes (`node bin/digest-dev.js run`, the sources): kill -9 in the middle of sending, two runs at once, SIGTERM, and
 // the relay going away mid-run. Every assertion counts emails per address on a real SMTP server.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/open.ts';
 import { matchPending } from '../../src/topics/matcher.ts';
 import { planDigests } from '../../src/plan/planner.ts';
-import { systemClock } from '../../src/clock.ts';
 import { deliveryEnvVars, runSummary, startChildRun } from '../helpers/delivery-setup.ts';
 import { countByStatus, digestRows, seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
 import { accept, SmtpSink, type SinkScript } from '../helpers/smtp-sink.ts';

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp-capture.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/digest.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/digest-dev.js', import.meta.url));
 const SAMPLE = fileURLToPath(new URL('../../samples/daily-papers-sample.json', import.meta.url));
 
 let dir: string;

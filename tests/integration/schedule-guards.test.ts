@@ -18,10 +18,10 @@ import { matchPending } from '../../src/topics/matcher.ts';
 import { buildServer } from '../../src/web/server.ts';
 import { deliveryEnvVars } from '../helpers/delivery-setup.ts';
 import { freePort } from '../helpers/ports.ts';
-import { digestRows, seedBatch, seedSubscribers, tempDatabase, tempDatabaseDir, type TempDb } from '../helpers/seed.ts';
+import { digestRows, seedBatch, seedSubscribers, tempDatabase, tempDatabaseDir } from '../helpers/seed.ts';
 import { perAddress, reject, SmtpSink } from '../helpers/smtp-sink.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/digest.js', import.meta.url));
+const BIN = fileURLToPath(new URL('../../bin/digest-dev.js', import.meta.url));
 const PLAN_CHILD = fileURLToPath(new URL('../helpers/plan-child.ts', import.meta.url));
 
 const cleanups: Array<() => unknown> = [];

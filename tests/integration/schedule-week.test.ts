@@ -22,7 +22,6 @@ import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 const START = Date.parse('2026-03-05T00:00:00Z'); // Thursday
 const END = Date.parse('2026-03-11T23:00:00Z'); // Wednesday
 const HOUR = 3_600_000;
-const DAYS = ['2026-03-05', '2026-03-06', '2026-03-07', '2026-03-08', '2026-03-09', '2026-03-10', '2026-03-11'];
 /** No tick ran in these hours (service down, or not started yet). */
 const down = (at: number) =>
   at < START ||

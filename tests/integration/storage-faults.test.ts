@@ -85,9 +85,9 @@ async function nextRun(env: DeliveryEnv) {
   expect(summary.storageFault).toBeUndefined();
 }
 
-/** `node bin/digest.js <args>` with only this environment. */
+/** `node bin/digest-dev.js <args>` (the sources) with only this environment. */
 function digest(args: string[], env: Record<string, string>, cwd: string) {
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'digest.js'), ...args], {
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'digest-dev.js'), ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -100,3 +100,14 @@ describe('quoted-printable', () => {
     expect(encodeQuotedPrintable('x'.repeat(200)).toString().split('\r\n').map((l) => l.length)).toEqual([76, 76, 50]); // 75 + "=" per line
   });
 });
+
+describe('envelope sender', () => {
+  it('is the VERP address when one is given, whether the bodies come as text or already encoded', () => {
+    const verp = 'bounces+7-0123456789abcdef0123456789abcdef@bounces.example.org';
+    const encoded = { html: [encodeQuotedPrintable('<p>Hello</p>')], text: [encodeQuotedPrintable('Hello')] };
+    expect(build(mail()).envelope.from).toBe('digest@papers.example.org');
+    expect(build(mail({ envelopeFrom: verp })).envelope.from).toBe(verp);
+    expect(build(mail({ envelopeFrom: verp, encoded })).envelope.from).toBe(verp);
+    expect(build(mail({ encoded })).envelope.from).toBe('digest@papers.example.org');
+  });
+});

@@ -202,18 +202,49 @@ describe('digest email', () => {
 });
 
 describe('Gmail clipping cap', () => {
-  it('80 papers with 1,000-character abstracts: stays under 100,000 bytes, links to the rest', () => {
+  it('80 papers: the best 25 in full, the other 55 as compact lines, under 100,000 bytes, whole list on the web', () => {
     const list = papers(80, ['reinforcement learning'], 1_000);
+    const email = renderer.digest(digestView(list));
+    expect(email.fullPapers).toBe(25);
+    expect(email.shownPapers).toBe(80);
+    expect(bytes(email.html)).toBeLessThan(HTML_BYTE_LIMIT);
+    expect(email.htmlBytes).toBe(bytes(email.html));
+    const seen = tidy(visible(email.html));
+    // In full: title, authors and abstract; compact: title, authors and why matched, no abstract.
+    const abstractOf = (i: number) => tidy(list[i]!.abstract).slice(0, 120);
+    const full = tidy(visible(email.html.slice(0, email.html.indexOf(list[25]!.url))));
+    for (let i = 0; i < 25; i++) expect(full).toContain(abstractOf(i).slice(0, 60));
+    const compactPart = email.html.slice(email.html.indexOf('55 more papers in short'));
+    for (const p of list.slice(25)) {
+      expect(compactPart).toContain(`href="${p.url}"`);
+      expect(seen).toContain(tidy(p.title));
+    }
+    const compactSeen = tidy(visible(compactPart));
+    expect(compactSeen).not.toContain(abstractOf(30).slice(0, 60));
+    expect(compactSeen).toContain(`${tidy(list[79]!.title)} ${list[79]!.authors.slice(0, 3).join(', ')}`);
+    expect(compactSeen).toContain('Matched: reinforcement learning mute');
+    expect(seen).toContain('All 80 papers with their abstracts →');
+    expect(email.html).toMatch(new RegExp(`href="${LINKS.webView}"[^>]*>\\s*All 80 papers`));
+    // The text part: the same 80, numbered, the compact ones without abstracts.
+    expect(numberedPapers(email.text)).toBe(80);
+    expect(email.text).toContain('55 more papers in short');
+    expect(email.text).toMatch(/\n80\. [^\n]+\n   [^\n]+\n   https:\/\/arxiv\.org\/abs\/2511\.10079\n   Matched: reinforcement learning\n/);
+    expect(email.text).toContain(`All 80 papers with their abstracts:\n${LINKS.webView}`);
+  });
+
+  it('400 papers: what does not fit even as a line stays on the web view, in order, footer kept', () => {
+    const list = papers(400, ['reinforcement learning'], 1_000);
     const email = renderer.digest(digestView(list));
     const shown = email.shownPapers;
     expect(bytes(email.html)).toBeLessThan(HTML_BYTE_LIMIT);
-    expect(shown).toBeGreaterThan(10);
-    expect(shown).toBeLessThan(80);
-    expect(email.subject).toMatch(/^80 new papers/);
+    expect(email.fullPapers).toBe(25);
+    expect(shown).toBeGreaterThan(60);
+    expect(shown).toBeLessThan(400);
+    expect(email.subject).toMatch(/^400 new papers/);
 
-    const more = `${80 - shown} more papers in this digest →`;
+    const more = `${400 - shown} more papers in this digest →`;
     expect(tidy(visible(email.html))).toContain(more);
-    expect(email.html).toMatch(new RegExp(`href="${LINKS.webView}"[^>]*>\\s*${80 - shown} more papers`));
+    expect(email.html).toMatch(new RegExp(`href="${LINKS.webView}"[^>]*>\\s*${400 - shown} more papers`));
     // The footer links survive (they would be clipped away past the limit).
     expect(email.html).toContain(`href="${LINKS.unsubscribe}"`);
 
@@ -224,26 +255,41 @@ describe('Gmail clipping cap', () => {
       expect(email.text).toContain(p.url);
     }
     expect(seen).toContain(tidy(list[shown - 1]!.title));
-    expect(email.html).not.toContain(list[shown]!.url);
-    expect(email.text).not.toContain(list[shown]!.url);
+    expect(email.html).not.toContain(`${list[shown]!.url}"`);
+    expect(email.text).not.toContain(`${list[shown]!.url}\n`);
     expect(numberedPapers(email.text)).toBe(shown);
-    expect(email.text).toContain(`${80 - shown} more papers in this digest:\n${LINKS.webView}`);
+    expect(email.text).toContain(`${400 - shown} more papers in this digest:\n${LINKS.webView}`);
   });
 
   it('fills up to the limit and no further', async () => {
     const list = papers(12, ['reinforcement learning'], 1_000);
     const all = renderer.digest(digestView(list));
     expect(all.shownPapers).toBe(12);
+    expect(all.fullPapers).toBe(12);
     const size = bytes(all.html);
 
     const roomy = await createRenderer({ htmlByteLimit: size + 1 });
-    expect(roomy.digest(digestView(list)).shownPapers).toBe(12);
+    expect(roomy.digest(digestView(list))).toMatchObject({ shownPapers: 12, fullPapers: 12 });
 
+    // One byte less: the last paper no longer fits in full; here neither does the compact section it
+    // would need (heading and button), so it is left to the web view.
     const tight = await createRenderer({ htmlByteLimit: size });
     const cut = tight.digest(digestView(list));
-    expect(cut.shownPapers).toBeLessThan(12);
+    expect(cut).toMatchObject({ shownPapers: 11, fullPapers: 11 });
     expect(bytes(cut.html)).toBeLessThan(size);
-    expect(cut.text).toContain(`${12 - cut.shownPapers} more paper`);
+    expect(cut.text).toContain('1 more paper in this digest');
+    expect(cut.html).not.toContain(`${list[11]!.url}"`);
+
+    // With room for the compact section, the paper that no longer fits in full comes as a line.
+    const roomForLine = await createRenderer({ htmlByteLimit: size + 3_000, fullPapers: 11 });
+    expect(roomForLine.digest(digestView(list))).toMatchObject({ shownPapers: 12, fullPapers: 11 });
+  });
+
+  it('DIGEST_FULL_PAPERS sets how many papers are shown in full', async () => {
+    const five = await createRenderer({ fullPapers: 5 });
+    const email = five.digest(digestView(papers(8)));
+    expect(email).toMatchObject({ shownPapers: 8, fullPapers: 5 });
+    expect(email.text).toContain('3 more papers in short');
   });
 
   it('web view lists every paper with full abstracts, escaped, no external assets', () => {

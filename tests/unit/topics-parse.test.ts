@@ -231,3 +231,16 @@ describe('parseTopics', () => {
     expect(topicsRejection(['', ' ']).message).toBe('add at least one topic');
   });
 });
+
+describe('topic errors carry their place as data', () => {
+  it('names the topic (0-based index) and the character position, as fields as well as in the message', () => {
+    const e = appErrorFrom(() => parseTopics(['diffusion', 'world  "model']));
+    expect(e.message).toBe('topic 2: unbalanced quote at position 8');
+    expect(e.where).toEqual({ field: 'topics', index: 1, position: 8 });
+  });
+
+  it('an error of the list as a whole names the field only', () => {
+    expect(appErrorFrom(() => parseTopics(['', ' '])).where).toEqual({ field: 'topics' });
+    expect(appErrorFrom(() => parseTopic('a OR')).where).toEqual({ field: 'topics', position: 3 });
+  });
+});

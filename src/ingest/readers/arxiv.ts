@@ -1,5 +1,5 @@
 // Reader for arXiv listings: RSS 2.0 and Atom from rss.arxiv.org/{rss|atom}/<cats>, and the Atom
-// of the query API (export.arxiv.org/api/query). See STACK-NOTES "Feed shapes".
+// of the query API (export.arxiv.org/api/query). The shapes are described in the README, "Paper sources".
 // A feed with any malformed entry is refused whole (FEED_MALFORMED naming the entry and field).
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { AppError } from '../../errors.ts';

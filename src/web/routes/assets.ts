@@ -9,6 +9,7 @@ export const PUBLIC_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '.
 const ASSETS: Record<string, string> = {
   'app.css': 'text/css; charset=utf-8',
   'app.js': 'text/javascript; charset=utf-8',
+  'admin.css': 'text/css; charset=utf-8',
 };
 
 export function registerAssetRoutes(app: FastifyInstance, dir: string = PUBLIC_DIR): void {

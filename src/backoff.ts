@@ -1,9 +1,10 @@
-// Retry delays for temporary SMTP failures: exponential backoff with jitter, capped.
+// Retry delays for temporary failures (SMTP 4xx and dropped connections, feed fetches): exponential
+// backoff with jitter, capped. One formula for every retry in the service.
 
 export interface BackoffPolicy {
-  /** Delay scale of the first retry (SMTP_RETRY_BASE_MS). */
+  /** Delay scale of the first retry (SMTP_RETRY_BASE_MS for mail). */
   baseMs: number;
-  /** No delay exceeds this (SMTP_RETRY_MAX_MS). */
+  /** No delay exceeds this (SMTP_RETRY_MAX_MS for mail). */
   maxMs: number;
 }
 

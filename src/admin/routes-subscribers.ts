@@ -1,0 +1,109 @@
+// Console: subscriber search, one subscriber's page and the operator's actions on it, and the CSV import
+// from the browser (the same importer and checks as `digest import`, errors by line). Routes call the
+// services in subscribers.ts and src/subscribers/; no SQL here.
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { AppError, errorMessage, isAppError } from '../errors.ts';
+import { importSubscribersCsv } from '../subscribers/import.ts';
+import type { AdminContext } from './context.ts';
+import { deleteSubscriber, searchSubscribers, subscriberDetail, suppressSubscriber, unsubscribeSubscriber } from './subscribers.ts';
+
+const DONE_MESSAGES: Record<string, string> = {
+  resent: 'Confirmation email sent.',
+  throttled: 'A confirmation email went out less than 10 minutes ago: none sent now.',
+  suppressed: 'Suppressed: no more digests go to this address.',
+  unsubscribed: 'Unsubscribed.',
+  unchanged: 'Nothing changed: the subscriber was already in that state.',
+};
+
+function idParam(raw: string): number {
+  if (!/^\d{1,15}$/.test(raw)) throw new AppError('NOT_FOUND', 'No such subscriber.', { status: 404 });
+  return Number(raw);
+}
+
+export function registerAdminSubscriberRoutes(app: FastifyInstance, ctx: AdminContext): void {
+  const { db, clock, links, subscribers, logger, config } = ctx.deps;
+  const log = logger.child({ component: 'admin' });
+
+  app.get<{ Querystring: { q?: string; by?: string; after?: string } }>('/admin/subscribers', async (req, reply) => {
+    const q = (req.query.q ?? '').slice(0, 200);
+    const by = req.query.by === 'topic' ? 'topic' : 'address';
+    const page = q.trim() === '' ? undefined : searchSubscribers(db, { by, text: q, after: req.query.after });
+    const nextUrl = page?.next ? `/admin/subscribers?${new URLSearchParams({ by, q, after: page.next }).toString()}` : undefined;
+    return ctx.page(reply, 'subscribers', { title: 'Subscribers', section: 'subscribers', q, byTopic: by === 'topic', hits: page?.hits, searched: Boolean(page), nextUrl });
+  });
+
+  app.get<{ Params: { id: string }; Querystring: { done?: string } }>('/admin/subscribers/:id', async (req, reply) => {
+    const detail = subscriberDetail(db, links, idParam(req.params.id));
+    if (!detail) throw new AppError('NOT_FOUND', 'No such subscriber (deleted?).', { status: 404 });
+    const s = detail.subscriber;
+    return ctx.page(reply, 'subscriber', {
+      title: s.email,
+      section: 'subscribers',
+      s,
+      topics: detail.topics,
+      digests: detail.digests,
+      bounces: detail.bounces,
+      done: req.query.done ? DONE_MESSAGES[req.query.done] : undefined,
+      pending: s.status === 'pending',
+      active: s.status === 'confirmed' || s.status === 'pending',
+      notUnsubscribed: s.status !== 'unsubscribed',
+    });
+  });
+
+  app.post<{ Params: { id: string; action: string } }>('/admin/subscribers/:id/:action', async (req, reply) => {
+    const id = idParam(req.params.id);
+    const back = (done: string) => reply.redirect(`/admin/subscribers/${id}?done=${done}`, 303);
+    switch (req.params.action) {
+      case 'resend': {
+        const state = await subscribers.resendConfirmation(id);
+        log.info({ subscriberId: id }, 'console: confirmation resent');
+        return back(state === 'throttled' ? 'throttled' : 'resent');
+      }
+      case 'suppress':
+        log.info({ subscriberId: id }, 'console: suppress');
+        return back(suppressSubscriber(db, clock, id) ? 'suppressed' : 'unchanged');
+      case 'unsubscribe':
+        log.info({ subscriberId: id }, 'console: unsubscribe');
+        return back(unsubscribeSubscriber(db, clock, id) ? 'unsubscribed' : 'unchanged');
+      case 'delete': {
+        const body = req.body as Record<string, unknown> | undefined;
+        if (body?.confirm !== 'yes') throw new AppError('ADMIN_CONFIRM', 'Tick "delete every record of this subscriber" to delete.');
+        if (!deleteSubscriber(db, id)) throw new AppError('NOT_FOUND', 'No such subscriber (deleted already?).', { status: 404 });
+        log.info({ subscriberId: id }, 'console: subscriber deleted with all their data');
+        return ctx.page(reply, 'message', { title: 'Deleted', section: 'subscribers', message: 'The subscriber, their topics, their digests and their bounce history are deleted.' });
+      }
+      default:
+        throw new AppError('NOT_FOUND', 'No such action.', { status: 404 });
+    }
+  });
+
+  app.get('/admin/import', async (_req, reply) => ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import' }));
+
+  // The upload is written to a private temp file and read by the same streaming importer as `digest import`
+  // (the whole file is checked first; a bad row is named by line and nothing is written).
+  app.post('/admin/import', async (req, reply) => {
+    const form = req.body;
+    const file = form instanceof FormData ? form.get('file') : null;
+    if (!(file instanceof Blob) || file.size === 0) {
+      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', error: 'file: choose a CSV file to import.' }, 400);
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'digest-import-'));
+    const path = join(dir, 'upload.csv');
+    try {
+      await writeFile(path, Buffer.from(await file.arrayBuffer()));
+      const r = await importSubscribersCsv({ db, clock, logger, config }, path);
+      log.info({ ...r }, 'console: import');
+      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', result: r });
+    } catch (e) {
+      if (!isAppError(e)) throw e;
+      // The importer names the upload's temp path; the operator knows it as the file they chose.
+      const message = errorMessage(e).replaceAll(path, file instanceof File ? file.name : 'the file');
+      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', error: message }, 400);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+}

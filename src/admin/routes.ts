@@ -1,0 +1,152 @@
+// The operator console at /admin (off, 404, unless ADMIN_PASSWORD_HASH is set): login with a rate limit,
+// a session cookie, CSRF tokens on every form, logout; the overview, deliveries and sources pages here, the
+// subscriber pages and the CSV import in routes-subscribers.ts. Pages are server-rendered from
+// templates/admin/ (own layout), style from /assets/admin.css, no scripts, nothing from elsewhere.
+import { join } from 'node:path';
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { countOverdue } from '../report/overdue.ts';
+import { createSourcePoller, listSources, parseSources, type PollReport } from '../ingest/sources.ts';
+import type { RouteDeps } from '../web/deps.ts';
+import { createPages, PAGES_DIR, type PageData, type Pages } from '../web/pages.ts';
+import { cookie, createGuard, csrfField, LOGIN_COOKIE, LOGIN_TOKEN_TTL_MS, newLoginToken, readCookie, SESSION_COOKIE, SESSION_TTL_MS } from './auth.ts';
+import { deliveries, STATES } from './deliveries.ts';
+import { computeOverview, overviewCharts } from './overview.ts';
+import { verifyPassword } from './password.ts';
+import type { AdminContext } from './context.ts';
+import { registerAdminSubscriberRoutes } from './routes-subscribers.ts';
+import { AdminSessions, constantTimeEqual } from './sessions.ts';
+import { sourceDays } from './sources.ts';
+
+export const ADMIN_PAGES_DIR = join(PAGES_DIR, '..', 'admin');
+/** Login attempts per client address per minute. */
+export const LOGIN_RATE_LIMIT = 5;
+
+export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  const hash = deps.config.ADMIN_PASSWORD_HASH;
+  if (!hash) return; // off: every /admin URL answers 404 like any unknown page
+  const { db, clock, config, logger } = deps;
+  const pages = createPages(ADMIN_PAGES_DIR);
+  const sessions = new AdminSessions(db, clock);
+  const secure = config.PUBLIC_URL.startsWith('https://');
+  const log = logger.child({ component: 'admin' });
+
+  void app.register(async (scope) => {
+    // Multipart bodies (the CSV upload) are read with the platform's FormData parser (undici).
+    scope.addContentTypeParser('multipart/form-data', { parseAs: 'buffer', bodyLimit: 20 * 1024 * 1024 }, async (req: { headers: Record<string, unknown> }, body: Buffer) =>
+      new Response(body, { headers: { 'content-type': String(req.headers['content-type']) } }).formData(),
+    );
+
+    scope.get('/admin/login', async (_req, reply) => {
+      const token = newLoginToken();
+      reply.header('set-cookie', cookie(LOGIN_COOKIE, token, { secure, maxAgeMs: LOGIN_TOKEN_TTL_MS }));
+      return sendAdmin(reply, pages, 'login', { title: 'Log in', csrf: token, bare: true });
+    });
+
+    scope.post('/admin/login', { config: { rateLimit: { max: LOGIN_RATE_LIMIT, timeWindow: 60_000 } } }, async (req, reply) => {
+      const token = readCookie(req, LOGIN_COOKIE) ?? '';
+      const field = csrfField(req.body);
+      if (!token || !constantTimeEqual(field, token)) {
+        return sendAdmin(reply, pages, 'login', { title: 'Log in', csrf: token, bare: true, error: 'The form was out of date: try again.' }, 403);
+      }
+      const password = String((req.body as Record<string, unknown> | undefined)?.password ?? '');
+      if (!(await verifyPassword(password, hash))) {
+        log.warn({ ip: req.ip }, 'console login failed');
+        return sendAdmin(reply, pages, 'login', { title: 'Log in', csrf: token, bare: true, error: 'Wrong password.' }, 401);
+      }
+      const s = sessions.create();
+      log.info({ ip: req.ip }, 'console login');
+      reply.header('set-cookie', [
+        cookie(SESSION_COOKIE, s.id, { secure, maxAgeMs: SESSION_TTL_MS }),
+        cookie(LOGIN_COOKIE, '', { secure, maxAgeMs: 0 }),
+      ]);
+      return reply.redirect('/admin', 303);
+    });
+
+    // Everything below needs a session, and a CSRF token on POST.
+    void scope.register(async (auth) => {
+      auth.addHook('preHandler', createGuard(sessions));
+      const ctx: AdminContext = {
+        deps,
+        pages,
+        page: (reply, name, data, status = 200) => sendAdmin(reply, pages, name, { ...data, csrf: reply.request.adminSession?.csrf }, status),
+      };
+
+      auth.post('/admin/logout', async (req, reply) => {
+        sessions.delete(readCookie(req, SESSION_COOKIE));
+        reply.header('set-cookie', cookie(SESSION_COOKIE, '', { secure, maxAgeMs: 0 }));
+        return reply.redirect('/admin/login', 303);
+      });
+
+      auth.get('/admin', async (_req, reply) => {
+        const started = performance.now();
+        const o = computeOverview(db, clock.now());
+        const charts = overviewCharts(o);
+        const last = (v: number[]) => v[v.length - 1] ?? 0;
+        const sum = (v: number[]) => v.reduce((a, b) => a + b, 0);
+        const sent = sum(o.sent);
+        return ctx.page(reply, 'overview', {
+          title: 'Overview',
+          section: 'overview',
+          charts,
+          totals: {
+            confirmed: last(o.confirmed),
+            sent,
+            failed: sum(o.failed),
+            hard: sum(o.hard),
+            soft: sum(o.soft),
+            complaints: sum(o.complaints),
+            complaintRate: sent > 0 ? ((100 * sum(o.complaints)) / sent).toFixed(2) : '0.00',
+            unsubscribes: sum(o.unsubscribes),
+          },
+          ms: Math.round(performance.now() - started),
+          from: o.days[0],
+          to: o.days[o.days.length - 1],
+        });
+      });
+
+      auth.get('/admin/deliveries', async (_req, reply) => {
+        const view = deliveries(db, clock.now());
+        return ctx.page(reply, 'deliveries', {
+          title: 'Deliveries',
+          section: 'deliveries',
+          states: STATES,
+          editions: view.editions.map((e) => ({ ...e, cells: STATES.map((s) => e.counts[s] ?? 0) })),
+          waiting: view.waiting,
+          waitingCounts: view.waitingCounts,
+          lastErrors: view.lastErrors,
+          overdue: countOverdue(db, clock).subscribers,
+        });
+      });
+
+      // Sources: each one's days and last error; "fetch now" runs one poll in the background (one at a time).
+      let fetching: Promise<void> | undefined;
+      let lastFetch: { startedAt: string; finishedAt?: string; reports?: PollReport[]; error?: string } | undefined;
+      const fetchNow = deps.fetchSourcesNow ?? (() => createSourcePoller({ db, config, clock, logger }).poll());
+      auth.get('/admin/sources', async (_req, reply) => {
+        const specs = parseSources(config.SOURCES);
+        const sources = listSources(db, specs).map((s) => ({ ...s, days: sourceDays(db, s.source) }));
+        return ctx.page(reply, 'sources', { title: 'Sources', section: 'sources', sources, none: specs.length === 0, fetching: Boolean(fetching), lastFetch });
+      });
+      auth.post('/admin/sources/fetch', async (_req, reply) => {
+        if (!fetching && parseSources(config.SOURCES).length > 0) {
+          lastFetch = { startedAt: clock.now().toISOString() };
+          const run = lastFetch;
+          fetching = fetchNow()
+            .then((reports) => void (run.reports = reports))
+            .catch((e: unknown) => void (run.error = e instanceof Error ? e.message : String(e)))
+            .finally(() => {
+              run.finishedAt = clock.now().toISOString();
+              fetching = undefined;
+            });
+        }
+        return reply.redirect('/admin/sources', 303);
+      });
+
+      registerAdminSubscriberRoutes(auth, ctx);
+    });
+  });
+}
+
+function sendAdmin(reply: FastifyReply, pages: Pages, name: string, data: PageData, status = 200): FastifyReply {
+  return reply.code(status).type('text/html; charset=utf-8').send(pages.render(name, data));
+}

@@ -1,0 +1,126 @@
+// What a bounce or complaint does, whichever way it arrived (our SMTP receiver, a relay's webhook).
+// The caller has already verified the digest's VERP tag: this maps the digest to its subscriber through
+// the ledger row and acts in one transaction:
+//   hard bounce (5.x.x)  -> the address is suppressed at once
+//   soft bounce (4.x.x)  -> one more toward HARD_FAILURES_TO_SUPPRESS (the same counter as 5xx answers at
+//                           send time; a delivered digest resets it), suppressed at the limit
+//   complaint            -> unsubscribed, and recorded
+// A report for the same digest and kind is recorded once (UNIQUE in bounce_events): a replayed DSN or a
+// webhook the relay retries changes nothing the second time.
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
+import type { Logger } from '../log.ts';
+import type { ReportKind } from './reports.ts';
+
+export type BounceChannel = 'smtp' | 'mailgun' | 'ses';
+
+export interface BounceInput {
+  digestId: number;
+  kind: ReportKind;
+  channel: BounceChannel;
+  status: string | null;
+  detail: string;
+}
+
+export type BounceOutcome = 'suppressed' | 'counted' | 'unsubscribed' | 'none' | 'duplicate' | 'unknown-digest';
+
+export interface BounceDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  config: { HARD_FAILURES_TO_SUPPRESS: number };
+}
+
+/** The subscriber a digest was for. */
+const SQL_DIGEST_SUBSCRIBER = `SELECT subscriber_id AS subscriberId FROM digests WHERE id = ?`;
+
+/** Records the event unless this digest already has one of this kind (then nothing is returned). */
+const SQL_INSERT_EVENT = `
+  INSERT INTO bounce_events (digest_id, subscriber_id, kind, channel, status, detail, outcome, received_at)
+  VALUES (:digestId, :subscriberId, :kind, :channel, :status, :detail, 'none', :now)
+  ON CONFLICT (digest_id, kind) DO NOTHING
+  RETURNING id`;
+
+const SQL_SET_OUTCOME = `UPDATE bounce_events SET outcome = :outcome WHERE id = :id`;
+
+/** Hard bounce: suppressed now (an address that already left stays as it is). */
+const SQL_SUPPRESS = `
+  UPDATE subscribers SET status = 'suppressed', suppressed_at = :now
+  WHERE id = :subscriberId AND status IN ('confirmed', 'pending')`;
+
+/** Soft bounce: one more failure; at the limit a confirmed address is suppressed. */
+const SQL_COUNT_SOFT = `
+  UPDATE subscribers
+  SET hard_failures = hard_failures + 1,
+      status = CASE WHEN hard_failures + 1 >= :limit AND status = 'confirmed' THEN 'suppressed' ELSE status END,
+      suppressed_at = CASE WHEN hard_failures + 1 >= :limit AND status = 'confirmed' THEN :now ELSE suppressed_at END
+  WHERE id = :subscriberId
+  RETURNING status`;
+
+/** Complaint: unsubscribed (whatever the status was, unless already unsubscribed). */
+const SQL_UNSUBSCRIBE = `
+  UPDATE subscribers SET status = 'unsubscribed', unsubscribed_at = :now
+  WHERE id = :subscriberId AND status <> 'unsubscribed'`;
+
+export function recordBounce(deps: BounceDeps, input: BounceInput): BounceOutcome {
+  const { db, clock, logger } = deps;
+  const now = clock.now().toISOString();
+  const outcome = db.transaction((): BounceOutcome => {
+    const d = statement<[number], { subscriberId: number }>(db, SQL_DIGEST_SUBSCRIBER).get(input.digestId);
+    if (!d) return 'unknown-digest';
+    const subscriberId = d.subscriberId;
+    const inserted = statement<Record<string, unknown>, { id: number }>(db, SQL_INSERT_EVENT).get({
+      ...input,
+      detail: input.detail.slice(0, 500),
+      subscriberId,
+      now,
+    });
+    if (!inserted) return 'duplicate';
+    let result: BounceOutcome = 'none';
+    if (input.kind === 'hard') {
+      if (statement(db, SQL_SUPPRESS).run({ subscriberId, now }).changes > 0) result = 'suppressed';
+    } else if (input.kind === 'soft') {
+      const r = statement<Record<string, unknown>, { status: string }>(db, SQL_COUNT_SOFT).get({
+        subscriberId,
+        now,
+        limit: deps.config.HARD_FAILURES_TO_SUPPRESS,
+      });
+      result = r?.status === 'suppressed' ? 'suppressed' : 'counted';
+    } else if (statement(db, SQL_UNSUBSCRIBE).run({ subscriberId, now }).changes > 0) {
+      result = 'unsubscribed';
+    }
+    statement(db, SQL_SET_OUTCOME).run({ id: inserted.id, outcome: result });
+    return result;
+  }).immediate();
+  logger.info({ digest: input.digestId, kind: input.kind, channel: input.channel, status: input.status, outcome }, 'bounce report');
+  return outcome;
+}
+
+export interface BounceEventRow {
+  digestId: number;
+  kind: ReportKind;
+  channel: BounceChannel;
+  status: string | null;
+  detail: string;
+  outcome: string;
+  receivedAt: string;
+}
+
+/** One subscriber's reports, newest first (console detail page). */
+const SQL_HISTORY = `
+  SELECT digest_id AS digestId, kind, channel, status, detail, outcome, received_at AS receivedAt
+  FROM bounce_events WHERE subscriber_id = ? ORDER BY received_at DESC LIMIT ?`;
+
+export function bounceHistory(db: Db, subscriberId: number, limit = 50): BounceEventRow[] {
+  return statement<[number, number], BounceEventRow>(db, SQL_HISTORY).all(subscriberId, limit);
+}
+
+/** Reports by kind since a time (digest status, /metrics with since = ''). */
+const SQL_COUNTS_SINCE = `SELECT kind, count(*) AS n FROM bounce_events WHERE received_at >= ? GROUP BY kind`;
+
+export function bounceCounts(db: Db, sinceIso = ''): Record<ReportKind, number> {
+  const out: Record<ReportKind, number> = { hard: 0, soft: 0, complaint: 0 };
+  for (const r of statement<[string], { kind: ReportKind; n: number }>(db, SQL_COUNTS_SINCE).all(sinceIso)) out[r.kind] = r.n;
+  return out;
+}

@@ -1,0 +1,119 @@
+// A message body in quoted-printable, put together from pieces encoded apart: pieces that are the same
+// for everyone who gets a paper (its card) are encoded once per run and reused as bytes; per message only
+// the reader's own pieces (their links, their numbers, the shell) are encoded (render/digest-email.ts).
+//
+// Joining encoded pieces is exact because the encoder's only state is the output column:
+// - a shared piece is encoded once from column 0 behind a soft line break ("=" CRLF, which decodes to
+//   nothing), so it can follow any column: joined at column 0 the break is left out (subarray(3)), which
+//   is byte for byte what encoding it there would give; joined mid-line the break ends that line;
+// - a reader's piece is encoded from the column the body has reached (encodeQuotedPrintableInto's
+//   startCol), so its lines stay within 76 characters too;
+// - the column after every piece is known (after a shared piece: fixed, computed once).
+// A piece's last blank is escaped (=20) even when the next piece goes on with the line: one harmless
+// escape per piece, which a decoder reads as the same space.
+import { encodeQuotedPrintableInto, maxEncodedLength } from './quoted-printable.ts';
+
+const CR = 0x0d;
+const LF = 0x0a;
+const SOFT_BREAK = Buffer.from('=\r\n', 'latin1');
+
+/** A piece encoded once, to be joined into many bodies. */
+export interface QpSegment {
+  /** "=" CRLF, then the piece encoded from column 0. */
+  bytes: Buffer;
+  /** Output column after the piece (when joined after the soft break). */
+  endCol: number;
+  /** UTF-8 bytes of the piece before encoding (what a mail client shows: the clipping size counts these). */
+  textBytes: number;
+}
+
+export function encodeSegment(text: string): QpSegment {
+  const input = Buffer.from(text, 'utf8');
+  const out = Buffer.allocUnsafe(SOFT_BREAK.length + maxEncodedLength(input.length));
+  SOFT_BREAK.copy(out, 0);
+  const end = encodeQuotedPrintableInto(input, 0, input.length, out, SOFT_BREAK.length);
+  // Its own copy at the exact size: the scratch above is up to 3× larger.
+  const bytes = Buffer.from(out.subarray(0, end));
+  return { bytes, endCol: columnAfter(bytes, 0, bytes.length, 0), textBytes: input.length };
+}
+
+/** The output column after bytes [from, to) written starting at column `startCol`. */
+function columnAfter(b: Uint8Array, from: number, to: number, startCol: number): number {
+  for (let i = to - 1; i >= from; i--) if (b[i] === LF && i > from && b[i - 1] === CR) return to - i - 1;
+  return startCol + (to - from);
+}
+
+/** Quoted-printable body being put together: shared segments by reference, own text encoded here. */
+export class QpBodyWriter {
+  readonly parts: Buffer[] = [];
+  /** Encoded bytes so far. */
+  bytes = 0;
+  /** UTF-8 bytes of the text so far (before encoding). */
+  textBytes = 0;
+  private col = 0;
+  private arena: Buffer;
+  private used = 0;
+
+  constructor(arenaBytes = 8 * 1024) {
+    this.arena = Buffer.allocUnsafe(arenaBytes);
+  }
+
+  addSegment(seg: QpSegment): void {
+    const b = this.col === 0 ? seg.bytes.subarray(SOFT_BREAK.length) : seg.bytes;
+    if (b.length === 0) return;
+    this.parts.push(b);
+    this.bytes += b.length;
+    this.textBytes += seg.textBytes;
+    this.col = seg.endCol;
+  }
+
+  /** Encodes the reader's own text at the current column. */
+  addText(text: string): void {
+    if (text === '') return;
+    const max = 3 * text.length; // UTF-8 bytes per UTF-16 unit, at most
+    const need = max + maxEncodedLength(max);
+    if (this.arena.length - this.used < need) {
+      // A new arena; the parts already cut from the old one keep it alive until the body is sent.
+      this.arena = Buffer.allocUnsafe(Math.max(need, this.arena.length));
+      this.used = 0;
+    }
+    const a = this.arena;
+    const inAt = a.length - max; // the UTF-8 input at the arena's end, the output from `used`
+    const n = a.write(text, inAt, 'utf8');
+    const start = this.used;
+    const end = encodeQuotedPrintableInto(a, inAt, inAt + n, a, start, this.col);
+    if (end > inAt) throw new Error('quoted-printable arena overrun'); // cannot happen: need covers the worst case
+    this.parts.push(a.subarray(start, end));
+    this.bytes += end - start;
+    this.textBytes += n;
+    this.col = columnAfter(a, start, end, this.col);
+    this.used = end;
+  }
+}
+
+/**
+ * Decodes quoted-printable (soft breaks removed, =XX decoded, CRLF back to LF) into a string: for
+ * readers of a rendered email's .html/.text (tests, `digest preview`), never on the send path.
+ */
+export function decodeQuotedPrintable(parts: readonly Uint8Array[]): string {
+  const input = Buffer.concat(parts);
+  const out = Buffer.allocUnsafe(input.length);
+  let o = 0;
+  for (let i = 0; i < input.length; i++) {
+    const c = input[i]!;
+    if (c === 0x3d) {
+      if (input[i + 1] === CR && input[i + 2] === LF) {
+        i += 2;
+        continue;
+      }
+      out[o++] = parseInt(String.fromCharCode(input[i + 1]!, input[i + 2]!), 16);
+      i += 2;
+    } else if (c === CR && input[i + 1] === LF) {
+      out[o++] = LF;
+      i++;
+    } else {
+      out[o++] = c;
+    }
+  }
+  return out.toString('utf8', 0, o);
+}

@@ -1,0 +1,199 @@
+// One subscriber's digest email, put together from bytes: the shell (their address, links, counts) is
+// filled and encoded per message; each paper's card or compact line comes encoded from the run's card
+// cache (card-cache.ts) with only the reader's own pieces (number, matched topics, mute links) filled
+// and encoded here. Work per digest is then the reader's few lines per paper plus copying bytes: the
+// escaping, highlighting, template filling and quoted-printable encoding of a paper happen once per run.
+//
+// Long digests: the first DIGEST_FULL_PAPERS papers (in display order, the planner's: DESIGN.md) are
+// shown in full, the rest as compact lines (title, authors, why matched; no abstract), and a button
+// links to the whole list on the web view. The HTML stays under the clipping cap by construction: every
+// card's size is known before anything is joined (shared bytes from the cache + the reader's filled
+// pieces), the shell is measured with its largest counts, and papers are taken in order while they fit
+// (full cards first; when even those do not all fit, the rest become compact lines, and what does not
+// fit as a line is left to the web view).
+import { AppError } from '../errors.ts';
+import { decodeQuotedPrintable, QpBodyWriter } from '../mail/qp-body.ts';
+import type { CardCache, EncodedBlock } from './card-cache.ts';
+import { digestSubject, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
+import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
+import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
+
+/** Stand in for the card lists while the shell is filled; cannot occur in escaped output. */
+const CARDS_MARK = '\u0000cards\u0000';
+const COMPACT_MARK = '\u0000compact\u0000';
+/** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
+const SHELL_SLACK = 256;
+
+export interface DigestLayout {
+  htmlByteLimit: number;
+  fullPapers: number;
+}
+
+type Matched = Array<{ text: string; muteUrl: string }>;
+
+interface Chosen {
+  index: number;
+  block: EncodedBlock;
+  /** The reader's pieces of this block, HTML, filled (in piece order). */
+  readerHtml: string[];
+  view: { n: number; p: unknown; matched: Matched };
+}
+
+export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: DigestView, layout: DigestLayout): RenderedEmail {
+  const total = view.papers.length;
+  if (total === 0) {
+    throw new AppError('digest_empty', `digest for ${view.email} (${view.edition}) has no papers to render`);
+  }
+  const links = safeLinks(view.links);
+  const subject = digestSubject(total, topicsInOrder(view.papers), view.edition);
+  const days = paperDaysLabel(view.paperDays);
+  const base = {
+    subject,
+    preview: trimOnWord(tidy(view.papers[0]?.title ?? ''), 110),
+    edition: tidy(view.edition),
+    email: view.email,
+    intro: `${plural(total, 'new paper', 'new papers')} matched your topics${days === '' ? '' : ` (${days})`}.`,
+    links,
+  };
+  const shellView = (full: number, compact: number, marks: boolean) => {
+    const hidden = total - full - compact;
+    return {
+      ...base,
+      cards: marks ? CARDS_MARK : '',
+      compact: marks ? COMPACT_MARK : '',
+      compactCount: compact,
+      compactHeading: compact > 0 ? `${plural(compact, 'more paper', 'more papers')} in short` : '',
+      more: hidden + compact,
+      moreLabel: hidden > 0 ? `${plural(hidden, 'more paper', 'more papers')} in this digest` : compact > 0 ? `All ${total} papers with their abstracts` : '',
+    };
+  };
+  const shellBytes = (full: number, compact: number) => byteLength(t.digestShellHtml(shellView(full, compact, false)));
+
+  // Fast check against the largest shell (compact heading and button present, counts at their widest,
+  // plus slack); only a card that fails it is checked against the exact shell (one more fill), so the
+  // email fills up to the limit and no further while most digests fill the shell once.
+  const budget = layout.htmlByteLimit - shellBytes(0, total) - SHELL_SLACK;
+  let used = 0;
+  const full: Chosen[] = [];
+  const compact: Chosen[] = [];
+  const take = (i: number, kind: 'full' | 'compact'): Chosen | undefined => {
+    const paper = view.papers[i] as DigestPaperView;
+    const card = cache.card(paper, topicKey(paper));
+    const block = kind === 'full' ? card.full : card.compact;
+    const v = { n: i + 1, p: card.parts, matched: matchedView(paper) };
+    const readerHtml = readerFills(kind === 'full' ? t.fullHtml : t.compactHtml, v);
+    let size = block.htmlBytes;
+    for (const s of readerHtml) size += byteLength(s);
+    if (used + size >= budget) {
+      const [f, c] = kind === 'full' ? [full.length + 1, compact.length] : [full.length, compact.length + 1];
+      if (used + size + shellBytes(f, c) >= layout.htmlByteLimit) return undefined;
+    }
+    used += size;
+    return { index: i, block, readerHtml, view: v };
+  };
+  let i = 0;
+  for (; i < Math.min(total, layout.fullPapers); i++) {
+    const c = take(i, 'full');
+    if (c === undefined) break;
+    full.push(c);
+  }
+  for (; i < total; i++) {
+    const c = take(i, 'compact');
+    if (c === undefined) break;
+    compact.push(c);
+  }
+  const shown = full.length + compact.length;
+
+  const finalShell = shellView(full.length, compact.length, true);
+  const html = new QpBodyWriter();
+  const htmlShell = splitShell(t.digestShellHtml(finalShell));
+  html.addText(htmlShell[0]);
+  for (const c of full) addBlock(html, c.block.html, c.readerHtml);
+  html.addText(htmlShell[1]);
+  for (const c of compact) addBlock(html, c.block.html, c.readerHtml);
+  html.addText(htmlShell[2]);
+  if (html.textBytes >= layout.htmlByteLimit) {
+    // Cannot happen (sizes are summed before joining); kept so a template change that breaks the sum shows.
+    throw new AppError('digest_too_big', `digest for ${view.email}: ${html.textBytes} bytes of HTML, over ${layout.htmlByteLimit}`);
+  }
+
+  const text = new QpBodyWriter();
+  const textShell = splitShell(t.digestShellText(finalShell));
+  text.addText(textShell[0]);
+  for (const c of full) addBlock(text, c.block.text, readerFills(t.fullText, c.view));
+  text.addText(textShell[1]);
+  for (const c of compact) addBlock(text, c.block.text, readerFills(t.compactText, c.view));
+  text.addText(textShell[2]);
+
+  return encodedEmail(subject, { html: html.parts, text: text.parts }, shown, full.length, html.textBytes);
+}
+
+/** A rendered email whose bodies are quoted-printable bytes; .html and .text decode them when read. */
+export function encodedEmail(
+  subject: string,
+  encoded: { html: Buffer[]; text: Buffer[] },
+  shownPapers: number,
+  fullPapers: number,
+  htmlBytes: number,
+): RenderedEmail {
+  let html: string | undefined;
+  let text: string | undefined;
+  return {
+    subject,
+    shownPapers,
+    fullPapers,
+    htmlBytes,
+    encoded,
+    get html() {
+      return (html ??= decodeQuotedPrintable(encoded.html));
+    },
+    get text() {
+      return (text ??= decodeQuotedPrintable(encoded.text));
+    },
+  };
+}
+
+function readerFills(pieces: BlockPieces, view: object): string[] {
+  const out: string[] = [];
+  for (const p of pieces) if (p.reader) out.push(p.fill(view));
+  return out;
+}
+
+function addBlock(w: QpBodyWriter, shared: EncodedBlock['html'], reader: string[]): void {
+  let r = 0;
+  for (const seg of shared) {
+    if (seg === null) w.addText(reader[r++] ?? '');
+    else w.addSegment(seg);
+  }
+}
+
+function splitShell(filled: string): [string, string, string] {
+  const a = filled.indexOf(CARDS_MARK);
+  const b = filled.indexOf(COMPACT_MARK);
+  // No compact lines: the template leaves their section (and its slot) out.
+  if (a >= 0 && b < 0) return [filled.slice(0, a), filled.slice(a + CARDS_MARK.length), ''];
+  if (a < 0 || b < a) throw new AppError('template_invalid', 'digest template: the paper card block must come before the compact block');
+  return [filled.slice(0, a), filled.slice(a + CARDS_MARK.length, b), filled.slice(b + COMPACT_MARK.length)];
+}
+
+/** The matched topic texts as one highlighter's input: sorted, so the same set shares one cache entry. */
+export function topicKey(paper: DigestPaperView): string[] {
+  return paper.matchedTopics.map((m) => m.text).sort();
+}
+
+export function matchedView(paper: DigestPaperView): Matched {
+  return paper.matchedTopics.map((m) => ({ text: tidy(m.text), muteUrl: safeHref(m.muteUrl) }));
+}
+
+export function safeLinks(links: DigestView['links']): DigestView['links'] {
+  return {
+    preferences: safeHref(links.preferences),
+    unsubscribe: safeHref(links.unsubscribe),
+    webView: safeHref(links.webView),
+    home: safeHref(links.home),
+  };
+}
+
+function byteLength(s: string): number {
+  return Buffer.byteLength(s, 'utf8');
+}

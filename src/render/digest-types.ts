@@ -1,0 +1,36 @@
+// The renderer's input and output for digests: a leaf module (render.ts, digest-email.ts and view.ts
+// all use these; keeping them here keeps the imports acyclic).
+import type { PaperInput } from './render-parts.ts';
+
+export interface DigestPaperView extends PaperInput {
+  /** The subscriber's topics that matched, in order. */
+  matchedTopics: Array<{ text: string; muteUrl: string }>;
+}
+
+export interface DigestView {
+  email: string;
+  /** YYYY-MM-DD */
+  edition: string;
+  /** Already in display order (the planner sorts). */
+  papers: DigestPaperView[];
+  /** First and last batch day of the papers (metadata: "papers of 24–25 Nov"); never decides anything. */
+  paperDays?: { first: string; last: string } | undefined;
+  /** The paper list was pruned (DIGEST_RETENTION_DAYS): the web view says so instead of listing. */
+  expired?: boolean | undefined;
+  links: { preferences: string; unsubscribe: string; webView: string; home: string };
+}
+
+export interface RenderedEmail {
+  subject: string;
+  /** The HTML part (for a digest: decoded from `encoded` when first read; the send path never reads it). */
+  readonly html: string;
+  readonly text: string;
+  /** How many papers the email lists, in full or compact (the rest are behind the web-view link). */
+  shownPapers: number;
+  /** Of those, how many in full (digests). */
+  fullPapers?: number;
+  /** UTF-8 bytes of the HTML part (digests): under the clipping cap. */
+  htmlBytes?: number;
+  /** Digest bodies as quoted-printable bytes, ready for the MIME builder (raw-message.ts). */
+  encoded?: { html: Buffer[]; text: Buffer[] };
+}

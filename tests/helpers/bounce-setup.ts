@@ -1,0 +1,58 @@
+// A running app (createApp on a temp SQLite file, real SMTP capture) with BOUNCE_ADDRESS set, four confirmed
+// subscribers who each got a digest through the real send path, so every digest left with its VERP
+// envelope sender. Bounce tests deliver reports about those digests.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runPipeline } from '../../src/pipeline.ts';
+import { seedBatch, seedSubscribers } from './seed.ts';
+import { startTestApp, type TestApp } from './test-app.ts';
+
+export const BOUNCE = 'bounces@bounces.example.org';
+export const READERS = ['alice@example.com', 'bob@example.com', 'carol@example.com', 'dave@example.com'] as const;
+const FIXTURES = join(import.meta.dirname, '..', 'fixtures', 'bounces');
+
+export interface BounceSetup {
+  t: TestApp;
+  /** The envelope sender each reader's digest really left with (from the SMTP capture). */
+  envelope: Record<string, string>;
+  digestId: Record<string, number>;
+  status(email: string): { status: string; hard_failures: number };
+  events(): Array<{ kind: string; outcome: string; channel: string; subscriber: string }>;
+}
+
+export async function startBounceSetup(env: Record<string, string> = {}): Promise<BounceSetup> {
+  const t = await startTestApp({ BOUNCE_ADDRESS: BOUNCE, HARD_FAILURES_TO_SUPPRESS: '2', ...env });
+  const db = t.app.db;
+  seedBatch(db, '2025-11-25', [{ title: 'Mixture of experts at scale', abstract: 'Sparse mixture of experts layers.' }], 'test', '2025-11-25T06:00:00.000Z');
+  seedSubscribers(db, READERS.map((email) => ({ email, topics: ['mixture of experts'] })));
+  const r = await runPipeline(t.app, { mode: 'now' });
+  if (r.send?.sent !== READERS.length) throw new Error(`expected ${READERS.length} digests sent, got ${r.send?.sent}`);
+  const envelope: Record<string, string> = {};
+  const digestId: Record<string, number> = {};
+  for (const email of READERS) {
+    envelope[email] = (await t.smtp.waitFor(email)).mailFrom;
+    digestId[email] = (db.prepare('SELECT d.id FROM digests d JOIN subscribers s ON s.id = d.subscriber_id WHERE s.email = ?').get(email) as { id: number }).id;
+  }
+  return {
+    t,
+    envelope,
+    digestId,
+    status: (email) => db.prepare('SELECT status, hard_failures FROM subscribers WHERE email = ?').get(email) as { status: string; hard_failures: number },
+    events: () =>
+      db.prepare(`SELECT e.kind, e.outcome, e.channel, s.email AS subscriber FROM bounce_events e JOIN subscribers s ON s.id = e.subscriber_id ORDER BY e.id`).all() as Array<{
+        kind: string;
+        outcome: string;
+        channel: string;
+        subscriber: string;
+      }>,
+  };
+}
+
+/** A fixture report with its placeholders filled in, CRLF line endings as on the wire. */
+export function fixtureReport(name: string, fill: { envelope: string; recipient: string }): string {
+  return readFileSync(join(FIXTURES, name), 'utf8')
+    .replaceAll('{{ENVELOPE}}', fill.envelope)
+    .replaceAll('{{RECIPIENT}}', fill.recipient)
+    .replaceAll('{{BOUNCE}}', BOUNCE)
+    .replace(/\r?\n/g, '\r\n');
+}

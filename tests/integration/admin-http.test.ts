@@ -1,0 +1,193 @@
+// The operator console over HTTP (the real server, createApp, SQLite file, SMTP capture): off without
+// ADMIN_PASSWORD_HASH, the cookie's attributes, the login rate limit and form token, the CSV import with
+// errors by line, resend / delete actions, keyset pages of a search on an index, deliveries, sources.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { searchSubscribers } from '../../src/admin/subscribers.ts';
+import { LOGIN_RATE_LIMIT } from '../../src/admin/routes.ts';
+import { seedSubscribers } from '../helpers/seed.ts';
+import { ADMIN_PASSWORD, startAdminHarness } from '../helpers/admin-setup.ts';
+import { buildServer } from '../../src/web/server.ts';
+import type { WebHarness } from '../helpers/web-harness.ts';
+
+interface Session {
+  cookie: string;
+  csrf: string;
+}
+
+const csrfIn = (html: string) => /name="_csrf" value="([^"]*)"/.exec(html)?.[1] ?? '';
+const cookieFrom = (res: Response, name: string) =>
+  res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
+
+async function login(h: WebHarness, password = ADMIN_PASSWORD, forwardedFor?: string): Promise<{ res: Response; session?: Session }> {
+  const form = await fetch(`${h.base}/admin/login`);
+  const loginCookie = cookieFrom(form, 'digest_admin_login')!.split(';')[0]!;
+  const res = await fetch(`${h.base}/admin/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie, ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) },
+    body: new URLSearchParams({ _csrf: csrfIn(await form.text()), password }).toString(),
+  });
+  const set = cookieFrom(res, 'digest_admin');
+  if (res.status !== 303 || !set) return { res };
+  const cookie = set.split(';')[0]!;
+  const page = await fetch(`${h.base}/admin/subscribers`, { headers: { cookie } });
+  return { res, session: { cookie, csrf: csrfIn(await page.text()) } };
+}
+
+describe('operator console over HTTP', () => {
+  let h: WebHarness;
+  let s: Session;
+  const fetched: number[] = [];
+  const get = (path: string) => fetch(`${h.base}${path}`, { headers: { cookie: s.cookie } });
+  const post = (path: string, fields: Record<string, string>) =>
+    fetch(`${h.base}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: s.cookie },
+      body: new URLSearchParams({ _csrf: s.csrf, ...fields }).toString(),
+    });
+
+  beforeAll(async () => {
+    h = await startAdminHarness(
+      { SOURCES: 'hf', TRUST_PROXY: 'true' },
+      { web: { fetchSourcesNow: async () => (fetched.push(1), [{ source: 'hf', day: '2025-11-25', status: 'ingested', detail: '3 papers' }]) } },
+    );
+    s = (await login(h)).session!;
+  }, 60_000);
+
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  it('is off (404) without ADMIN_PASSWORD_HASH', async () => {
+    const off = buildServer({ ...h.core, config: { ...h.config, ADMIN_PASSWORD_HASH: undefined } });
+    try {
+      expect((await off.inject({ url: '/admin' })).statusCode).toBe(404);
+      expect((await off.inject({ url: '/admin/login' })).statusCode).toBe(404);
+      expect((await off.inject({ method: 'POST', url: '/admin/login', payload: { password: ADMIN_PASSWORD } })).statusCode).toBe(404);
+    } finally {
+      await off.close();
+    }
+  });
+
+  it('sends a logged-out visitor to the login page, and refuses a stale or forged session cookie', async () => {
+    for (const cookie of [undefined, 'digest_admin=' + 'A'.repeat(43), 'digest_admin=not-even-the-shape']) {
+      const res = await fetch(`${h.base}/admin/deliveries`, { redirect: 'manual', headers: cookie ? { cookie } : {} });
+      expect(res.status).toBe(303);
+      expect(res.headers.get('location')).toBe('/admin/login');
+    }
+  });
+
+  it('sets the session cookie HttpOnly, SameSite=Strict, Secure (PUBLIC_URL is https), on /admin only', async () => {
+    const { res } = await login(h);
+    const set = cookieFrom(res, 'digest_admin')!;
+    expect(set).toMatch(/^digest_admin=[A-Za-z0-9_-]{43}; Path=\/admin; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
+    // Only a hash of the id is stored.
+    const id = set.split(';')[0]!.split('=')[1]!;
+    expect(h.tmp.db.prepare('SELECT count(*) AS n FROM admin_sessions WHERE id_hash = ?').get(id)).toEqual({ n: 0 });
+  });
+
+  it('refuses a login without its form token, and limits attempts per address', async () => {
+    const noToken = await fetch(`${h.base}/admin/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `password=${encodeURIComponent(ADMIN_PASSWORD)}` });
+    expect(noToken.status).toBe(403);
+    expect(cookieFrom(noToken, 'digest_admin')).toBeUndefined();
+    const statuses: number[] = [];
+    for (let i = 0; i <= LOGIN_RATE_LIMIT; i++) statuses.push((await login(h, 'wrong password guess', '203.0.113.7')).res.status);
+    expect(statuses.slice(0, LOGIN_RATE_LIMIT)).toEqual(Array(LOGIN_RATE_LIMIT).fill(401));
+    expect(statuses[LOGIN_RATE_LIMIT]).toBe(429);
+    // Even the right password is refused from that address until the minute is over; others are not affected.
+    expect((await login(h, ADMIN_PASSWORD, '203.0.113.7')).res.status).toBe(429);
+    expect((await login(h, ADMIN_PASSWORD, '198.51.100.1')).res.status).toBe(303);
+  });
+
+  it('imports a CSV from the browser form: a bad row named by line and nothing written, then a good file', async () => {
+    const upload = (csv: string) => {
+      const form = new FormData();
+      form.set('_csrf', s.csrf);
+      form.set('file', new File([csv], 'list.csv', { type: 'text/csv' }));
+      return fetch(`${h.base}/admin/import`, { method: 'POST', headers: { cookie: s.cookie }, body: form });
+    };
+    const before = (h.tmp.db.prepare('SELECT count(*) AS n FROM subscribers').get() as { n: number }).n;
+    const bad = await upload('email,topics\nnew1@example.org,diffusion\nnot-an-address,transformers\n');
+    expect(bad.status).toBe(400);
+    const html = await bad.text();
+    expect(/id="import-error">([^<]*)</.exec(html)?.[1]).toMatch(/line 3/);
+    expect(html).not.toContain('upload.csv'); // the temp path is not shown
+    expect((h.tmp.db.prepare('SELECT count(*) AS n FROM subscribers').get() as { n: number }).n).toBe(before);
+
+    const good = await upload('email,topics,confirmed\nnew1@example.org,diffusion;"mixture of experts",yes\nnew2@example.org,transformers,no\n');
+    expect(good.status).toBe(200);
+    expect(/id="import-result">([^<]*)</.exec(await good.text())?.[1]).toBe('Imported 2 subscribers (2 new, 0 updated).');
+    expect(h.tmp.db.prepare("SELECT status FROM subscribers WHERE email = 'new1@example.org'").get()).toEqual({ status: 'confirmed' });
+
+    // Without the form's token: refused, nothing imported.
+    const form = new FormData();
+    form.set('file', new File(['email,topics\nnew3@example.org,x\n'], 'x.csv'));
+    expect((await fetch(`${h.base}/admin/import`, { method: 'POST', headers: { cookie: s.cookie }, body: form })).status).toBe(403);
+  });
+
+  it('resends a confirmation to a pending subscriber (throttled the second time)', async () => {
+    const id = (h.tmp.db.prepare("SELECT id FROM subscribers WHERE email = 'dora@example.com'").get() as { id: number }).id;
+    const first = await post(`/admin/subscribers/${id}/resend`, {});
+    expect(first.headers.get('location')).toBe(`/admin/subscribers/${id}?done=resent`);
+    const mail = await h.smtp.waitFor('dora@example.com');
+    expect(mail.text).toContain('/confirm/');
+    expect((await post(`/admin/subscribers/${id}/resend`, {})).headers.get('location')).toBe(`/admin/subscribers/${id}?done=throttled`);
+    expect(h.smtp.to('dora@example.com')).toHaveLength(1);
+  });
+
+  it('deletes a subscriber with all their data, only when confirmed by the checkbox', async () => {
+    const id = (h.tmp.db.prepare("SELECT id FROM subscribers WHERE email = 'albert@example.com'").get() as { id: number }).id;
+    const count = (table: string) => (h.tmp.db.prepare(`SELECT count(*) AS n FROM ${table} WHERE subscriber_id = ?`).get(id) as { n: number }).n;
+    expect([count('topics'), count('digests'), count('bounce_events')]).toEqual([2, 1, 1]);
+    expect((await post(`/admin/subscribers/${id}/delete`, {})).status).toBe(400);
+    expect((await post(`/admin/subscribers/${id}/delete`, { confirm: 'yes' })).status).toBe(200);
+    expect(h.tmp.db.prepare('SELECT count(*) AS n FROM subscribers WHERE id = ?').get(id)).toEqual({ n: 0 });
+    expect([count('topics'), count('digests'), count('bounce_events')]).toEqual([0, 0, 0]);
+    expect((await get(`/admin/subscribers/${id}`)).status).toBe(404);
+  });
+
+  it('pages through a search with an index range (no scan), 50 a page', async () => {
+    seedSubscribers(h.tmp.db, Array.from({ length: 120 }, (_, i) => ({ email: `page${String(i).padStart(3, '0')}@example.net`, topics: [`Topic number ${i}`] })));
+    const seen: string[] = [];
+    let url = '/admin/subscribers?by=address&q=PAGE';
+    for (let pages = 0; pages < 5 && url; pages++) {
+      const html = await (await get(url)).text();
+      seen.push(...[...html.matchAll(/>(page\d{3}@example\.net)</g)].map((m) => m[1]!));
+      url = (/href="([^"]+)" rel="next"/.exec(html)?.[1] ?? '').replaceAll('&amp;', '&').replaceAll('&#x3D;', '=');
+    }
+    expect(seen).toHaveLength(120);
+    expect(new Set(seen).size).toBe(120);
+    expect(seen).toEqual([...seen].sort());
+    // Topic search pages the same way.
+    let after: string | undefined;
+    let total = 0;
+    do {
+      const p = searchSubscribers(h.tmp.db, { by: 'topic', text: 'topic number', after });
+      total += p.hits.length;
+      after = p.next;
+    } while (after);
+    expect(total).toBe(120);
+    const plan = (sql: string) => (h.tmp.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ lo: 'a', hi: 'b', after: '', afterText: '', afterId: 0, limit: 50 }) as { detail: string }[]).map((r) => r.detail).join(' | ');
+    expect(plan(`SELECT id, email, status FROM subscribers WHERE email >= :lo AND email < :hi AND email > :after ORDER BY email LIMIT :limit`)).toMatch(/SEARCH subscribers USING INDEX sqlite_autoindex_subscribers_1 \(email>\? AND email<\?\)/);
+    expect(plan(`SELECT s.id FROM topics t JOIN subscribers s ON s.id = t.subscriber_id WHERE t.text COLLATE NOCASE >= :lo AND t.text COLLATE NOCASE < :hi AND (t.text COLLATE NOCASE, t.subscriber_id) > (:afterText, :afterId) ORDER BY t.text COLLATE NOCASE, t.subscriber_id LIMIT :limit`)).toMatch(/SEARCH t USING (COVERING )?INDEX topics_text/);
+  });
+
+  it('shows deliveries (by state, waiting and why, relay errors) and sources with fetch now', async () => {
+    const d = h.tmp.db;
+    const sub = (d.prepare("SELECT id FROM subscribers WHERE email = 'carol@example.com'").get() as { id: number }).id;
+    d.prepare(`INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, paper_count, attempts, next_attempt_at, smtp_code, smtp_response, planned_at, topic_ids, items)
+               VALUES (?, '2025-11-25', 'retry', 0, 1, 1, 1, '2025-11-25T09:30:00.000Z', 451, '451 4.7.1 greylisted, try later', '2025-11-25T09:00:00.000Z', '', x'')`).run(sub);
+    const html = await (await get('/admin/deliveries')).text();
+    expect(html).toContain('<th>2025-11-25</th>');
+    expect(html).toMatch(/1 to retry/);
+    expect(html).toContain('retry 1 due 2025-11-25T09:30:00.000Z after: 451 4.7.1 greylisted, try later');
+    expect(html).toMatch(/carol@example\.com<\/a><\/td><td>2025-11-25<\/td><td>retry<\/td><td>451 4\.7\.1 greylisted/);
+
+    expect(await (await get('/admin/sources')).text()).toContain('<h2>hf</h2>');
+    const res = await post('/admin/sources/fetch', {});
+    expect(res.status).toBe(303);
+    await expect.poll(async () => (await (await get('/admin/sources')).text()).includes('hf 2025-11-25: ingested (3 papers)')).toBe(true);
+    expect(fetched).toHaveLength(1);
+  });
+});

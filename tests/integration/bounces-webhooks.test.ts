@@ -1,0 +1,145 @@
+// Relay webhooks on the real HTTP server: Mailgun (HMAC signing key) and Amazon SES through SNS (RSA
+// signature over the SNS string-to-sign, certificate fetched from an sns.<region>.amazonaws.com URL; the
+// test serves a self-made certificate through the injected fetcher, so the host rule and the signature
+// check are the real ones). Each with a valid and a tampered signature; events map through the VERP tag.
+import { createHmac, createSign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer } from '../../src/web/server.ts';
+import { startBounceSetup, type BounceSetup } from '../helpers/bounce-setup.ts';
+
+const MAILGUN_KEY = 'key-mailgun-webhook-signing-0123456789';
+const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:ses-bounces';
+const SNS_DIR = join(import.meta.dirname, '..', 'fixtures', 'sns');
+const CERT = readFileSync(join(SNS_DIR, 'test-signing-cert.pem'), 'utf8');
+const KEY = readFileSync(join(SNS_DIR, 'test-signing-key.pem'), 'utf8');
+const CERT_URL = 'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-0000000000000000000000.pem';
+
+describe('bounce webhooks', () => {
+  let s: BounceSetup;
+  let web: FastifyInstance;
+  let base: string;
+  const fetched: string[] = [];
+
+  beforeAll(async () => {
+    s = await startBounceSetup({ MAILGUN_WEBHOOK_SIGNING_KEY: MAILGUN_KEY, SES_SNS_TOPIC_ARN: TOPIC });
+    web = buildServer({
+      ...s.t.app,
+      snsFetchText: async (url) => {
+        fetched.push(url);
+        if (url === CERT_URL) return CERT;
+        if (url.startsWith('https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription')) return '<ConfirmSubscriptionResponse/>';
+        throw new Error(`no such URL in this test: ${url}`);
+      },
+    });
+    await web.listen({ port: 0, host: '127.0.0.1' });
+    const a = web.server.address();
+    base = `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;
+  }, 30_000);
+
+  afterAll(async () => {
+    await web?.close();
+    await s?.t.close();
+  });
+
+  const now = () => Math.floor(s.t.clock.now().getTime() / 1000);
+
+  function mailgun(eventData: Record<string, unknown>, opts: { key?: string; timestamp?: number } = {}) {
+    const timestamp = String(opts.timestamp ?? now());
+    const token = `tok${Math.random().toString(16).slice(2)}`;
+    const signature = createHmac('sha256', opts.key ?? MAILGUN_KEY).update(timestamp + token).digest('hex');
+    return { signature: { timestamp, token, signature }, 'event-data': eventData };
+  }
+  const post = (path: string, body: string, type = 'application/json') =>
+    fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': type }, body });
+
+  function sns(message: Record<string, unknown>, opts: { version?: '1' | '2'; topic?: string; type?: string; certUrl?: string } = {}) {
+    const m: Record<string, string> = {
+      Type: opts.type ?? 'Notification',
+      MessageId: `msg-${Math.random().toString(16).slice(2)}`,
+      TopicArn: opts.topic ?? TOPIC,
+      Message: JSON.stringify(message),
+      Timestamp: s.t.clock.now().toISOString(),
+      SignatureVersion: opts.version ?? '1',
+      SigningCertURL: opts.certUrl ?? CERT_URL,
+    };
+    if (m.Type === 'SubscriptionConfirmation') {
+      m.Token = 'confirm-token';
+      m.SubscribeURL = `https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=${TOPIC}&Token=confirm-token`;
+    }
+    const fields = m.Type === 'Notification' ? ['Message', 'MessageId', 'Subject', 'Timestamp', 'TopicArn', 'Type'] : ['Message', 'MessageId', 'SubscribeURL', 'Timestamp', 'Token', 'TopicArn', 'Type'];
+    const toSign = fields.filter((f) => m[f] !== undefined).map((f) => `${f}\n${m[f]}\n`).join('');
+    m.Signature = createSign(m.SignatureVersion === '1' ? 'RSA-SHA1' : 'RSA-SHA256').update(toSign).sign(KEY, 'base64');
+    return m;
+  }
+  const sesBounce = (email: string, bounceType: 'Permanent' | 'Transient') => ({
+    notificationType: 'Bounce',
+    bounce: {
+      bounceType,
+      bounceSubType: bounceType === 'Permanent' ? 'General' : 'MailboxFull',
+      bouncedRecipients: [{ emailAddress: email, action: 'failed', status: bounceType === 'Permanent' ? '5.1.1' : '4.2.2', diagnosticCode: 'smtp; 550 5.1.1 user unknown' }],
+      timestamp: s.t.clock.now().toISOString(),
+    },
+    mail: { source: s.envelope[email], destination: [email], messageId: '0100019a-ses' },
+  });
+
+  it('Mailgun: a tampered signature, a stale one and a forged tag change nothing', async () => {
+    const failed = { event: 'failed', severity: 'permanent', reason: 'bounce', recipient: 'alice@example.com', envelope: { sender: s.envelope['alice@example.com'] }, 'delivery-status': { code: 550, 'enhanced-code': '5.1.1', message: 'user unknown' } };
+    const tampered = mailgun(failed);
+    tampered.signature.signature = tampered.signature.signature.replace(/^./, (c) => (c === 'a' ? 'b' : 'a'));
+    expect((await post('/webhooks/mailgun', JSON.stringify(tampered))).status).toBe(401);
+    expect((await post('/webhooks/mailgun', JSON.stringify(mailgun(failed, { key: 'another-key-0123456789' })))).status).toBe(401);
+    expect((await post('/webhooks/mailgun', JSON.stringify(mailgun(failed, { timestamp: now() - 3600 })))).status).toBe(401);
+    const forged = mailgun({ ...failed, envelope: { sender: s.envelope['alice@example.com']!.replace(/-[0-9a-f]{4}/, '-0000') } });
+    const res = await post('/webhooks/mailgun', JSON.stringify(forged));
+    expect(await res.json()).toEqual({ ok: true, outcome: 'no-tag' });
+    expect(s.status('alice@example.com').status).toBe('confirmed');
+    expect(s.events()).toEqual([]);
+  });
+
+  it('Mailgun: a signed permanent failure suppresses; a complaint unsubscribes, counted once when retried', async () => {
+    const failed = { event: 'failed', severity: 'permanent', reason: 'bounce', recipient: 'alice@example.com', envelope: { sender: s.envelope['alice@example.com'] }, 'delivery-status': { code: 550, 'enhanced-code': '5.1.1', message: 'user unknown' } };
+    const res = await post('/webhooks/mailgun', JSON.stringify(mailgun(failed)));
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true, outcome: 'suppressed' });
+    expect(s.status('alice@example.com').status).toBe('suppressed');
+
+    const complained = JSON.stringify(mailgun({ event: 'complained', recipient: 'bob@example.com', envelope: { sender: s.envelope['bob@example.com'] } }));
+    expect(await (await post('/webhooks/mailgun', complained)).json()).toEqual({ ok: true, outcome: 'unsubscribed' });
+    expect(await (await post('/webhooks/mailgun', complained)).json()).toEqual({ ok: true, outcome: 'duplicate' });
+    expect(s.status('bob@example.com').status).toBe('unsubscribed');
+    expect(s.events().map((e) => [e.subscriber, e.kind, e.channel])).toEqual([
+      ['alice@example.com', 'hard', 'mailgun'],
+      ['bob@example.com', 'complaint', 'mailgun'],
+    ]);
+  });
+
+  it('SES via SNS: a tampered message, another topic and a certificate from another host are refused', async () => {
+    const signed = sns(sesBounce('carol@example.com', 'Permanent'));
+    const tampered = { ...signed, Message: signed.Message!.replace('Permanent', 'Transient') };
+    expect((await post('/webhooks/ses', JSON.stringify(tampered), 'text/plain; charset=UTF-8')).status).toBe(401);
+    expect((await post('/webhooks/ses', JSON.stringify(sns(sesBounce('carol@example.com', 'Permanent'), { topic: 'arn:aws:sns:eu-west-1:999999999999:other' })), 'text/plain')).status).toBe(401);
+    const before = fetched.length;
+    const evilCert = sns(sesBounce('carol@example.com', 'Permanent'), { certUrl: 'https://sns.eu-west-1.amazonaws.com.evil.example/cert.pem' });
+    expect((await post('/webhooks/ses', JSON.stringify(evilCert), 'text/plain')).status).toBe(401);
+    expect(fetched.slice(before)).toEqual([]); // never fetched from a host that is not SNS
+    expect(s.status('carol@example.com').status).toBe('confirmed');
+  });
+
+  it('SES via SNS: signed notifications (SignatureVersion 1 and 2) suppress and unsubscribe; subscription confirmed', async () => {
+    const sub = await post('/webhooks/ses', JSON.stringify(sns({}, { type: 'SubscriptionConfirmation', version: '2' })), 'text/plain');
+    expect(await sub.json()).toEqual({ ok: true, outcome: 'subscribed' });
+    expect(fetched.some((u) => u.includes('Action=ConfirmSubscription'))).toBe(true);
+
+    const bounce = await post('/webhooks/ses', JSON.stringify(sns(sesBounce('carol@example.com', 'Permanent'), { version: '1' })), 'text/plain; charset=UTF-8');
+    expect(await bounce.json()).toEqual({ ok: true, outcome: 'suppressed' });
+    expect(s.status('carol@example.com').status).toBe('suppressed');
+
+    const complaint = { notificationType: 'Complaint', complaint: { complaintFeedbackType: 'abuse', complainedRecipients: [{ emailAddress: 'dave@example.com' }] }, mail: { source: s.envelope['dave@example.com'] } };
+    const res = await post('/webhooks/ses', JSON.stringify(sns(complaint, { version: '2' })), 'text/plain');
+    expect(await res.json()).toEqual({ ok: true, outcome: 'unsubscribed' });
+    expect(s.status('dave@example.com').status).toBe('unsubscribed');
+  });
+});

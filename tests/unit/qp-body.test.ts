@@ -1,0 +1,76 @@
+// Bodies joined from pieces encoded apart (per-run card bytes + per-reader text) must be valid
+// quoted-printable that decodes to exactly the joined text, lines within 76 characters, whatever the
+// column each piece starts at; a real MIME parser (postal-mime) reads the message as written.
+import PostalMime from 'postal-mime';
+import { describe, expect, it } from 'vitest';
+import { createRawMessageBuilder } from '../../src/mail/raw-message.ts';
+import { decodeQuotedPrintable, encodeSegment, QpBodyWriter } from '../../src/mail/qp-body.ts';
+import { encodeQuotedPrintable } from '../../src/mail/quoted-printable.ts';
+
+const pieces = [
+  '<p style="margin:0">Ünïcödé title with = signs and a long run of words that goes past the line length for sure',
+  '3. ',
+  '.leading dot at a line start\n',
+  'tail   \n',
+  'x'.repeat(200),
+  ' <a href="https://example.org/mute/tok?x=1">mute</a> ',
+  '😀 emoji and\r\ncrlf\n\n',
+  '=',
+];
+
+function assertLines(encoded: Buffer): void {
+  for (const line of encoded.toString('latin1').split('\r\n')) {
+    expect(line.length).toBeLessThanOrEqual(76);
+    expect(line).not.toMatch(/[^\x20-\x7e]/);
+    expect(line).not.toMatch(/[ \t]$/);
+  }
+}
+
+describe('quoted-printable bodies joined from pieces', () => {
+  it('any mix of shared segments and reader text decodes to the joined text, lines ≤ 76', () => {
+    // Every split of the pieces into "shared" (encoded once) and "reader" (encoded in place).
+    for (let mask = 0; mask < 1 << pieces.length; mask++) {
+      const w = new QpBodyWriter(64); // a tiny arena, so new ones are started on the way
+      for (let i = 0; i < pieces.length; i++) {
+        if (mask & (1 << i)) w.addSegment(encodeSegment(pieces[i]!));
+        else w.addText(pieces[i]!);
+      }
+      const joined = pieces.join('');
+      expect(decodeQuotedPrintable(w.parts)).toBe(joined.replace(/\r\n/g, '\n'));
+      expect(w.textBytes).toBe(Buffer.byteLength(joined));
+      const all = Buffer.concat(w.parts);
+      expect(w.bytes).toBe(all.length);
+      assertLines(all);
+    }
+  });
+
+  it('a shared segment joined at column 0 is byte for byte the whole text encoded at once', () => {
+    const text = `${pieces[0]}\n`;
+    const w = new QpBodyWriter();
+    w.addSegment(encodeSegment(text));
+    w.addSegment(encodeSegment(text));
+    expect(Buffer.concat(w.parts).equals(encodeQuotedPrintable(text + text))).toBe(true);
+  });
+
+  it('a message built from encoded parts is read back by postal-mime as the same HTML and text', async () => {
+    const html = new QpBodyWriter();
+    const text = new QpBodyWriter();
+    for (const p of pieces) {
+      html.addSegment(encodeSegment(p));
+      html.addText(`<b>${p.slice(0, 5)}</b>`);
+      text.addText(p);
+      text.addSegment(encodeSegment(p));
+    }
+    const builder = createRawMessageBuilder({ from: 'Paper Digest <digest@example.org>' });
+    const { raw } = builder.build(
+      { to: 'ada@example.org', subject: 'Joined', html: 'unused', text: 'unused', encoded: { html: html.parts, text: text.parts } },
+      'id-1@example.org',
+      new Date('2025-11-25T07:00:00Z'),
+    );
+    const parsed = await PostalMime.parse(raw);
+    // postal-mime ends every part with a line break (it does so for the strings path too).
+    expect(parsed.html).toBe(`${decodeQuotedPrintable(html.parts)}\n`);
+    expect(parsed.text?.replace(/\r\n/g, '\n')).toBe(`${decodeQuotedPrintable(text.parts)}\n`);
+    expect(parsed.html).toContain('😀 emoji');
+  });
+});
