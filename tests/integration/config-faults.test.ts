@@ -11,6 +11,9 @@ import { loadConfig } from '../../src/config.ts';
 import { recoverStale } from '../../src/send/sender.ts';
 import { seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
 import { planDigests } from '../../src/plan/planner.ts';
+import { runFailure, type PipelineReport } from '../../src/pipeline.ts';
+import { createScheduler } from '../../src/scheduler.ts';
+import { emptySummary } from '../../src/send/send-types.ts';
 import { matchPending } from '../../src/topics/matcher.ts';
 
 const saved = { ...process.env };
@@ -85,5 +88,37 @@ describe('after a crash', () => {
       expect(recoverStale(t!.db, clock, { logger })).toBe(0);
       expect(lines).toHaveLength(1);
     });
+  });
+});
+
+describe('the scheduler', () => {
+  it('logs a tick whose run hit a storage fault as one error line naming the cause', async () => {
+    const lines: Array<{ level: number; msg: string; code?: string }> = [];
+    const logger = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk: Buffer, _enc, done) {
+          lines.push(JSON.parse(chunk.toString()));
+          done();
+        },
+      }),
+    );
+    const scheduler = createScheduler({ cron: '0 0 1 1 *', timezone: 'UTC', logger, tick: async () => undefined });
+    // What `digest serve`'s tick does with a run's report (src/cli-commands.ts cmdServe).
+    const report = {
+      send: { ...emptySummary(), storageFault: 'disk full: no space left on the disk holding the database (SQLITE_FULL: database or disk is full)', storageFaultCode: 'DB_FULL' },
+    } as PipelineReport;
+    scheduler.runSoon('cron', async () => {
+      const failure = runFailure(report);
+      if (failure) throw failure;
+    }, 0);
+    await new Promise((r) => setTimeout(r, 50));
+    await scheduler.stop();
+    const failed = lines.filter((l) => l.level === 50);
+    expect(failed).toHaveLength(1);
+    expect(failed[0]).toMatchObject({ code: 'DB_FULL' });
+    expect(failed[0]!.msg).toBe(
+      'tick failed: sending stopped: disk full: no space left on the disk holding the database (SQLITE_FULL: database or disk is full); unsent digests wait for the next run',
+    );
   });
 });
