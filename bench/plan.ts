@@ -13,11 +13,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { ManualClock } from '../src/clock.ts';
 import { openDatabase } from '../src/db/open.ts';
-import { ingestBatch } from '../src/ingest/ingest.ts';
 import { planDigests } from '../src/plan/planner.ts';
-import { ensureQuery, matchPending } from '../src/topics/matcher.ts';
-import { parseTopic } from '../src/topics/parse.ts';
-import { buildCorpus, loadAbstracts, seededRandom } from './corpus.ts';
+import { buildPlanDatabase } from './plan-setup.ts';
 
 const { values: o } = parseArgs({
   options: {
@@ -36,55 +33,15 @@ const dir = mkdtempSync(join(tmpdir(), 'bench-plan-'));
 const path = join(dir, 'digest.sqlite');
 const db = openDatabase(path);
 const clock = new ManualClock('2025-11-25T12:00:00Z');
-const random = seededRandom(1);
-const corpus = buildCorpus(loadAbstracts(), PAPERS, '2025-11-25', random);
-ingestBatch(
-  db,
-  { source: 'bench', date: '2025-11-25', papers: corpus.papers.map((p) => ({ ...p, key: p.id })) },
-  clock,
-);
-
-// The topic pool: the corpus's active topics, or the words that appear in 4.5-7.5% of the papers (3 of them: about 150-200 papers a digest).
-let pool: string[];
-if (o.profile === 'broad') {
-  const df = new Map<string, number>();
-  for (const p of corpus.papers) for (const w of new Set(`${p.title} ${p.abstract}`.toLowerCase().match(/[a-z]{5,}/g) ?? [])) df.set(w, (df.get(w) ?? 0) + 1);
-  pool = [...df].filter(([, n]) => n >= PAPERS * 0.045 && n <= PAPERS * 0.075).map(([w]) => w).slice(0, 40);
-} else {
-  pool = corpus.activeTopics.slice(0, 400).map((t) => t.text);
-}
-const queryIds = pool.map((text) => ensureQuery(db, parseTopic(text).fts));
-db.exec(`CREATE TEMP TABLE pool (i INTEGER PRIMARY KEY, query_id INTEGER, text TEXT)`);
-const addPool = db.prepare(`INSERT INTO temp.pool (i, query_id, text) VALUES (?, ?, ?)`);
-pool.forEach((text, i) => addPool.run(i, queryIds[i], text));
-
-let t0 = performance.now();
-db.transaction(() => {
-  db.prepare(
-    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
-     INSERT INTO subscribers (email, status, token_salt, timezone, delivery_hour, created_at, confirmed_at)
-     SELECT 's' || i || '@bench.example', 'confirmed', hex(randomblob(16)), 'UTC', 7, ?, ?
-     FROM n`,
-  ).run(N, clock.now().toISOString(), clock.now().toISOString());
-  // Three different topics each, spread over the pool by a fixed hash of the id.
-  db.prepare(
-    `INSERT OR IGNORE INTO topics (subscriber_id, query_id, text, position)
-     SELECT s.id, p.query_id, p.text, k.k
-     FROM subscribers s, (SELECT 0 AS k UNION ALL SELECT 1 UNION ALL SELECT 2) k
-     JOIN temp.pool p ON p.i = ((s.id * 2654435761 + k.k * 40503) % 4294967296) % ?`,
-  ).run(pool.length);
-})();
-log(`setup: ${N.toLocaleString()} subscribers, ${pool.length} distinct topics (${o.profile}), ${PAPERS} papers in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-
-t0 = performance.now();
-const matched = matchPending(db);
-log(`match: ${matched.queries} queries, ${matched.matches.toLocaleString()} matches in ${((performance.now() - t0) / 1000).toFixed(2)} s`);
+const setup = buildPlanDatabase(db, { subscribers: N, papers: PAPERS, profile: o.profile!, clock });
+log(`setup: ${N.toLocaleString()} subscribers, ${setup.topics} distinct topics (${o.profile}), ${PAPERS} papers in ${(setup.setupMs / 1000).toFixed(1)} s`);
+log(`match: ${setup.matched.queries} queries, ${setup.matched.matches.toLocaleString()} matches in ${(setup.matchMs / 1000).toFixed(2)} s`);
 
 db.pragma('wal_checkpoint(TRUNCATE)');
 const sizeBefore = statSync(path).size;
 const loop = monitorEventLoopDelay({ resolution: 5 });
 loop.enable();
-t0 = performance.now();
+const t0 = performance.now();
 const r = await planDigests(db, { clock, mode: 'now', ...(o.chunk ? { chunkSize: Number(o.chunk) } : {}) });
 const planMs = performance.now() - t0;
 loop.disable();

@@ -80,6 +80,9 @@ export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boo
       io.out(`dry run: ${plan.slots} slots due, would plan ${plan.planned} digests (nothing written, nothing sent)`);
       return 0;
     }
+    if (r.recovered > 0) {
+      io.out(`unknown ${r.recovered}: digests left in flight by a stopped run (outcome unknown: not resent, papers ride in the next digest)`);
+    }
     const s = r.send!;
     io.out(
       `slots ${plan.slots}: planned ${plan.planned}, sent ${s.sent}, skipped ${s.suppressed + s.unknown}, failed ${s.failed}` +
@@ -204,14 +207,19 @@ export async function cmdSources(app: App, io: CliIo): Promise<number> {
 
 /** `digest serve`: web pages, the scheduler, and (with no SMTP_URL) the local mail catcher. */
 export async function cmdServe(config: Config, io: CliIo, appOptions: AppOptions): Promise<number> {
-  // Web routes and the scheduler share this connection on one thread: a statement waits at most
-  // WEB_BUSY_TIMEOUT_MS for another process's lock (better-sqlite3 waits synchronously, freezing every
-  // request meanwhile); routes then answer 503 + Retry-After, and the tick's writers retry (db/busy.ts).
-  const app = await createApp(config, { ...appOptions, mailMode: 'serve', busyTimeoutMs: config.WEB_BUSY_TIMEOUT_MS });
+  // Start-up (migrations, the write probe, the sample batch, recovery) waits for another process's lock
+  // as long as any command does (DB_BUSY_TIMEOUT_MS): nothing is listening yet, and a `digest run`
+  // planning next door must not make serve refuse to start.
+  const app = await createApp(config, { ...appOptions, mailMode: 'serve' });
   const { logger } = app;
   seedSampleBatch(app, io);
   // Sends left in flight by a crash: say so now, not at the first tick an hour later.
   recoverStale(app.db, app.clock, { logger });
+  // From here web routes and the scheduler share this connection on one thread: a statement waits at
+  // most WEB_BUSY_TIMEOUT_MS for another process's lock (better-sqlite3 waits synchronously, freezing
+  // every request meanwhile); routes retry and then answer 503 + Retry-After, the tick's writers retry
+  // between requests (src/web/lock-retry.ts, src/db/busy.ts).
+  app.db.pragma(`busy_timeout = ${config.WEB_BUSY_TIMEOUT_MS}`);
   const running = new AbortController();
   const scheduler = createScheduler({
     cron: config.DIGEST_CRON,

@@ -81,7 +81,7 @@ const envSchema = z.object({
   // Storage: how long a command waits for the write lock in all (a lock held longer is a one-line
   // "database locked" fault); in `digest serve`, how long one statement may block the event loop.
   DB_BUSY_TIMEOUT_MS: int(0, 600_000).default(5_000),
-  WEB_BUSY_TIMEOUT_MS: int(0, 5_000).default(50),
+  WEB_BUSY_TIMEOUT_MS: int(0, 5_000).default(5),
   // A web write that meets the lock is tried again for this long (event loop free in between), then 503.
   WEB_LOCK_WAIT_MS: int(0, 60_000).default(1_000),
   SEND_WORKERS: int(1, 64).default(Math.min(2, availableParallelism())),

@@ -28,7 +28,7 @@ export interface AppOptions {
   /** Replace the SMTP mailer (benchmarks); tests use a real SMTP server through SMTP_URL instead. */
   mailer?: Mailer;
   mailMode?: MailMode;
-  /** SQLite busy_timeout of the app's connection (default DB_BUSY_TIMEOUT_MS; `serve`: WEB_BUSY_TIMEOUT_MS). */
+  /** SQLite busy_timeout of the app's connection (default DB_BUSY_TIMEOUT_MS; `serve` lowers it to WEB_BUSY_TIMEOUT_MS once started). */
   busyTimeoutMs?: number;
 }
 

@@ -11,7 +11,7 @@ import { isBusy } from './faults.ts';
 const MAX_PAUSE_MS = 100;
 
 /** Runs `fn`; while it fails with SQLITE_BUSY / SQLITE_LOCKED, tries again until `budgetMs` have passed. */
-export async function retryWhileBusy<T>(fn: () => T, budgetMs: number): Promise<T> {
+export async function retryWhileBusy<T>(fn: () => T, budgetMs: number, maxPauseMs = MAX_PAUSE_MS): Promise<T> {
   const started = performance.now();
   for (let attempt = 0; ; attempt++) {
     try {
@@ -19,6 +19,26 @@ export async function retryWhileBusy<T>(fn: () => T, budgetMs: number): Promise<
     } catch (e) {
       if (!isBusy(e) || performance.now() - started >= budgetMs) throw e;
     }
-    await sleep(Math.min(MAX_PAUSE_MS, 5 * 2 ** attempt, Math.max(1, budgetMs - (performance.now() - started))));
+    await sleep(Math.min(maxPauseMs, 5 * 2 ** attempt, Math.max(1, budgetMs - (performance.now() - started))));
+  }
+}
+
+const napCell = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * The same, for the few writes that sit in synchronous code (the send loop's failure paths: a retry, a
+ * permanent failure, giving a row back). Each try blocks for the connection's busy_timeout, and the
+ * whole wait is bounded by `budgetMs`, kept small by the callers: these writes are rare and short, and
+ * the lock they meet is most often a sibling send thread's 50 µs transaction held up by a busy CPU.
+ */
+export function retryWhileBusySync<T>(fn: () => T, budgetMs: number): T {
+  const started = performance.now();
+  for (;;) {
+    try {
+      return fn();
+    } catch (e) {
+      if (!isBusy(e) || performance.now() - started >= budgetMs) throw e;
+    }
+    Atomics.wait(napCell, 0, 0, 2);
   }
 }

@@ -266,15 +266,24 @@ export function recoverStale(db: Db, clock: Clock, opts: RecoverOptions = {}): n
   const now = clock.now();
   const mark = db.prepare(SQL_MARK_UNKNOWN);
   let recovered = 0;
+  const ids: number[] = [];
   for (const r of db.prepare(SQL_SENDING_ROWS).all() as { id: number; claimed_by: string | null; claimed_at: string | null }[]) {
     const claimedAt = r.claimed_at ? Date.parse(r.claimed_at) : 0;
     const expired = now.getTime() - claimedAt > leaseMs;
     if (!expired && !claimantIsDead(r.claimed_by ?? '')) continue;
     const why = expired ? 'lease expired' : 'claimant process is gone';
     const response = `outcome unknown: the send was in flight when its process stopped (${why}); not resent, papers carried to the next edition`;
-    recovered += mark.run({ id: r.id, claimant: r.claimed_by, response }).changes;
+    const changed = mark.run({ id: r.id, claimant: r.claimed_by, response }).changes;
+    recovered += changed;
+    if (changed === 1 && ids.length < 20) ids.push(r.id);
   }
-  if (recovered > 0) opts.logger?.warn({ recovered }, 'digests left in flight by a stopped run marked unknown');
+  // One line, at the start of the run (or of `digest serve`), so a crash leaves a trace beyond `digest status`.
+  if (recovered > 0) {
+    opts.logger?.warn(
+      { recovered, digests: ids },
+      `${recovered} digests left in flight by a stopped run marked unknown: not resent, their papers ride in the next digest`,
+    );
+  }
   return recovered;
 }
 

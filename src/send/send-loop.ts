@@ -11,7 +11,7 @@
 // its delivery in the same transaction as its next claim instead).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
-import { retryWhileBusy } from '../db/busy.ts';
+import { retryWhileBusy, retryWhileBusySync } from '../db/busy.ts';
 import { storageFault } from '../db/faults.ts';
 import type { Db } from '../db/open.ts';
 import { errorMessage } from '../errors.ts';
@@ -51,6 +51,12 @@ export interface LoopOptions {
   onProgress?: ((delta: ProgressDelta) => void) | undefined;
 }
 
+/**
+ * Longest a failure-path write (retry, failed, given back) blocks this thread waiting for the lock. The
+ * claim and the "sent" record, once per digest, wait asynchronously instead (up to DB_BUSY_TIMEOUT_MS).
+ */
+const SYNC_WRITE_WAIT_MS = 250;
+
 /** Longest single sleep while waiting for a retry, so progress and aborts stay responsive. */
 const MAX_NAP_MS = 1000;
 
@@ -74,6 +80,8 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   /** Set when the database could not be written (full, read-only, locked too long): every lane stops. */
   let storageStopped = false;
   const busyBudgetMs = config.DB_BUSY_TIMEOUT_MS ?? 0;
+  /** A write on a synchronous path (failures): retried while locked, blocking at most SYNC_WRITE_WAIT_MS. */
+  const write = <T>(fn: () => T): T => retryWhileBusySync(fn, Math.min(busyBudgetMs, SYNC_WRITE_WAIT_MS));
 
   const stopping = () => relay.paused || storageStopped || signal?.aborted === true;
 
@@ -99,7 +107,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
 
   /** Relay down: the row goes back to 'retry' without burning the attempt, due at once next run. */
   const giveBack = (id: number, response: string) => {
-    ledger.giveBack(id, `relay down, not counted as an attempt: ${response}`, clock.now());
+    write(() => ledger.giveBack(id, `relay down, not counted as an attempt: ${response}`, clock.now()));
     if (!leftForRetry.has(id)) {
       // It had just used its last attempt and was counted failed: it is open again after all.
       summary.failed--;
@@ -137,7 +145,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
     if (err.kind === 'ambiguous') {
       // The relay may have queued it: never resent; the watermark stays, so its papers ride in the next
       // digest (exactly what a crash mid-send leaves, see ledger.ts).
-      ledger.markUnknown(row.id, `outcome unknown: ${err.response}; not resent, papers carried to the next edition`.slice(0, 1000));
+      write(() => ledger.markUnknown(row.id, `outcome unknown: ${err.response}; not resent, papers carried to the next edition`.slice(0, 1000)));
       summary.unknown++;
       settle(row.id, 'other');
       logger.warn(
@@ -150,7 +158,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
     logger.info({ digest: row.id, kind: err.kind, code: err.responseCode, response: err.response }, 'send failed');
     if (err.kind === 'permanent') {
       relay.answered();
-      if (ledger.markFailed(row.id, subscriber.id, failure, config.HARD_FAILURES_TO_SUPPRESS, clock.now())) {
+      if (write(() => ledger.markFailed(row.id, subscriber.id, failure, config.HARD_FAILURES_TO_SUPPRESS, clock.now()))) {
         summary.newlySuppressed++;
         logger.warn({ subscriber: subscriber.id }, 'address suppressed after repeated permanent failures');
       }
@@ -160,7 +168,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
     }
     const attempt = row.attempts + 1;
     const delay = retryDelayMs(attempt, { baseMs: config.SMTP_RETRY_BASE_MS, maxMs: config.SMTP_RETRY_MAX_MS }, opts.random);
-    const status = ledger.markRetry(row.id, failure, config.SMTP_MAX_ATTEMPTS, new Date(clock.now().getTime() + delay));
+    const status = write(() => ledger.markRetry(row.id, failure, config.SMTP_MAX_ATTEMPTS, new Date(clock.now().getTime() + delay)));
     if (status === 'retry') {
       leftForRetry.add(row.id);
     } else if (status === 'failed') {
@@ -177,7 +185,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   /** Nothing was sent, and sending cannot work (unreadable row, render error): failed, no hard failure. */
   const broken = (id: number, what: string, e: unknown) => {
     logger.error({ digest: id, err: e }, what);
-    ledger.markBroken(id, `${what}: ${errorMessage(e)}`.slice(0, 1000));
+    write(() => ledger.markBroken(id, `${what}: ${errorMessage(e)}`.slice(0, 1000)));
     summary.failed++;
     settle(id, 'failed');
   };
@@ -221,7 +229,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
     if (!loaded) return undefined; // the row was deleted (subscriber erased) after the claim
     const { row, subscriber, view } = loaded;
     if (subscriber.status !== 'confirmed') {
-      ledger.markSkipped(id, `not sent: the address is ${subscriber.status}`);
+      write(() => ledger.markSkipped(id, `not sent: the address is ${subscriber.status}`));
       summary.suppressed++;
       settle(id, 'other');
       return undefined;

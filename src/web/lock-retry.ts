@@ -11,7 +11,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { isBusy } from '../db/faults.ts';
 
-const MAX_PAUSE_MS = 50;
+/**
+ * Pause between tries. Short and fixed: a planner leaves the lock free for about 10 ms after each chunk
+ * (src/plan/planner.ts), and a try every few ms catches that gap; each try blocks the event loop for at
+ * most WEB_BUSY_TIMEOUT_MS (5 ms), and a failed try costs microseconds.
+ */
+const PAUSE_MS = 4;
 
 export function retryLockedWrites(app: FastifyInstance, budgetMs: number): void {
   if (!(budgetMs > 0)) return;
@@ -19,13 +24,13 @@ export function retryLockedWrites(app: FastifyInstance, budgetMs: number): void 
     const handler = route.handler as (this: unknown, req: FastifyRequest, reply: FastifyReply) => unknown;
     route.handler = async function retrying(this: unknown, req: FastifyRequest, reply: FastifyReply) {
       const started = performance.now();
-      for (let attempt = 0; ; attempt++) {
+      for (;;) {
         try {
           return await handler.call(this, req, reply);
         } catch (e) {
           if (!isBusy(e) || reply.sent || performance.now() - started >= budgetMs) throw e;
         }
-        await sleep(Math.min(MAX_PAUSE_MS, 5 * 2 ** attempt));
+        await sleep(PAUSE_MS);
       }
     } as RouteHandlerMethod;
   });

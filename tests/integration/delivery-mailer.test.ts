@@ -105,7 +105,8 @@ describe('SMTP mailer', () => {
 
   it('classifies relay answers: 4xx temporary, 5xx permanent, 421 = connection, no answer after the message = ambiguous', async () => {
     const { mailer, sink } = await setup(
-      { timeoutMs: 300 },
+      // 1 s: long enough that a loaded machine answering DATA slowly does not time out before the message.
+      { timeoutMs: 1_000 },
       {
         script: perAddress({
           'deferred@example.com': [reject(451, { text: '4.7.1 Greylisted, try later' })],
@@ -113,7 +114,7 @@ describe('SMTP mailer', () => {
           'gone@example.com': [reject(550, { text: '5.1.1 No such user' })],
           'toobig@example.com': [reject(552, { stage: 'data', text: '5.3.4 Message too big' })],
           'cut@example.com': [drop('data')],
-          'slow@example.com': [accept(1_500)],
+          'slow@example.com': [accept(2_500)],
         }),
       },
     );

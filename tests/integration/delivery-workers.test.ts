@@ -74,11 +74,22 @@ describe('sending with worker threads', () => {
     expect(counts.sent).toBe(e!.sink.messages.length);
     expect(counts.sent).toBeLessThan(400);
 
+    // A message whose whole body was sent when the relay went away has no answer: its outcome is
+    // unknown (never resent, papers carried to the next digest). Only sends in flight can be: at most the
+    // pool (4 connections over both threads).
+    const unknown = counts.unknown ?? 0;
+    expect(unknown).toBeLessThanOrEqual(4);
+
     await e!.sink.start();
     const again = await sendPending(deps, { parallelMinRows: 0 });
     expect(again.paused).toBe(false);
-    expect(onceEach(e!, emails)).toBe(true);
-    expect(countByStatus(e!.t.db)).toEqual({ sent: 400 });
+    expect(countByStatus(e!.t.db)).toEqual(unknown ? { sent: 400 - unknown, unknown } : { sent: 400 });
+    // One email for each sent row, none for an unknown one (this relay kept nothing it did not answer), never two.
+    const sentTo = new Set(
+      (e!.t.db.prepare(`SELECT s.email FROM digests d JOIN subscribers s ON s.id = d.subscriber_id WHERE d.status = 'sent'`).all() as { email: string }[]).map((r) => r.email),
+    );
+    const counts2 = e!.sink.countsByAddress();
+    for (const a of emails) expect(counts2.get(a) ?? 0).toBe(sentTo.has(a) ? 1 : 0);
   });
 
   it('abort (SIGTERM) reaches the workers: claiming stops, sends in flight are recorded, a rerun completes', { timeout: 60_000 }, async () => {

@@ -43,14 +43,16 @@ describe('SMTP mailer: where the connection failed', () => {
     const sink = await SmtpSink.start({
       script: perAddress({
         'cut-after@example.com': [lost('drop')],
-        'late@example.com': [lost('late', 1_500)],
+        'late@example.com': [lost('late', 2_500)],
         'not-kept@example.com': [drop('data')],
         'cut-rcpt@example.com': [drop('rcpt')],
         'cut-body@example.com': [drop('body')],
       }),
     });
     open.push(sink);
-    const mailer = createSmtpMailer({ url: sink.url, from: 'Digest <d@papers.example.org>', poolSize: 2, ratePerSecond: 0, timeoutMs: 300, logger: silentLogger });
+    // 1 s: our timeout must not fire while a loaded machine is slow to answer DATA (that would be a
+    // plain, retryable timeout before the message: correct, but not what this test is about).
+    const mailer = createSmtpMailer({ url: sink.url, from: 'Digest <d@papers.example.org>', poolSize: 2, ratePerSecond: 0, timeoutMs: 1_000, logger: silentLogger });
     open.push(mailer);
 
     // Cut right after the final "." (the relay kept it): ambiguous, and it is in the relay.
@@ -59,7 +61,7 @@ describe('SMTP mailer: where the connection failed', () => {
     expect(cut.temporary).toBe(false);
     expect(sink.byAddress('cut-after@example.com')).toHaveLength(1);
 
-    // The 250 comes after our 300 ms timeout: ambiguous (the relay did queue it).
+    // The 250 comes after our 1 s timeout: ambiguous (the relay did queue it).
     const late = await failure(mailer.send(mail('late@example.com')));
     expect(late.kind).toBe('ambiguous');
     expect(late.response).toMatch(/ETIMEDOUT/);
@@ -92,15 +94,15 @@ describe('sendPending with a relay that loses answers', () => {
   };
 
   it('never sends two emails to one address for one slot; lost answers become unknown and their papers ride in the next digest', async () => {
-    // 20 lost answers (cut after ".", or 250 after the timeout) among 24 readers, plus 2 drops before the
+    // 14 lost answers (cut after ".", or 250 after the timeout) among 18 readers, plus 2 drops before the
     // message was complete (retried), as the issue's relay did.
     const plans: Record<string, ReturnType<typeof lost>[]> = {};
     for (let i = 0; i < 10; i++) plans[`cut${i}@example.com`] = [lost('drop')];
-    for (let i = 0; i < 10; i++) plans[`late${i}@example.com`] = [lost('late', 800)];
+    for (let i = 0; i < 4; i++) plans[`late${i}@example.com`] = [lost('late', 2_000)];
     plans['early0@example.com'] = [drop('rcpt')];
     plans['early1@example.com'] = [drop('rcpt'), drop('rcpt')];
     e = await deliveryEnv({
-      env: { SMTP_TIMEOUT_MS: '300', RELAY_DOWN_AFTER: '50', SMTP_POOL_SIZE: '4' },
+      env: { SMTP_TIMEOUT_MS: '1000', RELAY_DOWN_AFTER: '50', SMTP_POOL_SIZE: '4' },
       sink: { script: perAddress(plans) },
     });
     const emails = [...Object.keys(plans), 'ok0@example.com', 'ok1@example.com'];
@@ -109,7 +111,7 @@ describe('sendPending with a relay that loses answers', () => {
     await e.plan('2025-11-25T12:00:00Z');
 
     const first = await e.send();
-    expect(first).toMatchObject({ sent: 4, unknown: 20, failed: 0, paused: false });
+    expect(first).toMatchObject({ sent: 4, unknown: 14, failed: 0, paused: false });
     // A second and third run resend nothing.
     expect((await e.send()).sent).toBe(0);
     expect((await e.send()).sent).toBe(0);
@@ -118,10 +120,8 @@ describe('sendPending with a relay that loses answers', () => {
     const counts = e.sink.countsByAddress();
     expect(counts.size).toBe(emails.length);
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
-    for (let i = 0; i < 10; i++) {
-      expect(rowsOf(`cut${i}@example.com`)[0]).toMatchObject({ status: 'unknown' });
-      expect(rowsOf(`late${i}@example.com`)[0]).toMatchObject({ status: 'unknown' });
-    }
+    for (let i = 0; i < 10; i++) expect(rowsOf(`cut${i}@example.com`)[0]).toMatchObject({ status: 'unknown' });
+    for (let i = 0; i < 4; i++) expect(rowsOf(`late${i}@example.com`)[0]).toMatchObject({ status: 'unknown' });
     expect(rowsOf('cut0@example.com')[0]!.smtp_response).toMatch(/^outcome unknown: no answer after the whole message was sent/);
     // (nodemailer's pool itself may retry a drop at RCPT TO on a reused connection: not a byte of the message was sent.)
     expect(rowsOf('early1@example.com')[0]).toMatchObject({ status: 'sent' });

@@ -11,7 +11,7 @@ import { openDatabase } from '../../src/db/open.ts';
 import { recoverStale } from '../../src/send/sender.ts';
 import { countByStatus, seedBatch, seedSubscribers, tempDatabaseDir } from '../helpers/seed.ts';
 import { deliveryEnv, REPO_ROOT, startChildRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
-import { accept } from '../helpers/smtp-sink.ts';
+import { accept, type SinkOptions } from '../helpers/smtp-sink.ts';
 import { fillDisk, holdWriteLock, readOnlyView, smallTmpfs, type Mount } from '../helpers/storage-faults.ts';
 import { jsonPost, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
@@ -26,7 +26,9 @@ afterEach(async () => {
   e = undefined;
 });
 
-const SLOW_RELAY = { script: () => accept(120) };
+// Messages 2-6 take 800 ms each: the fault (a lock holder starting up, a disk filling) lands mid-send
+// even on a loaded machine; later ones (the run after the fault) go fast.
+const SLOW_RELAY: SinkOptions = { script: (ctx) => accept(ctx.total >= 2 && ctx.total <= 6 ? 800 : 0) };
 const RUN_ENV = { SMTP_POOL_SIZE: '1', SEND_WORKERS: '1', DB_BUSY_TIMEOUT_MS: '300' };
 
 function seedAudience(env: DeliveryEnv, n: number): string[] {
@@ -104,7 +106,7 @@ describe('a write lock held by another process', () => {
     await e.plan();
 
     const run = startChildRun(e.env, e.t.dir);
-    await e.sink.waitForMessages(1);
+    await e.sink.waitForMessages(1, 40_000); // the CLI starts in 3-20 s on a loaded machine
     const lock = await holdWriteLock(e.t.path, 1_500); // the issue's 30 s, shortened: DB_BUSY_TIMEOUT_MS=300
     const first = await run.done;
     expect(first.code).toBe(1);
@@ -116,7 +118,7 @@ describe('a write lock held by another process', () => {
     await lock.released;
     await nextRun(e);
     expectEachOnce(e, emails);
-  });
+  }, 90_000);
 
   it('the web answers 503 with Retry-After within moments, /health is not ok; both recover when the lock goes', async () => {
     // DB_BUSY_TIMEOUT_MS=50 gives this app's connection what `digest serve` gives its own (WEB_BUSY_TIMEOUT_MS);
@@ -154,7 +156,7 @@ describe('a full disk', () => {
     h = await startWebHarness({ DATABASE_PATH: e.t.path, DB_BUSY_TIMEOUT_MS: '50' });
 
     const run = startChildRun(e.env, e.t.dir);
-    await e.sink.waitForMessages(1);
+    await e.sink.waitForMessages(1, 40_000); // the CLI starts in 3-20 s on a loaded machine
     const free = fillDisk(join(fs.dir, 'filler'));
     const first = await run.done;
     expect(first.code).toBe(1);
@@ -176,7 +178,7 @@ describe('a full disk', () => {
     expect((await subscribe(h, 'grace@example.com')).res.status).toBe(202);
     await nextRun(e);
     expectEachOnce(e, emails);
-  });
+  }, 90_000);
 });
 
 describe('a database that cannot be written', () => {

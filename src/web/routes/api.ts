@@ -44,7 +44,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
       let fault: StorageFault | undefined;
       try {
         // A lock held by a planner chunk passes in moments: retried like any web write (lock-retry.ts).
-        await retryWhileBusy(() => probeWrite(db, clock.now()), config.WEB_LOCK_WAIT_MS);
+        await retryWhileBusy(() => probeWrite(db, clock.now()), config.WEB_LOCK_WAIT_MS, 4);
       } catch (e) {
         fault = storageFault(e);
         if (!fault) throw e;
