@@ -91,3 +91,17 @@ describe('digest ingest --source --date', () => {
     expect(r.err).toBe('error: Invalid batch: papers[0].id: required');
   });
 });
+
+describe('a bad number in the environment', () => {
+  it('names the variable and the range in plain words', async () => {
+    for (const [env, msg] of [
+      [{ PORT: 'abc' }, 'PORT: must be a whole number from 0 to 65535'],
+      [{ DIGEST_HOUR: '24' }, 'DIGEST_HOUR: must be a whole number from 0 to 23'],
+      [{ SMTP_POOL_SIZE: '2.5' }, 'SMTP_POOL_SIZE: must be a whole number from 1 to 100'],
+    ] as const) {
+      const r = await digest({ DATABASE_PATH: join(dir, 'env.sqlite'), ...env }, 'status');
+      expect(r.code).toBe(1);
+      expect(r.err).toBe(`error: Invalid configuration: ${msg}`);
+    }
+  });
+});
