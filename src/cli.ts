@@ -121,7 +121,7 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
 
   program
     .command('status')
-    .description('recent editions: planned / sent / pending / failed / suppressed, top failure reasons')
+    .description('overdue subscribers, bounces and complaints (30 days), recent editions: planned / sent / pending / failed / suppressed / unknown, top failure reasons')
     .option('--limit <n>', 'editions to show', positiveInt, 10)
     .action(async (o: { limit: number }) => {
       code = await withApp(app, async (a) => (await commands()).cmdStatus(a, io, o.limit));
