@@ -1,8 +1,9 @@
 // The `digest` command. Each subcommand builds the app through the composition root (src/main.ts).
+import { existsSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { loadConfig } from './config.ts';
 import { storageFault } from './db/faults.ts';
-import { errorMessage, isAppError } from './errors.ts';
+import { AppError, errorMessage, isAppError } from './errors.ts';
 import type { AppOptions } from './main.ts';
 import type { CliIo } from './cli-io.ts';
 
@@ -22,6 +23,12 @@ const defaultIo: CliIo = {
 function hour(v: string): number {
   const n = Number(v);
   if (!Number.isInteger(n) || n < 0 || n > 23) throw new InvalidArgumentError('must be a whole hour from 0 to 23');
+  return n;
+}
+
+function positiveInt(v: string): number {
+  const n = Number(v);
+  if (!/^\d+$/.test(v.trim()) || !Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number from 1 up');
   return n;
 }
 
@@ -114,8 +121,8 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
 
   program
     .command('status')
-    .description('recent editions: planned / sent / pending / failed / suppressed, top failure reasons')
-    .option('--limit <n>', 'editions to show', (v) => Number(v), 10)
+    .description('overdue subscribers, bounces and complaints (30 days), recent editions: planned / sent / pending / failed / suppressed / unknown, top failure reasons')
+    .option('--limit <n>', 'editions to show', positiveInt, 10)
     .action(async (o: { limit: number }) => {
       code = await withApp(app, async (a) => (await commands()).cmdStatus(a, io, o.limit));
     });
@@ -142,7 +149,11 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     .action(async (file: string, o: { force?: boolean }) => {
       // Only the database: no renderer, mail or migrations (a backup copies what is there, as it is).
       const { openDatabase } = await import('./db/open.ts');
-      const db = openDatabase(loadConfig().DATABASE_PATH, { migrate: false });
+      const path = loadConfig().DATABASE_PATH;
+      // Opening a path that does not exist would create an empty database there (and its folder), then
+      // fail on a missing table: a mistyped DATABASE_PATH must say so, and leave nothing behind.
+      if (!existsSync(path)) throw new AppError('DB_NOT_FOUND', `DATABASE_PATH: no database at ${path}: nothing to back up`);
+      const db = openDatabase(path, { migrate: false });
       try {
         code = await (await commands()).cmdBackup(db, io, file, o);
       } finally {

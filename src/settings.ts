@@ -6,7 +6,11 @@ export const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 
-export const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+/** A whole number in [min, max]; every failure (not a number, a fraction, out of range) says the same plain line. */
+export const int = (min: number, max: number) => {
+  const error = `must be a whole number from ${min} to ${max}`;
+  return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+};
 
 export const optionalText = z
   .string()

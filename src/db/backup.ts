@@ -23,11 +23,30 @@ export interface BackupReport {
 }
 
 /** Rows of the tables an operator cares about, read from the copy. */
-const SQL_COUNTS = `
-  SELECT (SELECT count(*) FROM subscribers) AS subscribers,
-         (SELECT count(*) FROM digests)     AS digests,
-         (SELECT count(*) FROM papers)      AS papers,
-         (SELECT count(*) FROM bounce_events) AS bounceEvents`;
+const COUNTED = { subscribers: 'subscribers', digests: 'digests', papers: 'papers', bounceEvents: 'bounce_events' } as const;
+
+/**
+ * A table the copy does not have counts 0: the database of the previous release has no bounce_events
+ * (migration 003), and `digest backup` copies a database as it is, without migrating it, precisely so an
+ * operator can take a copy before upgrading.
+ */
+function countRows(copy: Database.Database): BackupReport['counts'] {
+  const has = new Set(
+    (copy.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((r) => r.name),
+  );
+  const count = (table: string) => (has.has(table) ? (copy.prepare(`SELECT count(*) AS n FROM "${table}"`).get() as { n: number }).n : 0);
+  return {
+    subscribers: count(COUNTED.subscribers),
+    digests: count(COUNTED.digests),
+    papers: count(COUNTED.papers),
+    bounceEvents: count(COUNTED.bounceEvents),
+  };
+}
+
+/** The copy and the -wal / -shm files SQLite makes beside it when it is opened. */
+function removeCopy(path: string): void {
+  for (const f of [path, `${path}-wal`, `${path}-shm`]) rmSync(f, { force: true });
+}
 
 export async function backupDatabase(db: Db, file: string, opts: { overwrite?: boolean } = {}): Promise<BackupReport> {
   if (db.memory) throw new AppError('BACKUP_MEMORY', 'an in-memory database cannot be backed up');
@@ -35,31 +54,41 @@ export async function backupDatabase(db: Db, file: string, opts: { overwrite?: b
     throw new AppError('BACKUP_EXISTS', `${file} exists already: choose a new name (or pass --force to replace it)`);
   }
   const partial = `${file}.partial`;
-  rmSync(partial, { force: true });
+  removeCopy(partial);
   const started = performance.now();
   try {
     await db.backup(partial, { progress: ({ remainingPages }) => Math.max(remainingPages, 1) });
   } catch (cause) {
-    rmSync(partial, { force: true });
+    removeCopy(partial);
     throw new AppError('BACKUP_FAILED', `backup to ${file} failed: ${(cause as Error).message}`, { cause, temporary: true });
   }
   const copied = performance.now();
-  const copy = new Database(partial, { readonly: true });
   let integrity: string;
   let counts: BackupReport['counts'];
   let userVersion: number;
   try {
-    integrity = (copy.pragma('integrity_check', { simple: true }) as string) ?? 'unknown';
-    counts = copy.prepare(SQL_COUNTS).get() as BackupReport['counts'];
-    userVersion = copy.pragma('user_version', { simple: true }) as number;
-  } finally {
-    copy.close();
+    const copy = new Database(partial, { readonly: true });
+    try {
+      integrity = (copy.pragma('integrity_check', { simple: true }) as string) ?? 'unknown';
+      counts = countRows(copy);
+      userVersion = copy.pragma('user_version', { simple: true }) as number;
+    } finally {
+      copy.close();
+    }
+  } catch (cause) {
+    // Nothing half-written stays behind: not the copy, nor the -wal / -shm files opening it made.
+    removeCopy(partial);
+    throw new AppError('BACKUP_FAILED', `backup to ${file} failed while checking the copy: ${(cause as Error).message}`, { cause });
   }
   if (integrity !== 'ok') {
-    rmSync(partial, { force: true });
+    removeCopy(partial);
     throw new AppError('BACKUP_CORRUPT', `backup to ${file} failed its integrity check: ${integrity}`);
   }
   renameSync(partial, file);
+  // Opening the copy (it is in WAL mode, like the live database) left an empty <file>.partial-wal and a
+  // <file>.partial-shm; without this, every nightly backup would leave two stray files beside it.
+  rmSync(`${partial}-wal`, { force: true });
+  rmSync(`${partial}-shm`, { force: true });
   return {
     file,
     bytes: statSync(file).size,

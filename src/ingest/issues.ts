@@ -45,6 +45,11 @@ export function issueMessage(issue: Issue): string {
       if (issue.origin === 'string') return `too long (at most ${issue.maximum} characters)`;
       if (issue.origin === 'array') return `too many items (at most ${issue.maximum})`;
       return `must be at most ${issue.maximum}`;
+    case 'invalid_union':
+      // A missing field whose schema is a union (a paper's id: string or number) is simply missing;
+      // zod's own message for it is "Invalid input".
+      if (input === undefined) return 'required';
+      return issue.message;
     default:
       return issue.message;
   }

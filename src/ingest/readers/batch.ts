@@ -16,7 +16,9 @@ export interface BatchReadOptions {
  * normalised id are refused (naming both places), as is anything the schema refuses.
  */
 export function readBatchFile(value: unknown, opts: BatchReadOptions = {}): IncomingBatch {
-  const file = validateBatchFile(value);
+  // `digest ingest --source/--date` stand in for a file that does not say (a list of papers alone):
+  // filled in before validation, or the file is refused with "source: required" despite the options.
+  const file = validateBatchFile(withDefaults(value, opts));
   const seen = new Map<string, number>();
   const papers: IncomingPaper[] = file.papers.map((p, i) => {
     const key = paperKey(p.id);
@@ -37,4 +39,14 @@ export function readBatchFile(value: unknown, opts: BatchReadOptions = {}): Inco
     };
   });
   return { source: opts.source ?? file.source, date: opts.date ?? file.date, papers };
+}
+
+function withDefaults(value: unknown, opts: BatchReadOptions): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const v = value as Record<string, unknown>;
+  return {
+    ...v,
+    ...(v.source === undefined && opts.source !== undefined ? { source: opts.source } : {}),
+    ...(v.date === undefined && opts.date !== undefined ? { date: opts.date } : {}),
+  };
 }

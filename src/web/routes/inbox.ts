@@ -12,10 +12,10 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
 
 const page = Handlebars.compile(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{title}} · Local inbox</title>
+<title>{{#if list}}Local inbox{{else}}{{title}} · Local inbox{{/if}} · Paper Digest</title>
 <link rel="stylesheet" href="/assets/app.css">
 </head><body><main class="container inbox">
-<p class="crumbs"><a href="/">Paper digest</a> · <a href="/inbox">Local inbox</a></p>
+<p class="crumbs"><a href="/">Paper Digest</a> · <a href="/inbox">Local inbox</a></p>
 <h1>{{title}}</h1>
 {{#if list}}
 <p class="hint">Every email the service sends lands here while no <code>SMTP_URL</code> is set. Newest first.</p>
