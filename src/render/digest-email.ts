@@ -28,6 +28,11 @@ const SHELL_SLACK = 256;
 const OPEN_SEG = encodeSegment(HIGHLIGHT_OPEN);
 const CLOSE_SEG = encodeSegment(HIGHLIGHT_CLOSE);
 const SLOT_BYTES = OPEN_SEG.textBytes + CLOSE_SEG.textBytes;
+/**
+ * Compact lines looked at past the full cards: more never fit under the clipping size (a line is at
+ * least ~400 bytes of HTML), so a 2,000-paper digest costs no more than a 300-paper one.
+ */
+const MAX_COMPACT_CANDIDATES = 300;
 
 export interface DigestLayout {
   htmlByteLimit: number;
@@ -83,13 +88,26 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   let used = 0;
   const full: Chosen[] = [];
   const compact: Chosen[] = [];
-  const take = (i: number, kind: 'full' | 'compact'): Chosen | undefined => {
+  // The candidates' cards and reader views, and their reader parts filled in one Handlebars call per part
+  // (templates' fillAll): the first DIGEST_FULL_PAPERS as full cards, the next ones as compact lines.
+  const fullCount = Math.min(total, layout.fullPapers);
+  const candidates = Math.min(total, fullCount + MAX_COMPACT_CANDIDATES);
+  const cards: CardBytes[] = [];
+  const views: Chosen['view'][] = [];
+  for (let i = 0; i < candidates; i++) {
     const paper = view.papers[i] as DigestPaperView;
     const card = cache.card(paper, topicKey(paper), paper.runTopics);
+    cards.push(card);
+    views.push({ n: i + 1, p: card.parts, matched: matchedView(paper) });
+  }
+  const fullHtml = fillEach(t.fullHtml, views.slice(0, fullCount));
+  const compactHtml = fillEach(t.compactHtml, views.slice(fullCount));
+  const take = (i: number, kind: 'full' | 'compact'): Chosen | undefined => {
+    const card = cards[i]!;
     const block = kind === 'full' ? card.full : card.compact;
-    const v = { n: i + 1, p: card.parts, matched: matchedView(paper) };
-    const readerHtml = readerFills(kind === 'full' ? t.fullHtml : t.compactHtml, v);
-    const lit = litSlots(card, paper);
+    const readerHtml =
+      kind === 'full' ? fullHtml[i]! : i >= fullCount ? compactHtml[i - fullCount]! : readerFills(t.compactHtml, views[i]!);
+    const lit = litSlots(card, view.papers[i] as DigestPaperView);
     let size = block.htmlBytes;
     for (const s of readerHtml) size += byteLength(s);
     for (const item of block.html) if (item !== null && 'slot' in item && item.open && lit[item.slot]) size += SLOT_BYTES;
@@ -98,15 +116,15 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
       if (used + size + shellBytes(f, c) >= layout.htmlByteLimit) return undefined;
     }
     used += size;
-    return { index: i, block, lit, readerHtml, view: v };
+    return { index: i, block, lit, readerHtml, view: views[i]! };
   };
   let i = 0;
-  for (; i < Math.min(total, layout.fullPapers); i++) {
+  for (; i < fullCount; i++) {
     const c = take(i, 'full');
     if (c === undefined) break;
     full.push(c);
   }
-  for (; i < total; i++) {
+  for (; i < candidates; i++) {
     const c = take(i, 'compact');
     if (c === undefined) break;
     compact.push(c);
@@ -128,10 +146,12 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
 
   const text = new QpBodyWriter();
   const textShell = splitShell(t.digestShellText(finalShell));
+  const fullText = fillEach(t.fullText, full.map((c) => c.view));
+  const compactText = fillEach(t.compactText, compact.map((c) => c.view));
   text.addText(textShell[0]);
-  for (const c of full) addBlock(text, c.block.text, readerFills(t.fullText, c.view), c.lit);
+  full.forEach((c, k) => addBlock(text, c.block.text, fullText[k]!, c.lit));
   text.addText(textShell[1]);
-  for (const c of compact) addBlock(text, c.block.text, readerFills(t.compactText, c.view), c.lit);
+  compact.forEach((c, k) => addBlock(text, c.block.text, compactText[k]!, c.lit));
   text.addText(textShell[2]);
 
   return encodedEmail(subject, { html: html.parts, text: text.parts }, shown, full.length, html.textBytes);
@@ -160,6 +180,18 @@ export function encodedEmail(
       return (text ??= decodeQuotedPrintable(encoded.text));
     },
   };
+}
+
+/** Every view's reader parts, one batch fill per part: result[view][part]. */
+function fillEach(pieces: BlockPieces, views: readonly object[]): string[][] {
+  const out: string[][] = views.map(() => []);
+  if (views.length === 0) return out;
+  for (const p of pieces) {
+    if (!p.reader) continue;
+    const filled = p.fillAll(views);
+    for (let k = 0; k < views.length; k++) out[k]!.push(filled[k]!);
+  }
+  return out;
 }
 
 function readerFills(pieces: BlockPieces, view: object): string[] {
