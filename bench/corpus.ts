@@ -95,7 +95,18 @@ export interface Corpus {
   activeTopics: BenchTopic[];
   /** Topics from held-out abstracts: they match none of today's papers. */
   quietTopics: BenchTopic[];
+  /**
+   * The broad profile (`--topics-profile broad`): common two-word phrases typed as words ("language
+   * models", "reinforcement learning"), each matching BROAD_MIN-BROAD_MAX of today's papers, most
+   * popular first: three of them give a digest of ~150-250 papers, as researchers' real topics do on a
+   * big arXiv day (issue 10).
+   */
+  broadTopics: BenchTopic[];
 }
+
+/** Share of today's papers a broad topic matches. */
+const BROAD_MIN = 0.04;
+const BROAD_MAX = 0.1;
 
 /**
  * Builds `count` papers dated `date` and the topic pools. Every fifth abstract is held out of the papers
@@ -161,7 +172,15 @@ export function buildCorpus(abstracts: SourceAbstract[], count: number, date: st
     const n = index.count(topic);
     if (n >= ACTIVE_MIN && n <= ACTIVE_MAX + 2) activeTopics.splice(i + 2, 0, topic);
   }
-  return { papers, activeTopics, quietTopics };
+  const broadTopics: BenchTopic[] = [];
+  for (const gram of candidates(bases)) {
+    const words = gram.split(' ');
+    if (words.length !== 2 || (popularity.get(gram) ?? 0) < 3) continue;
+    const topic: BenchTopic = { text: gram, any: [{ words: words.map(stemToken), phrase: false }] };
+    const n = index.count(topic);
+    if (n >= BROAD_MIN * count && n <= BROAD_MAX * count) broadTopics.push(topic);
+  }
+  return { papers, activeTopics, quietTopics, broadTopics };
 }
 
 /** 1-3 word n-grams inside sentences, not starting or ending on a stop word, letters only. */
@@ -222,7 +241,8 @@ export class PaperIndex {
       let candidates: number[] | undefined;
       for (const w of alt.words) {
         const list = this.postings.get(w) ?? [];
-        candidates = candidates === undefined ? list : candidates.filter((i) => list.includes(i));
+        const inList = new Set(list);
+        candidates = candidates === undefined ? list : candidates.filter((i) => inList.has(i));
       }
       for (const i of candidates ?? []) if (!alt.phrase || hasPhrase(this.tokens[i]!, alt.words)) hits.add(i);
     }

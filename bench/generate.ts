@@ -14,6 +14,8 @@ export interface GenerateOptions {
   subscribers: number;
   papers: number;
   topicsPerSubscriber: number;
+  /** friendly: half the list gets 5-30 papers; broad: everyone has common phrases (~150+ papers). */
+  profile?: 'friendly' | 'broad';
   seed: number;
   /** YYYY-MM-DD of the batch (default: today, UTC). */
   date?: string;
@@ -32,13 +34,23 @@ export function generateFiles(o: GenerateOptions): GenerateStats {
   const date = o.date ?? utcDate(new Date());
   const corpus = buildCorpus(loadAbstracts(), o.papers, date, random);
   writeFileSync(o.batchFile, JSON.stringify({ source: 'bench', date, papers: corpus.papers }));
+  const broad = o.profile === 'broad';
+  if (broad && corpus.broadTopics.length < o.topicsPerSubscriber) {
+    throw new Error(`only ${corpus.broadTopics.length} broad topics in this corpus; use more --papers or fewer --topics`);
+  }
   const population = writeSubscribersCsv(
     o.csvFile,
-    corpus,
-    { subscribers: o.subscribers, topicsPerSubscriber: o.topicsPerSubscriber, activeShare: 0.5, skew: 1.0 },
+    broad ? { ...corpus, activeTopics: corpus.broadTopics } : corpus,
+    // Broad: everyone's topics match (a common phrase always does); a flatter draw, as common phrases are.
+    { subscribers: o.subscribers, topicsPerSubscriber: o.topicsPerSubscriber, activeShare: broad ? 1 : 0.5, skew: broad ? 0.5 : 1.0 },
     random,
   );
-  return { ...population, papers: corpus.papers.length, activeTopics: corpus.activeTopics.length, quietTopics: corpus.quietTopics.length };
+  return {
+    ...population,
+    papers: corpus.papers.length,
+    activeTopics: broad ? corpus.broadTopics.length : corpus.activeTopics.length,
+    quietTopics: corpus.quietTopics.length,
+  };
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
@@ -47,6 +59,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       subscribers: { type: 'string', default: '10000' },
       papers: { type: 'string', default: '1000' },
       topics: { type: 'string', default: '3' },
+      'topics-profile': { type: 'string', default: 'friendly' },
       seed: { type: 'string', default: '1' },
       date: { type: 'string' },
       batch: { type: 'string', default: 'bench-batch.json' },
@@ -57,6 +70,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     subscribers: Number(values.subscribers),
     papers: Number(values.papers),
     topicsPerSubscriber: Number(values.topics),
+    profile: values['topics-profile'] === 'broad' ? 'broad' : 'friendly',
     seed: Number(values.seed),
     date: values.date,
     batchFile: values.batch!,

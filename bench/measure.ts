@@ -97,8 +97,10 @@ export const fmt = {
 };
 
 /** min / median / p90 / max of a list of numbers (sorted in place). */
-export function distribution(values: number[]): { min: number; median: number; p90: number; max: number } {
+export function distribution(values: number[]): { mean: number; min: number; median: number; p90: number; max: number } {
   values.sort((a, b) => a - b);
+  let sum = 0;
+  for (const v of values) sum += v;
   const at = (q: number) => values[Math.min(values.length - 1, Math.floor(q * values.length))] ?? 0;
-  return { min: values[0] ?? 0, median: at(0.5), p90: at(0.9), max: values[values.length - 1] ?? 0 };
+  return { mean: values.length ? sum / values.length : 0, min: values[0] ?? 0, median: at(0.5), p90: at(0.9), max: values[values.length - 1] ?? 0 };
 }

@@ -15,6 +15,11 @@ export interface PerDigestCost {
   buildMs: number;
   /** Mean size of the built messages (bytes). */
   messageBytes: number;
+  /** Each sampled digest's message size (to pick the ceiling's message). */
+  sizes: Array<{ id: number; bytes: number }>;
+  /** Papers shown in full / as compact lines, per digest on average. */
+  fullPapers: number;
+  compactPapers: number;
 }
 
 // Evenly spread sample of ledger rows.
@@ -36,6 +41,9 @@ export function measurePerDigest(
   let buildMs = 0;
   let bytes = 0;
   let n = 0;
+  let full = 0;
+  let compact = 0;
+  const sizes: Array<{ id: number; bytes: number }> = [];
   const now = new Date();
   for (const id of ids) {
     const t0 = performance.now();
@@ -48,8 +56,10 @@ export function measurePerDigest(
       {
         to: loaded.subscriber.email,
         subject: mail.subject,
-        html: mail.html,
-        text: mail.text,
+        // The bodies come encoded (per-run card bytes); html/text would be decoded if read, so not passed.
+        html: '',
+        text: '',
+        encoded: mail.encoded,
         listUnsubscribe: { url: loaded.view.links.unsubscribe },
       },
       `bench-${id}@bench.example`,
@@ -60,8 +70,20 @@ export function measurePerDigest(
     renderMs += t2 - t1;
     buildMs += t3 - t2;
     bytes += built.raw.length;
+    sizes.push({ id, bytes: built.raw.length });
+    full += mail.fullPapers ?? mail.shownPapers;
+    compact += mail.shownPapers - (mail.fullPapers ?? mail.shownPapers);
     n++;
   }
   const per = (ms: number) => (n > 0 ? ms / n : 0);
-  return { digests: n, loadMs: per(loadMs), renderMs: per(renderMs), buildMs: per(buildMs), messageBytes: n > 0 ? bytes / n : 0 };
+  return {
+    digests: n,
+    loadMs: per(loadMs),
+    renderMs: per(renderMs),
+    buildMs: per(buildMs),
+    messageBytes: n > 0 ? bytes / n : 0,
+    sizes,
+    fullPapers: per(full),
+    compactPapers: per(compact),
+  };
 }

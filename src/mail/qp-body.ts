@@ -21,6 +21,8 @@ const SOFT_BREAK = Buffer.from('=\r\n', 'latin1');
 export interface QpSegment {
   /** "=" CRLF, then the piece encoded from column 0. */
   bytes: Buffer;
+  /** The same without the soft break (for column 0): made once, as a Buffer view costs ~1 µs to make. */
+  atLineStart: Buffer;
   /** Output column after the piece (when joined after the soft break). */
   endCol: number;
   /** UTF-8 bytes of the piece before encoding (what a mail client shows: the clipping size counts these). */
@@ -34,7 +36,7 @@ export function encodeSegment(text: string): QpSegment {
   const end = encodeQuotedPrintableInto(input, 0, input.length, out, SOFT_BREAK.length);
   // Its own copy at the exact size: the scratch above is up to 3× larger.
   const bytes = Buffer.from(out.subarray(0, end));
-  return { bytes, endCol: columnAfter(bytes, 0, bytes.length, 0), textBytes: input.length };
+  return { bytes, atLineStart: bytes.subarray(SOFT_BREAK.length), endCol: columnAfter(bytes, 0, bytes.length, 0), textBytes: input.length };
 }
 
 /** The output column after bytes [from, to) written starting at column `startCol`. */
@@ -59,7 +61,7 @@ export class QpBodyWriter {
   }
 
   addSegment(seg: QpSegment): void {
-    const b = this.col === 0 ? seg.bytes.subarray(SOFT_BREAK.length) : seg.bytes;
+    const b = this.col === 0 ? seg.atLineStart : seg.bytes;
     if (b.length === 0) return;
     this.parts.push(b);
     this.bytes += b.length;

@@ -2,13 +2,10 @@
 // pieces, escaped, highlighted and quoted-printable encoded ONCE, then reused as bytes by every digest
 // that shows the paper (render/digest-email.ts joins them with the reader's own pieces).
 //
-// Key: the paper (by URL, then compared field by field so an edited paper is rebuilt) and the sorted
-// set of topic texts that matched it for this reader, because highlighting shows those topics' words.
-// Highlighting a paper with all of a run's topics for it instead would share one entry per paper but
-// mark words a reader never asked for. Measured with the broad bench profile (bench/README in
-// BENCHMARKS.md): the number of distinct (paper, topic set) keys stays a small multiple of the papers,
-// so the per-key cost (~0.3 ms to highlight, fill and encode a card) is paid a few thousand times a run,
-// not once per digest.
+// Key: the paper (by URL, then compared field by field so an edited paper is rebuilt). Highlights
+// differ per reader; they are slots in the bytes (card-highlight.ts), lit per reader, so one entry
+// serves everyone: the entry knows every topic that matched the paper in this run (DigestLoader gives
+// them) and is rebuilt with the union when a reader's topic is new to it (rare: a topic edited mid-run).
 //
 // Bounded in bytes (RENDER_CACHE_MB per thread, default 32 MB): an entry is its encoded bytes plus a
 // fixed overhead per piece; least recently used entries go first. A full card is ~3-4 KB encoded (HTML
@@ -16,12 +13,20 @@
 import type { Logger } from '../log.ts';
 import { encodeSegment, type QpSegment } from '../mail/qp-body.ts';
 import { createHighlighter } from '../topics/highlight.ts';
+import { makeHighlighter, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
+import { tidy, trimOnWord } from './render-format.ts';
 import { BoundedCache, buildParts, EMAIL_ABSTRACT_CHARS, samePaper, type Highlight, type PaperInput, type PaperParts } from './render-parts.ts';
 import type { BlockPieces } from './render-templates.ts';
 
+/** A highlight slot's open or close tag in a block: inserted for readers whose topics it names. */
+export interface SlotRef {
+  slot: number;
+  open: boolean;
+}
+
 /** One block (full card or compact line) of one paper: shared pieces encoded, reader pieces null. */
 export interface EncodedBlock {
-  html: Array<QpSegment | null>;
+  html: Array<QpSegment | SlotRef | null>;
   text: Array<QpSegment | null>;
   /** UTF-8 bytes of the shared HTML pieces (the clipping size counts these). */
   htmlBytes: number;
@@ -30,8 +35,12 @@ export interface EncodedBlock {
 export interface CardBytes {
   full: EncodedBlock;
   compact: EncodedBlock;
-  /** Escaped parts (reader pieces may use p.* too). */
+  /** Escaped parts, without highlights (reader pieces may use p.* too). */
   parts: PaperParts;
+  /** Per highlight slot, the topics (indices) whose words it is. */
+  slots: SlotTopics;
+  /** Topic key (topicKeyOf) -> index, for every topic the entry was built with. */
+  topicIndex: Map<string, number>;
 }
 
 interface Entry {
@@ -73,12 +82,14 @@ export class CardCache {
     return this.entries.size;
   }
 
-  /** The paper's encoded card and compact line for readers whose matched topics are `topicTexts` (sorted). */
-  card(paper: PaperInput, topicTexts: readonly string[]): CardBytes {
-    const topicsKey = topicTexts.join('\u0001');
-    const key = `${paper.url}\u0002${topicsKey}`;
+  /**
+   * The paper's encoded card and compact line. `matched`: the reader's topic texts for it; `runTopics`:
+   * every topic text known to have matched it this run (so one entry serves every reader).
+   */
+  card(paper: PaperInput, matched: readonly string[], runTopics: readonly string[] = []): CardBytes {
+    const key = paper.url;
     const hit = this.entries.get(key);
-    if (hit !== undefined && samePaper(hit.paper, paper)) {
+    if (hit !== undefined && samePaper(hit.paper, paper) && matched.every((t) => hit.card.topicIndex.has(topicKeyOf(t)))) {
       this.hits++;
       // Most recently used last: Map keeps insertion order, so re-inserting moves it.
       this.entries.delete(key);
@@ -86,13 +97,15 @@ export class CardCache {
       return hit.card;
     }
     this.misses++;
-    if (hit !== undefined) this.remove(key, hit);
-    const parts = buildParts(paper, this.highlighter(topicsKey, topicTexts), EMAIL_ABSTRACT_CHARS);
-    const view = { n: 0, p: parts, matched: [] };
-    const full = encodeBlock(this.t.fullHtml, this.t.fullText, view);
-    const compact = encodeBlock(this.t.compactHtml, this.t.compactText, view);
-    const card: CardBytes = { full, compact, parts };
-    const entry: Entry = { paper, card, bytes: ENTRY_OVERHEAD + blockBytes(full) + blockBytes(compact) };
+    const topics = new Set<string>();
+    if (hit !== undefined) {
+      if (samePaper(hit.paper, paper)) for (const t of hit.card.topicIndex.keys()) topics.add(t);
+      this.remove(key, hit);
+    }
+    for (const t of runTopics) topics.add(topicKeyOf(t));
+    for (const t of matched) topics.add(topicKeyOf(t));
+    const card = this.build(paper, [...topics]);
+    const entry: Entry = { paper, card, bytes: ENTRY_OVERHEAD + blockBytes(card.full) + blockBytes(card.compact) };
     this.entries.set(key, entry);
     this.used += entry.bytes;
     for (const [k, e] of this.entries) {
@@ -100,6 +113,26 @@ export class CardCache {
       this.remove(k, e);
     }
     return card;
+  }
+
+  private build(paper: PaperInput, topics: string[]): CardBytes {
+    const parts = buildParts(paper, null, EMAIL_ABSTRACT_CHARS);
+    const highlighters = topics.map((t) => this.topicHighlighter(t));
+    const slots: SlotTopics = [];
+    const abstract = trimOnWord(tidy(paper.abstract), EMAIL_ABSTRACT_CHARS);
+    const marked = { ...parts, titleHtml: markedHtml(parts.title, highlighters, slots), abstractHtml: markedHtml(abstract, highlighters, slots) };
+    const view = { n: 0, p: marked, matched: [] };
+    const full = encodeBlock(this.t.fullHtml, this.t.fullText, view);
+    const compact = encodeBlock(this.t.compactHtml, this.t.compactText, view);
+    return { full, compact, parts, slots, topicIndex: new Map(topics.map((t, i) => [t, i])) };
+  }
+
+  private topicHighlighter(topicKey: string): Highlight | null {
+    const cached = this.highlighters.get(`1\u0001${topicKey}`);
+    if (cached !== undefined) return cached;
+    const made = makeHighlighter(topicKey);
+    this.highlighters.set(`1\u0001${topicKey}`, made);
+    return made;
   }
 
   /** A highlighter per distinct topic set (also used for the web page, which is not cached). */
@@ -127,19 +160,29 @@ export class CardCache {
 
 function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): EncodedBlock {
   let htmlBytes = 0;
-  const encodedHtml = html.map((piece) => {
-    if (piece.reader) return null;
-    const seg = encodeSegment(piece.fill(view));
-    htmlBytes += seg.textBytes;
-    return seg;
-  });
-  const encodedText = text.map((piece) => (piece.reader ? null : encodeSegment(piece.fill(view))));
+  const encodedHtml: EncodedBlock['html'] = [];
+  for (const piece of html) {
+    if (piece.reader) {
+      encodedHtml.push(null);
+      continue;
+    }
+    for (const part of splitMarks(piece.fill(view))) {
+      if (typeof part !== 'string') {
+        encodedHtml.push(part);
+        continue;
+      }
+      const seg = encodeSegment(part);
+      htmlBytes += seg.textBytes;
+      encodedHtml.push(seg);
+    }
+  }
+  const encodedText = text.map((piece) => (piece.reader ? null : encodeSegment(withoutMarks(piece.fill(view)))));
   return { html: encodedHtml, text: encodedText, htmlBytes };
 }
 
 function blockBytes(b: EncodedBlock): number {
   let n = 0;
-  for (const s of b.html) n += s?.bytes.length ?? 0;
+  for (const s of b.html) n += s !== null && 'bytes' in s ? s.bytes.length : 16;
   for (const s of b.text) n += s?.bytes.length ?? 0;
   return n;
 }

@@ -12,8 +12,9 @@
 // (full cards first; when even those do not all fit, the rest become compact lines, and what does not
 // fit as a line is left to the web view).
 import { AppError } from '../errors.ts';
-import { decodeQuotedPrintable, QpBodyWriter } from '../mail/qp-body.ts';
-import type { CardCache, EncodedBlock } from './card-cache.ts';
+import { decodeQuotedPrintable, encodeSegment, QpBodyWriter } from '../mail/qp-body.ts';
+import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
+import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
 import { digestSubject, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
@@ -23,6 +24,15 @@ const CARDS_MARK = '\u0000cards\u0000';
 const COMPACT_MARK = '\u0000compact\u0000';
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
 const SHELL_SLACK = 256;
+/** The highlight span's tags, encoded once: a lit slot costs a reader two Buffer references. */
+const OPEN_SEG = encodeSegment(HIGHLIGHT_OPEN);
+const CLOSE_SEG = encodeSegment(HIGHLIGHT_CLOSE);
+const SLOT_BYTES = OPEN_SEG.textBytes + CLOSE_SEG.textBytes;
+/**
+ * Compact lines looked at past the full cards: more never fit under the clipping size (a line is at
+ * least ~400 bytes of HTML), so a 2,000-paper digest costs no more than a 300-paper one.
+ */
+const MAX_COMPACT_CANDIDATES = 300;
 
 export interface DigestLayout {
   htmlByteLimit: number;
@@ -34,6 +44,8 @@ type Matched = Array<{ text: string; muteUrl: string }>;
 interface Chosen {
   index: number;
   block: EncodedBlock;
+  /** Which highlight slots this reader sees lit. */
+  lit: boolean[];
   /** The reader's pieces of this block, HTML, filled (in piece order). */
   readerHtml: string[];
   view: { n: number; p: unknown; matched: Matched };
@@ -76,28 +88,43 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   let used = 0;
   const full: Chosen[] = [];
   const compact: Chosen[] = [];
-  const take = (i: number, kind: 'full' | 'compact'): Chosen | undefined => {
+  // The candidates' cards and reader views, and their reader parts filled in one Handlebars call per part
+  // (templates' fillAll): the first DIGEST_FULL_PAPERS as full cards, the next ones as compact lines.
+  const fullCount = Math.min(total, layout.fullPapers);
+  const candidates = Math.min(total, fullCount + MAX_COMPACT_CANDIDATES);
+  const cards: CardBytes[] = [];
+  const views: Chosen['view'][] = [];
+  for (let i = 0; i < candidates; i++) {
     const paper = view.papers[i] as DigestPaperView;
-    const card = cache.card(paper, topicKey(paper));
+    const card = cache.card(paper, topicKey(paper), paper.runTopics);
+    cards.push(card);
+    views.push({ n: i + 1, p: card.parts, matched: matchedView(paper) });
+  }
+  const fullHtml = fillEach(t.fullHtml, views.slice(0, fullCount));
+  const compactHtml = fillEach(t.compactHtml, views.slice(fullCount));
+  const take = (i: number, kind: 'full' | 'compact'): Chosen | undefined => {
+    const card = cards[i]!;
     const block = kind === 'full' ? card.full : card.compact;
-    const v = { n: i + 1, p: card.parts, matched: matchedView(paper) };
-    const readerHtml = readerFills(kind === 'full' ? t.fullHtml : t.compactHtml, v);
+    const readerHtml =
+      kind === 'full' ? fullHtml[i]! : i >= fullCount ? compactHtml[i - fullCount]! : readerFills(t.compactHtml, views[i]!);
+    const lit = litSlots(card, view.papers[i] as DigestPaperView);
     let size = block.htmlBytes;
     for (const s of readerHtml) size += byteLength(s);
+    for (const item of block.html) if (item !== null && 'slot' in item && item.open && lit[item.slot]) size += SLOT_BYTES;
     if (used + size >= budget) {
       const [f, c] = kind === 'full' ? [full.length + 1, compact.length] : [full.length, compact.length + 1];
       if (used + size + shellBytes(f, c) >= layout.htmlByteLimit) return undefined;
     }
     used += size;
-    return { index: i, block, readerHtml, view: v };
+    return { index: i, block, lit, readerHtml, view: views[i]! };
   };
   let i = 0;
-  for (; i < Math.min(total, layout.fullPapers); i++) {
+  for (; i < fullCount; i++) {
     const c = take(i, 'full');
     if (c === undefined) break;
     full.push(c);
   }
-  for (; i < total; i++) {
+  for (; i < candidates; i++) {
     const c = take(i, 'compact');
     if (c === undefined) break;
     compact.push(c);
@@ -108,9 +135,9 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const html = new QpBodyWriter();
   const htmlShell = splitShell(t.digestShellHtml(finalShell));
   html.addText(htmlShell[0]);
-  for (const c of full) addBlock(html, c.block.html, c.readerHtml);
+  for (const c of full) addBlock(html, c.block.html, c.readerHtml, c.lit);
   html.addText(htmlShell[1]);
-  for (const c of compact) addBlock(html, c.block.html, c.readerHtml);
+  for (const c of compact) addBlock(html, c.block.html, c.readerHtml, c.lit);
   html.addText(htmlShell[2]);
   if (html.textBytes >= layout.htmlByteLimit) {
     // Cannot happen (sizes are summed before joining); kept so a template change that breaks the sum shows.
@@ -119,10 +146,12 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
 
   const text = new QpBodyWriter();
   const textShell = splitShell(t.digestShellText(finalShell));
+  const fullText = fillEach(t.fullText, full.map((c) => c.view));
+  const compactText = fillEach(t.compactText, compact.map((c) => c.view));
   text.addText(textShell[0]);
-  for (const c of full) addBlock(text, c.block.text, readerFills(t.fullText, c.view));
+  full.forEach((c, k) => addBlock(text, c.block.text, fullText[k]!, c.lit));
   text.addText(textShell[1]);
-  for (const c of compact) addBlock(text, c.block.text, readerFills(t.compactText, c.view));
+  compact.forEach((c, k) => addBlock(text, c.block.text, compactText[k]!, c.lit));
   text.addText(textShell[2]);
 
   return encodedEmail(subject, { html: html.parts, text: text.parts }, shown, full.length, html.textBytes);
@@ -153,17 +182,41 @@ export function encodedEmail(
   };
 }
 
+/** Every view's reader parts, one batch fill per part: result[view][part]. */
+function fillEach(pieces: BlockPieces, views: readonly object[]): string[][] {
+  const out: string[][] = views.map(() => []);
+  if (views.length === 0) return out;
+  for (const p of pieces) {
+    if (!p.reader) continue;
+    const filled = p.fillAll(views);
+    for (let k = 0; k < views.length; k++) out[k]!.push(filled[k]!);
+  }
+  return out;
+}
+
 function readerFills(pieces: BlockPieces, view: object): string[] {
   const out: string[] = [];
   for (const p of pieces) if (p.reader) out.push(p.fill(view));
   return out;
 }
 
-function addBlock(w: QpBodyWriter, shared: EncodedBlock['html'], reader: string[]): void {
+/** The slots lit for this reader: those naming one of the topics that matched the paper for them. */
+function litSlots(card: CardBytes, paper: DigestPaperView): boolean[] {
+  const mine = new Set<number>();
+  for (const m of paper.matchedTopics) {
+    const i = card.topicIndex.get(topicKeyOf(m.text));
+    if (i !== undefined) mine.add(i);
+  }
+  return card.slots.map((topics) => topics.some((k) => mine.has(k)));
+}
+
+function addBlock(w: QpBodyWriter, items: EncodedBlock['html'], reader: string[], lit: boolean[]): void {
   let r = 0;
-  for (const seg of shared) {
-    if (seg === null) w.addText(reader[r++] ?? '');
-    else w.addSegment(seg);
+  for (const item of items) {
+    if (item === null) w.addText(reader[r++] ?? '');
+    else if ('slot' in item) {
+      if (lit[item.slot]) w.addSegment(item.open ? OPEN_SEG : CLOSE_SEG);
+    } else w.addSegment(item);
   }
 }
 

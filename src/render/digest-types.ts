@@ -5,6 +5,11 @@ import type { PaperInput } from './render-parts.ts';
 export interface DigestPaperView extends PaperInput {
   /** The subscriber's topics that matched, in order. */
   matchedTopics: Array<{ text: string; muteUrl: string }>;
+  /**
+   * Every topic text that matched this paper in the run, whoever's (DigestLoader): the card cache builds
+   * one entry per paper with all their highlights as slots, lit per reader (card-highlight.ts).
+   */
+  runTopics?: string[] | undefined;
 }
 
 export interface DigestView {

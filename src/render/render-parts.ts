@@ -1,6 +1,7 @@
 // The subscriber-independent pieces of a paper card (escaped, highlighted, trimmed). The email's cards
 // are built from them once per (paper, set of matched topics) and run, in card-cache.ts.
 import type { Highlighter } from '../topics/highlight.ts';
+import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN } from './card-highlight.ts';
 import {
   authorsLine,
   displayDate,
@@ -20,9 +21,6 @@ const TITLE_MAX_CHARS = 300;
 const TEXT_WIDTH = 72;
 const TEXT_INDENT = '   ';
 
-/** Inline style so the highlight survives clients that drop <style> and <mark>. */
-const HIGHLIGHT_OPEN = '<span class="pd-hl" style="background-color:#fde68a;color:#111827;">';
-const HIGHLIGHT_CLOSE = '</span>';
 
 export type Highlight = Highlighter;
 

@@ -27,6 +27,8 @@ export interface Renderer {
   confirm(view: ConfirmView): RenderedEmail;
   /** Full HTML page listing ALL papers (no cap), no external assets. */
   webView(view: DigestView): string;
+  /** The card cache of this renderer (this thread): entries, bytes, hits, misses. */
+  cacheStats?(): { entries: number; bytes: number; hits: number; misses: number };
 }
 
 export interface RendererOptions {
@@ -109,7 +111,8 @@ function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: { htmlByte
     return { subject: fill.subject, html: t.confirmHtml(fill), text: t.confirmText(fill), shownPapers: 0 };
   };
 
-  return { digest, webView, confirm };
+  const cacheStats = () => ({ entries: cache.size, bytes: cache.bytes, hits: cache.hits, misses: cache.misses });
+  return { digest, webView, confirm, cacheStats };
 }
 
 /** Web page card parts (whole abstract), not cached: the page is opened rarely. */

@@ -47,6 +47,15 @@ const SQL_PAPER = `
   SELECT p.id, p.title, p.abstract, p.authors, p.url, p.published_at, p.upvotes, p.categories, b.date AS batch_day
   FROM papers p JOIN batches b ON b.id = p.first_batch_id WHERE p.id = ?`;
 
+/**
+ * Every query that matched a paper, as one subscriber's text of it: the run's topics for the paper, so
+ * the renderer builds one card per paper with every reader's highlights (card-highlight.ts). Uses the
+ * query_matches (paper_id) index of migration 006; once per paper per loader.
+ */
+const SQL_PAPER_TOPICS = `
+  SELECT (SELECT t.text FROM topics t WHERE t.query_id = qm.query_id LIMIT 1) AS text
+  FROM query_matches qm WHERE qm.paper_id = ?`;
+
 /** Topic texts of the subscriber (to name the matched topics and build their mute links). */
 const SQL_SUBSCRIBER_TOPICS = `SELECT id, text FROM topics WHERE subscriber_id = ?`;
 
@@ -85,6 +94,7 @@ function prepare(db: Db) {
   return {
     row: db.prepare(SQL_DIGEST_ROW),
     paper: db.prepare(SQL_PAPER),
+    paperTopics: db.prepare(SQL_PAPER_TOPICS).pluck(),
     topics: db.prepare(SQL_SUBSCRIBER_TOPICS),
   };
 }
@@ -125,6 +135,7 @@ export const DEFAULT_PAPER_CACHE = 5_000;
 export class DigestLoader {
   private readonly row;
   private readonly paper;
+  private readonly paperTopics;
   private readonly topics;
   private readonly papers = new Map<number, CachedPaper>();
   private readonly cacheSize: number;
@@ -137,6 +148,7 @@ export class DigestLoader {
     const st = statements(db);
     this.row = st.row;
     this.paper = st.paper;
+    this.paperTopics = st.paperTopics;
     this.topics = st.topics;
     this.cacheSize = opts.paperCache ?? DEFAULT_PAPER_CACHE;
   }
@@ -215,6 +227,7 @@ export class DigestLoader {
       upvotes: p.upvotes,
       categories: parseStringArray(p.categories),
       publishedAt: p.published_at,
+      runTopics: (this.paperTopics.all(id) as Array<string | null>).filter((t): t is string => t !== null),
     } };
     if (this.cacheSize > 0) {
       // Bounded: past the limit the oldest entry goes (Map keeps insertion order).

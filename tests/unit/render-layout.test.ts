@@ -1,6 +1,7 @@
 // The rendered emails and web view in a real Chromium: readable on a 360 px phone (no sideways
 // scrolling, footer links visible) and dark in dark mode. Skipped, saying so, when no Chromium exists.
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRenderer, type DigestPaperView, type DigestView, type Renderer } from '../../src/render/render.ts';
@@ -15,6 +16,9 @@ const LINKS = {
   webView: 'https://digest.example.org/digests/tok',
   home: 'https://digest.example.org/',
 };
+
+/** Screenshots of the long digest on a phone land here (git-ignored), for people to look at. */
+const SHOTS = fileURLToPath(new URL('../../test-output/', import.meta.url));
 
 function view(): DigestView {
   const paper = (i: number): DigestPaperView => ({
@@ -73,6 +77,40 @@ describe.skipIf(!haveChromium)('rendered layout in Chromium', () => {
       }
       await page.close();
     }
+  });
+
+  it('a 90-paper digest on a 360 px phone: full cards, then compact lines, button to the whole list, footer', async () => {
+    const long = view();
+    const base = long.papers[0]!;
+    long.papers = Array.from({ length: 90 }, (_, i) => ({
+      ...base,
+      title: `${i < 25 ? 'Full' : 'Compact'} paper ${i + 1}: reinforcement learning for long-horizon tasks with sparse rewards`,
+      url: `https://arxiv.org/abs/2511.${20000 + i}`,
+      matchedTopics: [
+        { text: 'reinforcement learning', muteUrl: 'https://digest.example.org/mute/tok1' },
+        ...(i % 3 === 0 ? [{ text: 'sparse rewards', muteUrl: 'https://digest.example.org/mute/tok2' }] : []),
+      ],
+    }));
+    const email = renderer.digest(long);
+    expect(email.fullPapers).toBe(25);
+    const { page } = await open(email.html, 'light');
+    const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+    expect(width).toBeLessThanOrEqual(360);
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: `${SHOTS}long-digest-360-top.png` });
+    // The compact section: its heading, lines that fit the width, each with its matched topics.
+    const heading = page.getByText(`${email.shownPapers - 25} more papers in short`);
+    await heading.scrollIntoViewIfNeeded();
+    await expect(heading.isVisible()).resolves.toBe(true);
+    await page.screenshot({ path: `${SHOTS}long-digest-360-compact.png` });
+    const line = page.getByRole('link', { name: /Compact paper 26:/ });
+    const box = (await line.boundingBox())!;
+    expect(box.x).toBeGreaterThanOrEqual(0);
+    expect(box.x + box.width).toBeLessThanOrEqual(360);
+    await expect(page.getByRole('link', { name: /All 90 papers with their abstracts|more papers in this digest/ }).isVisible()).resolves.toBe(true);
+    await expect(page.getByRole('link', { name: 'Unsubscribe' }).isVisible()).resolves.toBe(true);
+    await page.close();
+    expect(statSync(`${SHOTS}long-digest-360-compact.png`).size).toBeGreaterThan(5_000);
   });
 
   it('turns dark in dark mode, highlights still distinct from the text around them', async () => {

@@ -139,6 +139,26 @@ describe('digest email', () => {
     expect(unrelated.html).not.toContain('class="pd-hl"');
   });
 
+  it('one cached card per paper: each reader sees only the words of their own topics highlighted', () => {
+    const [base] = papers(1, []);
+    const runTopics = ['reinforcement learning', 'StarCraft'];
+    const mute = 'https://digest.example.org/mute/tok-0';
+    const hitsOf = (html: string) => [...html.matchAll(/<span class="pd-hl"[^>]*>([^<]*)<\/span>/g)].map((m) => m[1]!.toLowerCase());
+    const before = renderer.cacheStats!();
+    const a = renderer.digest(digestView([{ ...base!, matchedTopics: [{ text: 'StarCraft', muteUrl: mute }], runTopics }]));
+    const b = renderer.digest(digestView([{ ...base!, matchedTopics: [{ text: 'Reinforcement  Learning', muteUrl: mute }], runTopics }]));
+    const after = renderer.cacheStats!();
+    expect(after.misses - before.misses).toBe(1); // built once, for both readers
+    expect(hitsOf(a.html).length).toBeGreaterThan(0);
+    for (const h of hitsOf(a.html)) expect(h).toBe('starcraft');
+    expect(hitsOf(b.html).length).toBeGreaterThanOrEqual(4);
+    for (const h of hitsOf(b.html)) expect(h).toMatch(/^(reinforcement|learning)$/);
+    // A reader whose topic the card was not built with: rebuilt with it, highlighted all the same.
+    const c = renderer.digest(digestView([{ ...base!, matchedTopics: [{ text: 'challenge', muteUrl: mute }], runTopics }]));
+    expect(hitsOf(c.html)).toContain('challenge');
+    for (const h of hitsOf(c.html)) expect(h).toMatch(/^challeng/);
+  });
+
   it('escapes feed strings and turns non-http(s) links into #', () => {
     const [base] = papers(1);
     const evil: DigestPaperView = {

@@ -1,0 +1,46 @@
+// Renders one broad digest (200 papers, 3 topics) many times in this thread: `npx tsx bench/render-profile.ts`
+// (with `node --cpu-prof --import tsx` for a profile). Prints ms per digest, split into render and MIME build.
+import { readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import { createRawMessageBuilder } from '../src/mail/raw-message.ts';
+import { createRenderer, type DigestPaperView } from '../src/render/render.ts';
+
+const fixture = JSON.parse(readFileSync(new URL('../samples/daily-papers-sample.json', import.meta.url), 'utf8')) as {
+  papers: Array<{ title: string; abstract: string; authors: string[] }>;
+};
+const topics = ['reinforcement learning', 'language models', 'video generation'];
+const papers: DigestPaperView[] = Array.from({ length: 200 }, (_, i) => {
+  const f = fixture.papers[i % fixture.papers.length]!;
+  return {
+    title: f.title,
+    url: `https://arxiv.org/abs/2511.${10000 + i}`,
+    authors: f.authors,
+    abstract: f.abstract,
+    upvotes: i,
+    categories: ['cs.LG'],
+    publishedAt: '2025-11-24',
+    matchedTopics: [{ text: topics[i % 3]!, muteUrl: `https://digest.example.org/mute/tok${i % 3}.abcdefabcdef` }],
+    runTopics: topics,
+  };
+});
+const links = { preferences: 'https://d.example/p/tok', unsubscribe: 'https://d.example/u/tok', webView: 'https://d.example/w/tok', home: 'https://d.example/' };
+const renderer = await createRenderer();
+const builder = createRawMessageBuilder({ from: 'Digest <d@d.example>' });
+const rounds = Number(process.argv[2] ?? 500);
+let renderMs = 0;
+let buildMs = 0;
+let bytes = 0;
+for (let r = 0; r < rounds; r++) {
+  const t0 = performance.now();
+  const mail = renderer.digest({ email: `r${r}@x.example`, edition: '2025-11-25', papers, links });
+  const t1 = performance.now();
+  const raw = builder.build({ to: `r${r}@x.example`, subject: mail.subject, html: '', text: '', encoded: mail.encoded }, `m${r}@d.example`, new Date()).raw;
+  buildMs += performance.now() - t1;
+  renderMs += t1 - t0;
+  bytes += raw.length;
+}
+console.log(`render ${(renderMs / rounds).toFixed(3)} ms + build ${(buildMs / rounds).toFixed(3)} ms per digest; ${Math.round(bytes / rounds / 1024)} KB`);
+{
+  const mail = renderer.digest({ email: 'x@x.example', edition: '2025-11-25', papers, links });
+  console.log(`parts: html ${mail.encoded!.html.length}, text ${mail.encoded!.text.length}; full ${mail.fullPapers}, shown ${mail.shownPapers}`);
+}
