@@ -13,6 +13,8 @@ import { Inbox, portIsOpen, startMailCatcher, type MailCatcher } from './mail/ca
 import { createSmtpMailer } from './mail/smtp-mailer.ts';
 import type { Mailer } from './mail/types.ts';
 import { createSubscriberService, type SubscriberService } from './subscribers/service.ts';
+import { HostSpacer } from './ingest/fetch.ts';
+import { arxivExampleFetcher } from './like/arxiv-fetcher.ts';
 import { Tokens } from './tokens.ts';
 
 export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -89,7 +91,16 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       }),
     );
 
-  const subscribers = createSubscriberService({ db, clock, tokens, links, mailer, renderer, config, logger });
+  // like: examples missing from the database are looked up on arXiv (LIKE_LOOKUP, ARXIV_API_URL).
+  const exampleFetcher = config.LIKE_LOOKUP
+    ? arxivExampleFetcher(config.ARXIV_API_URL, {
+        timeoutMs: config.FETCH_TIMEOUT_MS,
+        retries: 1,
+        logger,
+        spacer: HostSpacer.fromTable({ [new URL(config.ARXIV_API_URL).host]: config.ARXIV_MIN_INTERVAL_MS }),
+      })
+    : undefined;
+  const subscribers = createSubscriberService({ db, clock, tokens, links, mailer, renderer, config, logger, exampleFetcher });
 
   return {
     config,

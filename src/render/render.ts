@@ -9,8 +9,16 @@ import { PaperPartsCache, type PaperInput, type PaperParts } from './render-part
 import { compileTemplates, compileTemplateSources, type CompiledTemplates, type TemplateSources } from './render-templates.ts';
 
 export interface DigestPaperView extends PaperInput {
-  /** The subscriber's topics that matched, in order. */
-  matchedTopics: Array<{ text: string; muteUrl: string }>;
+  /** The subscriber's topics that matched, in order. `highlight`: the query whose words to mark (like: topics). */
+  matchedTopics: Array<{ text: string; muteUrl: string; highlight?: string | undefined }>;
+  /** Signed per subscriber and paper (issue 13): "more/less like this", follow the first author. */
+  feedback?: FeedbackLinks | undefined;
+}
+
+export interface FeedbackLinks {
+  more: string;
+  less: string;
+  follow?: { url: string; name: string } | undefined;
 }
 
 export interface DigestView {
@@ -24,6 +32,10 @@ export interface DigestView {
   /** The paper list was pruned (DIGEST_RETENTION_DAYS): the web view says so instead of listing. */
   expired?: boolean | undefined;
   links: { preferences: string; unsubscribe: string; webView: string; home: string };
+  /** The reader's own cap (preference "most papers per email"): the rest are behind the web link. */
+  maxPapers?: number | null | undefined;
+  /** "You may also like": at most three papers no topic matched that the reader's profile ranks high. */
+  suggestions?: DigestPaperView[] | undefined;
 }
 
 export interface RenderedEmail {
@@ -71,6 +83,7 @@ interface CardView {
   n: number;
   p: PaperParts;
   matched: Array<{ text: string; muteUrl: string }>;
+  fb: { more: string; less: string; follow: string | null; followName: string } | null;
 }
 
 export async function createRenderer(opts: RendererOptions = {}): Promise<Renderer> {
@@ -102,8 +115,10 @@ function makeRenderer(t: CompiledTemplates, cache: PaperPartsCache, htmlByteLimi
       intro: withDays(`${plural(total, 'new paper', 'new papers')} matched your topics`, view),
       links,
     };
+    const suggestions = (view.suggestions ?? []).slice(0, 3).map((paper, i) => cardView(paper, i, cache));
     const shellView = (cards: string, more: number) => ({
       ...base,
+      suggestions,
       cards,
       more,
       moreLabel: more > 0 ? `${plural(more, 'more paper', 'more papers')} in this digest` : '',
@@ -118,7 +133,9 @@ function makeRenderer(t: CompiledTemplates, cache: PaperPartsCache, htmlByteLimi
     const htmlCards: string[] = [];
     let cardBytes = 0;
     let fitWithMore = total;
-    for (let i = 0; i < total; i++) {
+    // The reader's own cap: at most this many cards, the rest behind the "more papers" button.
+    const cap = view.maxPapers != null && view.maxPapers > 0 ? Math.min(total, Math.trunc(view.maxPapers)) : total;
+    for (let i = 0; i < cap; i++) {
       const card = cardView(view.papers[i] as DigestPaperView, i, cache);
       const html = t.digestCardHtml(card);
       const bytes = byteLength(html);
@@ -133,6 +150,10 @@ function makeRenderer(t: CompiledTemplates, cache: PaperPartsCache, htmlByteLimi
       cardBytes += bytes;
     }
 
+    if (cap < total && fitWithMore === total) {
+      moreShellBytes = byteLength(t.digestShellHtml(shellView('', total)));
+      fitWithMore = countFitting(htmlCards, moreShellBytes, htmlByteLimit);
+    }
     const shown = fitWithMore;
     const more = total - shown;
     const shownHtml = htmlCards.slice(0, shown).join('');
@@ -144,11 +165,14 @@ function makeRenderer(t: CompiledTemplates, cache: PaperPartsCache, htmlByteLimi
   };
 
   const webView = (view: DigestView): string => {
-    const papers = view.papers.map((paper, i) => ({
+    const page = (paper: DigestPaperView, i: number) => ({
       n: i + 1,
       p: cache.forPage(paper, topicKey(paper)),
       matched: matchedView(paper),
-    }));
+      fb: feedbackView(paper),
+    });
+    const papers = view.papers.map(page);
+    const suggestions = (view.suggestions ?? []).slice(0, 3).map(page);
     const edition = tidy(view.edition);
     return t.webPage({
       title: `Paper Digest · ${edition}`,
@@ -158,6 +182,7 @@ function makeRenderer(t: CompiledTemplates, cache: PaperPartsCache, htmlByteLimi
         ? 'This digest has expired: its list of papers is kept for a limited time (DIGEST_RETENTION_DAYS) and was removed.'
         : withDays(`${plural(papers.length, 'paper', 'papers')} matched your topics`, view),
       papers,
+      suggestions,
       links: safeLinks(view.links),
     });
   };
@@ -200,12 +225,28 @@ function countFitting(htmlCards: readonly string[], shellBytes: number, limit: n
 }
 
 function cardView(paper: DigestPaperView, index: number, cache: PaperPartsCache): CardView {
-  return { n: index + 1, p: cache.forEmail(paper, topicKey(paper)), matched: matchedView(paper) };
+  return { n: index + 1, p: cache.forEmail(paper, topicKey(paper)), matched: matchedView(paper), fb: feedbackView(paper) };
 }
 
-/** The matched topic texts as one highlighter's input: sorted, so the same set shares one highlighter. */
+/** Per-subscriber feedback links of a card (not cached: they are signed per subscriber). */
+function feedbackView(paper: DigestPaperView): CardView['fb'] {
+  const f = paper.feedback;
+  if (f === undefined) return null;
+  const follow = f.follow === undefined ? '#' : safeHref(f.follow.url);
+  return {
+    more: safeHref(f.more),
+    less: safeHref(f.less),
+    follow: follow === '#' ? null : follow,
+    followName: f.follow === undefined ? '' : tidy(f.follow.name),
+  };
+}
+
+/**
+ * The matched topics as one highlighter's input: sorted, so the same set shares one highlighter. A
+ * like: topic is highlighted by its terms (an OR query of the example's distinctive words).
+ */
 function topicKey(paper: DigestPaperView): string[] {
-  return paper.matchedTopics.map((m) => m.text).sort();
+  return paper.matchedTopics.map((m) => m.highlight ?? m.text).sort();
 }
 
 function matchedView(paper: DigestPaperView): Array<{ text: string; muteUrl: string }> {

@@ -6,7 +6,24 @@ import { parseStringArray } from '../db/json-columns.ts';
 import type { Links } from '../links.ts';
 import { decodeItems, type LedgerItem } from '../plan/items.ts';
 import type { DigestStatus, SubscriberStatus } from '../types.ts';
-import type { DigestPaperView, DigestView } from './render.ts';
+import type { DigestPaperView, DigestView, FeedbackLinks } from './render.ts';
+
+/** A like: topic's terms (queries.like_terms) as a topic query whose words the highlighter marks. */
+function likeHighlightQuery(likeTerms: string): string {
+  try {
+    // Strongest terms first, as many as a topic query holds (200 characters): the highlighter parses it.
+    const terms = JSON.parse(likeTerms) as Array<{ w: string }>;
+    let query = '';
+    for (const t of terms) {
+      const next = `${query}${query === '' ? '' : ' OR '}"${t.w.replaceAll('"', '')}"`;
+      if (next.length > 200) break;
+      query = next;
+    }
+    return query;
+  } catch {
+    return '';
+  }
+}
 
 export interface DigestRecord {
   id: number;
@@ -37,18 +54,25 @@ export interface LoadedDigest {
 /** The row with its subscriber. */
 const SQL_DIGEST_ROW = `
   SELECT d.id, d.subscriber_id, d.edition, d.status, d.from_paper, d.to_paper, d.attempts, d.items, d.topic_ids,
-         s.email, s.status AS subscriber_status, s.token_salt
+         s.email, s.status AS subscriber_status, s.token_salt, s.max_papers
   FROM digests d
   JOIN subscribers s ON s.id = d.subscriber_id
   WHERE d.id = ?`;
 
 /** One paper's display fields, and the day of the batch that first brought it (shown as metadata). */
 const SQL_PAPER = `
-  SELECT p.id, p.title, p.abstract, p.authors, p.url, p.published_at, p.upvotes, p.categories, b.date AS batch_day
+  SELECT p.id, p.title, p.abstract, p.authors, p.url, p.published_at, p.upvotes, p.categories, p.code_url, b.date AS batch_day
   FROM papers p JOIN batches b ON b.id = p.first_batch_id WHERE p.id = ?`;
 
-/** Topic texts of the subscriber (to name the matched topics and build their mute links). */
-const SQL_SUBSCRIBER_TOPICS = `SELECT id, text FROM topics WHERE subscriber_id = ?`;
+/**
+ * Topic texts of the subscriber (to name the matched topics and build their mute links), and the terms
+ * of like: topics (their words are what gets highlighted).
+ */
+const SQL_SUBSCRIBER_TOPICS = `
+  SELECT t.id, t.text, q.like_terms FROM topics t JOIN queries q ON q.id = t.query_id WHERE t.subscriber_id = ?`;
+
+/** The row's "you may also like" papers, best first (written by the planner, see src/feedback/suggest.ts). */
+const SQL_SUGGESTIONS = `SELECT paper_id FROM digest_suggestions WHERE digest_id = ? ORDER BY score DESC, paper_id LIMIT 3`;
 
 interface RowSql {
   id: number;
@@ -63,6 +87,7 @@ interface RowSql {
   email: string;
   subscriber_status: SubscriberStatus;
   token_salt: string;
+  max_papers: number | null;
 }
 
 interface PaperSql {
@@ -74,6 +99,7 @@ interface PaperSql {
   published_at: string | null;
   upvotes: number;
   categories: string;
+  code_url: string | null;
   batch_day: string;
 }
 
@@ -86,6 +112,7 @@ function prepare(db: Db) {
     row: db.prepare(SQL_DIGEST_ROW),
     paper: db.prepare(SQL_PAPER),
     topics: db.prepare(SQL_SUBSCRIBER_TOPICS),
+    suggestions: db.prepare(SQL_SUGGESTIONS),
   };
 }
 
@@ -98,8 +125,8 @@ function statements(db: Db): Statements {
   return s;
 }
 
-/** A paper's fields as every digest shows them (the matched topics are per subscriber). */
-type PaperFields = Omit<DigestPaperView, 'matchedTopics'>;
+/** A paper's fields as every digest shows them (the matched topics and feedback links are per subscriber). */
+type PaperFields = Omit<DigestPaperView, 'matchedTopics' | 'feedback'>;
 
 interface CachedPaper {
   fields: PaperFields;
@@ -126,6 +153,7 @@ export class DigestLoader {
   private readonly row;
   private readonly paper;
   private readonly topics;
+  private readonly suggestions;
   private readonly papers = new Map<number, CachedPaper>();
   private readonly cacheSize: number;
 
@@ -138,6 +166,7 @@ export class DigestLoader {
     this.row = st.row;
     this.paper = st.paper;
     this.topics = st.topics;
+    this.suggestions = st.suggestions;
     this.cacheSize = opts.paperCache ?? DEFAULT_PAPER_CACHE;
   }
 
@@ -148,7 +177,19 @@ export class DigestLoader {
     const items = r.items === null ? [] : decodeItems(r.items, r.from_paper, r.topic_ids);
     const subscriber: DigestRecipient = { id: r.subscriber_id, email: r.email, status: r.subscriber_status, tokenSalt: r.token_salt };
     const topicText = new Map<number, string>();
-    for (const t of this.topics.all(r.subscriber_id) as { id: number; text: string }[]) topicText.set(t.id, t.text);
+    const topicHighlight = new Map<number, string>();
+    for (const t of this.topics.all(r.subscriber_id) as { id: number; text: string; like_terms: string | null }[]) {
+      topicText.set(t.id, t.text);
+      if (t.like_terms !== null) topicHighlight.set(t.id, likeHighlightQuery(t.like_terms));
+    }
+    const feedback = (paperId: number, authors: string[]): FeedbackLinks => {
+      const token = this.links.paperToken(subscriber, paperId);
+      return {
+        more: this.links.feedback(token, paperId, 'more'),
+        less: this.links.feedback(token, paperId, 'less'),
+        follow: authors[0] === undefined ? undefined : { url: this.links.follow(token, 0, paperId), name: authors[0] },
+      };
+    };
     // One signed mute link per topic, however many papers it matched.
     const muteUrls = new Map<number, string>();
     const muteUrl = (topicId: number): string => {
@@ -171,8 +212,15 @@ export class DigestLoader {
       if (last === undefined || batchDay > last) last = batchDay;
       const matchedTopics = item.topicIds
         .filter((topicId) => topicText.has(topicId)) // a topic deleted since planning is not named
-        .map((topicId) => ({ text: topicText.get(topicId)!, muteUrl: muteUrl(topicId) }));
-      papers.push({ ...fields, matchedTopics });
+        .map((topicId) => ({ text: topicText.get(topicId)!, muteUrl: muteUrl(topicId), highlight: topicHighlight.get(topicId) }));
+      papers.push({ ...fields, matchedTopics, feedback: feedback(item.paperId, fields.authors) });
+    }
+    const suggestions: DigestPaperView[] = [];
+    if (r.items !== null) {
+      for (const { paper_id: paperId } of this.suggestions.all(r.id) as { paper_id: number }[]) {
+        const paper = this.paperFields(paperId);
+        if (paper) suggestions.push({ ...paper.fields, matchedTopics: [], feedback: feedback(paperId, paper.fields.authors) });
+      }
     }
 
     const view: DigestView = {
@@ -181,6 +229,8 @@ export class DigestLoader {
       papers,
       paperDays: first !== undefined && last !== undefined ? { first, last } : undefined,
       expired: r.items === null,
+      maxPapers: r.max_papers,
+      suggestions,
       links: {
         preferences: this.links.preferences(subscriber),
         unsubscribe: this.links.unsubscribe(subscriber),
@@ -215,6 +265,7 @@ export class DigestLoader {
       upvotes: p.upvotes,
       categories: parseStringArray(p.categories),
       publishedAt: p.published_at,
+      codeUrl: p.code_url,
     } };
     if (this.cacheSize > 0) {
       // Bounded: past the limit the oldest entry goes (Map keeps insertion order).

@@ -9,12 +9,14 @@ import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import type { Mailer } from '../mail/types.ts';
 import { newSalt, type Tokens } from '../tokens.ts';
-import { parseTopic, parseTopics } from '../topics/parse.ts';
+import { parseTopic, parseTopics, type ParsedTopic } from '../topics/parse.ts';
 import { ensureQuery } from '../topics/matcher.ts';
+import { ensureExamples, type ExampleFetcher } from '../like/like.ts';
 import type { SubscriberStatus, Topic } from '../types.ts';
 import { normaliseEmail } from './email-address.ts';
 import { resolveLink, invalidLink } from './link-tokens.ts';
 import { checkFrequency, checkHour, checkPauseDays, checkTimezone, checkWeekday } from './preferences-input.ts';
+import { checkMaxPapers, getLearningPrefs, setLearningPrefs } from './learning-prefs.ts';
 import * as repo from './repo.ts';
 import type { SubscriberRecord } from './repo.ts';
 import type {
@@ -43,13 +45,15 @@ export interface SubscriberServiceDeps {
   renderer: Pick<Renderer, 'confirm'>;
   config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'>;
   logger: Logger;
+  /** Looks up like: examples that are not in the database (the arXiv source); unset: refused. */
+  exampleFetcher?: ExampleFetcher | undefined;
 }
 
 export type SubscriberService = ReturnType<typeof createSubscriberService>;
 
 interface CheckedTopic {
   text: string;
-  fts: string;
+  parsed: ParsedTopic;
   muted: boolean | undefined;
 }
 
@@ -69,7 +73,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       const text = texts[i]!;
       if (text.trim() === '') return;
       const p = parseTopic(text);
-      checked.push({ text: p.text, fts: p.fts, muted: typeof item === 'object' ? item.muted : undefined });
+      checked.push({ text: p.text, parsed: p, muted: typeof item === 'object' ? item.muted : undefined });
     });
     return checked;
   }
@@ -78,9 +82,26 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
   function desiredTopics(checked: CheckedTopic[]): repo.DesiredTopic[] {
     return checked.map((c) => ({
       text: c.text,
-      queryId: ensureQuery(db, c.fts),
+      queryId: ensureQuery(db, c.parsed),
       ...(c.muted === undefined ? {} : { muted: c.muted }),
     }));
+  }
+
+  /**
+   * Looks up the like: examples of these topics that the database lacks (before any transaction: it
+   * may ask arXiv). Unparseable topics are left for checkTopics to report.
+   */
+  async function prepareExamples(items: Array<string | { text: string }> | undefined): Promise<void> {
+    const ids = new Set<string>();
+    for (const item of items ?? []) {
+      const text = typeof item === 'string' ? item : item.text;
+      try {
+        for (const id of parseTopic(text).like ?? []) ids.add(id);
+      } catch {
+        continue;
+      }
+    }
+    if (ids.size > 0) await ensureExamples(db, [...ids], deps.exampleFetcher, clock.now());
   }
 
   function topicViews(subscriberId: number): TopicView[] {
@@ -101,6 +122,8 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       topics: topicViews(s.id),
       unsubscribeUrl: links.unsubscribe(s),
       preferencesUrl: links.preferences(s),
+      ...getLearningPrefs(db, s.id),
+      feedUrl: links.feed(s),
     };
   }
 
@@ -160,6 +183,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       // is refused the same way for known and unknown addresses.
       const prefs = prefsFrom(input);
       const checked = checkTopics(input.topics);
+      await prepareExamples(input.topics);
       const write = db.transaction((): { id: number; outcome: SubscribeOutcome } => {
         const existing = repo.findSubscriberByEmail(db, email);
         if (existing?.status === 'confirmed' && !admin) return { id: existing.id, outcome: 'already-confirmed' };
@@ -204,6 +228,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
     },
 
     getPreferences,
+    prepareExamples,
 
     /** Applies the whole form at once, or nothing (a bad topic or value throws a 400 naming it). */
     updatePreferences(token: string, input: PreferencesInput): PreferencesView {
@@ -222,10 +247,14 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
         const days = checkPauseDays(input.pauseDays);
         pausedUntil = days === 0 ? null : new Date(clock.now().getTime() + days * 86_400_000).toISOString();
       }
+      const learning = getLearningPrefs(db, s.id);
+      if (input.maxPapers !== undefined) learning.maxPapers = checkMaxPapers(input.maxPapers);
+      if (input.suggestions !== undefined) learning.suggestions = input.suggestions;
       const checked = input.topics === undefined ? undefined : checkTopics(input.topics);
       db.transaction(() => {
         if (checked !== undefined) repo.replaceTopics(db, s.id, desiredTopics(checked));
         repo.updatePreferenceColumns(db, s.id, { timezone, deliveryHour, frequency, weeklyDay, pausedUntil });
+        setLearningPrefs(db, s.id, learning);
       }).immediate();
       logger.info({ subscriberId: s.id }, 'preferences updated');
       return getPreferences(token);

@@ -43,7 +43,7 @@ export function fieldError(e: unknown): FieldError | undefined {
   if (!isAppError(e) || e.status !== 400) return undefined;
   const m = e.message;
   if (e.code === 'EMAIL_INVALID') return { code: e.code, field: 'email', topic: undefined, position: undefined, message: m };
-  if (e.code === 'TOPIC_INVALID' || e.code === 'TOPIC_REQUIRED') {
+  if (e.code === 'TOPIC_INVALID' || e.code === 'TOPIC_REQUIRED' || e.code === 'LIKE_UNKNOWN') {
     const topic = /^topic (\d+):/i.exec(m);
     const position = /position (\d+)/i.exec(m);
     return {
