@@ -15,6 +15,8 @@ import type { Mailer } from './mail/types.ts';
 import { createSubscriberService, type SubscriberService } from './subscribers/service.ts';
 import { HostSpacer } from './ingest/fetch.ts';
 import { arxivExampleFetcher } from './like/arxiv-fetcher.ts';
+import { createFeedbackService, type FeedbackService } from './feedback/service.ts';
+import { createFeedService, type FeedService } from './feed/atom.ts';
 import { Tokens } from './tokens.ts';
 
 export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -42,6 +44,9 @@ export interface App {
   renderer: Renderer;
   mailer: Mailer;
   subscribers: SubscriberService;
+  /** Issue 13: feedback/follow links and personal Atom feeds. */
+  feedback: FeedbackService;
+  feeds: FeedService;
   /** Set when mail goes to the built-in catcher (no SMTP_URL). */
   inbox: Inbox | undefined;
   /** The SMTP server mail goes to (starts the local catcher when needed). */
@@ -101,6 +106,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       })
     : undefined;
   const subscribers = createSubscriberService({ db, clock, tokens, links, mailer, renderer, config, logger, exampleFetcher });
+  const feedback = createFeedbackService({ db, clock, tokens, links, logger });
+  const feeds = createFeedService({ db, clock, tokens, links });
 
   return {
     config,
@@ -112,6 +119,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     renderer,
     mailer,
     subscribers,
+    feedback,
+    feeds,
     inbox,
     smtpUrl: resolveSmtpUrl,
     async close() {

@@ -100,6 +100,11 @@ export interface SelectOptions {
   maxDocShare?: number;
   /** Terms held by fewer papers are skipped (default 1: at least one paper of the index). */
   minDf?: number;
+  /**
+   * ln(1 + N/df) instead of bm25's idf: topic words held by many papers ("game" in a day of game
+   * papers) keep real weight. Paper vectors for profiles use it; like: queries use bm25's own idf.
+   */
+  smoothIdf?: boolean;
 }
 
 /**
@@ -112,7 +117,8 @@ export function distinctiveTerms(title: string, abstract: string, stats: CorpusS
   for (const [stem, { word, tf }] of countStems(title, abstract)) {
     const df = stats.df(stem);
     if (df < Math.max(1, opts.minDf ?? 1) || df > Math.max(2, stats.n * maxShare)) continue;
-    const weight = ((tf * (K1 + 1)) / (tf + K1)) * idf(stats.n, df);
+    const inverse = opts.smoothIdf ? Math.log(1 + stats.n / df) : idf(stats.n, df);
+    const weight = ((tf * (K1 + 1)) / (tf + K1)) * inverse;
     out.push({ word, stem, tf, df, weight });
   }
   out.sort((a, b) => b.weight - a.weight || (a.stem < b.stem ? -1 : a.stem > b.stem ? 1 : 0));

@@ -19,6 +19,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../log.ts';
+import { profileScoreSql, suggestForNewRows } from '../feedback/suggest.ts';
 import { SQL_SLOT_HAS_COME, zonesNow, type PlanMode } from './slots.ts';
 
 export type { PlanMode } from './slots.ts';
@@ -99,7 +100,9 @@ const SQL_FIND_SLOTS = `
 
 /**
  * Step 2: one row per subscriber with a hit, its papers packed (see items.ts) in display order: more
- * topics matched, then upvotes, then relevance (bm25: lower is better), then paper id. Topic bits index
+ * topics matched, then the reader's feedback profile (issue 13: src/feedback/suggest.ts; 0 for a reader
+ * who never voted, whose order is as before), then upvotes, then relevance (bm25: lower is better),
+ * then paper id. Topic bits index
  * the subscriber's topics ordered by position (muted ones too, so the bits stay put), listed in
  * topic_ids. No row for a subscriber with nothing new.
  */
@@ -110,9 +113,13 @@ const SQL_PLAN_ROWS = `
     FROM plan_slots e CROSS JOIN topics t ON t.subscriber_id = e.id -- CROSS: walk this chunk, not every topic
     WHERE e.open = 0 AND e.through IS NOT NULL
   ),
+  profiled AS MATERIALIZED (
+    SELECT e.id FROM plan_slots e WHERE e.open = 0 AND EXISTS (SELECT 1 FROM profile_terms pr WHERE pr.subscriber_id = e.id)
+  ),
   items AS MATERIALIZED (
     SELECT e.id AS sid, m.paper_id, m.paper_id - e.watermark AS off, sum(1 << b.bit) AS mask,
-           count(*) AS n, min(m.score) AS best
+           count(*) AS n, min(m.score) AS best,
+           CASE WHEN e.id IN (SELECT id FROM profiled) THEN ${profileScoreSql('e.id', 'm.paper_id')} ELSE 0 END AS pscore
     FROM plan_slots e
     JOIN bits b ON b.subscriber_id = e.id AND b.muted = 0
     JOIN query_matches m ON m.query_id = b.query_id AND m.paper_id > e.watermark AND m.paper_id <= e.through
@@ -130,7 +137,7 @@ const SQL_PLAN_ROWS = `
   SELECT e.id, e.slot, 'planned', e.watermark, e.through, tl.ids,
          unhex(printf('%02x', w.ow * 16 + w.mw) ||
                group_concat(printf('%0*x%0*x', w.ow, i.off, w.mw, i.mask), ''
-                            ORDER BY i.n DESC, p.upvotes DESC, i.best ASC, i.paper_id ASC)),
+                            ORDER BY i.n DESC, i.pscore DESC, p.upvotes DESC, i.best ASC, i.paper_id ASC)),
          count(*), :now
   FROM items i
   JOIN plan_slots e ON e.id = i.sid
@@ -215,6 +222,7 @@ function prepare(db: Db) {
       if (slots === 0) return { slots: 0, planned: 0, items: 0 };
       const before = (maxDigest.get() as { id: number }).id;
       const planned = planRows.run({ now: p.now }).changes;
+      if (planned > 0) suggestForNewRows(db, before);
       markRun.run({ now: p.now });
       clear.run();
       const items = planned > 0 ? (itemsOf.get(before) as { n: number }).n : 0;

@@ -6,6 +6,7 @@ import { parseStringArray } from '../db/json-columns.ts';
 import type { Db } from '../db/open.ts';
 import { invalid } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import { indexPaperTerms } from '../feedback/paper-terms.ts';
 import { buildLikeQuery, LIKE_THRESHOLD, termsJson } from '../like/like.ts';
 import { parseTopic, type ParsedTopic } from './parse.ts';
 
@@ -156,6 +157,8 @@ export function matchPending(db: Db, options: MatchOptions = {}): MatchResult {
   const run = db.transaction(() => {
     const { maxId } = db.prepare<[], { maxId: number }>(SELECT_MAX_PAPER_ID).get()!;
     const pending = db.prepare<{ maxId: number }, PendingQuery>(SELECT_PENDING_QUERIES).all({ maxId });
+    // Each new paper's term vector, for feedback profiles (issue 13): once per paper, ~0.15 ms each.
+    indexPaperTerms(db, maxId);
     const plain = db.prepare(INSERT_QUERY_MATCHES);
     const withUpvotes = db.prepare(INSERT_QUERY_MATCHES_UPVOTES);
     const like = db.prepare(INSERT_LIKE_MATCHES);

@@ -9,6 +9,8 @@ import type { Inbox } from '../mail/catcher.ts';
 import type { Renderer } from '../render/render.ts';
 import type { SubscriberService } from '../subscribers/service.ts';
 import type { Pages } from './pages.ts';
+import type { FeedbackService } from '../feedback/service.ts';
+import type { FeedService } from '../feed/atom.ts';
 
 export interface WebDeps {
   db: Db;
@@ -28,6 +30,10 @@ export interface WebDeps {
   previewRateLimit?: number;
   /** Called after a subscriber confirms (the scheduler may send their first digest sooner). */
   onConfirmed?: (subscriberId: number) => void;
+  /** Issue 13: feedback and follow links from the email; their routes are served only when set. */
+  feedback?: FeedbackService | undefined;
+  /** Issue 13: personal Atom feeds; served only when set. */
+  feeds?: FeedService | undefined;
 }
 
 /** Everything route modules receive. */

@@ -13,6 +13,8 @@ import { registerAssetRoutes } from './routes/assets.ts';
 import { registerConfirmRoutes } from './routes/confirm.ts';
 import { registerDigestViewRoutes } from './routes/digest-view.ts';
 import { registerInboxRoutes } from './routes/inbox.ts';
+import { registerFeedbackRoutes } from './routes/feedback.ts';
+import { registerFeedRoutes } from './routes/feed.ts';
 import { registerMuteRoutes } from './routes/mute.ts';
 import { registerPreferencesRoutes } from './routes/preferences.ts';
 import { registerSubscribeRoutes } from './routes/subscribe.ts';
@@ -57,6 +59,8 @@ export function buildServer(deps: WebDeps, extraRoutes: ExtraRoutes = []): Fasti
     registerDigestViewRoutes(scope, routeDeps);
     registerApiRoutes(scope, { db: deps.db, clock: deps.clock, config: deps.config });
     registerInboxRoutes(scope, { inbox: deps.inbox });
+    if (deps.feedback) registerFeedbackRoutes(scope, { ...routeDeps, feedback: deps.feedback });
+    if (deps.feeds) registerFeedRoutes(scope, deps.feeds);
     for (const add of extraRoutes) add(scope);
   });
   return app;

@@ -1,0 +1,44 @@
+// What the planner adds for subscribers with a feedback profile (profile.ts), in SQL, per chunk:
+//  * PROFILE_SCORE: a paper's score for the row's subscriber (dot product of the paper's and the
+//    profile's term vectors), a key of the digest order after "topics matched" (planner.ts);
+//  * suggestions: up to three papers of the row's range that no topic of theirs matched and that
+//    their profile ranks high: "you may also like" (unless they turned it off).
+import type { Db } from '../db/open.ts';
+
+/** Suggested papers per digest. */
+export const MAX_SUGGESTIONS = 3;
+/** Least profile score a suggestion needs (paper and profile vectors are about unit length). */
+export const MIN_SUGGESTION_SCORE = 0.05;
+
+/**
+ * Score of paper `paperCol` for subscriber `subscriberCol`. Only evaluated for subscribers in the
+ * planner's `profiled` set, so a subscriber without votes costs nothing.
+ */
+export function profileScoreSql(subscriberCol: string, paperCol: string): string {
+  return `coalesce((SELECT sum(pt.weight * pr.weight) FROM paper_terms pt
+                    JOIN profile_terms pr ON pr.subscriber_id = ${subscriberCol} AND pr.term = pt.term
+                    WHERE pt.paper_id = ${paperCol}), 0)`;
+}
+
+/** Suggestions for the rows just planned (ids above :before). */
+const SQL_SUGGEST = `
+  INSERT OR IGNORE INTO digest_suggestions (digest_id, paper_id, score)
+  SELECT digest_id, paper_id, score FROM (
+    SELECT d.id AS digest_id, pt.paper_id, sum(pt.weight * pr.weight) AS score,
+           row_number() OVER (PARTITION BY d.id ORDER BY sum(pt.weight * pr.weight) DESC, pt.paper_id) AS rn
+    FROM digests d
+    JOIN subscribers s ON s.id = d.subscriber_id AND s.suggestions = 1
+    JOIN profile_terms pr ON pr.subscriber_id = d.subscriber_id AND pr.weight > 0
+    JOIN paper_terms pt ON pt.term = pr.term AND pt.paper_id > d.from_paper AND pt.paper_id <= d.to_paper
+    WHERE d.id > :before
+    GROUP BY d.id, pt.paper_id
+    HAVING score >= ${MIN_SUGGESTION_SCORE}
+       AND NOT EXISTS (SELECT 1 FROM topics t JOIN query_matches m ON m.query_id = t.query_id
+                       WHERE t.subscriber_id = d.subscriber_id AND m.paper_id = pt.paper_id)
+       AND NOT EXISTS (SELECT 1 FROM feedback f WHERE f.subscriber_id = d.subscriber_id AND f.paper_id = pt.paper_id)
+  ) WHERE rn <= ${MAX_SUGGESTIONS}`;
+
+/** Writes the suggestions of the digest rows with ids above `before` (inside the planner's chunk transaction). */
+export function suggestForNewRows(db: Db, before: number): number {
+  return db.prepare(SQL_SUGGEST).run({ before }).changes;
+}
