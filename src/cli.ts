@@ -12,6 +12,7 @@ import {
   cmdServe,
   cmdSources,
   cmdStatus,
+  cmdSubscriberStatus,
   cmdSubscribe,
   cmdSubscribers,
   cmdUnsubscribe,
@@ -121,10 +122,11 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
 
   program
     .command('status')
-    .description('recent editions: planned / sent / pending / failed / suppressed, top failure reasons')
+    .description('recent editions: planned / sent / pending / failed / suppressed, top failure reasons; with an email: why that subscriber got no email')
+    .argument('[email]')
     .option('--limit <n>', 'editions to show', (v) => Number(v), 10)
-    .action(async (o: { limit: number }) => {
-      code = await withApp(app, (a) => cmdStatus(a, io, o.limit));
+    .action(async (email: string | undefined, o: { limit: number }) => {
+      code = await withApp(app, (a) => (email === undefined ? cmdStatus(a, io, o.limit) : cmdSubscriberStatus(a, io, email)));
     });
 
   program

@@ -16,6 +16,7 @@ import type { SubscriberStatus, Topic } from '../types.ts';
 import { normaliseEmail } from './email-address.ts';
 import { resolveLink, invalidLink } from './link-tokens.ts';
 import { checkFrequency, checkHour, checkPauseDays, checkTimezone, checkWeekday } from './preferences-input.ts';
+import { lastSlotReport } from '../report/why-no-email.ts';
 import { checkMaxPapers, getLearningPrefs, setLearningPrefs } from './learning-prefs.ts';
 import * as repo from './repo.ts';
 import type { SubscriberRecord } from './repo.ts';
@@ -124,6 +125,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       preferencesUrl: links.preferences(s),
       ...getLearningPrefs(db, s.id),
       feedUrl: links.feed(s),
+      lastSlot: lastSlotReport(db, s.id, clock.now())?.message ?? '',
     };
   }
 

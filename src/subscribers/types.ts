@@ -60,6 +60,8 @@ export interface PreferencesView {
   suggestions: boolean;
   /** The personal Atom feed (signed). */
   feedUrl: string;
+  /** What the last delivery slot did ("why no email today"), in words; '' before any slot. */
+  lastSlot: string;
 }
 
 export interface PreferencesInput {

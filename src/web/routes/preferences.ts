@@ -107,6 +107,7 @@ export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps)
         maxPapers: view.maxPapers ?? '',
         suggestions: view.suggestions,
         feedUrl: view.feedUrl,
+        lastSlot: view.lastSlot,
         saved: extra.saved ?? false,
         error: error?.message,
         errorField: error?.field,
