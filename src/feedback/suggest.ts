@@ -7,6 +7,8 @@ import type { Db } from '../db/open.ts';
 
 /** Suggested papers per digest. */
 export const MAX_SUGGESTIONS = 3;
+/** Best-scoring papers per row looked at before "no topic matched it" is checked. */
+export const SUGGESTION_CANDIDATES = 40;
 /** Least profile score a suggestion needs (paper and profile vectors are about unit length). */
 export const MIN_SUGGESTION_SCORE = 0.05;
 
@@ -20,12 +22,16 @@ export function profileScoreSql(subscriberCol: string, paperCol: string): string
                     WHERE pt.paper_id = ${paperCol}), 0)`;
 }
 
-/** Suggestions for the rows just planned (ids above :before). */
+/**
+ * Suggestions for the rows just planned (ids above :before). Candidates are the papers of the row's
+ * range that share a positive profile term (through the paper_terms term index), scored by the dot
+ * product; only each row's best SUGGESTION_CANDIDATES are then checked against the subscriber's topic
+ * matches and votes (checking every candidate cost most of the planning time in the first version:
+ * 74 s for 10,000 subscribers, a third of them profiled, on a loaded machine).
+ */
 const SQL_SUGGEST = `
-  INSERT OR IGNORE INTO digest_suggestions (digest_id, paper_id, score)
-  SELECT digest_id, paper_id, score FROM (
-    SELECT d.id AS digest_id, pt.paper_id, sum(pt.weight * pr.weight) AS score,
-           row_number() OVER (PARTITION BY d.id ORDER BY sum(pt.weight * pr.weight) DESC, pt.paper_id) AS rn
+  WITH cand AS MATERIALIZED (
+    SELECT d.id AS digest_id, d.subscriber_id AS sid, pt.paper_id, sum(pt.weight * pr.weight) AS score
     FROM digests d
     JOIN subscribers s ON s.id = d.subscriber_id AND s.suggestions = 1
     JOIN profile_terms pr ON pr.subscriber_id = d.subscriber_id AND pr.weight > 0
@@ -33,10 +39,21 @@ const SQL_SUGGEST = `
     WHERE d.id > :before
     GROUP BY d.id, pt.paper_id
     HAVING score >= ${MIN_SUGGESTION_SCORE}
-       AND NOT EXISTS (SELECT 1 FROM topics t JOIN query_matches m ON m.query_id = t.query_id
-                       WHERE t.subscriber_id = d.subscriber_id AND m.paper_id = pt.paper_id)
-       AND NOT EXISTS (SELECT 1 FROM feedback f WHERE f.subscriber_id = d.subscriber_id AND f.paper_id = pt.paper_id)
-  ) WHERE rn <= ${MAX_SUGGESTIONS}`;
+  ),
+  best AS MATERIALIZED (
+    SELECT * FROM (SELECT c.*, row_number() OVER (PARTITION BY digest_id ORDER BY score DESC, paper_id) AS rn FROM cand c)
+    WHERE rn <= ${SUGGESTION_CANDIDATES}
+  ),
+  kept AS MATERIALIZED (
+    SELECT b.digest_id, b.paper_id, b.score,
+           row_number() OVER (PARTITION BY b.digest_id ORDER BY b.score DESC, b.paper_id) AS rn
+    FROM best b
+    WHERE NOT EXISTS (SELECT 1 FROM topics t JOIN query_matches m ON m.query_id = t.query_id
+                      WHERE t.subscriber_id = b.sid AND m.paper_id = b.paper_id)
+      AND NOT EXISTS (SELECT 1 FROM feedback f WHERE f.subscriber_id = b.sid AND f.paper_id = b.paper_id)
+  )
+  INSERT OR IGNORE INTO digest_suggestions (digest_id, paper_id, score)
+  SELECT digest_id, paper_id, score FROM kept WHERE rn <= ${MAX_SUGGESTIONS}`;
 
 /** Writes the suggestions of the digest rows with ids above `before` (inside the planner's chunk transaction). */
 export function suggestForNewRows(db: Db, before: number): number {

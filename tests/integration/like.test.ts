@@ -7,6 +7,7 @@ import { ingestBatch } from '../../src/ingest/ingest.ts';
 import { readBatchFile } from '../../src/ingest/readers/batch.ts';
 import { arxivExampleFetcher } from '../../src/like/arxiv-fetcher.ts';
 import { buildLikeQuery, ensureExamples } from '../../src/like/like.ts';
+import { countStems, estimatedSelfScore } from '../../src/like/terms.ts';
 import { ensureQuery, matchPending, previewTopicDetails } from '../../src/topics/matcher.ts';
 import { parseTopic } from '../../src/topics/parse.ts';
 import { startFeedServer, xml, type FeedServer } from '../helpers/feed-server.ts';
@@ -62,6 +63,18 @@ describe('like: an example paper', () => {
     const words = q.terms.map((x) => x.word);
     expect(words).toEqual(expect.arrayContaining(['nash', 'regret']));
     for (const common of ['reinforcement', 'learning', 'model', 'language', 'the', 'whether']) expect(words).not.toContain(common);
+  });
+
+  it("estimates an example's own score (for examples looked up on arXiv) near what FTS5 computes", () => {
+    const key = keyOf('Iterative Nash Policy Optimization');
+    const q = buildLikeQuery(t.db, [key]);
+    const ex = t.db.prepare('SELECT title, abstract FROM papers WHERE paper_key = ?').get(key) as { title: string; abstract: string };
+    const counts = countStems(ex.title, ex.abstract);
+    const own = q.terms.filter((x) => counts.has(x.stem)).map((x) => ({ ...x, tf: counts.get(x.stem)!.tf }));
+    const n = (t.db.prepare('SELECT count(*) AS n FROM papers').get() as { n: number }).n;
+    const ratio = estimatedSelfScore(own, n) / q.selfScore;
+    expect(ratio).toBeGreaterThan(0.6);
+    expect(ratio).toBeLessThan(1.4);
   });
 
   it('previews in the topic builder with the shared terms as the words to highlight', () => {
