@@ -63,8 +63,8 @@ export function setupLearning(db: Db, clock: Clock): LearningSetup {
     // Every profile at once, the same Rocchio formula as src/feedback/profile.ts.
     const profileTerms = db
       .prepare(
-        `INSERT INTO profile_terms (subscriber_id, term, weight)
-         SELECT sid, term, w FROM (
+        `INSERT INTO profile_terms (subscriber_id, term, weight, rank)
+         SELECT sid, term, w, row_number() OVER (PARTITION BY sid ORDER BY w DESC, term) FROM (
            SELECT f.subscriber_id AS sid, pt.term,
                   sum(CASE WHEN f.vote > 0 THEN 1.0 * ${BETA} / c.pos ELSE -1.0 * ${GAMMA} / c.neg END * pt.weight) AS w,
                   row_number() OVER (PARTITION BY f.subscriber_id ORDER BY abs(sum(CASE WHEN f.vote > 0 THEN 1.0 * ${BETA} / c.pos ELSE -1.0 * ${GAMMA} / c.neg END * pt.weight)) DESC, pt.term) AS rn

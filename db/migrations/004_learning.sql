@@ -53,6 +53,7 @@ CREATE TABLE profile_terms (
   subscriber_id INTEGER NOT NULL REFERENCES subscribers (id) ON DELETE CASCADE,
   term          TEXT NOT NULL,
   weight        REAL NOT NULL,
+  rank          INTEGER NOT NULL,  -- 1 = the strongest positive term; suggestions look at the first few only
   PRIMARY KEY (subscriber_id, term)
 ) WITHOUT ROWID, STRICT;
 

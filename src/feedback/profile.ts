@@ -10,7 +10,7 @@ export const GAMMA = 0.75;
  * Strongest terms kept per profile: bounds the joins that score papers with it (planning cost grows
  * with it: each term reaches every paper of the day that has it among its PAPER_TERMS).
  */
-export const PROFILE_TERMS = 64;
+export const PROFILE_TERMS = 40;
 
 const SQL_VOTE = `
   INSERT INTO feedback (subscriber_id, paper_id, vote, at) VALUES (@sid, @pid, @vote, @at)
@@ -20,8 +20,8 @@ const SQL_REBUILD = `
   WITH counts AS (
     SELECT sum(vote > 0) AS pos, sum(vote < 0) AS neg FROM feedback WHERE subscriber_id = @sid
   )
-  INSERT INTO profile_terms (subscriber_id, term, weight)
-  SELECT @sid, term, w FROM (
+  INSERT INTO profile_terms (subscriber_id, term, weight, rank)
+  SELECT @sid, term, w, row_number() OVER (ORDER BY w DESC, term) FROM (
     SELECT pt.term,
            -- 1.0 *: BETA prints as '1', and SQLite would divide integers.
            sum(CASE WHEN f.vote > 0 THEN 1.0 * ${BETA} / max(1, c.pos) ELSE -1.0 * ${GAMMA} / max(1, c.neg) END * pt.weight) AS w
