@@ -34,6 +34,8 @@ beforeAll(async () => {
   const capped = await fetch(prefsUrl('capped@example.org'), formPost([['topics', 'learning'], ['maxPapers', '3'], ['learning', '1']]));
   expect(capped.status).toBe(303);
   await day('2025-11-25', sample.papers.slice(0, 36));
+  // Subscribes by example: CRAFT-GUI (a GUI-agent paper of day 1).
+  await h.subscribers.subscribe({ email: 'example@example.org', topics: ['like:2511.02915'] }, { confirmed: true });
 });
 afterAll(async () => {
   await h.close();
@@ -84,6 +86,15 @@ describe('you may also like', () => {
     expect(suggested.length).toBeLessThanOrEqual(3);
     for (const line of suggested) expect(line).not.toMatch(/poker|chess/i); // no topic of theirs matched them
     expect(second.html).toContain('You may also like');
+  });
+
+  it('a like: reader gets the papers on the same problem, the shared terms highlighted', async () => {
+    const mail = await h.smtp.waitFor('example@example.org', 1);
+    const titles = mail.text.match(/^\d+\. .*$/gm)!;
+    expect(titles.some((t) => t.includes('ARPO:End-to-End Policy Optimization for GUI Agents'))).toBe(true);
+    expect(titles.length).toBeLessThanOrEqual(5);
+    expect(mail.html).toMatch(/<span class="pd-hl"[^>]*>GUI<\/span>/);
+    expect(mail.text).toContain('Matched: like:2511.02915');
   });
 
   it('can be turned off', async () => {
