@@ -10,7 +10,7 @@ export const GAMMA = 0.75;
  * Strongest terms kept per profile: bounds the joins that score papers with it (planning cost grows
  * with it: each term reaches every paper of the day that has it among its PAPER_TERMS).
  */
-export const PROFILE_TERMS = 40;
+export const PROFILE_TERMS = 16;
 
 const SQL_VOTE = `
   INSERT INTO feedback (subscriber_id, paper_id, vote, at) VALUES (@sid, @pid, @vote, @at)

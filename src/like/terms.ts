@@ -75,6 +75,23 @@ function usable(folded: string): boolean {
   return folded.length >= 3 && !/^\d/.test(folded) && !STOP.has(folded);
 }
 
+/**
+ * Stems by folded word, shared by every call: a day's papers repeat the same few thousand words, and
+ * Porter stemming each occurrence again was a third of the time of indexing paper terms. Bounded.
+ */
+const stemCache = new Map<string, string>();
+const STEM_CACHE_LIMIT = 50_000;
+
+function cachedStem(folded: string): string {
+  let stem = stemCache.get(folded);
+  if (stem === undefined) {
+    if (stemCache.size >= STEM_CACHE_LIMIT) stemCache.clear();
+    stem = stemToken(folded);
+    stemCache.set(folded, stem);
+  }
+  return stem;
+}
+
 /** Stems of a text with their counts and the first word seen for each. */
 export function countStems(title: string, abstract: string): Map<string, { word: string; tf: number }> {
   const counts = new Map<string, { word: string; tf: number }>();
@@ -82,7 +99,7 @@ export function countStems(title: string, abstract: string): Map<string, { word:
     for (const m of text.matchAll(tokenRegex())) {
       const folded = foldToken(m[0]);
       if (!usable(folded)) continue;
-      const stem = stemToken(folded);
+      const stem = cachedStem(folded);
       const c = counts.get(stem);
       if (c) c.tf += weight;
       else counts.set(stem, { word: folded, tf: weight });

@@ -19,7 +19,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../log.ts';
-import { profileScoreSql, suggestForNewRows } from '../feedback/suggest.ts';
+import { PROFILE_SCORES_SQL, suggestForNewRows } from '../feedback/suggest.ts';
 import { SQL_SLOT_HAS_COME, zonesNow, type PlanMode } from './slots.ts';
 
 export type { PlanMode } from './slots.ts';
@@ -118,13 +118,15 @@ const SQL_PLAN_ROWS = `
   ),
   items AS MATERIALIZED (
     SELECT e.id AS sid, m.paper_id, m.paper_id - e.watermark AS off, sum(1 << b.bit) AS mask,
-           count(*) AS n, min(m.score) AS best,
-           CASE WHEN e.id IN (SELECT id FROM profiled) THEN ${profileScoreSql('e.id', 'm.paper_id')} ELSE 0 END AS pscore
+           count(*) AS n, min(m.score) AS best
     FROM plan_slots e
     JOIN bits b ON b.subscriber_id = e.id AND b.muted = 0
     JOIN query_matches m ON m.query_id = b.query_id AND m.paper_id > e.watermark AND m.paper_id <= e.through
     WHERE e.open = 0
     GROUP BY e.id, m.paper_id
+  ),
+  scores AS MATERIALIZED (
+    ${PROFILE_SCORES_SQL}
   ),
   widths AS MATERIALIZED (
     SELECT sid, ow, CASE WHEN (ow + mw) % 2 = 1 THEN mw + 1 ELSE mw END AS mw
@@ -137,13 +139,14 @@ const SQL_PLAN_ROWS = `
   SELECT e.id, e.slot, 'planned', e.watermark, e.through, tl.ids,
          unhex(printf('%02x', w.ow * 16 + w.mw) ||
                group_concat(printf('%0*x%0*x', w.ow, i.off, w.mw, i.mask), ''
-                            ORDER BY i.n DESC, i.pscore DESC, p.upvotes DESC, i.best ASC, i.paper_id ASC)),
+                            ORDER BY i.n DESC, coalesce(sc.score, 0) DESC, p.upvotes DESC, i.best ASC, i.paper_id ASC)),
          count(*), :now
   FROM items i
   JOIN plan_slots e ON e.id = i.sid
   JOIN widths w ON w.sid = i.sid
   JOIN topic_lists tl ON tl.sid = i.sid
   JOIN papers p ON p.id = i.paper_id
+  LEFT JOIN scores sc ON sc.sid = i.sid AND sc.paper_id = i.paper_id
   GROUP BY i.sid`;
 
 /** Step 3: the slot has run for every subscriber found in step 1, with a row or without. */
