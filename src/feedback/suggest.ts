@@ -13,6 +13,12 @@ export const MAX_SUGGESTIONS = 3;
  * subscribers on a loaded machine).
  */
 export const SUGGESTION_TERMS = 16;
+/**
+ * A paper reaches the candidates only through terms that weigh at least this much in its own vector
+ * (unit length, 48 terms: 0.14 on average): a word common to most papers of the day is weak in each
+ * of them, and joining through it reached nearly every paper of the range.
+ */
+export const MIN_TERM_WEIGHT = 0.1;
 /** Best-scoring papers per row looked at before "no topic matched it" is checked. */
 export const SUGGESTION_CANDIDATES = 40;
 /** Least profile score a suggestion needs (paper and profile vectors are about unit length). */
@@ -58,6 +64,7 @@ const SQL_SUGGEST = `
     JOIN subscribers s ON s.id = d.subscriber_id AND s.suggestions = 1
     JOIN profile_terms pr ON pr.subscriber_id = d.subscriber_id AND pr.rank <= ${SUGGESTION_TERMS} AND pr.weight > 0
     JOIN paper_terms pt ON pt.term = pr.term AND pt.paper_id > d.from_paper AND pt.paper_id <= d.to_paper
+                        AND pt.weight >= ${MIN_TERM_WEIGHT}
     WHERE d.id > :before
     GROUP BY d.id, pt.paper_id
     HAVING score >= ${MIN_SUGGESTION_SCORE}
