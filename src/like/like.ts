@@ -6,7 +6,7 @@
 // other query, and keeps the papers whose bm25 score reaches LIKE_THRESHOLD of the examples' own score
 // (queries.like_self): a paper on the same problem shares several rare terms and scores close to the
 // example; a paper sharing only a common word or two does not.
-// Measured on the fixtures (tests/unit/like-terms.test.ts): see LIKE_THRESHOLD.
+// Tuned on the 71 sample abstracts (checked in tests/integration/like.test.ts): see LIKE_THRESHOLD.
 import type { Db } from '../db/open.ts';
 import { AppError } from '../errors.ts';
 import { corpusStats, countStems, distinctiveTerms, estimatedSelfScore, type WeightedTerm } from './terms.ts';
@@ -15,7 +15,7 @@ import { corpusStats, countStems, distinctiveTerms, estimatedSelfScore, type Wei
 export const LIKE_TERMS = 16;
 /**
  * A paper matches when its bm25 score is at least this fraction of the examples' own score. Measured on
- * the 71 abstracts of the sample listing (all reinforcement learning; tests/unit/like-terms.test.ts):
+ * the 71 abstracts of the sample listing (all reinforcement learning; tests/integration/like.test.ts):
  * like:CRAFT-GUI scores the two other GUI-agent papers 0.24 and 0.20 and the next paper 0.12 (it shares
  * "curriculum"); like:INPO scores the two other Nash-preference papers 0.31 and 0.21, the next 0.16.
  */
