@@ -27,8 +27,8 @@ export const MIN_SUGGESTION_SCORE = 0.05;
 /**
  * The planner's `scores` CTE: the profile score of every (subscriber, paper) item of the chunk whose
  * subscriber has a profile (`profiled`), in one join: profile terms (by primary key) into paper_terms'
- * primary key. As a correlated subquery per item inside the planner's aggregate it cost four times as
- * much (22.8 s instead of ~5 s at 10k subscribers, a third profiled, on a loaded machine).
+ * primary key. As a correlated subquery per item inside the planner's aggregate, planning 10,000
+ * subscribers (a third profiled, loaded machine) took 22.8 s; with this join, 8.8 s.
  */
 export const PROFILE_SCORES_SQL = `
     SELECT i.sid, i.paper_id, sum(pt.weight * pr.weight) AS score
