@@ -1,7 +1,8 @@
 // `npm run bench -- --subscribers 100000 --papers 1000 --topics 3 [--topics-profile broad] [--smtp smtp://host:port]`
 //   --topics-profile: friendly (default: half the list gets 5-30 papers) or broad (everyone has common
 //   two-word phrases: ~150-250 papers per digest, long digests with compact lines); other options: --pool N (SMTP_POOL_SIZE, 5), --workers N (SEND_WORKERS), --sample N (naive baseline, 200),
-//   --ceiling-messages N, --seed N, --profile DIR (a CPU profile per stage), --json FILE, --keep (keep the temp dir)
+//   --ceiling-messages N, --seed N, --profile DIR (a CPU profile per stage), --json FILE, --keep (keep the temp dir),
+//   --learning (a third of the subscribers with a like: topic and a feedback profile)
 //
 // Builds a synthetic database in a temporary directory, then runs the real pipeline stage by stage:
 // import (CSV, setup) -> ingest (parseFeed + ingestBatch) -> match (matchPending) -> plan (planDigests)
@@ -27,6 +28,7 @@ import { createApp } from '../src/main.ts';
 import { importSubscribersCsv } from '../src/subscribers/import.ts';
 import { matchPending } from '../src/topics/matcher.ts';
 import { measureCeiling, prebuildMessage } from './ceiling.ts';
+import { setupLearning } from './learning.ts';
 import { distribution, fmt, peakRssMb, StageClock } from './measure.ts';
 import { measureNaive } from './naive.ts';
 import { measurePerDigest } from './per-digest.ts';
@@ -48,6 +50,8 @@ const { values: o } = parseArgs({
     profile: { type: 'string' },
     json: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    /** Issue 13: a third of the subscribers with a like: topic and a feedback profile (bench/learning.ts). */
+    learning: { type: 'boolean', default: false },
   },
 });
 const SUBSCRIBERS = positiveInt('subscribers');
@@ -107,6 +111,13 @@ try {
   app_ = app;
 
   await clock.run('import', () => importSubscribersCsv(app, csvFile), (r, s) => `${fmt.int(r.imported)} subscribers, ${fmt.rate(r.imported / s)} rows/s`);
+  if (o.learning) {
+    await clock.run(
+      'learning setup',
+      () => setupLearning(db, app.clock),
+      (r) => `${fmt.int(r.likeSubscribers)} like: topics, ${fmt.int(r.profiles)} profiles (${fmt.int(r.profileTerms)} terms)`,
+    );
+  }
 
   const dbBytes = () => {
     db.pragma('wal_checkpoint(TRUNCATE)');

@@ -51,6 +51,10 @@
           : data.total === 1
             ? '1 paper of the last 14 days matches:'
             : data.total + ' papers of the last 14 days match' + (data.papers.length < data.total ? '; the first ' + data.papers.length + ':' : ':');
+      if (typeof data.perDay === 'number') {
+        // Volume before subscribing: what this topic would bring a day (last 30 days).
+        statusEl.textContent += ' About ' + data.perDay + ' a day over the last 30 days.';
+      }
       if (!data.papers.length) return;
       var list = make('ol');
       data.papers.forEach(function (p) {

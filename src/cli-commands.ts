@@ -12,6 +12,7 @@ import { backupDatabase } from './db/backup.ts';
 import type { Db } from './db/open.ts';
 import { countOverdue } from './report/overdue.ts';
 import { editionStatus, sentSince } from './report/status.ts';
+import { lastSlotReport } from './report/why-no-email.ts';
 import { previewDigest } from './render/preview.ts';
 import { parseFeed } from './ingest/detect.ts';
 import { ingestBatch } from './ingest/ingest.ts';
@@ -152,6 +153,16 @@ export async function cmdPreview(app: App, io: CliIo, email: string, o: { out?: 
 export async function cmdImport(app: App, io: CliIo, file: string): Promise<number> {
   const r = await importSubscribersCsv(app, file);
   io.out(`imported ${r.imported} subscribers (${r.created} new, ${r.updated} updated) from ${file}`);
+  return 0;
+}
+
+/** `digest status <email>`: that subscriber's last slot, and why it sent nothing when it did not. */
+export async function cmdSubscriberStatus(app: App, io: CliIo, email: string): Promise<number> {
+  const s = app.subscribers.findByEmail(email);
+  if (!s) throw new AppError('NOT_FOUND', `no subscriber ${email}`);
+  const r = lastSlotReport(app.db, s.id, app.clock.now())!;
+  io.out(`${s.email}\t${s.status}\tlast slot ${r.slot ?? '-'}\t${r.sent ? 'sent' : 'nothing sent'}`);
+  io.out(r.message);
   return 0;
 }
 

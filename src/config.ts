@@ -67,6 +67,8 @@ const envSchema = z.object({
   SOURCE_LOOKBACK_DAYS: int(0, 60).default(3),
   FETCH_TIMEOUT_MS: int(100, 300_000).default(20_000),
   FETCH_RETRIES: int(0, 10).default(3),
+  // A like: topic whose example paper is not in the database looks it up at ARXIV_API_URL.
+  LIKE_LOOKUP: bool.default(true),
   SMTP_POOL_SIZE: int(1, 100).default(5),
   SMTP_RATE_PER_SECOND: z.coerce.number().min(0).default(0),
   SMTP_MAX_ATTEMPTS: int(1, 50).default(5),

@@ -32,4 +32,20 @@ export class Links {
   webView(s: TokenSubject, digestId: number): string {
     return `${this.base}/digests/${this.tokens.sign(s, `view:${digestId}`)}`;
   }
+  /** The token of a subscriber's links about one paper (feedback, follow an author): sign once per paper. */
+  paperToken(s: TokenSubject, paperId: number): string {
+    return this.tokens.sign(s, `paper:${paperId}`);
+  }
+  /** "More like this" / "less like this": GET shows a one-button page, POST records the vote. */
+  feedback(token: string, paperId: number, direction: 'more' | 'less'): string {
+    return `${this.base}/feedback/${token}/${paperId}/${direction}`;
+  }
+  /** Follow the paper's author at `authorIndex` (0-based): GET confirms, POST adds an author: topic. */
+  follow(token: string, authorIndex: number, paperId: number): string {
+    return `${this.base}/follow/${token}/${authorIndex}/${paperId}`;
+  }
+  /** The personal Atom feed of matched papers (last 30 days). */
+  feed(s: TokenSubject): string {
+    return `${this.base}/feed/${this.tokens.sign(s, 'feed')}`;
+  }
 }

@@ -13,6 +13,10 @@ import { Inbox, portIsOpen, startMailCatcher, type MailCatcher } from './mail/ca
 import { createSmtpMailer } from './mail/smtp-mailer.ts';
 import type { Mailer } from './mail/types.ts';
 import { createSubscriberService, type SubscriberService } from './subscribers/service.ts';
+import { HostSpacer } from './ingest/fetch.ts';
+import { arxivExampleFetcher } from './like/arxiv-fetcher.ts';
+import { createFeedbackService, type FeedbackService } from './feedback/service.ts';
+import { createFeedService, type FeedService } from './feed/atom.ts';
 import { Tokens } from './tokens.ts';
 
 export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -42,6 +46,9 @@ export interface App {
   renderer: Renderer;
   mailer: Mailer;
   subscribers: SubscriberService;
+  /** Issue 13: feedback/follow links and personal Atom feeds. */
+  feedback: FeedbackService;
+  feeds: FeedService;
   /** Set when mail goes to the built-in catcher (no SMTP_URL). */
   inbox: Inbox | undefined;
   /** The SMTP server mail goes to (starts the local catcher when needed). */
@@ -96,7 +103,18 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       }),
     );
 
-  const subscribers = createSubscriberService({ db, clock, tokens, links, mailer, renderer, config, logger });
+  // like: examples missing from the database are looked up on arXiv (LIKE_LOOKUP, ARXIV_API_URL).
+  const exampleFetcher = config.LIKE_LOOKUP
+    ? arxivExampleFetcher(config.ARXIV_API_URL, {
+        timeoutMs: config.FETCH_TIMEOUT_MS,
+        retries: 1,
+        logger,
+        spacer: HostSpacer.fromTable({ [new URL(config.ARXIV_API_URL).host]: config.ARXIV_MIN_INTERVAL_MS }),
+      })
+    : undefined;
+  const subscribers = createSubscriberService({ db, clock, tokens, links, mailer, renderer, config, logger, exampleFetcher });
+  const feedback = createFeedbackService({ db, clock, tokens, links, logger });
+  const feeds = createFeedService({ db, clock, tokens, links });
 
   return {
     config,
@@ -108,6 +126,8 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     renderer,
     mailer,
     subscribers,
+    feedback,
+    feeds,
     inbox,
     smtpUrl: resolveSmtpUrl,
     async close() {

@@ -10,8 +10,10 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
  * - manage: preferences page and unsubscribe (List-Unsubscribe, footer links)
  * - mute:<topicId>: one-click mute of one topic
  * - view:<digestId>: web view of one sent digest
+ * - paper:<paperId>: feedback on one paper of one's digest ("more/less like this", follow its author)
+ * - feed: the personal Atom feed
  */
-export type TokenPurpose = 'confirm' | 'manage' | `mute:${number}` | `view:${number}`;
+export type TokenPurpose = 'confirm' | 'manage' | 'feed' | `mute:${number}` | `view:${number}` | `paper:${number}`;
 
 export interface TokenSubject {
   id: number;
@@ -45,7 +47,7 @@ export class Tokens {
 
   /** Reads the claimed subscriber id, so the caller can load the salt; verify() then checks the signature. */
   peek(token: string): { subscriberId: number; purpose: TokenPurpose; exp: number } | null {
-    const m = /^(\d{1,15})\.(confirm|manage|mute-\d{1,15}|view-\d{1,15})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
+    const m = /^(\d{1,15})\.(confirm|manage|feed|mute-\d{1,15}|view-\d{1,15}|paper-\d{1,15})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token);
     if (!m) return null;
     return { subscriberId: Number(m[1]), purpose: m[2]!.replace('-', ':') as TokenPurpose, exp: Number(m[3]) };
   }

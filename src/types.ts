@@ -12,6 +12,8 @@ export interface IncomingPaper {
   publishedAt: string | null;
   upvotes: number;
   categories: string[];
+  /** The paper's code repository (http(s)), when the source names one (Hugging Face's githubRepo). */
+  codeUrl?: string | null;
 }
 
 /** One day of one source, or one file: the unit of ingest. */

@@ -66,6 +66,8 @@ export const batchPaperSchema = z.object({
   publishedAt: publishedAtSchema.nullish(),
   upvotes: z.number().int().min(0).max(10_000_000).default(0),
   categories: z.array(z.string().trim().min(1).max(50)).max(LIMITS.categories).default([]),
+  /** The paper's code repository (optional, http(s)). */
+  codeUrl: httpUrlSchema.nullish(),
 });
 
 export const batchSchema = z.object({

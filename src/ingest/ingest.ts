@@ -36,20 +36,20 @@ const SET_BATCH_NEW_COUNT = `
 
 /** A known paper, by its normalised key, with what the merge needs. */
 const FIND_PAPER_BY_KEY = `
-  SELECT id, title, abstract, authors, url, published_at AS publishedAt, upvotes, categories
+  SELECT id, title, abstract, authors, url, published_at AS publishedAt, upvotes, categories, code_url AS codeUrl
   FROM papers WHERE paper_key = ?`;
 
 /** A paper seen for the first time: it gets the next id (AUTOINCREMENT, never reused). */
 const INSERT_PAPER = `
-  INSERT INTO papers (paper_key, title, abstract, authors, url, published_at, upvotes, categories,
+  INSERT INTO papers (paper_key, title, abstract, authors, url, published_at, upvotes, categories, code_url,
                       first_batch_id, created_at, updated_at)
-  VALUES (@key, @title, @abstract, @authors, @url, @publishedAt, @upvotes, @categories, @batchId, @now, @now)`;
+  VALUES (@key, @title, @abstract, @authors, @url, @publishedAt, @upvotes, @categories, @codeUrl, @batchId, @now, @now)`;
 
 /** A known paper's merged metadata, in place: its id (and so its place in digests' id ranges) is kept. */
 const UPDATE_PAPER = `
   UPDATE papers
   SET title = @title, abstract = @abstract, authors = @authors, url = @url, published_at = @publishedAt,
-      upvotes = @upvotes, categories = @categories, updated_at = @now
+      upvotes = @upvotes, categories = @categories, code_url = @codeUrl, updated_at = @now
   WHERE id = @id`;
 
 const INSERT_BATCH_PAPER = `
@@ -64,6 +64,7 @@ interface Row {
   publishedAt: string | null;
   upvotes: number;
   categories: string;
+  codeUrl: string | null;
 }
 
 interface StoredPaper extends Row {
@@ -79,6 +80,7 @@ const ROW_FIELDS = Object.keys({
   publishedAt: true,
   upvotes: true,
   categories: true,
+  codeUrl: true,
 } satisfies Record<keyof Row, true>) as Array<keyof Row>;
 
 /**
@@ -98,6 +100,8 @@ export function mergePaper(stored: Row, incoming: IncomingPaper): Row {
     publishedAt: stored.publishedAt ?? incoming.publishedAt,
     upvotes: Math.max(stored.upvotes, incoming.upvotes),
     categories: JSON.stringify(categories),
+    // A code link, once known, stays; a source that names one fills it in.
+    codeUrl: stored.codeUrl ?? incoming.codeUrl ?? null,
   };
 }
 
@@ -110,6 +114,7 @@ function rowOf(p: IncomingPaper): Row {
     publishedAt: p.publishedAt,
     upvotes: p.upvotes,
     categories: JSON.stringify(p.categories),
+    codeUrl: p.codeUrl ?? null,
   };
 }
 
@@ -121,7 +126,12 @@ function sameRow(a: Row, b: Row): boolean {
 export function contentHash(papers: readonly IncomingPaper[]): string {
   const canonical = [...papers]
     .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-    .map((p) => [p.key, p.title, p.abstract, p.authors, p.url, p.publishedAt, p.upvotes, p.categories]);
+    // The code link joins the hash only when present, so batches ingested before it existed keep their hash.
+    .map((p) => {
+      const fields: unknown[] = [p.key, p.title, p.abstract, p.authors, p.url, p.publishedAt, p.upvotes, p.categories];
+      if (p.codeUrl) fields.push(p.codeUrl);
+      return fields;
+    });
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex');
 }
 
@@ -158,6 +168,7 @@ function checkBatch(batch: IncomingBatch): IncomingPaper[] {
     if (!p.title || p.title.trim() === '') throw bad(`papers[${i}].title: required`);
     if (!isHttpUrl(p.url)) throw bad(`papers[${i}].url: must be an http(s) URL`);
     if (!Number.isInteger(p.upvotes) || p.upvotes < 0) throw bad(`papers[${i}].upvotes: must be a whole number >= 0`);
+    if (p.codeUrl != null && !isHttpUrl(p.codeUrl)) throw bad(`papers[${i}].codeUrl: must be an http(s) URL`);
     const first = seen.get(key);
     if (first !== undefined) throw bad(`papers[${i}].id: ${key} is already papers[${first}]`);
     seen.set(key, i);

@@ -72,12 +72,7 @@ const ACCENTS: Record<string, Record<string, string>> = {
 export function tidyTitle(raw: string): string {
   let s = raw;
   if (/[\\$]/.test(s) || /\{[^}]*\}/.test(s)) {
-    // Accents: \'e, \'{e}, \"{o}, \~n, \c{c}, \v{s}
-    s = s.replace(/\\(['`"^~])\s*\{?([A-Za-z])\}?/g, (m, accent: string, letter: string) => ACCENTS[accent]?.[letter] ?? letter);
-    s = s.replace(/\\([cv])(?:\{([A-Za-z])\}|\s+([A-Za-z]))/g, (m, accent: string, a?: string, b?: string) => {
-      const letter = (a ?? b)!;
-      return ACCENTS[accent]?.[letter] ?? letter;
-    });
+    s = composeAccents(s);
     // Font and text commands keep their argument: \textbf{X}, \emph{X}, \mathcal{X}, \texttt{X}
     for (let i = 0; i < 3; i++) {
       s = s.replace(/\\(?:text[a-z]*|emph|math[a-z]*|operatorname|mbox|hbox|bm|boldsymbol)\s*\{([^{}]*)\}/g, '$1');
@@ -91,9 +86,29 @@ export function tidyTitle(raw: string): string {
   return tidyWhitespace(s);
 }
 
-/** An abstract with whitespace tidied (math left as written: it carries meaning). */
+/** LaTeX accents as composed letters: \\'e, \\'{e}, {\\'e}, \\"{o}, \\~n, \\c{c}, \\v{s} (Pok\\'emon -> Pokémon). */
+function composeAccents(text: string): string {
+  let s = text.replace(/\{\\(['`"^~])\s*\{?([A-Za-z])\}?\}/g, (m, accent: string, letter: string) => ACCENTS[accent]?.[letter] ?? letter);
+  s = s.replace(/\\(['`"^~])\s*\{?([A-Za-z])\}?/g, (m, accent: string, letter: string) => ACCENTS[accent]?.[letter] ?? letter);
+  return s.replace(/\\([cv])(?:\{([A-Za-z])\}|\s+([A-Za-z]))/g, (m, accent: string, a?: string, b?: string) => {
+    const letter = (a ?? b)!;
+    return ACCENTS[accent]?.[letter] ?? letter;
+  });
+}
+
+/**
+ * An abstract with whitespace tidied, LaTeX accents composed and text-style commands unwrapped
+ * (\\emph{x}, \\textbf{x} -> x), so matching, highlighting and the email all see `Pokémon`, not
+ * `Pok\\'emon`. Math ($…$) is left as written: it carries meaning. Used for every source (arXiv,
+ * Hugging Face, batch files): the same paper reads the same whichever source brought it.
+ */
 export function tidyAbstract(raw: string): string {
-  return tidyWhitespace(raw);
+  let s = raw;
+  if (s.includes('\\')) {
+    s = composeAccents(s);
+    for (let i = 0; i < 3; i++) s = s.replace(/\\(?:text(?:bf|it|sc|tt|rm|sf)|emph)\s*\{([^{}$]*)\}/g, '$1');
+  }
+  return tidyWhitespace(s);
 }
 
 /**

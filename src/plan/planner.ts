@@ -25,6 +25,7 @@ import type { Clock } from '../clock.ts';
 import { retryWhileBusy } from '../db/busy.ts';
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../log.ts';
+import { PROFILE_SCORES_SQL, suggestForNewRows } from '../feedback/suggest.ts';
 import { SQL_SLOT_HAS_COME, zonesNow, type PlanMode } from './slots.ts';
 
 export type { PlanMode } from './slots.ts';
@@ -112,7 +113,9 @@ const SQL_FIND_SLOTS = `
 
 /**
  * Step 2: one row per subscriber with a hit, its papers packed (see items.ts) in display order: more
- * topics matched, then upvotes, then relevance (bm25: lower is better), then paper id. Topic bits index
+ * topics matched, then the reader's feedback profile (issue 13: src/feedback/suggest.ts; 0 for a reader
+ * who never voted, whose order is as before), then upvotes, then relevance (bm25: lower is better),
+ * then paper id. Topic bits index
  * the subscriber's topics ordered by position (muted ones too, so the bits stay put), listed in
  * topic_ids. No row for a subscriber with nothing new.
  */
@@ -123,6 +126,9 @@ const SQL_PLAN_ROWS = `
     FROM plan_slots e CROSS JOIN topics t ON t.subscriber_id = e.id -- CROSS: walk this chunk, not every topic
     WHERE e.open = 0 AND e.through IS NOT NULL
   ),
+  profiled AS MATERIALIZED (
+    SELECT e.id FROM plan_slots e WHERE e.open = 0 AND EXISTS (SELECT 1 FROM profile_terms pr WHERE pr.subscriber_id = e.id)
+  ),
   items AS MATERIALIZED (
     SELECT e.id AS sid, m.paper_id, m.paper_id - e.watermark AS off, sum(1 << b.bit) AS mask,
            count(*) AS n, min(m.score) AS best
@@ -131,6 +137,9 @@ const SQL_PLAN_ROWS = `
     JOIN query_matches m ON m.query_id = b.query_id AND m.paper_id > e.watermark AND m.paper_id <= e.through
     WHERE e.open = 0
     GROUP BY e.id, m.paper_id
+  ),
+  scores AS MATERIALIZED (
+    ${PROFILE_SCORES_SQL}
   ),
   widths AS MATERIALIZED (
     SELECT sid, ow, CASE WHEN (ow + mw) % 2 = 1 THEN mw + 1 ELSE mw END AS mw
@@ -143,13 +152,14 @@ const SQL_PLAN_ROWS = `
   SELECT e.id, e.slot, 'planned', e.watermark, e.through, tl.ids,
          unhex(printf('%02x', w.ow * 16 + w.mw) ||
                group_concat(printf('%0*x%0*x', w.ow, i.off, w.mw, i.mask), ''
-                            ORDER BY i.n DESC, p.upvotes DESC, i.best ASC, i.paper_id ASC)),
+                            ORDER BY i.n DESC, coalesce(sc.score, 0) DESC, p.upvotes DESC, i.best ASC, i.paper_id ASC)),
          count(*), :now
   FROM items i
   JOIN plan_slots e ON e.id = i.sid
   JOIN widths w ON w.sid = i.sid
   JOIN topic_lists tl ON tl.sid = i.sid
   JOIN papers p ON p.id = i.paper_id
+  LEFT JOIN scores sc ON sc.sid = i.sid AND sc.paper_id = i.paper_id
   GROUP BY i.sid`;
 
 /** Step 3: the slot has run for every subscriber found in step 1, with a row or without. */
@@ -232,6 +242,7 @@ function prepare(db: Db) {
       if (slots === 0) return { slots: 0, planned: 0, items: 0 };
       const before = (maxDigest.get() as { id: number }).id;
       const planned = planRows.run({ now: p.now }).changes;
+      if (planned > 0) suggestForNewRows(db, before);
       markRun.run({ now: p.now });
       clear.run();
       const items = planned > 0 ? (itemsOf.get(before) as { n: number }).n : 0;

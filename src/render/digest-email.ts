@@ -15,7 +15,7 @@ import { AppError } from '../errors.ts';
 import { decodeQuotedPrintable, encodeSegment, QpBodyWriter } from '../mail/qp-body.ts';
 import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
-import { digestSubject, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
+import { authorsLine, digestSubject, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 
@@ -48,8 +48,18 @@ interface Chosen {
   lit: boolean[];
   /** The reader's pieces of this block, HTML, filled (in piece order). */
   readerHtml: string[];
-  view: { n: number; p: unknown; matched: Matched };
+  view: ReaderView;
 }
+
+/** What a reader part of a card is filled with: their number, the shared parts, their topics and links. */
+interface ReaderView {
+  n: number;
+  p: unknown;
+  matched: Matched;
+  fb: FeedbackView | null;
+}
+
+type FeedbackView = { more: string; less: string; follow: string | null; followName: string };
 
 export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: DigestView, layout: DigestLayout): RenderedEmail {
   const total = view.papers.length;
@@ -66,6 +76,11 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     email: view.email,
     intro: `${plural(total, 'new paper', 'new papers')} matched your topics${days === '' ? '' : ` (${days})`}.`,
     links,
+    // "You may also like" (at most three; filled per message, they are few and differ per reader).
+    suggestions: (view.suggestions ?? []).slice(0, 3).map((paper) => ({
+      p: { url: safeHref(paper.url), title: tidy(paper.title), authors: authorsLine(paper.authors) },
+      fb: feedbackView(paper),
+    })),
   };
   const shellView = (full: number, compact: number, marks: boolean) => {
     const hidden = total - full - compact;
@@ -90,15 +105,17 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const compact: Chosen[] = [];
   // The candidates' cards and reader views, and their reader parts filled in one Handlebars call per part
   // (templates' fillAll): the first DIGEST_FULL_PAPERS as full cards, the next ones as compact lines.
-  const fullCount = Math.min(total, layout.fullPapers);
-  const candidates = Math.min(total, fullCount + MAX_COMPACT_CANDIDATES);
+  // The reader's own cap (preference "most papers per email") bounds both; the rest are on the web view.
+  const cap = view.maxPapers != null && view.maxPapers > 0 ? Math.min(total, Math.trunc(view.maxPapers)) : total;
+  const fullCount = Math.min(cap, layout.fullPapers);
+  const candidates = Math.min(cap, fullCount + MAX_COMPACT_CANDIDATES);
   const cards: CardBytes[] = [];
   const views: Chosen['view'][] = [];
   for (let i = 0; i < candidates; i++) {
     const paper = view.papers[i] as DigestPaperView;
     const card = cache.card(paper, topicKey(paper), paper.runTopics);
     cards.push(card);
-    views.push({ n: i + 1, p: card.parts, matched: matchedView(paper) });
+    views.push({ n: i + 1, p: card.parts, matched: matchedView(paper), fb: feedbackView(paper) });
   }
   const fullHtml = fillEach(t.fullHtml, views.slice(0, fullCount));
   const compactHtml = fillEach(t.compactHtml, views.slice(fullCount));
@@ -204,7 +221,7 @@ function readerFills(pieces: BlockPieces, view: object): string[] {
 function litSlots(card: CardBytes, paper: DigestPaperView): boolean[] {
   const mine = new Set<number>();
   for (const m of paper.matchedTopics) {
-    const i = card.topicIndex.get(topicKeyOf(m.text));
+    const i = card.topicIndex.get(topicKeyOf(m.highlight ?? m.text));
     if (i !== undefined) mine.add(i);
   }
   return card.slots.map((topics) => topics.some((k) => mine.has(k)));
@@ -229,9 +246,25 @@ function splitShell(filled: string): [string, string, string] {
   return [filled.slice(0, a), filled.slice(a + CARDS_MARK.length, b), filled.slice(b + COMPACT_MARK.length)];
 }
 
-/** The matched topic texts as one highlighter's input: sorted, so the same set shares one cache entry. */
+/**
+ * The matched topic texts as one highlighter's input: sorted, so the same set shares one cache entry. A
+ * like: topic is highlighted by its terms (an OR query of the example's distinctive words).
+ */
 export function topicKey(paper: DigestPaperView): string[] {
-  return paper.matchedTopics.map((m) => m.text).sort();
+  return paper.matchedTopics.map((m) => m.highlight ?? m.text).sort();
+}
+
+/** The reader's feedback links of a paper (signed per subscriber and paper, so never in the shared bytes). */
+export function feedbackView(paper: DigestPaperView): FeedbackView | null {
+  const f = paper.feedback;
+  if (f === undefined) return null;
+  const follow = f.follow === undefined ? '#' : safeHref(f.follow.url);
+  return {
+    more: safeHref(f.more),
+    less: safeHref(f.less),
+    follow: follow === '#' ? null : follow,
+    followName: f.follow === undefined ? '' : tidy(f.follow.name),
+  };
 }
 
 export function matchedView(paper: DigestPaperView): Matched {

@@ -3,13 +3,21 @@
 import type { PaperInput } from './render-parts.ts';
 
 export interface DigestPaperView extends PaperInput {
-  /** The subscriber's topics that matched, in order. */
-  matchedTopics: Array<{ text: string; muteUrl: string }>;
+  /** The subscriber's topics that matched, in order. `highlight`: the query whose words to mark (like: topics). */
+  matchedTopics: Array<{ text: string; muteUrl: string; highlight?: string | undefined }>;
+  /** Signed per subscriber and paper: "more/less like this", follow the first author. */
+  feedback?: FeedbackLinks | undefined;
   /**
    * Every topic text that matched this paper in the run, whoever's (DigestLoader): the card cache builds
    * one entry per paper with all their highlights as slots, lit per reader (card-highlight.ts).
    */
   runTopics?: string[] | undefined;
+}
+
+export interface FeedbackLinks {
+  more: string;
+  less: string;
+  follow?: { url: string; name: string } | undefined;
 }
 
 export interface DigestView {
@@ -23,6 +31,10 @@ export interface DigestView {
   /** The paper list was pruned (DIGEST_RETENTION_DAYS): the web view says so instead of listing. */
   expired?: boolean | undefined;
   links: { preferences: string; unsubscribe: string; webView: string; home: string };
+  /** The reader's own cap (preference "most papers per email"): the rest are behind the web link. */
+  maxPapers?: number | null | undefined;
+  /** "You may also like": at most three papers no topic matched that the reader's profile ranks high. */
+  suggestions?: DigestPaperView[] | undefined;
 }
 
 export interface RenderedEmail {

@@ -32,6 +32,8 @@ export interface PaperInput {
   upvotes: number;
   categories: string[];
   publishedAt: string | null;
+  /** The paper's code repository (issue 13): a "Code" link when present. */
+  codeUrl?: string | null | undefined;
 }
 
 /** What the card templates need from a paper, already safe to insert. */
@@ -50,6 +52,9 @@ export interface PaperParts {
   upvotes: number;
   /** "▲ 12 upvotes · cs.LG, cs.CL · 2025-11-24", parts left out when unknown. */
   meta: string;
+  /** The code repository link ('#' when none or not http(s)). */
+  codeUrl: string;
+  hasCode: boolean;
 }
 
 /** A Map that forgets its oldest entries past `max`. */
@@ -97,6 +102,7 @@ export function buildParts(paper: PaperInput, highlight: Highlight | null, abstr
   const upvotes = Number.isFinite(paper.upvotes) ? Math.max(0, Math.trunc(paper.upvotes)) : 0;
   const categories = paper.categories.map(tidy).filter((c) => c !== '').join(', ');
   const date = displayDate(paper.publishedAt);
+  const codeUrl = paper.codeUrl ? safeHref(paper.codeUrl) : '#';
   const meta = [upvotes > 0 ? `▲ ${plural(upvotes, 'upvote', 'upvotes')}` : '', categories, date]
     .filter((m) => m !== '')
     .join(' · ');
@@ -112,6 +118,8 @@ export function buildParts(paper: PaperInput, highlight: Highlight | null, abstr
     date,
     upvotes,
     meta,
+    codeUrl,
+    hasCode: codeUrl !== '#',
   };
 }
 
@@ -122,6 +130,7 @@ export function samePaper(a: PaperInput, b: PaperInput): boolean {
     a.abstract === b.abstract &&
     a.upvotes === b.upvotes &&
     a.publishedAt === b.publishedAt &&
+    (a.codeUrl ?? null) === (b.codeUrl ?? null) &&
     sameList(a.authors, b.authors) &&
     sameList(a.categories, b.categories)
   );

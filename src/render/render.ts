@@ -5,13 +5,13 @@
 // the rest as compact lines, under Gmail's clipping size by construction.
 import type { Logger } from '../log.ts';
 import { CardCache, DEFAULT_CARD_CACHE_BYTES } from './card-cache.ts';
-import { matchedView, renderDigestEmail, safeLinks, topicKey } from './digest-email.ts';
+import { feedbackView, matchedView, renderDigestEmail, safeLinks, topicKey } from './digest-email.ts';
 import { paperDaysLabel, plural, safeHref, tidy } from './render-format.ts';
 import { buildParts, type PaperInput } from './render-parts.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 import { compileTemplates, compileTemplateSources, type CompiledTemplates, type TemplateSources } from './render-templates.ts';
 
-export type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
+export type { DigestPaperView, DigestView, FeedbackLinks, RenderedEmail } from './digest-types.ts';
 
 export interface ConfirmView {
   email: string;
@@ -69,11 +69,14 @@ function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: { htmlByte
   const digest = (view: DigestView): RenderedEmail => renderDigestEmail(t, cache, view, layout);
 
   const webView = (view: DigestView): string => {
-    const papers = view.papers.map((paper, i) => ({
+    const page = (paper: DigestPaperView, i: number) => ({
       n: i + 1,
       p: pageParts(paper, topicKey(paper), cache),
       matched: matchedView(paper),
-    }));
+      fb: feedbackView(paper),
+    });
+    const papers = view.papers.map(page);
+    const suggestions = (view.suggestions ?? []).slice(0, 3).map(page);
     const edition = tidy(view.edition);
     return t.webPage({
       title: `Paper Digest · ${edition}`,
@@ -83,6 +86,7 @@ function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: { htmlByte
         ? 'This digest has expired: its list of papers is kept for a limited time (DIGEST_RETENTION_DAYS) and was removed.'
         : withDays(`${plural(papers.length, 'paper', 'papers')} matched your topics`, view),
       papers,
+      suggestions,
       links: safeLinks(view.links),
     });
   };

@@ -6,7 +6,24 @@ import { parseStringArray } from '../db/json-columns.ts';
 import type { Links } from '../links.ts';
 import { decodeItems, type LedgerItem } from '../plan/items.ts';
 import type { DigestStatus, SubscriberStatus } from '../types.ts';
-import type { DigestPaperView, DigestView } from './render.ts';
+import type { DigestPaperView, DigestView, FeedbackLinks } from './render.ts';
+
+/** A like: topic's terms (queries.like_terms) as a topic query whose words the highlighter marks. */
+function likeHighlightQuery(likeTerms: string): string {
+  try {
+    // Strongest terms first, as many as a topic query holds (200 characters): the highlighter parses it.
+    const terms = JSON.parse(likeTerms) as Array<{ w: string }>;
+    let query = '';
+    for (const t of terms) {
+      const next = `${query}${query === '' ? '' : ' OR '}"${t.w.replaceAll('"', '')}"`;
+      if (next.length > 200) break;
+      query = next;
+    }
+    return query;
+  } catch {
+    return '';
+  }
+}
 
 export interface DigestRecord {
   id: number;
@@ -37,14 +54,14 @@ export interface LoadedDigest {
 /** The row with its subscriber. */
 const SQL_DIGEST_ROW = `
   SELECT d.id, d.subscriber_id, d.edition, d.status, d.from_paper, d.to_paper, d.attempts, d.items, d.topic_ids,
-         s.email, s.status AS subscriber_status, s.token_salt
+         s.email, s.status AS subscriber_status, s.token_salt, s.max_papers
   FROM digests d
   JOIN subscribers s ON s.id = d.subscriber_id
   WHERE d.id = ?`;
 
 /** One paper's display fields, and the day of the batch that first brought it (shown as metadata). */
 const SQL_PAPER = `
-  SELECT p.id, p.title, p.abstract, p.authors, p.url, p.published_at, p.upvotes, p.categories, b.date AS batch_day
+  SELECT p.id, p.title, p.abstract, p.authors, p.url, p.published_at, p.upvotes, p.categories, p.code_url, b.date AS batch_day
   FROM papers p JOIN batches b ON b.id = p.first_batch_id WHERE p.id = ?`;
 
 /**
@@ -53,11 +70,18 @@ const SQL_PAPER = `
  * query_matches (paper_id) index of migration 006; once per paper per loader.
  */
 const SQL_PAPER_TOPICS = `
-  SELECT (SELECT t.text FROM topics t WHERE t.query_id = qm.query_id LIMIT 1) AS text
-  FROM query_matches qm WHERE qm.paper_id = ?`;
+  SELECT (SELECT t.text FROM topics t WHERE t.query_id = qm.query_id LIMIT 1) AS text, q.like_terms
+  FROM query_matches qm JOIN queries q ON q.id = qm.query_id WHERE qm.paper_id = ?`;
 
-/** Topic texts of the subscriber (to name the matched topics and build their mute links). */
-const SQL_SUBSCRIBER_TOPICS = `SELECT id, text FROM topics WHERE subscriber_id = ?`;
+/**
+ * Topic texts of the subscriber (to name the matched topics and build their mute links), and the terms
+ * of like: topics (their words are what gets highlighted).
+ */
+const SQL_SUBSCRIBER_TOPICS = `
+  SELECT t.id, t.text, q.like_terms FROM topics t JOIN queries q ON q.id = t.query_id WHERE t.subscriber_id = ?`;
+
+/** The row's "you may also like" papers, best first (written by the planner, see src/feedback/suggest.ts). */
+const SQL_SUGGESTIONS = `SELECT paper_id FROM digest_suggestions WHERE digest_id = ? ORDER BY score DESC, paper_id LIMIT 3`;
 
 interface RowSql {
   id: number;
@@ -72,6 +96,7 @@ interface RowSql {
   email: string;
   subscriber_status: SubscriberStatus;
   token_salt: string;
+  max_papers: number | null;
 }
 
 interface PaperSql {
@@ -83,6 +108,7 @@ interface PaperSql {
   published_at: string | null;
   upvotes: number;
   categories: string;
+  code_url: string | null;
   batch_day: string;
 }
 
@@ -94,8 +120,9 @@ function prepare(db: Db) {
   return {
     row: db.prepare(SQL_DIGEST_ROW),
     paper: db.prepare(SQL_PAPER),
-    paperTopics: db.prepare(SQL_PAPER_TOPICS).pluck(),
+    paperTopics: db.prepare(SQL_PAPER_TOPICS),
     topics: db.prepare(SQL_SUBSCRIBER_TOPICS),
+    suggestions: db.prepare(SQL_SUGGESTIONS),
   };
 }
 
@@ -108,8 +135,8 @@ function statements(db: Db): Statements {
   return s;
 }
 
-/** A paper's fields as every digest shows them (the matched topics are per subscriber). */
-type PaperFields = Omit<DigestPaperView, 'matchedTopics'>;
+/** A paper's fields as every digest shows them (the matched topics and feedback links are per subscriber). */
+type PaperFields = Omit<DigestPaperView, 'matchedTopics' | 'feedback'>;
 
 interface CachedPaper {
   fields: PaperFields;
@@ -137,6 +164,7 @@ export class DigestLoader {
   private readonly paper;
   private readonly paperTopics;
   private readonly topics;
+  private readonly suggestions;
   private readonly papers = new Map<number, CachedPaper>();
   private readonly cacheSize: number;
 
@@ -150,6 +178,7 @@ export class DigestLoader {
     this.paper = st.paper;
     this.paperTopics = st.paperTopics;
     this.topics = st.topics;
+    this.suggestions = st.suggestions;
     this.cacheSize = opts.paperCache ?? DEFAULT_PAPER_CACHE;
   }
 
@@ -160,7 +189,19 @@ export class DigestLoader {
     const items = r.items === null ? [] : decodeItems(r.items, r.from_paper, r.topic_ids);
     const subscriber: DigestRecipient = { id: r.subscriber_id, email: r.email, status: r.subscriber_status, tokenSalt: r.token_salt };
     const topicText = new Map<number, string>();
-    for (const t of this.topics.all(r.subscriber_id) as { id: number; text: string }[]) topicText.set(t.id, t.text);
+    const topicHighlight = new Map<number, string>();
+    for (const t of this.topics.all(r.subscriber_id) as { id: number; text: string; like_terms: string | null }[]) {
+      topicText.set(t.id, t.text);
+      if (t.like_terms !== null) topicHighlight.set(t.id, likeHighlightQuery(t.like_terms));
+    }
+    const feedback = (paperId: number, authors: string[]): FeedbackLinks => {
+      const token = this.links.paperToken(subscriber, paperId);
+      return {
+        more: this.links.feedback(token, paperId, 'more'),
+        less: this.links.feedback(token, paperId, 'less'),
+        follow: authors[0] === undefined ? undefined : { url: this.links.follow(token, 0, paperId), name: authors[0] },
+      };
+    };
     // One signed mute link per topic, however many papers it matched.
     const muteUrls = new Map<number, string>();
     const muteUrl = (topicId: number): string => {
@@ -183,8 +224,15 @@ export class DigestLoader {
       if (last === undefined || batchDay > last) last = batchDay;
       const matchedTopics = item.topicIds
         .filter((topicId) => topicText.has(topicId)) // a topic deleted since planning is not named
-        .map((topicId) => ({ text: topicText.get(topicId)!, muteUrl: muteUrl(topicId) }));
-      papers.push({ ...fields, matchedTopics });
+        .map((topicId) => ({ text: topicText.get(topicId)!, muteUrl: muteUrl(topicId), highlight: topicHighlight.get(topicId) }));
+      papers.push({ ...fields, matchedTopics, feedback: feedback(item.paperId, fields.authors) });
+    }
+    const suggestions: DigestPaperView[] = [];
+    if (r.items !== null) {
+      for (const { paper_id: paperId } of this.suggestions.all(r.id) as { paper_id: number }[]) {
+        const paper = this.paperFields(paperId);
+        if (paper) suggestions.push({ ...paper.fields, matchedTopics: [], feedback: feedback(paperId, paper.fields.authors) });
+      }
     }
 
     const view: DigestView = {
@@ -193,6 +241,8 @@ export class DigestLoader {
       papers,
       paperDays: first !== undefined && last !== undefined ? { first, last } : undefined,
       expired: r.items === null,
+      maxPapers: r.max_papers,
+      suggestions,
       links: {
         preferences: this.links.preferences(subscriber),
         unsubscribe: this.links.unsubscribe(subscriber),
@@ -227,7 +277,11 @@ export class DigestLoader {
       upvotes: p.upvotes,
       categories: parseStringArray(p.categories),
       publishedAt: p.published_at,
-      runTopics: (this.paperTopics.all(id) as Array<string | null>).filter((t): t is string => t !== null),
+      // A like: topic is highlighted by its terms, as in the reader's own matched topics.
+      runTopics: (this.paperTopics.all(id) as Array<{ text: string | null; like_terms: string | null }>)
+        .map((t) => (t.like_terms !== null ? likeHighlightQuery(t.like_terms) : t.text))
+        .filter((t): t is string => t !== null && t !== ''),
+      codeUrl: p.code_url,
     } };
     if (this.cacheSize > 0) {
       // Bounded: past the limit the oldest entry goes (Map keeps insertion order).

@@ -19,7 +19,7 @@ import { AppError, errorMessage, isAppError } from '../errors.ts';
 import type { App } from '../main.ts';
 import { newSalt } from '../tokens.ts';
 import { ensureQuery } from '../topics/matcher.ts';
-import { parseTopics } from '../topics/parse.ts';
+import { parseTopic, parseTopics } from '../topics/parse.ts';
 import { normaliseEmail } from './email-address.ts';
 import * as repo from './repo.ts';
 
@@ -256,10 +256,11 @@ async function writeStaged(app: ImportApp, table: string, file: string, rowsPerT
   const insertSubscriber = db.prepare(INSERT_NEW_SUBSCRIBER);
   const insertTopic = db.prepare<[number, number, string, number]>(INSERT_NEW_TOPIC);
   const queryIds = new Map<string, number>();
-  const queryId = (fts: string): number => {
+  const queryId = (fts: string, text: string): number => {
     let id = queryIds.get(fts);
     if (id === undefined) {
-      id = ensureQuery(db, fts);
+      // Parsed again from the text: upvotes>= and like: keys are not FTS5 expressions.
+      id = ensureQuery(db, parseTopic(text));
       queryIds.set(fts, id);
     }
     return id;
@@ -272,7 +273,7 @@ async function writeStaged(app: ImportApp, table: string, file: string, rowsPerT
     const now = clock.now().toISOString();
     const chunk = { created: 0, updated: 0, keptOptedOut: 0 };
     for (const row of rows) {
-      const topics = (JSON.parse(row.topics) as Array<[string, string]>).map(([text, fts]) => ({ text, queryId: queryId(fts) }));
+      const topics = (JSON.parse(row.topics) as Array<[string, string]>).map(([text, fts]) => ({ text, queryId: queryId(fts, text) }));
       const existing = findStatus.get(row.email);
       let id: number;
       let status: string;

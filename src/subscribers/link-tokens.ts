@@ -6,11 +6,11 @@ import { AppError } from '../errors.ts';
 import type { Tokens } from '../tokens.ts';
 import { findSubscriberById, type SubscriberRecord } from './repo.ts';
 
-export type LinkKind = 'confirm' | 'manage' | 'mute' | 'view';
+export type LinkKind = 'confirm' | 'manage' | 'mute' | 'view' | 'paper' | 'feed';
 
 export interface ResolvedLink {
   subscriber: SubscriberRecord;
-  /** topics.id for 'mute', digests.id for 'view'. */
+  /** topics.id for 'mute', digests.id for 'view', papers.id for 'paper'. */
   targetId: number | undefined;
 }
 
@@ -19,6 +19,8 @@ const WHAT: Record<LinkKind, string> = {
   manage: 'link',
   mute: 'mute link',
   view: 'link to this digest',
+  paper: 'link',
+  feed: 'feed link',
 };
 
 export function invalidLink(kind: LinkKind): AppError {

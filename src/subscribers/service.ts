@@ -9,12 +9,15 @@ import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import type { Mailer } from '../mail/types.ts';
 import { newSalt, type Tokens } from '../tokens.ts';
-import { parseTopics } from '../topics/parse.ts';
+import { parseTopic, parseTopics, type ParsedTopic } from '../topics/parse.ts';
 import { ensureQuery } from '../topics/matcher.ts';
+import { ensureExamples, type ExampleFetcher } from '../like/like.ts';
 import type { SubscriberStatus, Topic } from '../types.ts';
 import { normaliseEmail } from './email-address.ts';
 import { resolveLink, invalidLink } from './link-tokens.ts';
 import { checkFrequency, checkHour, checkPauseDays, checkTimezone, checkWeekday } from './preferences-input.ts';
+import { lastSlotReport } from '../report/why-no-email.ts';
+import { checkMaxPapers, getLearningPrefs, setLearningPrefs } from './learning-prefs.ts';
 import * as repo from './repo.ts';
 import type { SubscriberRecord } from './repo.ts';
 import type {
@@ -43,13 +46,15 @@ export interface SubscriberServiceDeps {
   renderer: Pick<Renderer, 'confirm'>;
   config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'>;
   logger: Logger;
+  /** Looks up like: examples that are not in the database (the arXiv source); unset: refused. */
+  exampleFetcher?: ExampleFetcher | undefined;
 }
 
 export type SubscriberService = ReturnType<typeof createSubscriberService>;
 
 interface CheckedTopic {
   text: string;
-  fts: string;
+  parsed: ParsedTopic;
   muted: boolean | undefined;
 }
 
@@ -65,7 +70,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
     const texts = items.map((t) => (typeof t === 'string' ? t : t.text));
     return parseTopics(texts).map((p) => {
       const item = items[p.index];
-      return { text: p.text, fts: p.fts, muted: typeof item === 'object' ? item.muted : undefined };
+      return { text: p.text, parsed: p, muted: typeof item === 'object' ? item.muted : undefined };
     });
   }
 
@@ -73,9 +78,26 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
   function desiredTopics(checked: CheckedTopic[]): repo.DesiredTopic[] {
     return checked.map((c) => ({
       text: c.text,
-      queryId: ensureQuery(db, c.fts),
+      queryId: ensureQuery(db, c.parsed),
       ...(c.muted === undefined ? {} : { muted: c.muted }),
     }));
+  }
+
+  /**
+   * Looks up the like: examples of these topics that the database lacks (before any transaction: it
+   * may ask arXiv). Unparseable topics are left for checkTopics to report.
+   */
+  async function prepareExamples(items: Array<string | { text: string }> | undefined): Promise<void> {
+    const ids = new Set<string>();
+    for (const item of items ?? []) {
+      const text = typeof item === 'string' ? item : item.text;
+      try {
+        for (const id of parseTopic(text).like ?? []) ids.add(id);
+      } catch {
+        continue;
+      }
+    }
+    if (ids.size > 0) await ensureExamples(db, [...ids], deps.exampleFetcher, clock.now());
   }
 
   function topicViews(subscriberId: number): TopicView[] {
@@ -96,6 +118,9 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       topics: topicViews(s.id),
       unsubscribeUrl: links.unsubscribe(s),
       preferencesUrl: links.preferences(s),
+      ...getLearningPrefs(db, s.id),
+      feedUrl: links.feed(s),
+      lastSlot: lastSlotReport(db, s.id, clock.now())?.message ?? '',
     };
   }
 
@@ -155,6 +180,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       // is refused the same way for known and unknown addresses.
       const prefs = prefsFrom(input);
       const checked = checkTopics(input.topics);
+      await prepareExamples(input.topics);
       const write = db.transaction((): { id: number; outcome: SubscribeOutcome } => {
         const existing = repo.findSubscriberByEmail(db, email);
         if (existing?.status === 'confirmed' && !admin) return { id: existing.id, outcome: 'already-confirmed' };
@@ -199,6 +225,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
     },
 
     getPreferences,
+    prepareExamples,
 
     /** Applies the whole form at once, or nothing (a bad topic or value throws a 400 naming it). */
     updatePreferences(token: string, input: PreferencesInput): PreferencesView {
@@ -217,10 +244,14 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
         const days = checkPauseDays(input.pauseDays);
         pausedUntil = days === 0 ? null : new Date(clock.now().getTime() + days * 86_400_000).toISOString();
       }
+      const learning = getLearningPrefs(db, s.id);
+      if (input.maxPapers !== undefined) learning.maxPapers = checkMaxPapers(input.maxPapers);
+      if (input.suggestions !== undefined) learning.suggestions = input.suggestions;
       const checked = input.topics === undefined ? undefined : checkTopics(input.topics);
       db.transaction(() => {
         if (checked !== undefined) repo.replaceTopics(db, s.id, desiredTopics(checked));
         repo.updatePreferenceColumns(db, s.id, { timezone, deliveryHour, frequency, weeklyDay, pausedUntil });
+        setLearningPrefs(db, s.id, learning);
       }).immediate();
       logger.info({ subscriberId: s.id }, 'preferences updated');
       return getPreferences(token);

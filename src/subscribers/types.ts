@@ -54,6 +54,14 @@ export interface PreferencesView {
   topics: TopicView[];
   unsubscribeUrl: string;
   preferencesUrl: string;
+  /** The reader's own cap on papers per email (null: none). */
+  maxPapers: number | null;
+  /** "You may also like" suggestions on. */
+  suggestions: boolean;
+  /** The personal Atom feed (signed). */
+  feedUrl: string;
+  /** What the last delivery slot did ("why no email today"), in words; '' before any slot. */
+  lastSlot: string;
 }
 
 export interface PreferencesInput {
@@ -65,6 +73,10 @@ export interface PreferencesInput {
   weeklyDay?: number;
   /** 0 resumes deliveries; N pauses them for N days from now; undefined keeps the current pause. */
   pauseDays?: number;
+  /** Most papers per email: 0 removes the cap; undefined keeps it. */
+  maxPapers?: number;
+  /** "You may also like" on or off; undefined keeps it. */
+  suggestions?: boolean;
 }
 
 export interface SubscriberListing {

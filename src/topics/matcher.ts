@@ -6,7 +6,9 @@ import { parseStringArray } from '../db/json-columns.ts';
 import type { Db } from '../db/open.ts';
 import { invalid } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { parseTopic } from './parse.ts';
+import { indexPaperTerms } from '../feedback/paper-terms.ts';
+import { buildLikeQuery, LIKE_THRESHOLD, termsJson } from '../like/like.ts';
+import { parseTopic, type ParsedTopic } from './parse.ts';
 
 /**
  * bm25 column weights for papers_fts (title, abstract, authors, categories): a word in the title
@@ -17,8 +19,14 @@ const BM25 = 'bm25(papers_fts, 3.0, 1.0, 1.0, 1.0)';
 /** Id of a distinct query by its canonical FTS5 expression. */
 const SELECT_QUERY_ID = `SELECT id FROM queries WHERE fts = ?`;
 
-/** Registers a distinct query; a second subscriber typing the same query finds the same row. */
-const INSERT_QUERY = `INSERT INTO queries (fts) VALUES (?) ON CONFLICT (fts) DO NOTHING`;
+/**
+ * Registers a distinct query; a second subscriber typing the same query finds the same row. match_expr
+ * is set when the key is not itself the FTS5 expression (upvotes>=, like:); a like: query's terms and
+ * own score are computed once, when its first subscriber saves it.
+ */
+const INSERT_QUERY = `
+  INSERT INTO queries (fts, match_expr, min_upvotes, like_self, like_terms)
+  VALUES (@key, @matchExpr, @minUpvotes, @likeSelf, @likeTerms) ON CONFLICT (fts) DO NOTHING`;
 
 /** The newest paper: matching runs up to it and no further, so papers ingested meanwhile wait for the next run. */
 const SELECT_MAX_PAPER_ID = `SELECT coalesce(max(id), 0) AS maxId FROM papers`;
@@ -28,7 +36,8 @@ const SELECT_MAX_PAPER_ID = `SELECT coalesce(max(id), 0) AS maxId FROM papers`;
  * unmuting needs no catch-up) and that have not been matched up to @maxId yet.
  */
 const SELECT_PENDING_QUERIES = `
-  SELECT q.id, q.fts, q.matched_through AS matchedThrough
+  SELECT q.id, coalesce(q.match_expr, q.fts) AS fts, q.matched_through AS matchedThrough,
+         q.min_upvotes AS minUpvotes, q.like_self AS likeSelf
   FROM queries q
   WHERE q.matched_through < @maxId
     AND EXISTS (SELECT 1 FROM topics t JOIN subscribers s ON s.id = t.subscriber_id
@@ -42,6 +51,25 @@ const INSERT_QUERY_MATCHES = `
   FROM papers_fts
   WHERE papers_fts MATCH @fts AND rowid > @from AND rowid <= @to`;
 
+/** The same with upvotes>=N: papers with fewer upvotes when matched are left out. */
+const INSERT_QUERY_MATCHES_UPVOTES = `
+  INSERT OR IGNORE INTO query_matches (query_id, paper_id, score)
+  SELECT @queryId, papers_fts.rowid, ${BM25}
+  FROM papers_fts JOIN papers p ON p.id = papers_fts.rowid
+  WHERE papers_fts MATCH @fts AND papers_fts.rowid > @from AND papers_fts.rowid <= @to AND p.upvotes >= @minUpvotes`;
+
+/**
+ * A like: query: its OR of the examples' terms, keeping the papers that score at least @threshold
+ * (LIKE_THRESHOLD x the examples' own score; bm25 is negative, lower is better).
+ */
+const INSERT_LIKE_MATCHES = `
+  INSERT OR IGNORE INTO query_matches (query_id, paper_id, score)
+  SELECT @queryId, c.id, c.score
+  FROM (SELECT rowid AS id, ${BM25} AS score FROM papers_fts
+        WHERE papers_fts MATCH @fts AND rowid > @from AND rowid <= @to) c
+  JOIN papers p ON p.id = c.id
+  WHERE c.score <= @threshold AND p.upvotes >= @minUpvotes`;
+
 /** Records how far a query has been matched. */
 const UPDATE_MATCHED_THROUGH = `UPDATE queries SET matched_through = @to WHERE id = @queryId`;
 
@@ -50,8 +78,9 @@ const UPDATE_MATCHED_THROUGH = `UPDATE queries SET matched_through = @to WHERE i
  * matches. Shared by the count and the page below.
  */
 const PREVIEW_WHERE = `
-  FROM papers_fts JOIN papers p ON p.id = papers_fts.rowid
-  WHERE papers_fts MATCH @fts
+  FROM (SELECT rowid AS id, ${BM25} AS score FROM papers_fts WHERE papers_fts MATCH @fts) c
+  JOIN papers p ON p.id = c.id
+  WHERE p.upvotes >= @minUpvotes AND (@threshold IS NULL OR c.score <= @threshold)
     AND (EXISTS (SELECT 1 FROM batches b WHERE b.id = p.first_batch_id AND b.date >= @since)
          OR EXISTS (SELECT 1 FROM batch_papers bp JOIN batches b ON b.id = bp.batch_id
                     WHERE bp.paper_id = p.id AND b.date >= @since))`;
@@ -63,7 +92,7 @@ const COUNT_PREVIEW = `SELECT count(*) AS total ${PREVIEW_WHERE}`;
 const SELECT_PREVIEW = `
   SELECT p.id, p.title, p.url, p.abstract, p.authors, p.upvotes, p.published_at AS publishedAt
   ${PREVIEW_WHERE}
-  ORDER BY p.upvotes DESC, ${BM25}, p.id
+  ORDER BY p.upvotes DESC, c.score, p.id
   LIMIT @limit`;
 
 /** Matches of queries no topic uses any more (deleted explicitly, whatever PRAGMA foreign_keys says). */
@@ -75,12 +104,25 @@ const DELETE_UNUSED_MATCHES = `
 const DELETE_UNUSED_QUERIES = `
   DELETE FROM queries WHERE NOT EXISTS (SELECT 1 FROM topics t WHERE t.query_id = queries.id)`;
 
-/** Id of the distinct query with this canonical FTS5 expression (from parseTopic), inserted if new. */
-export function ensureQuery(db: Db, fts: string): number {
+/**
+ * Id of the distinct query of a parsed topic (its key, ParsedTopic.fts), inserted if new. A new like:
+ * query needs its examples in the database (ensureExamples first); else LIKE_UNKNOWN is thrown.
+ */
+export function ensureQuery(db: Db, parsed: string | Pick<ParsedTopic, 'fts' | 'match' | 'minUpvotes' | 'like'>): number {
+  // A string is a plain FTS5 expression (callers from before filters existed: tests, bench).
+  const topic = typeof parsed === 'string' ? { fts: parsed, match: parsed, minUpvotes: 0, like: null } : parsed;
   return db.transaction(() => {
-    db.prepare(INSERT_QUERY).run(fts);
-    const row = db.prepare<[string], { id: number }>(SELECT_QUERY_ID).get(fts);
-    return row!.id;
+    const known = db.prepare<[string], { id: number }>(SELECT_QUERY_ID).get(topic.fts);
+    if (known) return known.id;
+    const like = topic.like === null ? null : buildLikeQuery(db, topic.like);
+    db.prepare(INSERT_QUERY).run({
+      key: topic.fts,
+      matchExpr: like?.matchExpr ?? (topic.match === topic.fts ? null : topic.match),
+      minUpvotes: topic.minUpvotes,
+      likeSelf: like?.selfScore ?? null,
+      likeTerms: like === null ? null : termsJson(like.terms),
+    });
+    return db.prepare<[string], { id: number }>(SELECT_QUERY_ID).get(topic.fts)!.id;
   })();
 }
 
@@ -102,6 +144,8 @@ interface PendingQuery {
   id: number;
   fts: string;
   matchedThrough: number;
+  minUpvotes: number;
+  likeSelf: number | null;
 }
 
 /**
@@ -113,13 +157,22 @@ export function matchPending(db: Db, options: MatchOptions = {}): MatchResult {
   const run = db.transaction(() => {
     const { maxId } = db.prepare<[], { maxId: number }>(SELECT_MAX_PAPER_ID).get()!;
     const pending = db.prepare<{ maxId: number }, PendingQuery>(SELECT_PENDING_QUERIES).all({ maxId });
-    const insert = db.prepare(INSERT_QUERY_MATCHES);
+    // Each new paper's term vector, for feedback profiles (issue 13): once per paper, ~0.15 ms each.
+    indexPaperTerms(db, maxId);
+    const plain = db.prepare(INSERT_QUERY_MATCHES);
+    const withUpvotes = db.prepare(INSERT_QUERY_MATCHES_UPVOTES);
+    const like = db.prepare(INSERT_LIKE_MATCHES);
     const advance = db.prepare(UPDATE_MATCHED_THROUGH);
     let matches = 0;
     let failed = 0;
     for (const q of pending) {
       try {
-        matches += insert.run({ queryId: q.id, fts: q.fts, from: q.matchedThrough, to: maxId }).changes;
+        const params = { queryId: q.id, fts: q.fts, from: q.matchedThrough, to: maxId };
+        if (q.likeSelf !== null) {
+          const threshold = LIKE_THRESHOLD * q.likeSelf;
+          matches += like.run({ ...params, threshold, minUpvotes: q.minUpvotes }).changes;
+        } else if (q.minUpvotes > 0) matches += withUpvotes.run({ ...params, minUpvotes: q.minUpvotes }).changes;
+        else matches += plain.run(params).changes;
       } catch (cause) {
         // A failing statement undoes only itself; the other queries still run.
         failed++;
@@ -141,6 +194,8 @@ export interface PreviewOptions {
   since: string;
   /** At most this many papers (0 to 100). */
   limit: number;
+  /** Also count the matches of batches dated on or after this day (YYYY-MM-DD), as `volume`. */
+  volumeSince?: string;
 }
 
 export interface PreviewPaper {
@@ -160,26 +215,53 @@ const MAX_PREVIEW_LIMIT = 100;
  * What a typed topic would have matched among recent papers (the subscribe page's live builder).
  * Throws the parse error (TOPIC_INVALID) as is.
  */
-export function previewTopic(
-  db: Db,
-  text: string,
-  options: PreviewOptions,
-): { total: number; papers: PreviewPaper[] } {
+export function previewTopic(db: Db, text: string, options: PreviewOptions): { total: number; papers: PreviewPaper[] } {
+  const { total, papers } = previewTopicDetails(db, text, options);
+  return { total, papers };
+}
+
+/** previewTopic, plus what the topic builder shows beside it: the words to highlight and the volume. */
+export function previewTopicDetails(db: Db, text: string, options: PreviewOptions): PreviewResult {
   if (!ISO_DATE.test(options.since) || Number.isNaN(Date.parse(options.since))) {
     throw invalid('PREVIEW_INVALID', `since must be a date YYYY-MM-DD, got '${options.since}'`);
   }
   if (!Number.isInteger(options.limit) || options.limit < 0 || options.limit > MAX_PREVIEW_LIMIT) {
     throw invalid('PREVIEW_INVALID', `limit must be an integer from 0 to ${MAX_PREVIEW_LIMIT}, got ${options.limit}`);
   }
-  const { fts } = parseTopic(text);
-  const params = { fts, since: options.since, limit: options.limit };
+  const topic = parseTopic(text);
   return db.transaction(() => {
-    const { total } = db.prepare<typeof params, { total: number }>(COUNT_PREVIEW).get(params)!;
+    // A like: topic previews with the query it would store (examples must be in the database).
+    const like = topic.like === null ? null : buildLikeQuery(db, topic.like);
+    const params = {
+      fts: like?.matchExpr ?? topic.match!,
+      minUpvotes: topic.minUpvotes,
+      threshold: like === null ? null : LIKE_THRESHOLD * like.selfScore,
+      since: options.since,
+      limit: options.limit,
+    };
+    const count = db.prepare<Omit<typeof params, 'limit'>, { total: number }>(COUNT_PREVIEW);
+    const { limit: _limit, ...countParams } = params;
+    const { total } = count.get(countParams)!;
     const rows = db
       .prepare<typeof params, Omit<PreviewPaper, 'authors'> & { authors: string }>(SELECT_PREVIEW)
       .all(params);
-    return { total, papers: rows.map((r) => ({ ...r, authors: parseStringArray(r.authors) })) };
+    const result: PreviewResult = {
+      total,
+      papers: rows.map((r) => ({ ...r, authors: parseStringArray(r.authors) })),
+      highlight: like === null ? text : like.terms.map((t) => `"${t.word}"`).join(' OR '),
+    };
+    if (options.volumeSince !== undefined) result.volume = count.get({ ...countParams, since: options.volumeSince })!.total;
+    return result;
   })();
+}
+
+export interface PreviewResult {
+  total: number;
+  papers: PreviewPaper[];
+  /** The query whose words to highlight (a like: topic: the OR of its terms). */
+  highlight: string;
+  /** Papers matched since options.volumeSince (the topic builder's "papers a day" figure). */
+  volume?: number;
 }
 
 /** Deletes queries (and their matches) that no topic uses any more. Returns how many queries went. */

@@ -30,8 +30,17 @@ export const MAX_TOPICS = 20;
 export interface ParsedTopic {
   /** Trimmed, as typed. */
   text: string;
-  /** Canonical FTS5 MATCH expression over papers_fts; the key of the `queries` table. */
+  /**
+   * The key of the `queries` table: the canonical FTS5 MATCH expression for a plain topic; with
+   * `upvotes>=N` the expression followed by ` upvotes>=N`; for an example topic `like:<ids, sorted>`.
+   */
   fts: string;
+  /** The FTS5 expression to run (null for like: topics: their terms come from the database). */
+  match: string | null;
+  /** Papers need at least this many upvotes (0: no filter). */
+  minUpvotes: number;
+  /** like: topics: the example papers' normalised arXiv ids, sorted; null otherwise. */
+  like: string[] | null;
   /** Positive title/abstract words and phrases, for highlighting. */
   terms: HighlightTerm[];
 }
@@ -44,8 +53,63 @@ export function parseTopic(text: string): ParsedTopic {
   if (length > MAX_TOPIC_LENGTH) {
     throw topicError(`topic is too long (${length} characters; at most ${MAX_TOPIC_LENGTH})`);
   }
-  const root = new Parser(lex(text)).parseQuery();
-  return { text: trimmed, fts: toFts(root), terms: highlightTerms(root) };
+  const { tokens, minUpvotes, like } = takeFilters(lex(text));
+  const suffix = minUpvotes > 0 ? ` upvotes>=${minUpvotes}` : '';
+  if (like !== null) {
+    const extra = tokens[0];
+    if (extra !== undefined) {
+      throw topicError(
+        `like: cannot be combined with words (position ${extra.pos}); put other words in a topic of their own`,
+      );
+    }
+    const ids = [...like].sort();
+    return { text: trimmed, fts: `like:${ids.join(',')}${suffix}`, match: null, minUpvotes, like: ids, terms: [] };
+  }
+  if (tokens.length === 0 && minUpvotes > 0) {
+    throw topicError('upvotes>=N filters the papers of a topic: add at least one word to search for');
+  }
+  const root = new Parser(tokens).parseQuery();
+  const match = toFts(root);
+  return { text: trimmed, fts: match + suffix, match, minUpvotes, like: null, terms: highlightTerms(root) };
+}
+
+/**
+ * Takes `upvotes>=N` and `like:` out of the token list. Both apply to the whole topic, so they must
+ * stand on their own at the top level: not inside parentheses, not after `-` or a field prefix, not
+ * a side of OR. Each may appear once.
+ */
+function takeFilters(all: Token[]): { tokens: Token[]; minUpvotes: number; like: string[] | null } {
+  const tokens: Token[] = [];
+  let minUpvotes = 0;
+  let like: string[] | null = null;
+  let depth = 0;
+  let seenUpvotes = false;
+  all.forEach((tok, i) => {
+    if (tok.type === 'lparen') depth++;
+    if (tok.type === 'rparen') depth--;
+    if (tok.type !== 'upvotes' && tok.type !== 'like') {
+      tokens.push(tok);
+      return;
+    }
+    const name = tok.type === 'upvotes' ? 'upvotes>=' : 'like:';
+    const before = all[i - 1];
+    const after = all[i + 1];
+    if (depth > 0) throw topicError(`${name} at position ${tok.pos} applies to the whole topic: move it out of the parentheses`, tok.pos);
+    if (before?.type === 'neg') throw topicError(`${name} at position ${tok.pos} cannot be excluded with '-'`, tok.pos);
+    if (before?.type === 'field') throw topicError(`${name} at position ${tok.pos} cannot follow '${before.name}:'`, tok.pos);
+    if (before?.type === 'or' || after?.type === 'or') {
+      throw topicError(`${name} at position ${tok.pos} cannot be one side of OR`, tok.pos);
+    }
+    if (tok.type === 'upvotes') {
+      if (seenUpvotes) throw topicError(`upvotes>= appears twice (again at position ${tok.pos})`, tok.pos);
+      seenUpvotes = true;
+      minUpvotes = tok.min;
+    } else {
+      if (like !== null) throw topicError(`like: appears twice (again at position ${tok.pos}): list the ids with commas`, tok.pos);
+      like = tok.ids;
+    }
+  });
+  return { tokens, minUpvotes, like };
 }
 
 /**
@@ -156,7 +220,15 @@ class Parser {
 
   private primary(columns: readonly Column[], after: Token | null): QueryNode | null {
     const tok = this.peek();
-    if (tok === undefined || tok.type === 'rparen' || tok.type === 'or' || tok.type === 'neg' || tok.type === 'field') {
+    if (
+      tok === undefined ||
+      tok.type === 'rparen' ||
+      tok.type === 'or' ||
+      tok.type === 'neg' ||
+      tok.type === 'field' ||
+      tok.type === 'upvotes' ||
+      tok.type === 'like'
+    ) {
       const what = after?.type === 'field' ? `'${after.name}:'` : `'-'`;
       const at = after?.pos ?? tok?.pos ?? 1;
       throw topicError(`expected a word, phrase or group after ${what} at position ${at}`, at);

@@ -10,6 +10,8 @@ import type { Renderer } from '../render/render.ts';
 import type { SubscriberService } from '../subscribers/service.ts';
 import type { Pages } from './pages.ts';
 import type { PollReport } from '../ingest/sources.ts';
+import type { FeedbackService } from '../feedback/service.ts';
+import type { FeedService } from '../feed/atom.ts';
 
 export interface WebDeps {
   db: Db;
@@ -33,6 +35,10 @@ export interface WebDeps {
   snsFetchText?: (url: string) => Promise<string>;
   /** The console's "fetch now" (default: one poll of the configured sources). */
   fetchSourcesNow?: () => Promise<PollReport[]>;
+  /** Issue 13: feedback and follow links from the email; their routes are served only when set. */
+  feedback?: FeedbackService | undefined;
+  /** Issue 13: personal Atom feeds; served only when set. */
+  feeds?: FeedService | undefined;
 }
 
 /** Everything route modules receive. */

@@ -14,6 +14,8 @@ import { registerAssetRoutes } from './routes/assets.ts';
 import { registerConfirmRoutes } from './routes/confirm.ts';
 import { registerDigestViewRoutes } from './routes/digest-view.ts';
 import { registerInboxRoutes } from './routes/inbox.ts';
+import { registerFeedbackRoutes } from './routes/feedback.ts';
+import { registerFeedRoutes } from './routes/feed.ts';
 import { registerMuteRoutes } from './routes/mute.ts';
 import { registerPreferencesRoutes } from './routes/preferences.ts';
 import { registerSubscribeRoutes } from './routes/subscribe.ts';
@@ -63,6 +65,8 @@ export function buildServer(deps: WebDeps, extraRoutes: ExtraRoutes = []): Fasti
     registerInboxRoutes(scope, { inbox: deps.inbox });
     registerWebhookRoutes(scope, routeDeps);
     registerAdminRoutes(scope, routeDeps);
+    if (deps.feedback) registerFeedbackRoutes(scope, { ...routeDeps, feedback: deps.feedback });
+    if (deps.feeds) registerFeedRoutes(scope, deps.feeds);
     for (const add of extraRoutes) add(scope);
   });
   return app;

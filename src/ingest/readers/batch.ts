@@ -36,6 +36,7 @@ export function readBatchFile(value: unknown, opts: BatchReadOptions = {}): Inco
       publishedAt: p.publishedAt ?? null,
       upvotes: p.upvotes,
       categories: p.categories,
+      ...(p.codeUrl ? { codeUrl: p.codeUrl } : {}),
     };
   });
   return { source: opts.source ?? file.source, date: opts.date ?? file.date, papers };

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import type { IncomingBatch, IncomingPaper } from '../../types.ts';
-import { LIMITS } from '../batch-schema.ts';
+import { isHttpUrl, LIMITS } from '../batch-schema.ts';
 import { formatIssues } from '../issues.ts';
 import { dayOf, paperKey, tidyAbstract, tidyTitle, tidyWhitespace } from '../normalize.ts';
 
@@ -21,6 +21,8 @@ const hfItemSchema = z.object({
     authors: z.array(z.object({ name: z.string().nullish() })).max(LIMITS.authors).nullish(),
     publishedAt: optionalText,
     upvotes: z.number().int().min(0).nullish(),
+    /** The paper's code repository as Hugging Face links it; anything but an http(s) URL is dropped. */
+    githubRepo: z.string().max(LIMITS.url).nullish(),
   }),
   title: optionalText,
   summary: optionalText,
@@ -66,6 +68,7 @@ export function readHfDaily(value: unknown, opts: HfReadOptions = {}): IncomingB
       publishedAt: dayOf(p.publishedAt) ?? dayOf(item.publishedAt),
       upvotes: p.upvotes ?? 0,
       categories: [],
+      ...(p.githubRepo && isHttpUrl(p.githubRepo.trim()) ? { codeUrl: p.githubRepo.trim() } : {}),
     });
   });
   const date = opts.date ?? days.sort().at(-1);

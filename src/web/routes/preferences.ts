@@ -35,6 +35,10 @@ const preferencesBody = z.object({
   frequency: z.string().max(50).optional(),
   weeklyDay: numberish,
   pauseDays: numberish,
+  maxPapers: numberish,
+  /** Checkbox: present when checked; `learning` marks a form that shows it (unchecked = off). */
+  suggestions: z.union([z.string().max(10), z.boolean()]).optional(),
+  learning: z.string().max(5).optional(),
 });
 type PreferencesBody = z.infer<typeof preferencesBody>;
 
@@ -100,6 +104,10 @@ export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps)
         weekdays: weekdayOptions(view.weeklyDay),
         pausedUntil: formatPause(view.pausedUntil, view.timezone),
         pauseDays: extra.pauseDays ?? '',
+        maxPapers: view.maxPapers ?? '',
+        suggestions: view.suggestions,
+        feedUrl: view.feedUrl,
+        lastSlot: view.lastSlot,
         saved: extra.saved ?? false,
         error: error?.message,
         errorField: error?.field,
@@ -133,8 +141,18 @@ export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps)
       frequency: blankToUndefined(body.frequency),
       weeklyDay: toOptionalInt(body.weeklyDay),
       pauseDays: toOptionalInt(body.pauseDays),
+      maxPapers: typeof body.maxPapers === 'string' && body.maxPapers.trim() === '' ? 0 : toOptionalInt(body.maxPapers),
+      suggestions:
+        typeof body.suggestions === 'boolean'
+          ? body.suggestions
+          : body.suggestions !== undefined
+            ? body.suggestions !== '0' && body.suggestions !== 'false'
+            : body.learning === '1'
+              ? false
+              : undefined,
     };
     try {
+      await subscribers.prepareExamples(input.topics);
       const view = subscribers.updatePreferences(token, input);
       if (json) return reply.send({ ok: true, preferences: view });
       return reply.redirect(`/preferences/${token}?saved=1`, 303);
