@@ -121,6 +121,11 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
 
   program
     .command('status')
+    .description(
+      'overdue subscribers, bounces and complaints (30 days), recent editions: planned / sent / pending / failed / suppressed / unknown, top failure reasons; with an email: what that subscriber\'s last slot did, and why it sent nothing',
+    )
+    .argument('[email]')
+    .option('--limit <n>', 'editions to show', positiveInt, 10)
     .action(async (email: string | undefined, o: { limit: number }) => {
       const c = await commands();
       code = await withApp(app, (a) => (email === undefined ? c.cmdStatus(a, io, o.limit) : c.cmdSubscriberStatus(a, io, email)));

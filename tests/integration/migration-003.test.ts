@@ -9,7 +9,7 @@ import { computeOverview } from '../../src/admin/overview.ts';
 import { searchSubscribers } from '../../src/admin/subscribers.ts';
 import { recordBounce } from '../../src/bounces/service.ts';
 import { backupDatabase } from '../../src/db/backup.ts';
-import { openDatabase, type Db } from '../../src/db/open.ts';
+import { listMigrations, openDatabase, type Db } from '../../src/db/open.ts';
 import { silentLogger } from '../../src/log.ts';
 import { tempDatabaseDir } from '../helpers/seed.ts';
 
@@ -32,7 +32,7 @@ describe('migration 003 on a database of the previous release', () => {
     before.close();
 
     db = openDatabase(dir.path);
-    expect(db.pragma('user_version', { simple: true })).toBe(3);
+    expect(db.pragma('user_version', { simple: true })).toBe(listMigrations().at(-1)!.version); // every migration, 003 among them
     expect(counts(db)).toEqual(old);
 
     const clock = new ManualClock('2025-11-27T09:00:00Z');
