@@ -9,7 +9,9 @@
 //
 // Bounded in bytes (RENDER_CACHE_MB per thread, default 32 MB): an entry is its encoded bytes plus a
 // fixed overhead per piece; least recently used entries go first. A full card is ~3-4 KB encoded (HTML
-// and text), a compact line ~0.8 KB: 32 MB holds ~7,000 entries.
+// and text), a compact line ~0.8 KB: 32 MB holds ~7,000 entries. Measured (bench, broad 100k, 1,000
+// papers): 898 entries, 5 MB, 100.0% hits; keyed by (paper, reader's topic set) instead, a 10k broad run
+// built 236,620 cards for 2,000 sampled digests (41% hits) and rendered 7× slower.
 import type { Logger } from '../log.ts';
 import { encodeSegment, type QpSegment } from '../mail/qp-body.ts';
 import { createHighlighter } from '../topics/highlight.ts';
