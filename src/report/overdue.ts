@@ -9,6 +9,7 @@
 // a Prometheus server may scrape every 15 s, reads the stored figure and its time.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
 import { OVERDUE_AFTER_HOURS } from '../plan/slots.ts';
 
 const HOUR_MS = 3_600_000;
@@ -45,19 +46,19 @@ export interface OverdueReport {
 export function countOverdue(db: Db, clock: Clock): OverdueReport {
   const now = clock.now();
   const before = (hours: number) => new Date(now.getTime() - hours * HOUR_MS).toISOString();
-  const r = db.prepare(SQL_COUNT_OVERDUE).get({
+  const r = statement(db, SQL_COUNT_OVERDUE).get({
     now: now.toISOString(),
     dailyCutoff: before(OVERDUE_AFTER_HOURS.daily),
     weeklyCutoff: before(OVERDUE_AFTER_HOURS.weekly),
   }) as { n: number };
   const report = { subscribers: r.n, at: now.toISOString() };
-  db.prepare(SQL_STORE).run({ value: JSON.stringify(report) });
+  statement(db, SQL_STORE).run({ value: JSON.stringify(report) });
   return report;
 }
 
 /** The figure the last tick stored; undefined before the first one. */
 export function storedOverdue(db: Db): OverdueReport | undefined {
-  const row = db.prepare(SQL_STORED).get() as { value: string } | undefined;
+  const row = statement(db, SQL_STORED).get() as { value: string } | undefined;
   if (!row) return undefined;
   try {
     return JSON.parse(row.value) as OverdueReport;

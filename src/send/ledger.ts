@@ -27,6 +27,7 @@
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
 import type { Logger } from '../log.ts';
 
 const HOST = hostname();
@@ -141,17 +142,17 @@ export class Ledger {
     readonly claimant: string = claimantId(),
   ) {
     const s = {
-      claimNext: db.prepare(SQL_CLAIM_NEXT),
-      sent: db.prepare(SQL_MARK_SENT),
-      watermark: db.prepare(SQL_ADVANCE_WATERMARK),
-      retry: db.prepare(SQL_MARK_RETRY),
-      failed: db.prepare(SQL_MARK_FAILED),
-      hardFailure: db.prepare(SQL_COUNT_HARD_FAILURE),
-      skipped: db.prepare(SQL_MARK_SKIPPED),
-      giveBack: db.prepare(SQL_GIVE_BACK),
-      unknown: db.prepare(SQL_MARK_UNKNOWN),
-      nextRetryAt: db.prepare(SQL_NEXT_RETRY_AT),
-      openCount: db.prepare(SQL_OPEN_COUNT),
+      claimNext: statement(db, SQL_CLAIM_NEXT),
+      sent: statement(db, SQL_MARK_SENT),
+      watermark: statement(db, SQL_ADVANCE_WATERMARK),
+      retry: statement(db, SQL_MARK_RETRY),
+      failed: statement(db, SQL_MARK_FAILED),
+      hardFailure: statement(db, SQL_COUNT_HARD_FAILURE),
+      skipped: statement(db, SQL_MARK_SKIPPED),
+      giveBack: statement(db, SQL_GIVE_BACK),
+      unknown: statement(db, SQL_MARK_UNKNOWN),
+      nextRetryAt: statement(db, SQL_NEXT_RETRY_AT),
+      openCount: statement(db, SQL_OPEN_COUNT),
     };
     this.s = s;
     /** A delivered row: its status, and its subscriber's watermark. */
@@ -264,10 +265,10 @@ export interface RecoverOptions {
 export function recoverStale(db: Db, clock: Clock, opts: RecoverOptions = {}): number {
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
   const now = clock.now();
-  const mark = db.prepare(SQL_MARK_UNKNOWN);
+  const mark = statement(db, SQL_MARK_UNKNOWN);
   let recovered = 0;
   const ids: number[] = [];
-  for (const r of db.prepare(SQL_SENDING_ROWS).all() as { id: number; claimed_by: string | null; claimed_at: string | null }[]) {
+  for (const r of statement(db, SQL_SENDING_ROWS).all() as { id: number; claimed_by: string | null; claimed_at: string | null }[]) {
     const claimedAt = r.claimed_at ? Date.parse(r.claimed_at) : 0;
     const expired = now.getTime() - claimedAt > leaseMs;
     if (!expired && !claimantIsDead(r.claimed_by ?? '')) continue;
