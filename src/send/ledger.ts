@@ -29,6 +29,7 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import type { Logger } from '../log.ts';
+import { countDeliveryFailure } from '../subscribers/repo.ts';
 
 const HOST = hostname();
 const STARTED_AT = Math.round(performance.timeOrigin);
@@ -79,15 +80,6 @@ const SQL_MARK_FAILED = `
   UPDATE digests
   SET status = 'failed', attempts = attempts + 1, next_attempt_at = NULL, smtp_code = :code, smtp_response = :response
   WHERE id = :id AND claimed_by = :claimant AND status = 'sending'`;
-
-/** One more hard failure; at the limit the address is suppressed. RETURNING the new status. */
-const SQL_COUNT_HARD_FAILURE = `
-  UPDATE subscribers
-  SET hard_failures = hard_failures + 1,
-      status = CASE WHEN hard_failures + 1 >= :limit AND status = 'confirmed' THEN 'suppressed' ELSE status END,
-      suppressed_at = CASE WHEN hard_failures + 1 >= :limit AND status = 'confirmed' THEN :now ELSE suppressed_at END
-  WHERE id = :subscriberId
-  RETURNING status`;
 
 /** Not sent: the address left (unsubscribed) or was suppressed after planning. */
 const SQL_MARK_SKIPPED = `
@@ -147,7 +139,6 @@ export class Ledger {
       watermark: statement(db, SQL_ADVANCE_WATERMARK),
       retry: statement(db, SQL_MARK_RETRY),
       failed: statement(db, SQL_MARK_FAILED),
-      hardFailure: statement(db, SQL_COUNT_HARD_FAILURE),
       skipped: statement(db, SQL_MARK_SKIPPED),
       giveBack: statement(db, SQL_GIVE_BACK),
       unknown: statement(db, SQL_MARK_UNKNOWN),
@@ -177,8 +168,8 @@ export class Ledger {
       sent: db.transaction((r: SentRecord, claimant: string): boolean => markOne(r, claimant)),
       failed: db.transaction((id: number, subscriberId: number, failure: FailureRecord, suppressAfter: number, now: Date, claimant: string) => {
         if (s.failed.run({ id, claimant, ...failure }).changes !== 1) return false;
-        const r = s.hardFailure.get({ subscriberId, limit: suppressAfter, now: now.toISOString() }) as { status: string } | undefined;
-        return r?.status === 'suppressed';
+        // One more hard failure (subscribers/repo.ts); at the limit the address is suppressed.
+        return countDeliveryFailure(db, subscriberId, suppressAfter, now.toISOString()) === 'suppressed';
       }),
     };
   }

@@ -89,6 +89,22 @@ const SQL_UPDATE_UNSUBSCRIBE = `
   UPDATE subscribers SET status = 'unsubscribed', unsubscribed_at = @now
   WHERE id = @id AND status <> 'unsubscribed'`;
 
+// Hard bounce or the console's "suppress": no more mail to this address (one that already left stays
+// as it is).
+const SQL_SUPPRESS = `
+  UPDATE subscribers SET status = 'suppressed', suppressed_at = @now
+  WHERE id = @id AND status IN ('confirmed', 'pending')`;
+
+// One more delivery failure (a 5xx answer at send time, or a soft bounce reported later); at the limit a
+// confirmed address is suppressed. A delivered digest resets the counter (send/ledger.ts).
+const SQL_COUNT_FAILURE = `
+  UPDATE subscribers
+  SET hard_failures = hard_failures + 1,
+      status = CASE WHEN hard_failures + 1 >= @limit AND status = 'confirmed' THEN 'suppressed' ELSE status END,
+      suppressed_at = CASE WHEN hard_failures + 1 >= @limit AND status = 'confirmed' THEN @now ELSE suppressed_at END
+  WHERE id = @id
+  RETURNING status`;
+
 // When the last confirmation (or "already subscribed") email went out, for the 10-minute throttle.
 const SQL_UPDATE_CONFIRM_SENT_AT = `UPDATE subscribers SET confirm_sent_at = @at WHERE id = @id`;
 
@@ -195,6 +211,16 @@ export function markConfirmed(db: Db, id: number, now: string): void {
 /** Returns true when the subscriber was not already unsubscribed. */
 export function markUnsubscribed(db: Db, id: number, now: string): boolean {
   return statement(db, SQL_UPDATE_UNSUBSCRIBE).run({ id, now }).changes > 0;
+}
+
+/** Returns true when the address was confirmed or pending (and is now suppressed). */
+export function markSuppressed(db: Db, id: number, now: string): boolean {
+  return statement(db, SQL_SUPPRESS).run({ id, now }).changes > 0;
+}
+
+/** Counts one delivery failure; returns the status after it ('suppressed' at the limit), undefined when there is no such subscriber. */
+export function countDeliveryFailure(db: Db, id: number, limit: number, now: string): SubscriberStatus | undefined {
+  return statement<Record<string, unknown>, { status: SubscriberStatus }>(db, SQL_COUNT_FAILURE).get({ id, limit, now })?.status;
 }
 
 export function setConfirmSentAt(db: Db, id: number, at: string): void {
