@@ -78,12 +78,8 @@ export function recordBounce(deps: BounceDeps, input: BounceInput): BounceOutcom
   return outcome;
 }
 
-export interface BounceEventRow {
-  digestId: number;
-  kind: ReportKind;
-  channel: BounceChannel;
-  status: string | null;
-  detail: string;
+/** A recorded report: what came in, what it did, when. */
+export interface BounceEventRow extends BounceInput {
   outcome: string;
   receivedAt: string;
 }
