@@ -14,15 +14,20 @@ export interface SourceDay {
   fetchedAt: string;
 }
 
+const SOURCE_DAY_COLUMNS = `day, status, batch_id AS batchId, attempts, last_error AS lastError, fetched_at AS fetchedAt`;
+
 /** The recorded days of one source in a window of days (inclusive). */
 const SQL_DAYS_IN_WINDOW = `
-  SELECT day, status, batch_id AS batchId, attempts, last_error AS lastError, fetched_at AS fetchedAt
+  SELECT ${SOURCE_DAY_COLUMNS}
   FROM source_days WHERE source = ? AND day BETWEEN ? AND ?`;
 
 /** One source's day. */
 const SQL_DAY = `
-  SELECT day, status, batch_id AS batchId, attempts, last_error AS lastError, fetched_at AS fetchedAt
+  SELECT ${SOURCE_DAY_COLUMNS}
   FROM source_days WHERE source = ? AND day = ?`;
+
+/** One source's newest days (the console's sources page): the primary key (source, day) read backwards. */
+const SQL_RECENT_DAYS = `SELECT ${SOURCE_DAY_COLUMNS} FROM source_days WHERE source = ? ORDER BY day DESC LIMIT ?`;
 
 /** Records the outcome of one fetch of a day; attempts counts every fetch of that day. */
 const SQL_UPSERT_DAY = `
@@ -47,7 +52,7 @@ const SQL_SUMMARY = `
 
 /** Days of one source that failed and have not been fetched successfully since, newest failure first. */
 const SQL_ERRORS = `
-  SELECT day, status, batch_id AS batchId, attempts, last_error AS lastError, fetched_at AS fetchedAt
+  SELECT ${SOURCE_DAY_COLUMNS}
   FROM source_days WHERE source = ? AND status = 'error'
   ORDER BY fetched_at DESC, day DESC LIMIT ?`;
 
@@ -84,4 +89,8 @@ export function sourceSummary(db: Db, source: string): { lastDay: string | null;
 
 export function sourceErrors(db: Db, source: string, limit = 10): SourceDay[] {
   return statement(db, SQL_ERRORS).all(source, limit) as SourceDay[];
+}
+
+export function recentDays(db: Db, source: string, limit = 14): SourceDay[] {
+  return statement<[string, number], SourceDay>(db, SQL_RECENT_DAYS).all(source, limit);
 }
