@@ -6,7 +6,7 @@ import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import type { Links } from '../links.ts';
 import { bounceHistory, type BounceEventRow } from '../bounces/service.ts';
-import { findSubscriberById, listTopics, markSuppressed, markUnsubscribed, type SubscriberRecord } from '../subscribers/repo.ts';
+import { deleteSubscriberRow, findSubscriberById, listTopics, markSuppressed, markUnsubscribed, type SubscriberRecord } from '../subscribers/repo.ts';
 import type { Topic } from '../types.ts';
 
 export const PAGE_SIZE = 50;
@@ -33,8 +33,6 @@ const SQL_LAST_DIGESTS = `
   FROM digests WHERE subscriber_id = ? ORDER BY edition DESC LIMIT 20`;
 
 
-/** Deleting a subscriber deletes their topics, ledger rows and bounce reports (ON DELETE CASCADE). */
-const SQL_DELETE = `DELETE FROM subscribers WHERE id = ?`;
 
 export interface SearchHit {
   id: number;
@@ -95,5 +93,5 @@ export function unsubscribeSubscriber(db: Db, clock: Clock, id: number): boolean
 }
 
 export function deleteSubscriber(db: Db, id: number): boolean {
-  return statement(db, SQL_DELETE).run(id).changes > 0;
+  return deleteSubscriberRow(db, id);
 }

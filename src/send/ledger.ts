@@ -29,7 +29,7 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import type { Logger } from '../log.ts';
-import { countDeliveryFailure } from '../subscribers/repo.ts';
+import { advanceWatermark, countDeliveryFailure } from '../subscribers/repo.ts';
 
 const HOST = hostname();
 const STARTED_AT = Math.round(performance.timeOrigin);
@@ -63,9 +63,6 @@ const SQL_MARK_SENT = `
       smtp_response = :response, sent_at = :now, next_attempt_at = NULL
   WHERE id = :id AND claimed_by = :claimant AND status IN ('sending', 'unknown')`;
 
-/** A delivered digest moves the subscriber's watermark and clears their hard-failure streak. */
-const SQL_ADVANCE_WATERMARK = `
-  UPDATE subscribers SET watermark = max(watermark, :toPaper), hard_failures = 0 WHERE id = :subscriberId`;
 
 /** Temporary failure: retry later, or give up after max attempts. */
 const SQL_MARK_RETRY = `
@@ -136,7 +133,6 @@ export class Ledger {
     const s = {
       claimNext: statement(db, SQL_CLAIM_NEXT),
       sent: statement(db, SQL_MARK_SENT),
-      watermark: statement(db, SQL_ADVANCE_WATERMARK),
       retry: statement(db, SQL_MARK_RETRY),
       failed: statement(db, SQL_MARK_FAILED),
       skipped: statement(db, SQL_MARK_SKIPPED),
@@ -156,7 +152,8 @@ export class Ledger {
         response: r.response,
         now: r.at.toISOString(),
       }).changes;
-      if (changed === 1) s.watermark.run({ subscriberId: r.subscriberId, toPaper: r.toPaper });
+      // The subscriber's watermark moves and their failure streak clears (subscribers/repo.ts).
+      if (changed === 1) advanceWatermark(db, r.subscriberId, r.toPaper);
       return changed === 1;
     };
     this.tx = {

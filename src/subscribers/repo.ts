@@ -105,6 +105,13 @@ const SQL_COUNT_FAILURE = `
   WHERE id = @id
   RETURNING status`;
 
+// A delivered digest moves the subscriber's watermark and clears their failure streak.
+const SQL_ADVANCE_WATERMARK = `
+  UPDATE subscribers SET watermark = max(watermark, @toPaper), hard_failures = 0 WHERE id = @id`;
+
+// Deleting a subscriber deletes their topics, ledger rows and bounce reports (ON DELETE CASCADE).
+const SQL_DELETE_SUBSCRIBER = `DELETE FROM subscribers WHERE id = ?`;
+
 // When the last confirmation (or "already subscribed") email went out, for the 10-minute throttle.
 const SQL_UPDATE_CONFIRM_SENT_AT = `UPDATE subscribers SET confirm_sent_at = @at WHERE id = @id`;
 
@@ -221,6 +228,15 @@ export function markSuppressed(db: Db, id: number, now: string): boolean {
 /** Counts one delivery failure; returns the status after it ('suppressed' at the limit), undefined when there is no such subscriber. */
 export function countDeliveryFailure(db: Db, id: number, limit: number, now: string): SubscriberStatus | undefined {
   return statement<Record<string, unknown>, { status: SubscriberStatus }>(db, SQL_COUNT_FAILURE).get({ id, limit, now })?.status;
+}
+
+/** After a delivered digest (inside the ledger's transaction that marks it sent). */
+export function advanceWatermark(db: Db, id: number, toPaper: number): void {
+  statement(db, SQL_ADVANCE_WATERMARK).run({ id, toPaper });
+}
+
+export function deleteSubscriberRow(db: Db, id: number): boolean {
+  return statement(db, SQL_DELETE_SUBSCRIBER).run(id).changes > 0;
 }
 
 export function setConfirmSentAt(db: Db, id: number, at: string): void {
