@@ -109,6 +109,10 @@ const SQL_COUNT_FAILURE = `
 const SQL_ADVANCE_WATERMARK = `
   UPDATE subscribers SET watermark = max(watermark, @toPaper), hard_failures = 0 WHERE id = @id`;
 
+// `digest preview` (inside a savepoint it rolls back): the subscriber as if confirmed and as if today's
+// slot had not run yet.
+const SQL_AS_IF_DUE_NOW = `UPDATE subscribers SET status = 'confirmed', last_slot = NULL WHERE id = ?`;
+
 // Deleting a subscriber deletes their topics, ledger rows and bounce reports (ON DELETE CASCADE).
 const SQL_DELETE_SUBSCRIBER = `DELETE FROM subscribers WHERE id = ?`;
 
@@ -233,6 +237,11 @@ export function countDeliveryFailure(db: Db, id: number, limit: number, now: str
 /** After a delivered digest (inside the ledger's transaction that marks it sent). */
 export function advanceWatermark(db: Db, id: number, toPaper: number): void {
   statement(db, SQL_ADVANCE_WATERMARK).run({ id, toPaper });
+}
+
+/** For `digest preview` only, inside its savepoint (render/preview.ts rolls it back). */
+export function markDueNowForPreview(db: Db, id: number): void {
+  statement(db, SQL_AS_IF_DUE_NOW).run(id);
 }
 
 export function deleteSubscriberRow(db: Db, id: number): boolean {
