@@ -3,6 +3,7 @@
 // serve a chart library: the console needs two chart shapes over at most 90 days, must load nothing
 // from elsewhere (CSP: no scripts needed, no inline styles: colours are SVG attributes), and must render
 // without JavaScript. Every label is escaped; each bar has a <title> (tooltip, screen readers).
+import { escapeHtml } from '../html.ts';
 
 export interface Series {
   name: string;
@@ -23,9 +24,6 @@ const PAD_L = 44;
 const PAD_B = 22;
 const PAD_T = 8;
 
-export function escapeXml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
 
 /** A round-ish maximum for the y axis: 1, 2, 5 × 10^k at or above the data's maximum. */
 export function niceMax(v: number): number {
@@ -47,8 +45,8 @@ export function renderChart(c: ChartInput): string {
   const sum = c.series.reduce((a, s) => a + s.values.reduce((x, v) => x + v, 0), 0);
   const parts: string[] = [];
   parts.push(
-    `<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${escapeXml(c.title)}" data-points="${n}" data-max="${dataMax}" data-sum="${sum}">`,
-    `<title>${escapeXml(c.title)}</title>`,
+    `<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-label="${escapeHtml(c.title)}" data-points="${n}" data-max="${dataMax}" data-sum="${sum}">`,
+    `<title>${escapeHtml(c.title)}</title>`,
     `<line x1="${PAD_L}" y1="${y(0)}" x2="${W - 4}" y2="${y(0)}" stroke="#c9d0d6"/>`,
     `<line x1="${PAD_L}" y1="${y(max)}" x2="${W - 4}" y2="${y(max)}" stroke="#eef1f4"/>`,
     `<text x="${PAD_L - 6}" y="${y(max) + 4}" text-anchor="end" font-size="11" fill="#555d66">${max}</text>`,
@@ -56,8 +54,8 @@ export function renderChart(c: ChartInput): string {
   );
   if (n > 0) {
     parts.push(
-      `<text x="${PAD_L}" y="${H - 6}" font-size="11" fill="#555d66">${escapeXml(c.days[0]!)}</text>`,
-      `<text x="${W - 4}" y="${H - 6}" text-anchor="end" font-size="11" fill="#555d66">${escapeXml(c.days[n - 1]!)}</text>`,
+      `<text x="${PAD_L}" y="${H - 6}" font-size="11" fill="#555d66">${escapeHtml(c.days[0]!)}</text>`,
+      `<text x="${W - 4}" y="${H - 6}" text-anchor="end" font-size="11" fill="#555d66">${escapeHtml(c.days[n - 1]!)}</text>`,
     );
   }
   if (c.kind === 'bars') {
@@ -69,7 +67,7 @@ export function renderChart(c: ChartInput): string {
         if (v <= 0) continue;
         const x = PAD_L + i * step + (step - barW) / 2;
         parts.push(
-          `<rect class="bar" x="${x.toFixed(1)}" y="${y(base + v).toFixed(1)}" width="${barW.toFixed(1)}" height="${(y(base) - y(base + v)).toFixed(1)}" fill="${s.color}"><title>${escapeXml(`${day}: ${v} ${s.name}`)}</title></rect>`,
+          `<rect class="bar" x="${x.toFixed(1)}" y="${y(base + v).toFixed(1)}" width="${barW.toFixed(1)}" height="${(y(base) - y(base + v)).toFixed(1)}" fill="${s.color}"><title>${escapeHtml(`${day}: ${v} ${s.name}`)}</title></rect>`,
         );
         base += v;
       }
@@ -77,14 +75,14 @@ export function renderChart(c: ChartInput): string {
   } else {
     for (const s of c.series) {
       const pts = s.values.map((v, i) => `${(PAD_L + i * step + step / 2).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
-      parts.push(`<polyline class="line" points="${pts}" fill="none" stroke="${s.color}" stroke-width="2"><title>${escapeXml(s.name)}</title></polyline>`);
+      parts.push(`<polyline class="line" points="${pts}" fill="none" stroke="${s.color}" stroke-width="2"><title>${escapeHtml(s.name)}</title></polyline>`);
       const last = s.values.length - 1;
       if (last >= 0) parts.push(`<text x="${W - 4}" y="${Math.max(12, y(s.values[last]!) - 4)}" text-anchor="end" font-size="11" fill="${s.color}">${s.values[last]}</text>`);
     }
   }
   parts.push('</svg>');
   const legend = c.series
-    .map((s) => `<span class="key"><svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill="${s.color}"/></svg> ${escapeXml(s.name)}</span>`)
+    .map((s) => `<span class="key"><svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" fill="${s.color}"/></svg> ${escapeHtml(s.name)}</span>`)
     .join(' ');
-  return `<figure class="chart-box"><figcaption>${escapeXml(c.title)} <span class="legend">${legend}</span></figcaption>${parts.join('')}</figure>`;
+  return `<figure class="chart-box"><figcaption>${escapeHtml(c.title)} <span class="legend">${legend}</span></figcaption>${parts.join('')}</figure>`;
 }

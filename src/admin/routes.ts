@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { countOverdue } from '../report/overdue.ts';
+import { recentDays } from '../ingest/source-days.ts';
 import { createSourcePoller, listSources, parseSources, type PollReport } from '../ingest/sources.ts';
 import type { RouteDeps } from '../web/deps.ts';
 import { createPages, PAGES_DIR, type PageData, type Pages } from '../web/pages.ts';
@@ -15,7 +16,6 @@ import { verifyPassword } from './password.ts';
 import type { AdminContext } from './context.ts';
 import { registerAdminSubscriberRoutes } from './routes-subscribers.ts';
 import { AdminSessions, constantTimeEqual } from './sessions.ts';
-import { sourceDays } from './sources.ts';
 
 export const ADMIN_PAGES_DIR = join(PAGES_DIR, '..', 'admin');
 /** Login attempts per client address per minute. */
@@ -124,7 +124,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void
       const fetchNow = deps.fetchSourcesNow ?? (() => createSourcePoller({ db, config, clock, logger }).poll());
       auth.get('/admin/sources', async (_req, reply) => {
         const specs = parseSources(config.SOURCES);
-        const sources = listSources(db, specs).map((s) => ({ ...s, days: sourceDays(db, s.source) }));
+        const sources = listSources(db, specs).map((s) => ({ ...s, days: recentDays(db, s.source) }));
         return ctx.page(reply, 'sources', { title: 'Sources', section: 'sources', sources, none: specs.length === 0, fetching: Boolean(fetching), lastFetch });
       });
       auth.post('/admin/sources/fetch', async (_req, reply) => {

@@ -6,7 +6,7 @@ import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import type { Links } from '../links.ts';
 import { bounceHistory, type BounceEventRow } from '../bounces/service.ts';
-import { findSubscriberById, listTopics, markUnsubscribed, type SubscriberRecord } from '../subscribers/repo.ts';
+import { deleteSubscriberRow, findSubscriberById, listTopics, markSuppressed, markUnsubscribed, type SubscriberRecord } from '../subscribers/repo.ts';
 import type { Topic } from '../types.ts';
 
 export const PAGE_SIZE = 50;
@@ -32,12 +32,7 @@ const SQL_LAST_DIGESTS = `
          items IS NOT NULL AS viewable
   FROM digests WHERE subscriber_id = ? ORDER BY edition DESC LIMIT 20`;
 
-const SQL_SUPPRESS = `
-  UPDATE subscribers SET status = 'suppressed', suppressed_at = :now
-  WHERE id = :id AND status IN ('confirmed', 'pending')`;
 
-/** Deleting a subscriber deletes their topics, ledger rows and bounce reports (ON DELETE CASCADE). */
-const SQL_DELETE = `DELETE FROM subscribers WHERE id = ?`;
 
 export interface SearchHit {
   id: number;
@@ -90,7 +85,7 @@ export function subscriberDetail(db: Db, links: Links, id: number): SubscriberDe
 
 /** The operator's actions. Each returns false when it did not apply (unknown id, already in that state). */
 export function suppressSubscriber(db: Db, clock: Clock, id: number): boolean {
-  return statement(db, SQL_SUPPRESS).run({ id, now: clock.now().toISOString() }).changes > 0;
+  return markSuppressed(db, id, clock.now().toISOString());
 }
 
 export function unsubscribeSubscriber(db: Db, clock: Clock, id: number): boolean {
@@ -98,5 +93,5 @@ export function unsubscribeSubscriber(db: Db, clock: Clock, id: number): boolean
 }
 
 export function deleteSubscriber(db: Db, id: number): boolean {
-  return statement(db, SQL_DELETE).run(id).changes > 0;
+  return deleteSubscriberRow(db, id);
 }

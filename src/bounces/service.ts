@@ -11,6 +11,7 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import type { Logger } from '../log.ts';
+import { countDeliveryFailure, markSuppressed, markUnsubscribed } from '../subscribers/repo.ts';
 import type { ReportKind } from './reports.ts';
 
 export type BounceChannel = 'smtp' | 'mailgun' | 'ses';
@@ -44,24 +45,8 @@ const SQL_INSERT_EVENT = `
 
 const SQL_SET_OUTCOME = `UPDATE bounce_events SET outcome = :outcome WHERE id = :id`;
 
-/** Hard bounce: suppressed now (an address that already left stays as it is). */
-const SQL_SUPPRESS = `
-  UPDATE subscribers SET status = 'suppressed', suppressed_at = :now
-  WHERE id = :subscriberId AND status IN ('confirmed', 'pending')`;
-
-/** Soft bounce: one more failure; at the limit a confirmed address is suppressed. */
-const SQL_COUNT_SOFT = `
-  UPDATE subscribers
-  SET hard_failures = hard_failures + 1,
-      status = CASE WHEN hard_failures + 1 >= :limit AND status = 'confirmed' THEN 'suppressed' ELSE status END,
-      suppressed_at = CASE WHEN hard_failures + 1 >= :limit AND status = 'confirmed' THEN :now ELSE suppressed_at END
-  WHERE id = :subscriberId
-  RETURNING status`;
-
-/** Complaint: unsubscribed (whatever the status was, unless already unsubscribed). */
-const SQL_UNSUBSCRIBE = `
-  UPDATE subscribers SET status = 'unsubscribed', unsubscribed_at = :now
-  WHERE id = :subscriberId AND status <> 'unsubscribed'`;
+// What each kind does to the subscriber is written by subscribers/repo.ts (the one writer of that table):
+// hard -> markSuppressed, soft -> countDeliveryFailure, complaint -> markUnsubscribed.
 
 export function recordBounce(deps: BounceDeps, input: BounceInput): BounceOutcome {
   const { db, clock, logger } = deps;
@@ -79,15 +64,11 @@ export function recordBounce(deps: BounceDeps, input: BounceInput): BounceOutcom
     if (!inserted) return 'duplicate';
     let result: BounceOutcome = 'none';
     if (input.kind === 'hard') {
-      if (statement(db, SQL_SUPPRESS).run({ subscriberId, now }).changes > 0) result = 'suppressed';
+      if (markSuppressed(db, subscriberId, now)) result = 'suppressed';
     } else if (input.kind === 'soft') {
-      const r = statement<Record<string, unknown>, { status: string }>(db, SQL_COUNT_SOFT).get({
-        subscriberId,
-        now,
-        limit: deps.config.HARD_FAILURES_TO_SUPPRESS,
-      });
-      result = r?.status === 'suppressed' ? 'suppressed' : 'counted';
-    } else if (statement(db, SQL_UNSUBSCRIBE).run({ subscriberId, now }).changes > 0) {
+      const status = countDeliveryFailure(db, subscriberId, deps.config.HARD_FAILURES_TO_SUPPRESS, now);
+      result = status === 'suppressed' ? 'suppressed' : 'counted';
+    } else if (markUnsubscribed(db, subscriberId, now)) {
       result = 'unsubscribed';
     }
     statement(db, SQL_SET_OUTCOME).run({ id: inserted.id, outcome: result });
@@ -97,12 +78,8 @@ export function recordBounce(deps: BounceDeps, input: BounceInput): BounceOutcom
   return outcome;
 }
 
-export interface BounceEventRow {
-  digestId: number;
-  kind: ReportKind;
-  channel: BounceChannel;
-  status: string | null;
-  detail: string;
+/** A recorded report: what came in, what it did, when. */
+export interface BounceEventRow extends BounceInput {
   outcome: string;
   receivedAt: string;
 }

@@ -1,6 +1,7 @@
 // What each configured source has fetched, per day (table source_days): read by the poller to decide
 // which days to ask for, and by `digest sources` / `digest status` to show the last day and errors.
 import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
 
 export type SourceDayStatus = 'ingested' | 'empty' | 'error';
 
@@ -13,18 +14,23 @@ export interface SourceDay {
   fetchedAt: string;
 }
 
+const SOURCE_DAY_COLUMNS = `day, status, batch_id AS batchId, attempts, last_error AS lastError, fetched_at AS fetchedAt`;
+
 /** The recorded days of one source in a window of days (inclusive). */
-const SELECT_DAYS_IN_WINDOW = `
-  SELECT day, status, batch_id AS batchId, attempts, last_error AS lastError, fetched_at AS fetchedAt
+const SQL_DAYS_IN_WINDOW = `
+  SELECT ${SOURCE_DAY_COLUMNS}
   FROM source_days WHERE source = ? AND day BETWEEN ? AND ?`;
 
 /** One source's day. */
-const SELECT_DAY = `
-  SELECT day, status, batch_id AS batchId, attempts, last_error AS lastError, fetched_at AS fetchedAt
+const SQL_DAY = `
+  SELECT ${SOURCE_DAY_COLUMNS}
   FROM source_days WHERE source = ? AND day = ?`;
 
+/** One source's newest days (the console's sources page): the primary key (source, day) read backwards. */
+const SQL_RECENT_DAYS = `SELECT ${SOURCE_DAY_COLUMNS} FROM source_days WHERE source = ? ORDER BY day DESC LIMIT ?`;
+
 /** Records the outcome of one fetch of a day; attempts counts every fetch of that day. */
-const UPSERT_DAY = `
+const SQL_UPSERT_DAY = `
   INSERT INTO source_days (source, day, status, batch_id, attempts, last_error, fetched_at)
   VALUES (@source, @day, @status, @batchId, 1, @lastError, @now)
   ON CONFLICT (source, day) DO UPDATE SET
@@ -35,35 +41,35 @@ const UPSERT_DAY = `
     fetched_at = excluded.fetched_at`;
 
 /** A stream source (arXiv RSS) fetched fine again: its earlier failed fetches are resolved. */
-const DELETE_ERRORS = `
+const SQL_DELETE_ERRORS = `
   DELETE FROM source_days WHERE source = ? AND status = 'error'`;
 
 /** Last day ingested and last fetch of one source. */
-const SELECT_SUMMARY = `
+const SQL_SUMMARY = `
   SELECT MAX(CASE WHEN status = 'ingested' THEN day END) AS lastDay,
          MAX(fetched_at) AS lastFetchedAt
   FROM source_days WHERE source = ?`;
 
 /** Days of one source that failed and have not been fetched successfully since, newest failure first. */
-const SELECT_ERRORS = `
-  SELECT day, status, batch_id AS batchId, attempts, last_error AS lastError, fetched_at AS fetchedAt
+const SQL_ERRORS = `
+  SELECT ${SOURCE_DAY_COLUMNS}
   FROM source_days WHERE source = ? AND status = 'error'
   ORDER BY fetched_at DESC, day DESC LIMIT ?`;
 
 export function daysInWindow(db: Db, source: string, from: string, to: string): Map<string, SourceDay> {
-  const rows = db.prepare(SELECT_DAYS_IN_WINDOW).all(source, from, to) as SourceDay[];
+  const rows = statement(db, SQL_DAYS_IN_WINDOW).all(source, from, to) as SourceDay[];
   return new Map(rows.map((r) => [r.day, r]));
 }
 
 export function sourceDay(db: Db, source: string, day: string): SourceDay | undefined {
-  return db.prepare(SELECT_DAY).get(source, day) as SourceDay | undefined;
+  return statement(db, SQL_DAY).get(source, day) as SourceDay | undefined;
 }
 
 export function recordDay(
   db: Db,
   r: { source: string; day: string; status: SourceDayStatus; batchId?: number | null; lastError?: string | null; now: Date },
 ): void {
-  db.prepare(UPSERT_DAY).run({
+  statement(db, SQL_UPSERT_DAY).run({
     source: r.source,
     day: r.day,
     status: r.status,
@@ -74,13 +80,17 @@ export function recordDay(
 }
 
 export function clearErrors(db: Db, source: string): void {
-  db.prepare(DELETE_ERRORS).run(source);
+  statement(db, SQL_DELETE_ERRORS).run(source);
 }
 
 export function sourceSummary(db: Db, source: string): { lastDay: string | null; lastFetchedAt: string | null } {
-  return db.prepare(SELECT_SUMMARY).get(source) as { lastDay: string | null; lastFetchedAt: string | null };
+  return statement(db, SQL_SUMMARY).get(source) as { lastDay: string | null; lastFetchedAt: string | null };
 }
 
 export function sourceErrors(db: Db, source: string, limit = 10): SourceDay[] {
-  return db.prepare(SELECT_ERRORS).all(source, limit) as SourceDay[];
+  return statement(db, SQL_ERRORS).all(source, limit) as SourceDay[];
+}
+
+export function recentDays(db: Db, source: string, limit = 14): SourceDay[] {
+  return statement<[string, number], SourceDay>(db, SQL_RECENT_DAYS).all(source, limit);
 }

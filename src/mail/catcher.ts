@@ -23,6 +23,8 @@ export interface CaughtMessage extends CaughtSummary {
   raw: string;
 }
 
+const DELIVERY_HEADERS = /^(list-unsubscribe|list-unsubscribe-post|message-id|dkim-signature)$/i;
+
 /** Reads the caught messages from the inbox folder (newest first). */
 export class Inbox {
   constructor(readonly dir: string) {
@@ -46,6 +48,13 @@ export class Inbox {
     return out;
   }
 
+  /** Newest first; with `to`, only messages addressed to it (case-insensitive, one of several recipients). */
+  async listTo(to: string | undefined, limit = 500): Promise<CaughtSummary[]> {
+    const want = to?.toLowerCase();
+    const all = await this.list(limit);
+    return all.filter((m) => !want || m.to.toLowerCase().split(', ').includes(want));
+  }
+
   async get(id: string): Promise<CaughtMessage | undefined> {
     if (!/^[\w-]+$/.test(id)) return undefined;
     let raw: string;
@@ -66,6 +75,11 @@ export class Inbox {
       headers: email.headers.map((h) => ({ key: h.key, value: h.value })),
       raw,
     };
+  }
+
+  /** The headers a reader checks in a digest (unsubscribe links, message id, signature). */
+  static deliveryHeaders(m: CaughtMessage): CaughtMessage['headers'] {
+    return m.headers.filter((h) => DELIVERY_HEADERS.test(h.key));
   }
 
   save(raw: Buffer): string {

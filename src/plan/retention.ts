@@ -9,6 +9,7 @@
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
 
 const PRUNE_BATCH = 5_000;
 const DAY_MS = 86_400_000;
@@ -23,7 +24,7 @@ const SQL_PRUNE = `
 export async function pruneLedger(db: Db, clock: Clock, retentionDays: number): Promise<number> {
   const now = clock.now();
   const params = { now: now.toISOString(), cutoff: new Date(now.getTime() - retentionDays * DAY_MS).toISOString() };
-  const prune = db.prepare(SQL_PRUNE);
+  const prune = statement(db, SQL_PRUNE);
   let pruned = 0;
   for (;;) {
     const n = prune.run(params).changes;

@@ -9,6 +9,8 @@
 // a Prometheus server may scrape every 15 s, reads the stored figure and its time.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
+import { readSetting, writeSetting } from '../db/settings-table.ts';
+import { statement } from '../db/statements.ts';
 import { OVERDUE_AFTER_HOURS } from '../plan/slots.ts';
 
 const HOUR_MS = 3_600_000;
@@ -30,9 +32,6 @@ const SQL_COUNT_OVERDUE = `
     AND EXISTS (SELECT 1 FROM topics t JOIN query_matches m ON m.query_id = t.query_id
                 WHERE t.subscriber_id = w.id AND t.muted = 0 AND m.paper_id > w.watermark AND m.paper_id <= w.upto)`;
 
-const SQL_STORE = `INSERT INTO settings (key, value) VALUES ('overdue', :value)
-  ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
-const SQL_STORED = `SELECT value FROM settings WHERE key = 'overdue'`;
 
 export interface OverdueReport {
   /** Subscribers with a matched paper older than their schedule allows. */
@@ -45,22 +44,22 @@ export interface OverdueReport {
 export function countOverdue(db: Db, clock: Clock): OverdueReport {
   const now = clock.now();
   const before = (hours: number) => new Date(now.getTime() - hours * HOUR_MS).toISOString();
-  const r = db.prepare(SQL_COUNT_OVERDUE).get({
+  const r = statement(db, SQL_COUNT_OVERDUE).get({
     now: now.toISOString(),
     dailyCutoff: before(OVERDUE_AFTER_HOURS.daily),
     weeklyCutoff: before(OVERDUE_AFTER_HOURS.weekly),
   }) as { n: number };
   const report = { subscribers: r.n, at: now.toISOString() };
-  db.prepare(SQL_STORE).run({ value: JSON.stringify(report) });
+  writeSetting(db, 'overdue', JSON.stringify(report));
   return report;
 }
 
 /** The figure the last tick stored; undefined before the first one. */
 export function storedOverdue(db: Db): OverdueReport | undefined {
-  const row = db.prepare(SQL_STORED).get() as { value: string } | undefined;
-  if (!row) return undefined;
+  const value = readSetting(db, 'overdue');
+  if (value === undefined) return undefined;
   try {
-    return JSON.parse(row.value) as OverdueReport;
+    return JSON.parse(value) as OverdueReport;
   } catch {
     return undefined;
   }

@@ -3,6 +3,7 @@
 // delivery date in the subscribers' own time zones, so one day's count can span two UTC days.
 import { bounceCounts } from '../bounces/service.ts';
 import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
 import { storedOverdue } from './overdue.ts';
 
 export interface FailureReason {
@@ -63,7 +64,7 @@ const SQL_SENT_SINCE = `SELECT count(*) AS n FROM digests WHERE edition >= ? AND
 
 /** Digests sent since a time (by edition date, so within a day of the time zones' spread). */
 export function sentSince(db: Db, sinceIso: string): number {
-  return (db.prepare(SQL_SENT_SINCE).get(sinceIso.slice(0, 10)) as { n: number }).n;
+  return (statement(db, SQL_SENT_SINCE).get(sinceIso.slice(0, 10)) as { n: number }).n;
 }
 
 const SQL_SUBSCRIBERS_BY_STATUS = `SELECT status, count(*) AS n FROM subscribers GROUP BY status`;
@@ -73,9 +74,9 @@ const TOP_REASONS = 3;
 
 export function editionStatus(db: Db, opts: { limit: number }): EditionStatus[] {
   const limit = Math.max(1, Math.floor(opts.limit));
-  const rows = db.prepare(SQL_EDITION_COUNTS).all({ limit }) as Omit<EditionStatus, 'topFailures'>[];
+  const rows = statement(db, SQL_EDITION_COUNTS).all({ limit }) as Omit<EditionStatus, 'topFailures'>[];
   const reasons = new Map<string, Map<string, number>>();
-  for (const f of db.prepare(SQL_EDITION_FAILURES).all({ limit }) as { edition: string; code: number | null; response: string; n: number }[]) {
+  for (const f of statement(db, SQL_EDITION_FAILURES).all({ limit }) as { edition: string; code: number | null; response: string; n: number }[]) {
     const key = normaliseReason(f.code, f.response);
     const perEdition = reasons.get(f.edition) ?? new Map<string, number>();
     perEdition.set(key, (perEdition.get(key) ?? 0) + f.n);
@@ -107,9 +108,9 @@ export function normaliseReason(code: number | null, response: string): string {
 
 /** Prometheus text exposition (version 0.0.4) of the ledger and subscriber counts. */
 export function metricsText(db: Db): string {
-  const t = db.prepare(SQL_TOTALS).get() as Record<string, number>;
+  const t = statement(db, SQL_TOTALS).get() as Record<string, number>;
   const subs = new Map<string, number>();
-  for (const r of db.prepare(SQL_SUBSCRIBERS_BY_STATUS).all() as { status: string; n: number }[]) subs.set(r.status, r.n);
+  for (const r of statement(db, SQL_SUBSCRIBERS_BY_STATUS).all() as { status: string; n: number }[]) subs.set(r.status, r.n);
 
   const out: string[] = [];
   const metric = (name: string, type: 'counter' | 'gauge', help: string, samples: Array<[string, number]>) => {

@@ -27,7 +27,9 @@
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
 import type { Logger } from '../log.ts';
+import { advanceWatermark, countDeliveryFailure } from '../subscribers/repo.ts';
 
 const HOST = hostname();
 const STARTED_AT = Math.round(performance.timeOrigin);
@@ -61,9 +63,6 @@ const SQL_MARK_SENT = `
       smtp_response = :response, sent_at = :now, next_attempt_at = NULL
   WHERE id = :id AND claimed_by = :claimant AND status IN ('sending', 'unknown')`;
 
-/** A delivered digest moves the subscriber's watermark and clears their hard-failure streak. */
-const SQL_ADVANCE_WATERMARK = `
-  UPDATE subscribers SET watermark = max(watermark, :toPaper), hard_failures = 0 WHERE id = :subscriberId`;
 
 /** Temporary failure: retry later, or give up after max attempts. */
 const SQL_MARK_RETRY = `
@@ -78,15 +77,6 @@ const SQL_MARK_FAILED = `
   UPDATE digests
   SET status = 'failed', attempts = attempts + 1, next_attempt_at = NULL, smtp_code = :code, smtp_response = :response
   WHERE id = :id AND claimed_by = :claimant AND status = 'sending'`;
-
-/** One more hard failure; at the limit the address is suppressed. RETURNING the new status. */
-const SQL_COUNT_HARD_FAILURE = `
-  UPDATE subscribers
-  SET hard_failures = hard_failures + 1,
-      status = CASE WHEN hard_failures + 1 >= :limit AND status = 'confirmed' THEN 'suppressed' ELSE status END,
-      suppressed_at = CASE WHEN hard_failures + 1 >= :limit AND status = 'confirmed' THEN :now ELSE suppressed_at END
-  WHERE id = :subscriberId
-  RETURNING status`;
 
 /** Not sent: the address left (unsubscribed) or was suppressed after planning. */
 const SQL_MARK_SKIPPED = `
@@ -141,17 +131,15 @@ export class Ledger {
     readonly claimant: string = claimantId(),
   ) {
     const s = {
-      claimNext: db.prepare(SQL_CLAIM_NEXT),
-      sent: db.prepare(SQL_MARK_SENT),
-      watermark: db.prepare(SQL_ADVANCE_WATERMARK),
-      retry: db.prepare(SQL_MARK_RETRY),
-      failed: db.prepare(SQL_MARK_FAILED),
-      hardFailure: db.prepare(SQL_COUNT_HARD_FAILURE),
-      skipped: db.prepare(SQL_MARK_SKIPPED),
-      giveBack: db.prepare(SQL_GIVE_BACK),
-      unknown: db.prepare(SQL_MARK_UNKNOWN),
-      nextRetryAt: db.prepare(SQL_NEXT_RETRY_AT),
-      openCount: db.prepare(SQL_OPEN_COUNT),
+      claimNext: statement(db, SQL_CLAIM_NEXT),
+      sent: statement(db, SQL_MARK_SENT),
+      retry: statement(db, SQL_MARK_RETRY),
+      failed: statement(db, SQL_MARK_FAILED),
+      skipped: statement(db, SQL_MARK_SKIPPED),
+      giveBack: statement(db, SQL_GIVE_BACK),
+      unknown: statement(db, SQL_MARK_UNKNOWN),
+      nextRetryAt: statement(db, SQL_NEXT_RETRY_AT),
+      openCount: statement(db, SQL_OPEN_COUNT),
     };
     this.s = s;
     /** A delivered row: its status, and its subscriber's watermark. */
@@ -164,7 +152,8 @@ export class Ledger {
         response: r.response,
         now: r.at.toISOString(),
       }).changes;
-      if (changed === 1) s.watermark.run({ subscriberId: r.subscriberId, toPaper: r.toPaper });
+      // The subscriber's watermark moves and their failure streak clears (subscribers/repo.ts).
+      if (changed === 1) advanceWatermark(db, r.subscriberId, r.toPaper);
       return changed === 1;
     };
     this.tx = {
@@ -176,8 +165,8 @@ export class Ledger {
       sent: db.transaction((r: SentRecord, claimant: string): boolean => markOne(r, claimant)),
       failed: db.transaction((id: number, subscriberId: number, failure: FailureRecord, suppressAfter: number, now: Date, claimant: string) => {
         if (s.failed.run({ id, claimant, ...failure }).changes !== 1) return false;
-        const r = s.hardFailure.get({ subscriberId, limit: suppressAfter, now: now.toISOString() }) as { status: string } | undefined;
-        return r?.status === 'suppressed';
+        // One more hard failure (subscribers/repo.ts); at the limit the address is suppressed.
+        return countDeliveryFailure(db, subscriberId, suppressAfter, now.toISOString()) === 'suppressed';
       }),
     };
   }
@@ -264,10 +253,10 @@ export interface RecoverOptions {
 export function recoverStale(db: Db, clock: Clock, opts: RecoverOptions = {}): number {
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
   const now = clock.now();
-  const mark = db.prepare(SQL_MARK_UNKNOWN);
+  const mark = statement(db, SQL_MARK_UNKNOWN);
   let recovered = 0;
   const ids: number[] = [];
-  for (const r of db.prepare(SQL_SENDING_ROWS).all() as { id: number; claimed_by: string | null; claimed_at: string | null }[]) {
+  for (const r of statement(db, SQL_SENDING_ROWS).all() as { id: number; claimed_by: string | null; claimed_at: string | null }[]) {
     const claimedAt = r.claimed_at ? Date.parse(r.claimed_at) : 0;
     const expired = now.getTime() - claimedAt > leaseMs;
     if (!expired && !claimantIsDead(r.claimed_by ?? '')) continue;

@@ -12,20 +12,24 @@ import type { TemplateSources } from '../render/render-templates.ts';
 import { runSendLoop, type LoopDeps } from './send-loop.ts';
 import { emptySummary, type ProgressDelta, type SenderConfig, type SendProgress, type SendSummary } from './send-types.ts';
 
-/** What a worker thread needs to rebuild everything it uses (structured-cloned into it). */
-export interface WorkerSetup {
-  index: number;
+/** What every thread of a run shares. */
+interface RunSetup {
   databasePath: string;
   smtpUrl: string;
   secret: string;
   templates: TemplateSources;
   config: WorkerConfig;
+  claimant: string;
+  retryWindowMs: number;
+}
+
+/** What a worker thread needs to rebuild everything it uses (structured-cloned into it). */
+export interface WorkerSetup extends RunSetup {
+  index: number;
   /** This thread's share of SMTP_POOL_SIZE: its connections and rows in flight. */
   poolSize: number;
   ratePerSecond: number;
-  claimant: string;
   relayMemory: SharedArrayBuffer;
-  retryWindowMs: number;
 }
 
 export type WorkerConfig = SenderConfig & {
@@ -40,15 +44,8 @@ export type WorkerMessage =
   | { type: 'done'; summary: SendSummary }
   | { type: 'failed'; message: string };
 
-export interface ParallelRun {
+export interface ParallelRun extends RunSetup {
   threads: number;
-  databasePath: string;
-  smtpUrl: string;
-  secret: string;
-  templates: TemplateSources;
-  config: WorkerConfig;
-  claimant: string;
-  retryWindowMs: number;
   total: number;
   signal?: AbortSignal | undefined;
   random: () => number;

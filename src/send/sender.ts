@@ -4,6 +4,7 @@
 // (send-workers.ts) when the run is big enough to pay for starting them and everything a worker needs
 // can be rebuilt there. See ledger.ts for the state machine and what happens after a crash.
 import { systemClock } from '../clock.ts';
+import { readSetting } from '../db/settings-table.ts';
 import { Links } from '../links.ts';
 import { Tokens } from '../tokens.ts';
 import { claimantId, Ledger } from './ledger.ts';
@@ -42,8 +43,6 @@ export const DEFAULT_RETRY_WINDOW_MS = 10 * 60 * 1000;
  */
 export const PARALLEL_MIN_ROWS = 1_000;
 
-/** The secret a `SECRET_KEY`-less install generated and keeps in the database (see main.ts). */
-const SQL_STORED_SECRET = `SELECT value FROM settings WHERE key = 'secret_key'`;
 
 export async function sendPending(deps: SendDeps, opts: SendOptions = {}): Promise<SendSummary> {
   const { config, logger } = deps;
@@ -104,7 +103,7 @@ async function parallelSetup(deps: SendDeps, rows: number, minRows: number): Pro
   if (config.PUBLIC_URL === undefined || config.SMTP_TIMEOUT_MS === undefined || config.LOG_LEVEL === undefined) {
     return 'the configuration lacks what worker threads need';
   }
-  const secret = config.SECRET_KEY ?? (db.prepare(SQL_STORED_SECRET).get() as { value: string } | undefined)?.value;
+  const secret = config.SECRET_KEY ?? readSetting(db, 'secret_key');
   if (!secret) return 'no link secret';
   // The workers sign links with this secret and PUBLIC_URL: they must come out as the caller's do.
   const probe = { id: 1, tokenSalt: 'probe' };

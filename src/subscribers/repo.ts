@@ -46,33 +46,33 @@ const SUBSCRIBER_COLUMNS = `id, email, status, token_salt, timezone, delivery_ho
   paused_until, watermark, last_slot, hard_failures, confirm_sent_at, created_at, confirmed_at`;
 
 // One subscriber by primary key.
-const SELECT_SUBSCRIBER_BY_ID = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE id = ?`;
+const SQL_SUBSCRIBER_BY_ID = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE id = ?`;
 
 // One subscriber by address; the column is COLLATE NOCASE, so case differences find the same row.
-const SELECT_SUBSCRIBER_BY_EMAIL = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE email = ?`;
+const SQL_SUBSCRIBER_BY_EMAIL = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE email = ?`;
 
 // Every subscriber, oldest first (for `digest subscribers`).
-const SELECT_ALL_SUBSCRIBERS = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers ORDER BY id`;
+const SQL_ALL_SUBSCRIBERS = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers ORDER BY id`;
 
 // A new address starts pending: nothing is sent to it until it confirms.
-const INSERT_SUBSCRIBER = `
+const SQL_INSERT_SUBSCRIBER = `
   INSERT INTO subscribers (email, status, token_salt, timezone, delivery_hour, frequency, created_at)
   VALUES (@email, 'pending', @salt, @timezone, @deliveryHour, @frequency, @createdAt)`;
 
 // Delivery preferences given at subscribe time (pending subscribers only change these by re-subscribing).
-const UPDATE_SUBSCRIBE_PREFS = `
+const SQL_UPDATE_SUBSCRIBE_PREFS = `
   UPDATE subscribers SET timezone = @timezone, delivery_hour = @deliveryHour, frequency = @frequency
   WHERE id = @id`;
 
 // Back to pending after an unsubscribe or a suppression: a fresh confirmation is required.
-const UPDATE_BACK_TO_PENDING = `
+const SQL_UPDATE_BACK_TO_PENDING = `
   UPDATE subscribers SET status = 'pending', confirmed_at = NULL
   WHERE id = ? AND status IN ('unsubscribed', 'suppressed')`;
 
 // Confirmation. The watermark makes the first digest hold the papers of the last day of ingest: it is
 // the last paper ingested 24 hours or more before the newest paper was (never lowered on a
 // re-confirm). Ingest times, not batch dates: a batch with a wrong date cannot empty or flood it.
-const UPDATE_CONFIRM = `
+const SQL_UPDATE_CONFIRM = `
   UPDATE subscribers SET
     status = 'confirmed',
     confirmed_at = CASE WHEN status = 'confirmed' THEN confirmed_at ELSE @now END,
@@ -85,19 +85,46 @@ const UPDATE_CONFIRM = `
   WHERE id = @id`;
 
 // Unsubscribe takes effect at once: planners only pick confirmed subscribers.
-const UPDATE_UNSUBSCRIBE = `
+const SQL_UPDATE_UNSUBSCRIBE = `
   UPDATE subscribers SET status = 'unsubscribed', unsubscribed_at = @now
   WHERE id = @id AND status <> 'unsubscribed'`;
 
+// Hard bounce or the console's "suppress": no more mail to this address (one that already left stays
+// as it is).
+const SQL_SUPPRESS = `
+  UPDATE subscribers SET status = 'suppressed', suppressed_at = @now
+  WHERE id = @id AND status IN ('confirmed', 'pending')`;
+
+// One more delivery failure (a 5xx answer at send time, or a soft bounce reported later); at the limit a
+// confirmed address is suppressed. A delivered digest resets the counter (send/ledger.ts).
+const SQL_COUNT_FAILURE = `
+  UPDATE subscribers
+  SET hard_failures = hard_failures + 1,
+      status = CASE WHEN hard_failures + 1 >= @limit AND status = 'confirmed' THEN 'suppressed' ELSE status END,
+      suppressed_at = CASE WHEN hard_failures + 1 >= @limit AND status = 'confirmed' THEN @now ELSE suppressed_at END
+  WHERE id = @id
+  RETURNING status`;
+
+// A delivered digest moves the subscriber's watermark and clears their failure streak.
+const SQL_ADVANCE_WATERMARK = `
+  UPDATE subscribers SET watermark = max(watermark, @toPaper), hard_failures = 0 WHERE id = @id`;
+
+// `digest preview` (inside a savepoint it rolls back): the subscriber as if confirmed and as if today's
+// slot had not run yet.
+const SQL_AS_IF_DUE_NOW = `UPDATE subscribers SET status = 'confirmed', last_slot = NULL WHERE id = ?`;
+
+// Deleting a subscriber deletes their topics, ledger rows and bounce reports (ON DELETE CASCADE).
+const SQL_DELETE_SUBSCRIBER = `DELETE FROM subscribers WHERE id = ?`;
+
 // When the last confirmation (or "already subscribed") email went out, for the 10-minute throttle.
-const UPDATE_CONFIRM_SENT_AT = `UPDATE subscribers SET confirm_sent_at = @at WHERE id = @id`;
+const SQL_UPDATE_CONFIRM_SENT_AT = `UPDATE subscribers SET confirm_sent_at = @at WHERE id = @id`;
 
 // Undo the throttle stamp after a failed send, unless another request stamped it since.
-const RESET_CONFIRM_SENT_AT = `
+const SQL_RESET_CONFIRM_SENT_AT = `
   UPDATE subscribers SET confirm_sent_at = @previous WHERE id = @id AND confirm_sent_at = @at`;
 
 // Everything the preferences page edits.
-const UPDATE_PREFERENCES = `
+const SQL_UPDATE_PREFERENCES = `
   UPDATE subscribers SET timezone = @timezone, delivery_hour = @deliveryHour, frequency = @frequency,
     weekly_day = @weeklyDay, paused_until = @pausedUntil
   WHERE id = @id`;
@@ -105,23 +132,23 @@ const UPDATE_PREFERENCES = `
 const TOPIC_COLUMNS = `id, subscriber_id, query_id, text, muted, position`;
 
 // A subscriber's topics in the order they typed them.
-const SELECT_TOPICS = `SELECT ${TOPIC_COLUMNS} FROM topics WHERE subscriber_id = ? ORDER BY position, id`;
+const SQL_TOPICS = `SELECT ${TOPIC_COLUMNS} FROM topics WHERE subscriber_id = ? ORDER BY position, id`;
 
 // Topics of every subscriber at once (for listings), in display order.
 
 // A kept topic: same query as before, possibly new wording, position or mute state.
-const UPDATE_TOPIC = `UPDATE topics SET text = @text, position = @position, muted = @muted WHERE id = @id`;
+const SQL_UPDATE_TOPIC = `UPDATE topics SET text = @text, position = @position, muted = @muted WHERE id = @id`;
 
 // A new topic.
-const INSERT_TOPIC = `
+const SQL_INSERT_TOPIC = `
   INSERT INTO topics (subscriber_id, query_id, text, muted, position)
   VALUES (@subscriberId, @queryId, @text, @muted, @position)`;
 
 // A topic the subscriber removed.
-const DELETE_TOPIC = `DELETE FROM topics WHERE id = ? AND subscriber_id = ?`;
+const SQL_DELETE_TOPIC = `DELETE FROM topics WHERE id = ? AND subscriber_id = ?`;
 
 // Mute or unmute one topic of one subscriber (the subscriber id guards against another's topic id).
-const UPDATE_TOPIC_MUTED = `UPDATE topics SET muted = @muted WHERE id = @topicId AND subscriber_id = @subscriberId`;
+const SQL_UPDATE_TOPIC_MUTED = `UPDATE topics SET muted = @muted WHERE id = @topicId AND subscriber_id = @subscriberId`;
 
 // Row -> domain type.
 function toSubscriber(r: SubscriberRow): SubscriberRecord {
@@ -156,51 +183,77 @@ function toTopic(r: TopicRow): Topic {
 }
 
 export function findSubscriberById(db: Db, id: number): SubscriberRecord | undefined {
-  const row = statement<[number], SubscriberRow>(db, SELECT_SUBSCRIBER_BY_ID).get(id);
+  const row = statement<[number], SubscriberRow>(db, SQL_SUBSCRIBER_BY_ID).get(id);
   return row && toSubscriber(row);
 }
 
 export function findSubscriberByEmail(db: Db, email: string): SubscriberRecord | undefined {
-  const row = statement<[string], SubscriberRow>(db, SELECT_SUBSCRIBER_BY_EMAIL).get(email);
+  const row = statement<[string], SubscriberRow>(db, SQL_SUBSCRIBER_BY_EMAIL).get(email);
   return row && toSubscriber(row);
 }
 
 /** Every subscriber, one row at a time (never the whole list in memory). */
 export function* iterateSubscribers(db: Db): Generator<SubscriberRecord> {
-  for (const row of db.prepare<[], SubscriberRow>(SELECT_ALL_SUBSCRIBERS).iterate()) yield toSubscriber(row);
+  // Its own statement, not the per-connection one (db/statements.ts): a cached statement that is still
+  // iterating is busy, and the caller may run other repo queries (even this one) between yields.
+  for (const row of db.prepare<[], SubscriberRow>(SQL_ALL_SUBSCRIBERS).iterate()) yield toSubscriber(row);
 }
 
 export function insertSubscriber(
   db: Db,
   s: SubscriberPrefs & { email: string; salt: string; createdAt: string },
 ): number {
-  const info = statement(db, INSERT_SUBSCRIBER).run(s);
+  const info = statement(db, SQL_INSERT_SUBSCRIBER).run(s);
   return Number(info.lastInsertRowid);
 }
 
 export function updateSubscribePrefs(db: Db, id: number, p: SubscriberPrefs): void {
-  statement(db, UPDATE_SUBSCRIBE_PREFS).run({ id, ...p });
+  statement(db, SQL_UPDATE_SUBSCRIBE_PREFS).run({ id, ...p });
 }
 
 export function setBackToPending(db: Db, id: number): void {
-  statement(db, UPDATE_BACK_TO_PENDING).run(id);
+  statement(db, SQL_UPDATE_BACK_TO_PENDING).run(id);
 }
 
 export function markConfirmed(db: Db, id: number, now: string): void {
-  statement(db, UPDATE_CONFIRM).run({ id, now });
+  statement(db, SQL_UPDATE_CONFIRM).run({ id, now });
 }
 
 /** Returns true when the subscriber was not already unsubscribed. */
 export function markUnsubscribed(db: Db, id: number, now: string): boolean {
-  return statement(db, UPDATE_UNSUBSCRIBE).run({ id, now }).changes > 0;
+  return statement(db, SQL_UPDATE_UNSUBSCRIBE).run({ id, now }).changes > 0;
+}
+
+/** Returns true when the address was confirmed or pending (and is now suppressed). */
+export function markSuppressed(db: Db, id: number, now: string): boolean {
+  return statement(db, SQL_SUPPRESS).run({ id, now }).changes > 0;
+}
+
+/** Counts one delivery failure; returns the status after it ('suppressed' at the limit), undefined when there is no such subscriber. */
+export function countDeliveryFailure(db: Db, id: number, limit: number, now: string): SubscriberStatus | undefined {
+  return statement<Record<string, unknown>, { status: SubscriberStatus }>(db, SQL_COUNT_FAILURE).get({ id, limit, now })?.status;
+}
+
+/** After a delivered digest (inside the ledger's transaction that marks it sent). */
+export function advanceWatermark(db: Db, id: number, toPaper: number): void {
+  statement(db, SQL_ADVANCE_WATERMARK).run({ id, toPaper });
+}
+
+/** For `digest preview` only, inside its savepoint (render/preview.ts rolls it back). */
+export function markDueNowForPreview(db: Db, id: number): void {
+  statement(db, SQL_AS_IF_DUE_NOW).run(id);
+}
+
+export function deleteSubscriberRow(db: Db, id: number): boolean {
+  return statement(db, SQL_DELETE_SUBSCRIBER).run(id).changes > 0;
 }
 
 export function setConfirmSentAt(db: Db, id: number, at: string): void {
-  statement(db, UPDATE_CONFIRM_SENT_AT).run({ id, at });
+  statement(db, SQL_UPDATE_CONFIRM_SENT_AT).run({ id, at });
 }
 
 export function resetConfirmSentAt(db: Db, id: number, at: string, previous: string | null): void {
-  statement(db, RESET_CONFIRM_SENT_AT).run({ id, at, previous });
+  statement(db, SQL_RESET_CONFIRM_SENT_AT).run({ id, at, previous });
 }
 
 export function updatePreferenceColumns(
@@ -208,11 +261,11 @@ export function updatePreferenceColumns(
   id: number,
   p: SubscriberPrefs & { weeklyDay: number; pausedUntil: string | null },
 ): void {
-  statement(db, UPDATE_PREFERENCES).run({ id, ...p });
+  statement(db, SQL_UPDATE_PREFERENCES).run({ id, ...p });
 }
 
 export function listTopics(db: Db, subscriberId: number): Topic[] {
-  return statement<[number], TopicRow>(db, SELECT_TOPICS).all(subscriberId).map(toTopic);
+  return statement<[number], TopicRow>(db, SQL_TOPICS).all(subscriberId).map(toTopic);
 }
 
 export interface DesiredTopic {
@@ -236,18 +289,18 @@ export function replaceTopics(db: Db, subscriberId: number, desired: DesiredTopi
     kept.add(d.queryId);
     const existing = current.get(d.queryId);
     if (existing) {
-      statement(db, UPDATE_TOPIC).run({ id: existing.id, text: d.text, position, muted: (d.muted ?? existing.muted) ? 1 : 0 });
+      statement(db, SQL_UPDATE_TOPIC).run({ id: existing.id, text: d.text, position, muted: (d.muted ?? existing.muted) ? 1 : 0 });
     } else {
-      statement(db, INSERT_TOPIC).run({ subscriberId, queryId: d.queryId, text: d.text, muted: d.muted ? 1 : 0, position });
+      statement(db, SQL_INSERT_TOPIC).run({ subscriberId, queryId: d.queryId, text: d.text, muted: d.muted ? 1 : 0, position });
     }
     position += 1;
   }
   for (const t of current.values()) {
-    if (!kept.has(t.queryId)) statement(db, DELETE_TOPIC).run(t.id, subscriberId);
+    if (!kept.has(t.queryId)) statement(db, SQL_DELETE_TOPIC).run(t.id, subscriberId);
   }
 }
 
 /** Returns false when the topic does not belong to the subscriber (or no longer exists). */
 export function setTopicMuted(db: Db, subscriberId: number, topicId: number, muted: boolean): boolean {
-  return statement(db, UPDATE_TOPIC_MUTED).run({ subscriberId, topicId, muted: muted ? 1 : 0 }).changes > 0;
+  return statement(db, SQL_UPDATE_TOPIC_MUTED).run({ subscriberId, topicId, muted: muted ? 1 : 0 }).changes > 0;
 }

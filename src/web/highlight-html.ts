@@ -1,11 +1,6 @@
 // Highlighter segments -> safe HTML: every character escaped, matched words wrapped in <mark>.
+import { escapeHtml } from '../html.ts';
 import type { Segment } from '../topics/highlight.ts';
-
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
 
 export function segmentsToHtml(segments: Segment[]): string {
   return segments.map((s) => (s.hit ? `<mark>${escapeHtml(s.text)}</mark>` : escapeHtml(s.text))).join('');

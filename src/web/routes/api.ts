@@ -1,15 +1,16 @@
-// Machine routes: POST /api/batches (Bearer API_TOKEN), GET /health, GET /metrics.
+// Machine routes: POST /api/batches (Bearer API_TOKEN), GET /health, GET /metrics. Each calls one
+// service: report/health.ts, report/status.ts metricsText, ingest/post-batch.ts.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
-import { retryWhileBusy } from '../../db/busy.ts';
-import { storageFault, type StorageFault } from '../../db/faults.ts';
-import { probeWrite, type Db } from '../../db/open.ts';
+import type { Db } from '../../db/open.ts';
+import { postBatch } from '../../ingest/post-batch.ts';
+import { createHealthCheck } from '../../report/health.ts';
 import { metricsText } from '../../report/status.ts';
-import { AppError } from '../../errors.ts';
-import { parseFeed, type FeedFormat } from '../../ingest/detect.ts';
-import { ingestBatch } from '../../ingest/ingest.ts';
+import { errorBody, okBody } from '../response-schemas.ts';
 
 export interface ApiDeps {
   db: Db;
@@ -17,11 +18,26 @@ export interface ApiDeps {
   config: Config;
 }
 
-/** /health writes at most once per this many milliseconds. */
-export const HEALTH_CACHE_MS = 1_000;
+export { HEALTH_CACHE_MS } from '../../report/health.ts';
 
-const FORMATS = new Set(['auto', 'batch', 'hf', 'arxiv']);
 const TEXT_TYPES = ['application/json', 'application/xml', 'text/xml', 'application/atom+xml', 'application/rss+xml', 'text/plain'];
+
+const batchQuery = z.object({
+  format: z.string().optional(),
+  source: z.string().optional(),
+  date: z.string().optional(),
+});
+
+const batchStored = z.object({
+  ok: z.literal(true),
+  source: z.string(),
+  date: z.string(),
+  batchId: z.number(),
+  papers: z.number(),
+  newPapers: z.number(),
+  updatedPapers: z.number(),
+  duplicate: z.boolean(),
+});
 
 /** Constant-time comparison of the presented bearer token with API_TOKEN (hashed to equal lengths first). */
 function tokenMatches(header: string | undefined, expected: string): boolean {
@@ -32,33 +48,20 @@ function tokenMatches(header: string | undefined, expected: string): boolean {
 
 export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const { db, clock, config } = deps;
+  const health = createHealthCheck(deps);
+  const r = app.withTypeProvider<ZodTypeProvider>();
 
-  // Readiness, not liveness: ok only when the database takes a write (a tiny settings upsert in an
-  // IMMEDIATE transaction, see db/open.ts probeWrite). A read-only file, a full disk or a lock held past
-  // WEB_LOCK_WAIT_MS answer 503 naming the cause. The answer is kept HEALTH_CACHE_MS so a tight
-  // probe loop costs at most one write per second.
-  let last: { at: number; fault: StorageFault | undefined } | undefined;
-  app.get('/health', async (_req, reply) => {
-    const now = performance.now();
-    if (!last || now - last.at >= HEALTH_CACHE_MS) {
-      let fault: StorageFault | undefined;
-      try {
-        // A lock held by a planner chunk passes in moments: retried like any web write (lock-retry.ts).
-        await retryWhileBusy(() => probeWrite(db, clock.now()), config.WEB_LOCK_WAIT_MS, 4);
-      } catch (e) {
-        fault = storageFault(e);
-        if (!fault) throw e;
-      }
-      last = { at: now, fault };
-    }
-    if (!last.fault) return { ok: true };
+  // 503 + Retry-After naming the storage fault when the database does not take a write (report/health.ts).
+  r.get('/health', { schema: { response: { 200: okBody, 503: errorBody } } }, async (_req, reply) => {
+    const fault = await health();
+    if (!fault) return { ok: true as const };
     return reply
       .code(503)
-      .header('retry-after', String(last.fault.retryAfterSeconds))
-      .send({ ok: false, code: last.fault.fault, error: last.fault.message });
+      .header('retry-after', String(fault.retryAfterSeconds))
+      .send({ ok: false, code: fault.fault, error: fault.message });
   });
 
-  app.get('/metrics', async (_req, reply) => {
+  r.get('/metrics', async (_req, reply) => {
     reply.type('text/plain; version=0.0.4; charset=utf-8');
     return metricsText(db);
   });
@@ -69,24 +72,22 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
     scope.addContentTypeParser(TEXT_TYPES, { parseAs: 'string', bodyLimit: 20 * 1024 * 1024 }, (_req, body, done) =>
       done(null, body),
     );
-    scope.post<{ Querystring: { format?: string; source?: string; date?: string } }>('/api/batches', async (req, reply) => {
-      if (!config.API_TOKEN) {
-        return reply.code(503).send({ ok: false, error: 'the batch API is disabled: set API_TOKEN to enable it' });
-      }
-      if (!tokenMatches(req.headers.authorization, config.API_TOKEN)) {
-        return reply
-          .code(401)
-          .header('www-authenticate', 'Bearer')
-          .send({ ok: false, error: 'missing or wrong bearer token' });
-      }
-      const format = req.query.format ?? 'auto';
-      if (!FORMATS.has(format)) throw new AppError('BAD_FORMAT', `format: must be one of auto, batch, hf, arxiv`);
-      if (typeof req.body !== 'string' || req.body.trim() === '') {
-        throw new AppError('BATCH_EMPTY', 'the request body is empty: send the batch as JSON or XML');
-      }
-      const batch = parseFeed(req.body, format as FeedFormat, { source: req.query.source, date: req.query.date });
-      const r = ingestBatch(db, batch, clock);
-      return reply.code(r.duplicate ? 200 : 201).send({ ok: true, source: batch.source, date: batch.date, ...r });
-    });
+    scope.withTypeProvider<ZodTypeProvider>().post(
+      '/api/batches',
+      { schema: { querystring: batchQuery, response: { 200: batchStored, 201: batchStored, 401: errorBody, 503: errorBody } } },
+      async (req, reply) => {
+        if (!config.API_TOKEN) {
+          return reply.code(503).send({ ok: false, error: 'the batch API is disabled: set API_TOKEN to enable it' });
+        }
+        if (!tokenMatches(req.headers.authorization, config.API_TOKEN)) {
+          return reply
+            .code(401)
+            .header('www-authenticate', 'Bearer')
+            .send({ ok: false, error: 'missing or wrong bearer token' });
+        }
+        const { source, date, ...stored } = postBatch(db, clock, { body: req.body, ...req.query });
+        return reply.code(stored.duplicate ? 200 : 201).send({ ok: true, source, date, ...stored });
+      },
+    );
   });
 }

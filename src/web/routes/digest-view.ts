@@ -2,24 +2,18 @@
 // "N more papers" link when the email was capped). Lists every paper of the digest.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { loadDigest } from '../../render/view.ts';
-import { AppError } from '../../errors.ts';
+import { openDigest } from '../../subscribers/open-digest.ts';
 import type { RouteDeps } from '../deps.ts';
 import { DIGEST_CSP } from '../security-headers.ts';
 import { tokenParams } from '../token-param.ts';
 
 export function registerDigestViewRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const { subscribers, db, links, renderer } = deps;
+  const { renderer } = deps;
   app.withTypeProvider<ZodTypeProvider>().get('/digests/:token', { schema: { params: tokenParams } }, async (req, reply) => {
-    const { subscriberId, digestId } = subscribers.resolveDigestLink(req.params.token);
-    const loaded = loadDigest(db, digestId, links);
-    // The token is signed for one subscriber and one digest: both must still agree.
-    if (!loaded || loaded.row.subscriberId !== subscriberId) {
-      throw new AppError('DIGEST_GONE', 'This digest is no longer available.', { status: 404 });
-    }
+    const view = openDigest(deps, req.params.token);
     return reply
       .header('content-security-policy', DIGEST_CSP)
       .type('text/html; charset=utf-8')
-      .send(renderer.webView(loaded.view));
+      .send(renderer.webView(view));
   });
 }

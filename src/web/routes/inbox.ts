@@ -1,12 +1,19 @@
 // The local mail catcher's inbox in the browser: only when no SMTP_URL is set, and only for requests
 // from this machine. Caught HTML is shown inside a sandboxed iframe (no scripts, no same-origin).
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import Handlebars from 'handlebars';
-import type { Inbox } from '../../mail/catcher.ts';
+import { z } from 'zod';
+import { Inbox } from '../../mail/catcher.ts';
 
 export interface InboxDeps {
   inbox: Inbox | undefined;
 }
+
+const inboxQuery = z.object({ to: z.string().optional() });
+const inboxList = z.array(
+  z.object({ id: z.string(), receivedAt: z.string(), from: z.string(), to: z.string(), subject: z.string() }),
+);
 
 const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
 
@@ -53,16 +60,14 @@ export function registerInboxRoutes(app: FastifyInstance, deps: InboxDeps): void
   });
 
   /** JSON for scripts and tests: newest first, optionally only those to one address. */
-  app.get<{ Querystring: { to?: string } }>('/inbox.json', async (req) => {
-    const to = req.query.to?.toLowerCase();
-    const all = await inbox.list(500);
-    return all.filter((m) => !to || m.to.toLowerCase().split(', ').includes(to));
-  });
+  app
+    .withTypeProvider<ZodTypeProvider>()
+    .get('/inbox.json', { schema: { querystring: inboxQuery, response: { 200: inboxList } } }, async (req) => inbox.listTo(req.query.to));
 
   app.get<{ Params: { id: string } }>('/inbox/:id', async (req, reply) => {
     const m = await inbox.get(req.params.id);
     if (!m) return reply.code(404).type('text/plain').send('No such message in the local inbox.');
-    const listHeaders = m.headers.filter((h) => /^(list-unsubscribe|list-unsubscribe-post|message-id|dkim-signature)$/i.test(h.key));
+    const listHeaders = Inbox.deliveryHeaders(m);
     return reply.type('text/html; charset=utf-8').send(page({ title: m.subject || '(no subject)', list: false, m, listHeaders }));
   });
 
