@@ -1,5 +1,6 @@
 // The composition root: wires config, database, mail, renderer, services, web server and scheduler.
 // Everything else receives what it needs as arguments.
+import { readSetting, writeSettingOnce } from './db/settings-table.ts';
 import { randomBytes } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -163,10 +164,10 @@ async function startCatcher(inbox: Inbox, port: number, logger: Logger): Promise
 
 /** With no SECRET_KEY set, a random key is generated once and kept in the database. */
 function localSecret(db: Db, logger: Logger): string {
-  const row = db.prepare(`SELECT value FROM settings WHERE key = 'secret_key'`).get() as { value: string } | undefined;
-  if (row) return row.value;
-  const secret = randomBytes(32).toString('hex');
-  db.prepare(`INSERT OR IGNORE INTO settings (key, value) VALUES ('secret_key', ?)`).run(secret);
+  const stored = readSetting(db, 'secret_key');
+  if (stored) return stored;
+  // Two processes starting together: the first write wins and both use it.
+  const kept = writeSettingOnce(db, 'secret_key', randomBytes(32).toString('hex'));
   logger.warn('SECRET_KEY is not set: generated one and stored it in the database (set SECRET_KEY in production)');
-  return (db.prepare(`SELECT value FROM settings WHERE key = 'secret_key'`).get() as { value: string }).value;
+  return kept;
 }

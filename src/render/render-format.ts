@@ -1,21 +1,8 @@
 // Small pure helpers the renderer uses to turn feed strings into safe, readable pieces:
 // HTML escaping, http(s)-only links, abstract trimming, author lines, text wrapping, subjects.
 
-/** Every character that could end an attribute value or start a tag. */
-const HTML_ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-  '`': '&#96;',
-  '=': '&#61;',
-};
-const HTML_SPECIAL = /[&<>"'`=]/g;
-
-export function escapeHtml(text: string): string {
-  return text.replace(HTML_SPECIAL, (c) => HTML_ESCAPES[c] ?? c);
-}
+/** One HTML escaper for the whole service (src/html.ts). */
+export { escapeHtml } from '../html.ts';
 
 /** A link for an href: http(s) only; anything else (javascript:, data:, relative, garbage) becomes '#'. */
 export function safeHref(url: string | null | undefined): string {

@@ -112,13 +112,6 @@ const SELECT_STAGED_PAGE = (table: string) => `
 // Id and status of an existing subscriber, by address (the column is COLLATE NOCASE).
 const SELECT_SUBSCRIBER_STATUS = `SELECT id, status FROM subscribers WHERE email = ?`;
 
-// A new address, pending like every new subscriber (confirmation, when the row says so, goes through
-// repo.markConfirmed). Prepared once per import: repo.insertSubscriber prepares on every call, which
-// at a million rows costs more than the inserts themselves.
-const INSERT_NEW_SUBSCRIBER = `
-  INSERT INTO subscribers (email, status, token_salt, timezone, delivery_hour, frequency, created_at)
-  VALUES (@email, 'pending', @salt, @timezone, @deliveryHour, @frequency, @createdAt)`;
-
 // A topic of a subscriber created by this import (who has no other topics yet).
 const INSERT_NEW_TOPIC = `
   INSERT INTO topics (subscriber_id, query_id, text, muted, position) VALUES (?, ?, ?, 0, ?)`;
@@ -253,7 +246,6 @@ async function writeStaged(app: ImportApp, table: string, file: string, rowsPerT
   const { db, clock, config } = app;
   const page = db.prepare<[number, number], StagedRow & { rowid: number }>(SELECT_STAGED_PAGE(table));
   const findStatus = db.prepare<[string], { id: number; status: string }>(SELECT_SUBSCRIBER_STATUS);
-  const insertSubscriber = db.prepare(INSERT_NEW_SUBSCRIBER);
   const insertTopic = db.prepare<[number, number, string, number]>(INSERT_NEW_TOPIC);
   const queryIds = new Map<string, number>();
   const queryId = (fts: string, text: string): number => {
@@ -282,7 +274,8 @@ async function writeStaged(app: ImportApp, table: string, file: string, rowsPerT
         repo.replaceTopics(db, id, topics); // keeps the ids (and mute state) of topics that stay
         chunk.updated++;
       } else {
-        id = Number(insertSubscriber.run({ email: row.email, salt: newSalt(), createdAt: now, ...prefs }).lastInsertRowid);
+        // A new address is pending like every new subscriber; a confirmed row goes through repo.markConfirmed.
+        id = repo.insertSubscriber(db, { email: row.email, salt: newSalt(), createdAt: now, ...prefs });
         topics.forEach((t, position) => insertTopic.run(id, t.queryId, t.text, position));
         status = 'pending';
         chunk.created++;
