@@ -325,6 +325,12 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
 
   function resolveMute(token: string): { subscriber: SubscriberRecord; topic: Topic } {
     const { subscriber, targetId } = resolveLink(db, tokens, clock, token, 'mute');
+    // An address that left gets nothing more to mute: say so, as the preferences page does.
+    if (subscriber.status === 'unsubscribed') {
+      throw new AppError('UNSUBSCRIBED', 'You are unsubscribed, so no topic of yours is sent any more. Subscribe again from the home page to choose topics.', {
+        status: 409,
+      });
+    }
     const topic = repo.listTopics(db, subscriber.id).find((t) => t.id === targetId);
     if (!topic) {
       throw new AppError('TOPIC_GONE', 'This topic is no longer in your preferences, so there is nothing to mute.', {

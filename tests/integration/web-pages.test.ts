@@ -74,6 +74,15 @@ describe('preferences, mute and preview', () => {
     const other = h.subscribers.findByEmail('prefs@example.org')!.topics[0]!;
     const foreign = await fetch(h.local(h.links.mute({ id: s.id, tokenSalt: s.token_salt }, other.id)), { method: 'POST' });
     expect(foreign.status).toBe(410);
+
+    // After unsubscribing, the old email's mute link says so instead of offering to mute.
+    const unsubscribe = h.local(h.links.unsubscribe({ id: s.id, tokenSalt: s.token_salt }));
+    expect((await fetch(unsubscribe, { method: 'POST' })).status).toBe(200);
+    const gone = await fetch(url);
+    expect(gone.status).toBe(409);
+    const text = await gone.text();
+    expect(text).toContain('You are unsubscribed');
+    expect(text).not.toContain('Mute this topic');
   });
 
   it('previews recent matches with highlights, and syntax errors with their position', async () => {
