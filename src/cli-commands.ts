@@ -126,10 +126,12 @@ export async function cmdUnsubscribe(app: App, io: CliIo, email: string): Promis
 
 export async function cmdSubscribers(app: App, io: CliIo): Promise<number> {
   let n = 0;
+  const now = app.clock.now().getTime();
   for (const s of app.subscribers.list()) {
     n++;
     const topics = s.topics.map((t) => (t.muted ? `${t.text} (muted)` : t.text)).join(' | ');
-    io.out(`${s.email}\t${s.status}\t${s.frequency} ${String(s.deliveryHour).padStart(2, '0')}:00 ${s.timezone}\t${topics}`);
+    const paused = s.pausedUntil !== null && Date.parse(s.pausedUntil) > now ? ` (paused until ${s.pausedUntil.slice(0, 10)})` : '';
+    io.out(`${s.email}\t${s.status}${paused}\t${s.frequency} ${String(s.deliveryHour).padStart(2, '0')}:00 ${s.timezone}\t${topics}`);
   }
   if (n === 0) io.out('no subscribers yet');
   return 0;

@@ -105,3 +105,18 @@ describe('a bad number in the environment', () => {
     }
   });
 });
+
+describe('digest subscribers', () => {
+  it('shows a pause the subscriber set, with its end date', async () => {
+    const sub = mkdtempSync(join(dir, 'pause-'));
+    const env = { DATABASE_PATH: join(sub, 'd.sqlite') };
+    expect((await digest(env, 'subscribe', 'p@example.org', '--topic', 'diffusion', '--confirmed')).code).toBe(0);
+    const { openDatabase } = await import('../../src/db/open.ts');
+    const db = openDatabase(env.DATABASE_PATH);
+    db.prepare(`UPDATE subscribers SET paused_until = ? WHERE email = 'p@example.org'`).run('2999-01-05T00:00:00.000Z');
+    db.close();
+    const r = await digest(env, 'subscribers');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^p@example\.org\tconfirmed \(paused until 2999-01-05\)\tdaily/m);
+  });
+});
