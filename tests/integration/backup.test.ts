@@ -1,7 +1,7 @@
 // `digest backup <file>` while `digest run` is sending, both as real processes on one SQLite file: the
 // copy is taken mid-run (the relay stays slow until the backup has finished), opens, passes
 // integrity_check, and holds every subscriber and ledger row with a consistent mix of sent and open rows.
-import { spawn } from 'node:child_process';
+import { runNodeChild, type ChildResult } from '../helpers/run-child.ts';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -18,17 +18,8 @@ afterEach(async () => {
   t?.cleanup();
 });
 
-function runCliChild(env: Record<string, string>, cwd: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'digest-dev.js'), ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SOURCES: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+function runCliChild(env: Record<string, string>, cwd: string, args: string[]): Promise<ChildResult> {
+  return runNodeChild([join(REPO_ROOT, 'bin', 'digest-dev.js'), ...args], env, cwd);
 }
 
 async function until(cond: () => boolean, timeoutMs = 20_000): Promise<void> {

@@ -3,12 +3,13 @@
 // every thread: no TypeScript source and no tsx may be among them, and the send worker threads of a big
 // run start from the compiled dist/send/send-worker.js. dist/ is rebuilt first when a source file is
 // newer than the last build (incremental tsc, ~10 s; CI builds it in `npm ci` through `prepare`).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryEnv, REPO_ROOT, runSummary, type DeliveryEnv } from '../helpers/delivery-setup.ts';
 import { countByStatus, seedBatch, seedSubscribers } from '../helpers/seed.ts';
+import { runNodeChild } from '../helpers/run-child.ts';
 
 const BIN = join(REPO_ROOT, 'bin', 'digest.js');
 const BUILD_INFO = join(REPO_ROOT, 'dist', '.tsbuildinfo');
@@ -37,7 +38,7 @@ function ensureBuilt(): void {
  * threads inherit the --import; the hooks themselves run on Node's loader thread, so the log cannot
  * say which thread asked: dist/send/send-worker.js is only ever loaded by a worker thread).
  */
-function runBuilt(args: string[], env: Record<string, string>, cwd: string) {
+async function runBuilt(args: string[], env: Record<string, string>, cwd: string) {
   const log = join(cwd, 'modules.log');
   const hooks = join(cwd, 'hooks.mjs');
   writeFileSync(
@@ -50,18 +51,8 @@ function runBuilt(args: string[], env: Record<string, string>, cwd: string) {
      }`,
   );
   writeFileSync(join(cwd, 'register.mjs'), `import { register } from 'node:module'; register(${JSON.stringify(`file://${hooks}`)});`);
-  const child = spawn(process.execPath, ['--import', `file://${join(cwd, 'register.mjs')}`, BIN, ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SOURCES: '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise<{ code: number | null; stdout: string; stderr: string; modules: string[] }>((resolve) =>
-    child.on('close', (code) => resolve({ code, stdout, stderr, modules: existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : [] })),
-  );
+  const r = await runNodeChild(['--import', `file://${join(cwd, 'register.mjs')}`, BIN, ...args], env, cwd);
+  return { ...r, modules: existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n') : [] };
 }
 
 describe('the compiled build (dist/) run by bin/digest.js', () => {
