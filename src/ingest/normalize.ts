@@ -79,18 +79,18 @@ export function tidyTitle(raw: string): string {
     }
     s = s.replace(/\\[,;:! ]/g, ' ');
     // Other commands: known symbols as Unicode, unknown ones by name (\LaTeX -> LaTeX).
-    s = s.replace(/\\([A-Za-z]+)/g, (m, name: string) => GREEK[name] ?? SYMBOLS[name] ?? name);
+    s = s.replace(/\\([A-Za-z]+)/g, (_m, name: string) => GREEK[name] ?? SYMBOLS[name] ?? name);
     // Escaped characters stay; math delimiters and grouping braces go.
-    s = s.replace(/\\([&%$#_{}])|[${}]/g, (m, escaped?: string) => escaped ?? '');
+    s = s.replace(/\\([&%$#_{}])|[${}]/g, (_m, escaped?: string) => escaped ?? '');
   }
   return tidyWhitespace(s);
 }
 
 /** LaTeX accents as composed letters: \\'e, \\'{e}, {\\'e}, \\"{o}, \\~n, \\c{c}, \\v{s} (Pok\\'emon -> Pokémon). */
 function composeAccents(text: string): string {
-  let s = text.replace(/\{\\(['`"^~])\s*\{?([A-Za-z])\}?\}/g, (m, accent: string, letter: string) => ACCENTS[accent]?.[letter] ?? letter);
-  s = s.replace(/\\(['`"^~])\s*\{?([A-Za-z])\}?/g, (m, accent: string, letter: string) => ACCENTS[accent]?.[letter] ?? letter);
-  return s.replace(/\\([cv])(?:\{([A-Za-z])\}|\s+([A-Za-z]))/g, (m, accent: string, a?: string, b?: string) => {
+  let s = text.replace(/\{\\(['`"^~])\s*\{?([A-Za-z])\}?\}/g, (_m, accent: string, letter: string) => ACCENTS[accent]?.[letter] ?? letter);
+  s = s.replace(/\\(['`"^~])\s*\{?([A-Za-z])\}?/g, (_m, accent: string, letter: string) => ACCENTS[accent]?.[letter] ?? letter);
+  return s.replace(/\\([cv])(?:\{([A-Za-z])\}|\s+([A-Za-z]))/g, (_m, accent: string, a?: string, b?: string) => {
     const letter = (a ?? b)!;
     return ACCENTS[accent]?.[letter] ?? letter;
   });

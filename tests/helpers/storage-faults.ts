@@ -49,48 +49,38 @@ function mountable(): boolean {
   return process.getuid?.() === 0;
 }
 
-/** A tmpfs of `sizeKb` on a fresh folder, or undefined when this process may not mount. */
-export function smallTmpfs(sizeKb: number): Mount | undefined {
+/**
+ * A fresh folder with something mounted on it by `commands` (each a `mount` argument list), or undefined
+ * when this process may not mount or a command fails (what was mounted is undone).
+ */
+function mountAt(prefix: string, commands: string[][]): Mount | undefined {
   if (!mountable()) return undefined;
-  const dir = mkdtempSync(join(tmpdir(), 'digest-full-'));
-  try {
-    execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${sizeKb}k`, 'tmpfs', dir], { stdio: 'ignore' });
-  } catch {
-    rmSync(dir, { recursive: true, force: true });
-    return undefined;
-  }
-  return {
-    dir,
-    unmount() {
-      execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
-/** A read-only view (bind mount, ro) of `source` at a fresh folder, or undefined when not possible. */
-export function readOnlyView(source: string): Mount | undefined {
-  if (!mountable()) return undefined;
-  const dir = mkdtempSync(join(tmpdir(), 'digest-ro-'));
-  try {
-    execFileSync('mount', ['--bind', source, dir], { stdio: 'ignore' });
-    execFileSync('mount', ['-o', 'remount,bind,ro', dir], { stdio: 'ignore' });
-  } catch {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const unmount = () => {
     try {
       execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
     } catch {
       // was not mounted
     }
     rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    for (const args of commands) execFileSync('mount', [...args, dir], { stdio: 'ignore' });
+  } catch {
+    unmount();
     return undefined;
   }
-  return {
-    dir,
-    unmount() {
-      execFileSync('umount', ['-l', dir], { stdio: 'ignore' });
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+  return { dir, unmount };
+}
+
+/** A tmpfs of `sizeKb` on a fresh folder, or undefined when this process may not mount. */
+export function smallTmpfs(sizeKb: number): Mount | undefined {
+  return mountAt('digest-full-', [['-t', 'tmpfs', '-o', `size=${sizeKb}k`, 'tmpfs']]);
+}
+
+/** A read-only view (bind mount, ro) of `source` at a fresh folder, or undefined when not possible. */
+export function readOnlyView(source: string): Mount | undefined {
+  return mountAt('digest-ro-', [['--bind', source], ['-o', 'remount,bind,ro']]);
 }
 
 /** Fills the file system holding `dir` (a filler file written until ENOSPC). Returns a function that frees it. */

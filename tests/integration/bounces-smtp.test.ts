@@ -14,7 +14,6 @@ import { BOUNCE, fixtureReport, startBounceSetup, type BounceSetup } from '../he
 describe('bounce receiver over SMTP', () => {
   let s: BounceSetup;
   let receiver: BounceReceiver;
-  let handled: Array<Promise<unknown>>;
   let outcomes: string[];
 
   /** Delivers a raw report to the receiver as an MTA would (null sender), and waits until it is handled. */
@@ -30,7 +29,6 @@ describe('bounce receiver over SMTP', () => {
   beforeAll(async () => {
     s = await startBounceSetup();
     outcomes = [];
-    handled = [];
     const { app } = s.t;
     receiver = await startBounceReceiver(
       { db: app.db, clock: app.clock, logger: app.logger, config: app.config, verp: verpFrom(app.config)!, onReport: (o) => outcomes.push(o) },

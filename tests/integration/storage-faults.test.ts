@@ -3,7 +3,7 @@
 // query_only for a server already running). Through the public surfaces only: `digest run` / `digest
 // serve` in child processes (one line, non-zero exit) and the web over HTTP (503 + Retry-After, never a
 // 500; /health not ok). After each fault is gone, the next run completes: nothing lost, nothing twice.
-import { spawn } from 'node:child_process';
+import { runNodeChild } from '../helpers/run-child.ts';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.ts';
@@ -87,16 +87,7 @@ async function nextRun(env: DeliveryEnv) {
 
 /** `node bin/digest-dev.js <args>` (the sources) with only this environment. */
 function digest(args: string[], env: Record<string, string>, cwd: string) {
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'digest-dev.js'), ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'silent', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
+  return runNodeChild([join(REPO_ROOT, 'bin', 'digest-dev.js'), ...args], { LOG_LEVEL: 'silent', ...env }, cwd);
 }
 
 describe('a write lock held by another process', () => {
