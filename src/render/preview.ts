@@ -1,5 +1,6 @@
 // `digest preview <email>`: the digest that would be sent to one subscriber now, rendered but not
 // sent. Matching and planning run inside a savepoint that is rolled back, so nothing is written.
+import { localTime, utcDate, type Clock } from '../clock.ts';
 import { AppError } from '../errors.ts';
 import type { App } from '../main.ts';
 import { findSubscriberByEmail } from '../subscribers/repo.ts';
@@ -7,6 +8,17 @@ import { matchPending } from '../topics/matcher.ts';
 import { planDigests } from '../plan/planner.ts';
 import type { RenderedEmail } from './render.ts';
 import { loadDigestView } from './view.ts';
+
+const DAY_MS = 86_400_000;
+
+/** The subscriber-local date of an instant (UTC when the zone is unknown, as the planner does). */
+function localDate(at: Date, timezone: string): string {
+  try {
+    return localTime(at, timezone).date;
+  } catch {
+    return utcDate(at);
+  }
+}
 
 /** Open ledger rows (planned, or waiting to retry) are what a run would send first. */
 const SQL_OPEN_DIGEST = `
@@ -20,12 +32,15 @@ export async function previewDigest(app: Pick<App, 'db' | 'clock' | 'links' | 'r
   if (!subscriber) throw new AppError('NOT_FOUND', `no subscriber with address ${email}`);
   db.exec('SAVEPOINT preview');
   try {
-    // A subscriber who is not confirmed yet is previewed as if they were, and as if today's slot had
-    // not run yet: "what would be sent now" is everything matched since their last delivered digest.
-    db.prepare(`UPDATE subscribers SET status = 'confirmed', last_slot = NULL WHERE id = ?`).run(subscriber.id);
+    // A subscriber who is not confirmed yet is previewed as if they were. "What would be sent next" is
+    // everything matched since their last delivered digest, planned for today's slot, or for tomorrow's
+    // when today's has already run (a slot runs once: what arrived after it waits for the next one).
+    db.prepare(`UPDATE subscribers SET status = 'confirmed' WHERE id = ?`).run(subscriber.id);
     matchPending(db);
+    const todayRan = subscriber.lastSlot !== null && subscriber.lastSlot >= localDate(clock.now(), subscriber.timezone);
+    const at: Clock = todayRan ? { now: () => new Date(clock.now().getTime() + DAY_MS) } : clock;
     // No yielding: the savepoint is open on this connection, nothing else may run inside it.
-    await planDigests(db, { clock, mode: 'now', onlySubscriber: subscriber.id, yieldBetweenChunks: false });
+    await planDigests(db, { clock: at, mode: 'now', onlySubscriber: subscriber.id, yieldBetweenChunks: false });
     const open = db.prepare(SQL_OPEN_DIGEST).get(subscriber.id) as { id: number } | undefined;
     if (!open) return undefined;
     const view = loadDigestView(db, open.id, links);
