@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { createTransport } from 'nodemailer';
 import type { RenderedEmail } from '../src/render/render.ts';
 import { createRawMessageBuilder } from '../src/mail/raw-message.ts';
+import { installDataPhaseWatch } from '../src/mail/data-phase.ts';
 
 export interface CeilingResult {
   messages: number;
@@ -36,6 +37,8 @@ export async function measureCeiling(opts: {
   to: string;
   messages: number;
 }): Promise<CeilingResult> {
+  // The same SMTPConnection as the mailer's (its data stream wrapped: src/mail/data-phase.ts).
+  installDataPhaseWatch();
   const transport = createTransport({ pool: true, url: opts.url, maxConnections: opts.poolSize, maxMessages: 1000, logger: false });
   const envelope = { from: addressOf(opts.from), to: [opts.to] };
   let next = 0;

@@ -71,6 +71,18 @@ describe('SMTP mailer', () => {
     expect(email.headers.find((h) => h.key === 'list-unsubscribe-post')?.value).toBe('List-Unsubscribe=One-Click');
   });
 
+  it('delivers lines that start with a dot, a lone dot line and bare line ends intact (SMTP dot-stuffing on the wire)', async () => {
+    const { sink, mailer } = await setup();
+    // Bytes our encoder never writes (it turns a leading dot into =2E), handed over as-is: the data stream
+    // (src/mail/dot-stuffing.ts) must stuff them, or the lone "." would end the message early.
+    const body = '.leading dot\r\n..two dots\r\n.\r\nafter the lone dot\nbare LF line\r\nend';
+    await mailer.send(mail('dots@example.com', { encoded: { text: [Buffer.from(body)], html: [Buffer.from('<p>.x</p>\r\n.\r\n<p>y</p>')] } }));
+    const email = await sink.messages[0]!.parse();
+    // (the builder ends each part with a line break)
+    expect(email.text).toBe('.leading dot\n..two dots\n.\nafter the lone dot\nbare LF line\nend\n');
+    expect(email.html?.replace(/\n$/, '')).toBe('<p>.x</p>\n.\n<p>y</p>');
+  });
+
   it('signs with DKIM (List-Unsubscribe and List-Unsubscribe-Post included), verified by mailauth', async () => {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
