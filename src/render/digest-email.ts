@@ -33,6 +33,8 @@ const SLOT_BYTES = OPEN_SEG.textBytes + CLOSE_SEG.textBytes;
  * least ~400 bytes of HTML), so a 2,000-paper digest costs no more than a 300-paper one.
  */
 const MAX_COMPACT_CANDIDATES = 300;
+/** Compact lines prepared and filled per step (a broad digest shows ~15 past its full cards). */
+const COMPACT_CHUNK = 16;
 
 export interface DigestLayout {
   htmlByteLimit: number;
@@ -103,27 +105,28 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   let used = 0;
   const full: Chosen[] = [];
   const compact: Chosen[] = [];
-  // The candidates' cards and reader views, and their reader parts filled in one Handlebars call per part
-  // (templates' fillAll): the first DIGEST_FULL_PAPERS as full cards, the next ones as compact lines.
-  // The reader's own cap (preference "most papers per email") bounds both; the rest are on the web view.
+  // The first DIGEST_FULL_PAPERS as full cards, the next ones as compact lines. The reader's own cap
+  // (preference "most papers per email") bounds both; the rest are on the web view.
   const cap = view.maxPapers != null && view.maxPapers > 0 ? Math.min(total, Math.trunc(view.maxPapers)) : total;
   const fullCount = Math.min(cap, layout.fullPapers);
   const candidates = Math.min(cap, fullCount + MAX_COMPACT_CANDIDATES);
+  // A paper's card, reader view and signed links are made only when the paper is looked at: a broad digest
+  // holds ~190 papers and shows ~40, and the rest cost nothing (measured: broad render 7.0 -> see
+  // BENCHMARKS.md, when every candidate was prepared and filled up front).
   const cards: CardBytes[] = [];
-  const views: Chosen['view'][] = [];
-  for (let i = 0; i < candidates; i++) {
-    const paper = view.papers[i] as DigestPaperView;
-    const card = cache.card(paper, topicKey(paper), paper.runTopics);
-    cards.push(card);
-    views.push({ n: i + 1, p: card.parts, matched: matchedView(paper), fb: feedbackView(paper) });
-  }
-  const fullHtml = fillEach(t.fullHtml, views.slice(0, fullCount));
-  const compactHtml = fillEach(t.compactHtml, views.slice(fullCount));
-  const take = (i: number, kind: 'full' | 'compact'): Chosen | undefined => {
+  const views: ReaderView[] = [];
+  const prepare = (from: number, to: number) => {
+    for (let i = from; i < to; i++) {
+      if (cards[i] !== undefined) continue;
+      const paper = view.papers[i] as DigestPaperView;
+      const card = cache.card(paper, topicKey(paper), paper.runTopics);
+      cards[i] = card;
+      views[i] = { n: i + 1, p: card.parts, matched: matchedView(paper), fb: feedbackView(paper) };
+    }
+  };
+  const take = (i: number, kind: 'full' | 'compact', readerHtml: string[]): Chosen | undefined => {
     const card = cards[i]!;
     const block = kind === 'full' ? card.full : card.compact;
-    const readerHtml =
-      kind === 'full' ? fullHtml[i]! : i >= fullCount ? compactHtml[i - fullCount]! : readerFills(t.compactHtml, views[i]!);
     const lit = litSlots(card, view.papers[i] as DigestPaperView);
     let size = block.htmlBytes;
     for (const s of readerHtml) size += byteLength(s);
@@ -135,16 +138,29 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     used += size;
     return { index: i, block, lit, readerHtml, view: views[i]! };
   };
+  // Full cards: their reader parts filled in one Handlebars call per part (templates' fillAll).
+  prepare(0, fullCount);
+  const fullHtml = fillEach(t.fullHtml, views.slice(0, fullCount));
   let i = 0;
   for (; i < fullCount; i++) {
-    const c = take(i, 'full');
+    const c = take(i, 'full', fullHtml[i]!);
     if (c === undefined) break;
     full.push(c);
   }
-  for (; i < candidates; i++) {
-    const c = take(i, 'compact');
-    if (c === undefined) break;
-    compact.push(c);
+  // Compact lines, a few at a time until one does not fit: where the email fills up is not known before.
+  let stop = false;
+  while (!stop && i < candidates) {
+    const end = Math.min(candidates, i + COMPACT_CHUNK);
+    prepare(i, end);
+    const filled = fillEach(t.compactHtml, views.slice(i, end));
+    for (let k = 0; i < end; i++, k++) {
+      const c = take(i, 'compact', filled[k]!);
+      if (c === undefined) {
+        stop = true;
+        break;
+      }
+      compact.push(c);
+    }
   }
   const shown = full.length + compact.length;
 
@@ -208,12 +224,6 @@ function fillEach(pieces: BlockPieces, views: readonly object[]): string[][] {
     const filled = p.fillAll(views);
     for (let k = 0; k < views.length; k++) out[k]!.push(filled[k]!);
   }
-  return out;
-}
-
-function readerFills(pieces: BlockPieces, view: object): string[] {
-  const out: string[] = [];
-  for (const p of pieces) if (p.reader) out.push(p.fill(view));
   return out;
 }
 

@@ -225,13 +225,13 @@ export class DigestLoader {
       const matchedTopics = item.topicIds
         .filter((topicId) => topicText.has(topicId)) // a topic deleted since planning is not named
         .map((topicId) => ({ text: topicText.get(topicId)!, muteUrl: muteUrl(topicId), highlight: topicHighlight.get(topicId) }));
-      papers.push({ ...fields, matchedTopics, feedback: feedback(item.paperId, fields.authors) });
+      papers.push(withFeedback({ ...fields, matchedTopics }, () => feedback(item.paperId, fields.authors)));
     }
     const suggestions: DigestPaperView[] = [];
     if (r.items !== null) {
       for (const { paper_id: paperId } of this.suggestions.all(r.id) as { paper_id: number }[]) {
         const paper = this.paperFields(paperId);
-        if (paper) suggestions.push({ ...paper.fields, matchedTopics: [], feedback: feedback(paperId, paper.fields.authors) });
+        if (paper) suggestions.push(withFeedback({ ...paper.fields, matchedTopics: [] }, () => feedback(paperId, paper.fields.authors)));
       }
     }
 
@@ -290,6 +290,18 @@ export class DigestLoader {
     }
     return paper;
   }
+}
+
+/**
+ * The paper view with its feedback links signed when first read: a long digest holds far more papers than
+ * its email shows (broad: ~190 held, ~40 shown), and each link set costs an HMAC (3.5 µs measured).
+ */
+function withFeedback(paper: Omit<DigestPaperView, 'feedback'>, sign: () => FeedbackLinks): DigestPaperView {
+  let links: FeedbackLinks | undefined;
+  return Object.defineProperty(paper as DigestPaperView, 'feedback', {
+    get: () => (links ??= sign()),
+    enumerable: true,
+  });
 }
 
 /** The ledger row, its subscriber and the renderer's input; undefined when there is no such row. */
