@@ -5,8 +5,20 @@
 export { escapeHtml } from '../html.ts';
 
 /** A link for an href: http(s) only; anything else (javascript:, data:, relative, garbage) becomes '#'. */
+/**
+ * A URL that WHATWG URL parsing leaves exactly as it is: http(s), a lowercase host whose last label starts
+ * with a letter (so never read as an IPv4 number) and no punycode label (URL validates those), no port, no userinfo, and a path of unreserved
+ * characters with no "." or ".." segment, or a query of unreserved characters and =&. Parsing one costs
+ * ~1 µs; a digest has three such links per paper (tests/unit/render-format.test.ts checks the claim
+ * against URL on generated inputs).
+ */
+const CANONICAL_URL =
+  /^https?:\/\/(?![^/]*xn--)(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)*[a-z](?:[a-z0-9-]*[a-z0-9])?\/(?:[A-Za-z0-9_~-][A-Za-z0-9._~-]*(?:\/[A-Za-z0-9_~-][A-Za-z0-9._~-]*)*\/?)?(?:\?[A-Za-z0-9._~=&-]*)?$/;
+
 export function safeHref(url: string | null | undefined): string {
   if (typeof url !== 'string') return '#';
+  // Our own links (PUBLIC_URL + token paths) and most feed URLs: already what URL would make of them.
+  if (CANONICAL_URL.test(url)) return url;
   const trimmed = url.trim();
   if (!/^https?:\/\//i.test(trimmed)) return '#';
   try {
@@ -92,8 +104,11 @@ export function plural(n: number, one: string, many: string): string {
 
 /** Topic texts that matched, distinct, in order of first appearance (the display order of papers). */
 export function topicsInOrder(papers: ReadonlyArray<{ matchedTopics: ReadonlyArray<{ text: string }> }>): string[] {
+  // Distinct texts first (a broad digest names the same two or three topics ~200 times), then tidied.
+  const raw = new Set<string>();
+  for (const p of papers) for (const t of p.matchedTopics) raw.add(t.text);
   const seen = new Set<string>();
-  for (const p of papers) for (const t of p.matchedTopics) seen.add(tidy(t.text));
+  for (const t of raw) seen.add(tidy(t));
   seen.delete('');
   return [...seen];
 }

@@ -225,13 +225,13 @@ export class DigestLoader {
       const matchedTopics = item.topicIds
         .filter((topicId) => topicText.has(topicId)) // a topic deleted since planning is not named
         .map((topicId) => ({ text: topicText.get(topicId)!, muteUrl: muteUrl(topicId), highlight: topicHighlight.get(topicId) }));
-      papers.push(withFeedback({ ...fields, matchedTopics }, () => feedback(item.paperId, fields.authors)));
+      papers.push(new LoadedPaper(fields, matchedTopics, () => feedback(item.paperId, fields.authors)));
     }
     const suggestions: DigestPaperView[] = [];
     if (r.items !== null) {
       for (const { paper_id: paperId } of this.suggestions.all(r.id) as { paper_id: number }[]) {
         const paper = this.paperFields(paperId);
-        if (paper) suggestions.push(withFeedback({ ...paper.fields, matchedTopics: [] }, () => feedback(paperId, paper.fields.authors)));
+        if (paper) suggestions.push(new LoadedPaper(paper.fields, [], () => feedback(paperId, paper.fields.authors)));
       }
     }
 
@@ -293,15 +293,42 @@ export class DigestLoader {
 }
 
 /**
- * The paper view with its feedback links signed when first read: a long digest holds far more papers than
- * its email shows (broad: ~190 held, ~40 shown), and each link set costs an HMAC (3.5 µs measured).
+ * A paper as one digest shows it: the run's shared fields, this reader's matched topics, and feedback
+ * links signed when first read. A long digest holds far more papers than its email shows (broad: ~190
+ * held, ~40 shown) and each link set costs an HMAC (~5 µs), so the unshown ones are never signed. A
+ * class with one shape: building ~190 per digest by object spread was 9% of a broad send's CPU.
  */
-function withFeedback(paper: Omit<DigestPaperView, 'feedback'>, sign: () => FeedbackLinks): DigestPaperView {
-  let links: FeedbackLinks | undefined;
-  return Object.defineProperty(paper as DigestPaperView, 'feedback', {
-    get: () => (links ??= sign()),
-    enumerable: true,
-  });
+class LoadedPaper implements DigestPaperView {
+  readonly title: string;
+  readonly url: string;
+  readonly authors: string[];
+  readonly abstract: string;
+  readonly upvotes: number;
+  readonly categories: string[];
+  readonly publishedAt: string | null;
+  readonly codeUrl: string | null | undefined;
+  readonly runTopics: string[] | undefined;
+  private links: FeedbackLinks | undefined;
+
+  constructor(
+    fields: PaperFields,
+    readonly matchedTopics: DigestPaperView['matchedTopics'],
+    private readonly sign: () => FeedbackLinks,
+  ) {
+    this.title = fields.title;
+    this.url = fields.url;
+    this.authors = fields.authors;
+    this.abstract = fields.abstract;
+    this.upvotes = fields.upvotes;
+    this.categories = fields.categories;
+    this.publishedAt = fields.publishedAt;
+    this.codeUrl = fields.codeUrl;
+    this.runTopics = fields.runTopics;
+  }
+
+  get feedback(): FeedbackLinks {
+    return (this.links ??= this.sign());
+  }
 }
 
 /** The ledger row, its subscriber and the renderer's input; undefined when there is no such row. */
