@@ -2,6 +2,7 @@
 //   --topics-profile: friendly (default: half the list gets 5-30 papers) or broad (everyone has common
 //   two-word phrases: ~150-250 papers per digest, long digests with compact lines); other options: --pool N (SMTP_POOL_SIZE, 5), --workers N (SEND_WORKERS), --sample N (naive baseline, 200),
 //   --ceiling-messages N, --seed N, --profile DIR (a CPU profile per stage), --json FILE, --keep (keep the temp dir),
+//   --sink postfix|node (the relay: Postfix's smtp-sink, the default where installed, or bench/sink.ts),
 //   --learning (a third of the subscribers with a like: topic and a feedback profile)
 //
 // Builds a synthetic database in a temporary directory, then runs the real pipeline stage by stage:
@@ -34,6 +35,7 @@ import { measureNaive } from './naive.ts';
 import { measurePerDigest } from './per-digest.ts';
 import type { GenerateStats } from './generate.ts';
 import type { SinkMessage, SinkStats } from './sink.ts';
+import { POSTFIX_SMTP_SINK, startPostfixSink, type PostfixSink } from './postfix-sink.ts';
 
 const { values: o } = parseArgs({
   options: {
@@ -42,6 +44,7 @@ const { values: o } = parseArgs({
     topics: { type: 'string', default: '3' },
     'topics-profile': { type: 'string', default: 'friendly' },
     smtp: { type: 'string' },
+    sink: { type: 'string', default: existsSync(POSTFIX_SMTP_SINK) ? 'postfix' : 'node' },
     pool: { type: 'string', default: '5' },
     workers: { type: 'string' },
     sample: { type: 'string', default: '200' },
@@ -75,11 +78,17 @@ const dir = mkdtempSync(join(tmpdir(), 'digest-bench-'));
 const profileDir = o.profile ? (mkdirSync(o.profile, { recursive: true }), o.profile) : undefined;
 const clock = new StageClock(profileDir, log);
 let sink: ChildProcess | undefined;
+let postfix: PostfixSink | undefined;
 let app_: Awaited<ReturnType<typeof createApp>> | undefined;
 
 try {
-  const smtpUrl = o.smtp ?? (await startSink());
-  log(`bench: ${fmt.int(SUBSCRIBERS)} subscribers × ${fmt.int(PAPERS)} papers × ${TOPICS} ${PROFILE} topics; SMTP ${smtpUrl}; data in ${dir}`);
+  if (o.sink !== 'postfix' && o.sink !== 'node') {
+    console.error(`--sink: postfix or node, got ${o.sink}`);
+    process.exit(2);
+  }
+  const smtpUrl = o.smtp ?? (o.sink === 'postfix' ? (postfix = await startPostfixSink()).url : await startSink());
+  const sinkName = o.smtp ? `external ${o.smtp}` : o.sink === 'postfix' ? "Postfix's smtp-sink" : 'bench/sink.ts (Node smtp-server)';
+  log(`bench: ${fmt.int(SUBSCRIBERS)} subscribers × ${fmt.int(PAPERS)} papers × ${TOPICS} ${PROFILE} topics; SMTP ${smtpUrl} (${sinkName}); data in ${dir}`);
 
   // --- setup: papers and subscribers, written the way users would (a batch file, a CSV) ----------------
   const csvFile = join(dir, 'subscribers.csv');
@@ -182,7 +191,7 @@ try {
       `${n.sampled} subscribers sampled, ${n.digests} digests: JS matching ${n.matchMsPerSubscriber.toFixed(2)} ms/subscriber, ` +
       `mjml2html ${n.mjmlMsPerDigest.toFixed(1)} ms/digest -> ${fmt.rate(n.digestsPerSecond)} digests/s`,
   );
-  const sinkStats = sink ? await askSink() : undefined;
+  const sinkStats = sink ? await askSink() : postfix?.stats();
   const sqliteVersion = (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
   await app.close();
 
@@ -197,11 +206,11 @@ try {
   const peakPipeline = Math.max(...bench.map((s) => s.peakRssMb));
   const lines = [
     '',
-    `paper-digest benchmark — ${fmt.int(SUBSCRIBERS)} subscribers × ${fmt.int(PAPERS)} papers × ${TOPICS} topics (${PROFILE} profile), SMTP pool ${POOL}`,
+    `paper-digest benchmark — ${fmt.int(SUBSCRIBERS)} subscribers × ${fmt.int(PAPERS)} papers × ${TOPICS} topics (${PROFILE} profile), SMTP pool ${POOL}, relay ${sinkName}`,
     `machine: ${cpus().length} × ${cpus()[0]?.model.trim() ?? '?'}, ${Math.round(totalmem() / 2 ** 30)} GB, Node ${process.versions.node}, SQLite ${sqliteVersion}; ` +
       `load average at start ${loadAtStart.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)} (other processes share the cores)`,
     `data: ${fmt.int(population.distinctTopics)} distinct topic texts; ${(receiving * 100).toFixed(1)}% of subscribers get a digest; papers per digest mean ${sizes.mean.toFixed(1)} / min ${sizes.min} / median ${sizes.median} / p90 ${sizes.p90} / max ${sizes.max}`,
-    `messages: mean ${meanMessageBytes === undefined ? '?' : fmt.int(meanMessageBytes / 1024)} KB as received by the sink; ledger: ${fmt.int(ledger.rows)} rows, ` +
+    `messages: mean ${meanMessageBytes === undefined ? `${fmt.int(perDigest.messageBytes / 1024)} KB as built (sampled)` : `${fmt.int(meanMessageBytes / 1024)} KB as received by the sink`}; ledger: ${fmt.int(ledger.rows)} rows, ` +
       `${fmt.int(dbGrowth / Math.max(1, ledger.rows))} bytes per row on disk (paper lists ${ledger.items?.toFixed(0) ?? 0} bytes), database growth ${fmt.int(dbGrowth / 1e6)} MB this edition`,
     '',
     'stage            seconds   what, rate   [peak RSS so far; peak V8 heap, external during the stage]',
@@ -214,7 +223,7 @@ try {
     `vs ceiling (pre-built message, same pool and sink): ${fmt.rate(ceiling.perSecond)} messages/s -> ours = ${((ourRate / ceiling.perSecond) * 100).toFixed(0)}% of the ceiling`,
     `vs naive (per-subscriber JS matching + mjml2html): ${fmt.rate(naive.digestsPerSecond)} digests/s -> ours = ${(ourRate / naive.digestsPerSecond).toFixed(1)}× the naive rate`,
     `matching: distinct FTS5 queries ${fmt.s(matched.ms / 1000)} s vs per-subscriber JS loop ${fmt.s(naive.matchSecondsForAll)} s (extrapolated) -> ${(naive.matchSecondsForAll / (matched.ms / 1000)).toFixed(0)}× faster`,
-    `peak RSS: bench process ${peakRssMb()} MB (pipeline stages ${peakPipeline} MB); sink ${sinkStats ? `${sinkStats.maxRssMb} MB, ${fmt.int(sinkStats.messages)} messages, ${fmt.int(sinkStats.bytes / 1e6)} MB received, ${sinkStats.cpuSeconds} CPU s` : 'external (not measured)'}`,
+    `peak RSS: bench process ${peakRssMb()} MB (pipeline stages ${peakPipeline} MB); sink ${sinkStats ? `${sinkStats.maxRssMb} MB, ${sinkStats.messages < 0 ? '' : `${fmt.int(sinkStats.messages)} messages, ${fmt.int(sinkStats.bytes / 1e6)} MB received, `}${sinkStats.cpuSeconds} CPU s` : 'external (not measured)'}`,
     '',
     'targets:',
     target(ourRate >= rateTarget, `end to end ≥ ${fmt.int(rateTarget)} digests/s (${fmt.rate(ourRate)})`),
@@ -231,6 +240,7 @@ try {
 } finally {
   clock.close();
   sink?.send('stop');
+  postfix?.stop();
   if (!o.keep) rmSync(dir, { recursive: true, force: true });
 }
 
