@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { createTransport } from 'nodemailer';
 import type { RenderedEmail } from '../src/render/render.ts';
-import { createRawMessageBuilder } from '../src/mail/raw-message.ts';
+import { createMessageBuilder } from '../src/mail/raw-message.ts';
 import { installDataPhaseWatch } from '../src/mail/data-phase.ts';
 
 export interface CeilingResult {
@@ -24,7 +24,7 @@ export interface PrebuiltInput {
 
 /** Builds the raw MIME once, with the builder the SMTP mailer uses (src/mail/raw-message.ts). */
 export function prebuildMessage(input: PrebuiltInput): Buffer {
-  const builder = createRawMessageBuilder({ from: input.from });
+  const builder = createMessageBuilder({ from: input.from });
   const mail = { to: input.to, subject: input.mail.subject, html: input.mail.html, text: input.mail.text, encoded: input.mail.encoded };
   return builder.build({ ...mail, listUnsubscribe: { url: input.unsubscribeUrl } }, 'ceiling@bench.example', new Date()).raw;
 }

@@ -6,7 +6,7 @@ import type { Db } from '../src/db/open.ts';
 import type { Renderer } from '../src/render/render.ts';
 import { DigestLoader } from '../src/render/view.ts';
 import type { Links } from '../src/links.ts';
-import { createRawMessageBuilder } from '../src/mail/raw-message.ts';
+import { createMessageBuilder } from '../src/mail/raw-message.ts';
 
 export interface PerDigestCost {
   digests: number;
@@ -35,7 +35,7 @@ export function measurePerDigest(
   const step = Math.max(1, Math.floor(total / sample));
   const ids = (db.prepare(SELECT_SAMPLE_IDS).all({ step, limit: sample }) as { id: number }[]).map((r) => r.id);
   const loader = new DigestLoader(db, deps.links);
-  const builder = createRawMessageBuilder({ from: deps.from });
+  const builder = createMessageBuilder({ from: deps.from });
   let loadMs = 0;
   let renderMs = 0;
   let buildMs = 0;

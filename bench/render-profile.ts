@@ -2,7 +2,7 @@
 // (with `node --cpu-prof --import tsx` for a profile). Prints ms per digest, split into render and MIME build.
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { createRawMessageBuilder } from '../src/mail/raw-message.ts';
+import { createMessageBuilder } from '../src/mail/raw-message.ts';
 import { createRenderer, type DigestPaperView } from '../src/render/render.ts';
 
 const fixture = JSON.parse(readFileSync(new URL('../samples/daily-papers-sample.json', import.meta.url), 'utf8')) as {
@@ -25,7 +25,7 @@ const papers: DigestPaperView[] = Array.from({ length: 200 }, (_, i) => {
 });
 const links = { preferences: 'https://d.example/p/tok', unsubscribe: 'https://d.example/u/tok', webView: 'https://d.example/w/tok', home: 'https://d.example/' };
 const renderer = await createRenderer();
-const builder = createRawMessageBuilder({ from: 'Digest <d@d.example>' });
+const builder = createMessageBuilder({ from: 'Digest <d@d.example>' });
 const rounds = Number(process.argv[2] ?? 500);
 let renderMs = 0;
 let buildMs = 0;

@@ -25,9 +25,13 @@ export interface RawMessage {
   messageId: string;
 }
 
-export interface RawMessageBuilder {
-  /** `messageId` without angle brackets; `date` becomes the Date header. */
-  build(mail: OutgoingMail, messageId: string, date: Date): RawMessage;
+/** What the mailer needs to turn a mail into bytes (ours; nodemailer's MailComposer would do, slower). */
+export interface MessageBuilder {
+  /**
+   * `messageId` without angle brackets; `date` becomes the Date header. `room`: where a digest's message
+   * (bodies already encoded) is written, given its exact size; by default a new Buffer.
+   */
+  build(mail: OutgoingMail, messageId: string, date: Date, room?: (size: number) => Buffer): RawMessage;
 }
 
 /** A bare, plain ASCII address: no display name, nothing to quote or encode. */
@@ -44,7 +48,7 @@ const OWN_HEADERS = new Set([
   'content-type', 'content-transfer-encoding',
 ]);
 
-export function createRawMessageBuilder(opts: { from: string }): RawMessageBuilder {
+export function createMessageBuilder(opts: { from: string }): MessageBuilder {
   const fromParsed = addressparser(opts.from, { flatten: true })[0];
   const fromAddress = fromParsed?.address;
   if (!fromAddress) {
@@ -98,7 +102,7 @@ export function createRawMessageBuilder(opts: { from: string }): RawMessageBuild
   };
 
   return {
-    build(mail, messageId, date) {
+    build(mail, messageId, date, room) {
       if (!ID_TOKEN.test(messageId) || !messageId.includes('@')) {
         throw new AppError('MAIL_MESSAGE_INVALID', `messageId: "${messageId}" is not an id@domain token`);
       }
@@ -110,7 +114,7 @@ export function createRawMessageBuilder(opts: { from: string }): RawMessageBuild
         let size = headBytes + fixedBytes;
         for (const b of encoded.text) size += b.length;
         for (const b of encoded.html) size += b.length;
-        const raw = Buffer.allocUnsafe(size);
+        const raw = room ? room(size) : Buffer.allocUnsafe(size);
         let o = raw.write(head.text, 0, 'utf8');
         o += textStart.copy(raw, o);
         o += contentType.copy(raw, o);

@@ -10,7 +10,7 @@ import type { Logger } from '../log.ts';
 import { errorMessage } from '../errors.ts';
 import { installDataPhaseWatch } from './data-phase.ts';
 import { MailError, toMailError } from './errors.ts';
-import { createRawMessageBuilder, type RawMessage } from './raw-message.ts';
+import { createMessageBuilder, type RawMessage } from './raw-message.ts';
 import type { Mailer, OutgoingMail, SentMail } from './types.ts';
 
 export interface SmtpMailerOptions {
@@ -77,16 +77,20 @@ export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
         }
       : {}),
   });
-  const builder = createRawMessageBuilder({ from: opts.from });
+  const builder = createMessageBuilder({ from: opts.from });
   const fromDomain = domainOf(opts.from);
   let closed = false;
+  const rooms = new MessageRooms(opts.poolSize);
 
   /** Hands a built message to the pool. Holds only the bytes while the relay works, not the bodies. */
-  const deliver = async (envelope: RawMessage['envelope'], raw: Buffer, messageId: string): Promise<SentMail> => {
+  const deliver = async (envelope: RawMessage['envelope'], raw: Buffer, messageId: string, room: Buffer | undefined): Promise<SentMail> => {
     try {
       // messageId and baseBoundary only spare nodemailer from drawing random bytes to make its own (a raw
       // message is sent as it is: neither is written into it).
       const info = await transport.sendMail({ envelope, raw, messageId: `<${messageId}>`, baseBoundary: 'raw' });
+      // Accepted after the final dot: every byte was read. (After a failure the bytes are left to the
+      // garbage collector: a relay that answered early may leave the data stream still reading them.)
+      if (room) rooms.release(room);
       return { messageId, response: String(info.response ?? '') };
     } catch (e) {
       const err = toMailError(e);
@@ -99,13 +103,14 @@ export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
     send(mail: OutgoingMail): Promise<SentMail> {
       const messageId = mail.messageId ?? `${randomUUID()}@${fromDomain}`;
       let built: RawMessage;
+      let room: Buffer | undefined;
       try {
-        built = builder.build(mail, messageId, new Date());
+        built = builder.build(mail, messageId, new Date(), (size) => (room = rooms.take(size)).subarray(0, size));
       } catch (e) {
         // Nothing was sent and sending this message cannot work (bad address or header): permanent.
         return Promise.reject(new MailError('permanent', errorMessage(e), undefined, e));
       }
-      return deliver(built.envelope, built.raw, messageId);
+      return deliver(built.envelope, built.raw, messageId, room);
     },
     async close(): Promise<void> {
       if (closed) return;
@@ -113,4 +118,38 @@ export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
       transport.close();
     },
   };
+}
+
+/**
+ * Buffers a digest's message is written into, reused once the relay has it: a send run would otherwise
+ * allocate one 60-150 KB Buffer per message, garbage outside V8's heap that is collected only once it
+ * reaches tens of MB (measured: 74 MB of "external" memory during a friendly send run). At most one per
+ * message in flight is kept (SMTP_POOL_SIZE), each as large as the largest message it held.
+ */
+export class MessageRooms {
+  private readonly free: Buffer[] = [];
+  constructor(private readonly keep: number) {}
+
+  take(size: number): Buffer {
+    for (let i = this.free.length - 1; i >= 0; i--) {
+      const b = this.free[i]!;
+      if (b.length >= size) {
+        this.free.splice(i, 1);
+        return b;
+      }
+    }
+    // None big enough: a new one with room to spare, so that slightly larger messages fit it next time.
+    return Buffer.allocUnsafeSlow(Math.ceil((size * 1.25) / 4096) * 4096);
+  }
+
+  release(b: Buffer): void {
+    if (this.free.length < this.keep) {
+      this.free.push(b);
+      return;
+    }
+    // Full: keep the larger ones.
+    let smallest = 0;
+    for (let i = 1; i < this.free.length; i++) if (this.free[i]!.length < this.free[smallest]!.length) smallest = i;
+    if (this.free.length > 0 && this.free[smallest]!.length < b.length) this.free[smallest] = b;
+  }
 }

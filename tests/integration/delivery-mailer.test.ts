@@ -83,6 +83,25 @@ describe('SMTP mailer', () => {
     expect(email.html?.replace(/\n$/, '')).toBe('<p>.x</p>\n.\n<p>y</p>');
   });
 
+  it('reuses message buffers without mixing messages: 40 digests of different sizes, sent 2 at a time, each arrives whole', async () => {
+    const { sink, mailer } = await setup();
+    // Encoded bodies (as digests send them), sizes up and down so buffers are taken, grown and given back.
+    const body = (i: number) => `message ${i}: ${'abcdefghij'.repeat(20 + ((i * 37) % 90) * 40)}`.replace(/(.{70})/g, '$1=\r\n');
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        mailer.send(mail(`r${i}@example.com`, { messageId: `m${i}@papers.example.org`, encoded: { text: [Buffer.from(body(i))], html: [Buffer.from(`<p>${i}</p>`)] } })),
+      ),
+    );
+    expect(sink.messages).toHaveLength(40);
+    for (const m of sink.messages) {
+      const i = Number(/^r(\d+)@/.exec(m.to[0]!)![1]);
+      const email = await m.parse();
+      expect(email.messageId).toBe(`<m${i}@papers.example.org>`);
+      expect(email.text).toBe(`${body(i).replaceAll('=\r\n', '')}\n`);
+      expect(email.html?.trim()).toBe(`<p>${i}</p>`);
+    }
+  });
+
   it('signs with DKIM (List-Unsubscribe and List-Unsubscribe-Post included), verified by mailauth', async () => {
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();

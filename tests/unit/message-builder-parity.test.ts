@@ -5,7 +5,7 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
 import PostalMime, { type Email } from 'postal-mime';
 import { describe, expect, it } from 'vitest';
-import { createRawMessageBuilder } from '../../src/mail/raw-message.ts';
+import { createMessageBuilder } from '../../src/mail/raw-message.ts';
 import type { OutgoingMail } from '../../src/mail/types.ts';
 
 const FROM = 'Paper Digest <digest@papers.example.org>';
@@ -13,7 +13,7 @@ const DATE = new Date('2025-11-25T07:00:00Z');
 const MESSAGE_ID = 'digest-7.2025-11-25@papers.example.org';
 
 function ours(mail: OutgoingMail): Promise<Email> {
-  return PostalMime.parse(createRawMessageBuilder({ from: FROM }).build(mail, MESSAGE_ID, DATE).raw);
+  return PostalMime.parse(createMessageBuilder({ from: FROM }).build(mail, MESSAGE_ID, DATE).raw);
 }
 
 async function nodemailers(mail: OutgoingMail): Promise<Email> {

@@ -3,7 +3,7 @@
 // column each piece starts at; a real MIME parser (postal-mime) reads the message as written.
 import PostalMime from 'postal-mime';
 import { describe, expect, it } from 'vitest';
-import { createRawMessageBuilder } from '../../src/mail/raw-message.ts';
+import { createMessageBuilder } from '../../src/mail/raw-message.ts';
 import { decodeQuotedPrintable, encodeSegment, QpBodyWriter } from '../../src/mail/qp-body.ts';
 import { encodeQuotedPrintable } from '../../src/mail/quoted-printable.ts';
 
@@ -61,7 +61,7 @@ describe('quoted-printable bodies joined from pieces', () => {
       text.addText(p);
       text.addSegment(encodeSegment(p));
     }
-    const builder = createRawMessageBuilder({ from: 'Paper Digest <digest@example.org>' });
+    const builder = createMessageBuilder({ from: 'Paper Digest <digest@example.org>' });
     const { raw } = builder.build(
       { to: 'ada@example.org', subject: 'Joined', html: 'unused', text: 'unused', encoded: { html: html.parts, text: text.parts } },
       'id-1@example.org',

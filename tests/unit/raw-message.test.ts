@@ -2,7 +2,7 @@
 // what a mail client would show, and the byte-level rules relays and SMTP rely on.
 import PostalMime from 'postal-mime';
 import { describe, expect, it } from 'vitest';
-import { createRawMessageBuilder } from '../../src/mail/raw-message.ts';
+import { createMessageBuilder } from '../../src/mail/raw-message.ts';
 import { encodeQuotedPrintable } from '../../src/mail/quoted-printable.ts';
 import type { OutgoingMail } from '../../src/mail/types.ts';
 import { appErrorFrom } from '../helpers/app-error.ts';
@@ -19,7 +19,7 @@ const mail = (extra: Partial<OutgoingMail> = {}): OutgoingMail => ({
 });
 
 function build(m: OutgoingMail, messageId = 'digest-7.2025-11-25@papers.example.org') {
-  return createRawMessageBuilder({ from: FROM }).build(m, messageId, DATE);
+  return createMessageBuilder({ from: FROM }).build(m, messageId, DATE);
 }
 
 /** Mail bodies come back with CRLF line breaks and a final one: compare what a reader sees. */
@@ -75,14 +75,14 @@ describe('raw message builder', () => {
   });
 
   it('refuses what would break the message or inject headers, naming the field', () => {
-    const b = createRawMessageBuilder({ from: FROM });
+    const b = createMessageBuilder({ from: FROM });
     expect(appErrorFrom(() => b.build(mail({ to: 'ada@example.com\r\nBcc: eve@example.com' }), 'a@b', DATE)).message).toMatch(/^to: /);
     expect(appErrorFrom(() => b.build(mail(), 'not an id', DATE)).message).toMatch(/^messageId: /);
     expect(appErrorFrom(() => b.build(mail({ headers: { Subject: 'again' } }), 'a@b', DATE)).message).toMatch(/^headers: "Subject"/);
     expect(appErrorFrom(() => b.build(mail({ listUnsubscribe: { url: 'https://x.example/u>, <https://evil' } }), 'a@b', DATE)).message).toMatch(
       /^listUnsubscribe\.url: /,
     );
-    expect(appErrorFrom(() => createRawMessageBuilder({ from: 'Paper Digest' })).message).toMatch(/^MAIL_FROM: /);
+    expect(appErrorFrom(() => createMessageBuilder({ from: 'Paper Digest' })).message).toMatch(/^MAIL_FROM: /);
     // A CR/LF inside a subject cannot start a new header.
     const raw = b.build(mail({ subject: 'Hi\r\nBcc: eve@example.com' }), 'a@b', DATE).raw.toString('latin1');
     expect(raw).not.toMatch(/\r\nBcc:/);
