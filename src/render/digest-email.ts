@@ -12,7 +12,7 @@
 // (full cards first; when even those do not all fit, the rest become compact lines, and what does not
 // fit as a line is left to the web view).
 import { AppError } from '../errors.ts';
-import { decodeQuotedPrintable, encodeSegment, QpBodyWriter } from '../mail/qp-body.ts';
+import { decodeQuotedPrintable, encodeSegment, QpBodyWriter, type ArenaPool } from '../mail/qp-body.ts';
 import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
 import { authorsLine, digestSubject, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
@@ -39,6 +39,8 @@ const COMPACT_CHUNK = 16;
 export interface DigestLayout {
   htmlByteLimit: number;
   fullPapers: number;
+  /** Scratch for the reader's encoded text, reused once the email is released (after sending). */
+  arenas?: ArenaPool | undefined;
 }
 
 type Matched = Array<{ text: string; muteUrl: string }>;
@@ -165,7 +167,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const shown = full.length + compact.length;
 
   const finalShell = shellView(full.length, compact.length, true);
-  const html = new QpBodyWriter();
+  const html = new QpBodyWriter(layout.arenas);
   const htmlShell = splitShell(t.digestShellHtml(finalShell));
   html.addText(htmlShell[0]);
   for (const c of full) addBlock(html, c.block.html, c.readerHtml, c.lit);
@@ -177,7 +179,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     throw new AppError('digest_too_big', `digest for ${view.email}: ${html.textBytes} bytes of HTML, over ${layout.htmlByteLimit}`);
   }
 
-  const text = new QpBodyWriter();
+  const text = new QpBodyWriter(layout.arenas);
   const textShell = splitShell(t.digestShellText(finalShell));
   const fullText = fillEach(t.fullText, full.map((c) => c.view));
   const compactText = fillEach(t.compactText, compact.map((c) => c.view));
@@ -187,7 +189,10 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   compact.forEach((c, k) => addBlock(text, c.block.text, compactText[k]!, c.lit));
   text.addText(textShell[2]);
 
-  return encodedEmail(subject, { html: html.parts, text: text.parts }, shown, full.length, html.textBytes);
+  return encodedEmail(subject, { html: html.parts, text: text.parts }, shown, full.length, html.textBytes, () => {
+    html.release();
+    text.release();
+  });
 }
 
 /** A rendered email whose bodies are quoted-printable bytes; .html and .text decode them when read. */
@@ -197,9 +202,15 @@ export function encodedEmail(
   shownPapers: number,
   fullPapers: number,
   htmlBytes: number,
+  giveBack?: () => void,
 ): RenderedEmail {
   let html: string | undefined;
   let text: string | undefined;
+  let released = false;
+  const read = (part: 'html' | 'text'): string => {
+    if (released) throw new AppError('digest_released', `the ${part} of a digest email was read after it was released`);
+    return decodeQuotedPrintable(encoded[part]);
+  };
   return {
     subject,
     shownPapers,
@@ -207,10 +218,15 @@ export function encodedEmail(
     htmlBytes,
     encoded,
     get html() {
-      return (html ??= decodeQuotedPrintable(encoded.html));
+      return (html ??= read('html'));
     },
     get text() {
-      return (text ??= decodeQuotedPrintable(encoded.text));
+      return (text ??= read('text'));
+    },
+    release() {
+      if (released) return;
+      released = true;
+      giveBack?.();
     },
   };
 }

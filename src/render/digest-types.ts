@@ -50,4 +50,9 @@ export interface RenderedEmail {
   htmlBytes?: number;
   /** Digest bodies as quoted-printable bytes, ready for the MIME builder (raw-message.ts). */
   encoded?: { html: Buffer[]; text: Buffer[] };
+  /**
+   * Done with this email (sent, or failed): its scratch buffers go back to the renderer for the next one.
+   * `encoded`, `html` and `text` must not be read afterwards (html/text throw unless read before).
+   */
+  release?(): void;
 }

@@ -5,7 +5,8 @@
 // the rest as compact lines, under Gmail's clipping size by construction.
 import type { Logger } from '../log.ts';
 import { CardCache, DEFAULT_CARD_CACHE_BYTES } from './card-cache.ts';
-import { feedbackView, matchedView, renderDigestEmail, safeLinks, topicKey } from './digest-email.ts';
+import { feedbackView, matchedView, renderDigestEmail, safeLinks, topicKey, type DigestLayout } from './digest-email.ts';
+import { ArenaPool } from '../mail/qp-body.ts';
 import { paperDaysLabel, plural, safeHref, tidy } from './render-format.ts';
 import { buildParts, type PaperInput } from './render-parts.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
@@ -53,7 +54,11 @@ export const HTML_BYTE_LIMIT = 100_000;
 export async function createRenderer(opts: RendererOptions = {}): Promise<Renderer> {
   const templates = opts.sources ? compileTemplateSources(opts.sources) : await compileTemplates(opts.templatesDir);
   const cache = new CardCache(templates, opts.cardCacheBytes ?? DEFAULT_CARD_CACHE_BYTES, opts.logger);
-  const layout = { htmlByteLimit: opts.htmlByteLimit ?? HTML_BYTE_LIMIT, fullPapers: opts.fullPapers ?? DEFAULT_FULL_PAPERS };
+  const layout = {
+    htmlByteLimit: opts.htmlByteLimit ?? HTML_BYTE_LIMIT,
+    fullPapers: opts.fullPapers ?? DEFAULT_FULL_PAPERS,
+    arenas: new ArenaPool(),
+  };
   const renderer = makeRenderer(templates, cache, layout);
   warmUp(renderer);
   return renderer;
@@ -65,7 +70,7 @@ function withDays(sentence: string, view: DigestView): string {
   return days === '' ? `${sentence}.` : `${sentence} (${days}).`;
 }
 
-function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: { htmlByteLimit: number; fullPapers: number }): Renderer {
+function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: DigestLayout): Renderer {
   const digest = (view: DigestView): RenderedEmail => renderDigestEmail(t, cache, view, layout);
 
   const webView = (view: DigestView): string => {

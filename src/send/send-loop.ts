@@ -242,14 +242,18 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
       return undefined;
     }
     let sent;
+    // Its scratch buffers go back to the renderer once the mailer is done with the message (sent or not).
+    const release = mail.release?.bind(mail);
     try {
       const sending = startSend(loaded, mail);
-      // The message is built: the rendered bodies (about 100 KB of strings) need not live while the relay works.
+      // The message is built: the rendered bodies need not live while the relay works.
       mail = undefined;
       sent = await sending;
     } catch (e) {
       if (!abandoned) onFailure(loaded, toMailError(e));
       return undefined;
+    } finally {
+      release?.();
     }
     if (abandoned) {
       logger.warn({ digest: id }, 'a send finished after the shutdown grace; left as unknown');

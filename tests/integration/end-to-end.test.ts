@@ -223,10 +223,16 @@ describe('the product path, through HTTP, the CLI and SMTP', () => {
   it('reports the editions in digest status', async () => {
     const r = await cli('status');
     expect(r.code).toBe(0);
-    const today = new Date().toISOString().slice(0, 10);
-    const yesterday = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
-    expect(r.stdout).toMatch(new RegExp(`${yesterday}\\s+planned 2\\s+sent 2`));
-    expect(r.stdout).toMatch(new RegExp(`${today}\\s+planned 1\\s+sent 1`));
+    // Editions are each subscriber's local dates: Alice's in UTC, Bob's in Asia/Tokyo (a day ahead of UTC
+    // from 15:00 UTC on). Alice got one edition (yesterday, after the shift above), Bob two (yesterday's
+    // and today's, in Tokyo).
+    const localDate = (zone: string, daysAgo: number) =>
+      new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(new Date(Date.now() - daysAgo * 86_400_000));
+    const expected = new Map<string, number>();
+    for (const date of [localDate('UTC', 1), localDate('Asia/Tokyo', 1), localDate('Asia/Tokyo', 0)]) {
+      expected.set(date, (expected.get(date) ?? 0) + 1);
+    }
+    for (const [date, n] of expected) expect(r.stdout).toMatch(new RegExp(`${date}\\s+planned ${n}\\s+sent ${n}`));
     expect(r.stdout).toMatch(/^overdue: none/m);
   });
 

@@ -4,7 +4,7 @@
 import PostalMime from 'postal-mime';
 import { describe, expect, it } from 'vitest';
 import { createMessageBuilder } from '../../src/mail/raw-message.ts';
-import { decodeQuotedPrintable, encodeSegment, QpBodyWriter } from '../../src/mail/qp-body.ts';
+import { ArenaPool, decodeQuotedPrintable, encodeSegment, QpBodyWriter } from '../../src/mail/qp-body.ts';
 import { encodeQuotedPrintable } from '../../src/mail/quoted-printable.ts';
 
 const pieces = [
@@ -30,7 +30,7 @@ describe('quoted-printable bodies joined from pieces', () => {
   it('any mix of shared segments and reader text decodes to the joined text, lines ≤ 76', () => {
     // Every split of the pieces into "shared" (encoded once) and "reader" (encoded in place).
     for (let mask = 0; mask < 1 << pieces.length; mask++) {
-      const w = new QpBodyWriter(64); // a tiny arena, so new ones are started on the way
+      const w = new QpBodyWriter(new ArenaPool(64, 4)); // tiny arenas, so new ones are started on the way
       for (let i = 0; i < pieces.length; i++) {
         if (mask & (1 << i)) w.addSegment(encodeSegment(pieces[i]!));
         else w.addText(pieces[i]!);
