@@ -54,8 +54,8 @@ function columnAfter(b: Uint8Array, from: number, to: number, startCol: number):
 export class ArenaPool {
   private readonly free: Buffer[] = [];
   constructor(
-    readonly size = 16 * 1024,
-    private readonly keep = 128,
+    readonly size = 32 * 1024,
+    private readonly keep = 64,
   ) {}
 
   take(min: number): Buffer {
@@ -109,8 +109,25 @@ export class QpBodyWriter {
     this.col = seg.endCol;
   }
 
-  /** Encodes the reader's own text at the current column. */
+  /**
+   * Encodes the reader's own text at the current column. A long text (a digest's shell is ~15 KB) goes in
+   * pieces of at most TEXT_PIECE characters, cut where the encoder keeps no state (after '>' or a line
+   * break when there is one, never after a CR, a blank or half a surrogate pair), so the bytes are those
+   * of encoding it whole, and each piece's worst case fits a pooled arena.
+   */
   addText(text: string): void {
+    if (text.length <= TEXT_PIECE) {
+      this.addPiece(text);
+      return;
+    }
+    for (let from = 0; from < text.length; ) {
+      const to = from + TEXT_PIECE >= text.length ? text.length : cutAt(text, from, from + TEXT_PIECE);
+      this.addPiece(text.slice(from, to));
+      from = to;
+    }
+  }
+
+  private addPiece(text: string): void {
     if (text === '') return;
     const max = 3 * text.length; // UTF-8 bytes per UTF-16 unit, at most
     const need = max + maxEncodedLength(max);
@@ -130,6 +147,24 @@ export class QpBodyWriter {
     this.textBytes += n;
     this.col = columnAfter(a, start, end, this.col);
     this.used = end;
+  }
+}
+
+/** Characters encoded at a time: worst case 3 UTF-8 bytes each, escaped (×3): ~12.7 KB of scratch. */
+const TEXT_PIECE = 1024;
+
+/** Where to end a piece of `text` that starts at `from`, at or before `max` (see addText). */
+function cutAt(text: string, from: number, max: number): number {
+  for (let i = max; i > from + TEXT_PIECE / 2; i--) {
+    const c = text.charCodeAt(i - 1);
+    if (c === 0x3e /* > */ || c === 0x0a) return i;
+  }
+  let i = max;
+  for (;;) {
+    const c = text.charCodeAt(i - 1);
+    const unsafe = c === 0x0d || c === 0x20 || c === 0x09 || (c >= 0xd800 && c <= 0xdbff);
+    if (!unsafe || i - 1 <= from) return i;
+    i--;
   }
 }
 

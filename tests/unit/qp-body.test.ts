@@ -44,6 +44,24 @@ describe('quoted-printable bodies joined from pieces', () => {
     }
   });
 
+  it('a long reader text, encoded in pieces from pooled arenas, is byte for byte the text encoded at once', () => {
+    // 40 KB of everything the cut must respect: blanks, CRLF, emoji (surrogate pairs), "=", leading dots,
+    // long runs without '>' or a line break. Reused arenas must not leak one email's bytes into another.
+    const pool = new ArenaPool(32 * 1024, 4);
+    for (let round = 0; round < 3; round++) {
+      let text = '';
+      for (let i = 0; text.length < 40_000; i++) text += pieces[(i * 7 + round) % pieces.length]! + (i % 5 === 0 ? ' '.repeat(3) : '') + '😀'.repeat(i % 3);
+      for (const startCol of [0, 17]) {
+        const w = new QpBodyWriter(pool);
+        if (startCol > 0) w.addText('x'.repeat(startCol));
+        w.addText(text);
+        const whole = encodeQuotedPrintable('x'.repeat(startCol) + text);
+        expect(Buffer.concat(w.parts).equals(whole), `round ${round}, column ${startCol}`).toBe(true);
+        w.release();
+      }
+    }
+  });
+
   it('a shared segment joined at column 0 is byte for byte the whole text encoded at once', () => {
     const text = `${pieces[0]}\n`;
     const w = new QpBodyWriter();
