@@ -32,6 +32,7 @@ export type SenderConfig = Pick<
       // The renderer's settings, so worker threads render as the main thread does:
       | 'DIGEST_FULL_PAPERS'
       | 'RENDER_CACHE_MB'
+      | 'SEND_WORKER_HEAP_MB'
     >
   >;
 

@@ -52,6 +52,16 @@ describe('sending with worker threads', () => {
     expect(last.headers.find((h) => h.key === 'list-unsubscribe-post')?.value).toBe('List-Unsubscribe=One-Click');
   });
 
+  it('worker threads over their heap budget (SEND_WORKER_HEAP_MB) stop; the main thread sends the rest, once each', { timeout: 60_000 }, async () => {
+    // 8 MB is less than a worker needs to load its modules: both die of ERR_WORKER_OUT_OF_MEMORY.
+    const { emails, deps } = await setup(300, undefined, { SEND_WORKER_HEAP_MB: '8' });
+    const summary = await sendPending(deps, { parallelMinRows: 0 });
+    expect(summary).toMatchObject({ sent: 300, failed: 0, retrying: 0, unknown: 0, paused: false });
+    expect(summary.sentPerThread).toEqual([0, 0, 300]); // two workers that sent nothing, then this thread
+    expect(onceEach(e!, emails)).toBe(true);
+    expect(countByStatus(e!.t.db)).toEqual({ sent: 300 });
+  });
+
   it('a run below the worker threshold stays in this thread', async () => {
     const { deps } = await setup(20);
     const summary = await sendPending(deps);
