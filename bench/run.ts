@@ -1,6 +1,6 @@
 // `npm run bench -- --subscribers 100000 --papers 1000 --topics 3 [--topics-profile broad] [--smtp smtp://host:port]`
 //   --topics-profile: friendly (default: half the list gets 5-30 papers) or broad (everyone has common
-//   two-word phrases: ~150-250 papers per digest, long digests with compact lines); other options: --pool N (SMTP_POOL_SIZE, 5), --workers N (SEND_WORKERS), --sample N (naive baseline, 200),
+//   two-word phrases: ~150-250 papers per digest, long digests with compact lines); other options: --pool N (SMTP_POOL_SIZE, 5), --workers N (SEND_WORKERS), --worker-heap-mb N (SEND_WORKER_HEAP_MB), --sample N (naive baseline, 200),
 //   --ceiling-messages N, --seed N, --profile DIR (a CPU profile per stage), --json FILE, --keep (keep the temp dir),
 //   --sink postfix|node (the relay: Postfix's smtp-sink, the default where installed, or bench/sink.ts),
 //   --learning (a third of the subscribers with a like: topic and a feedback profile)
@@ -47,6 +47,7 @@ const { values: o } = parseArgs({
     sink: { type: 'string', default: existsSync(POSTFIX_SMTP_SINK) ? 'postfix' : 'node' },
     pool: { type: 'string', default: '5' },
     workers: { type: 'string' },
+    'worker-heap-mb': { type: 'string' },
     sample: { type: 'string', default: '200' },
     'ceiling-messages': { type: 'string' },
     seed: { type: 'string', default: '1' },
@@ -105,6 +106,7 @@ try {
     SMTP_URL: smtpUrl,
     SMTP_POOL_SIZE: String(POOL),
     ...(o.workers ? { SEND_WORKERS: o.workers } : {}),
+    ...(o['worker-heap-mb'] ? { SEND_WORKER_HEAP_MB: o['worker-heap-mb'] } : {}),
     SECRET_KEY: 'bench-secret-key-0123456789abcdef0123456789',
     PUBLIC_URL,
     MAIL_FROM,
