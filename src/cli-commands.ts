@@ -1,5 +1,6 @@
 // What each `digest` subcommand does, given the app. Output is plain lines for people and scripts.
 import { readFileSync, writeFileSync } from 'node:fs';
+import { statement } from './db/statements.ts';
 import { join } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { CliIo } from './cli-io.ts';
@@ -24,6 +25,9 @@ import { importSubscribersCsv } from './subscribers/import.ts';
 import { runFailure, runPipeline } from './pipeline.ts';
 import { recoverStale } from './send/sender.ts';
 import { buildServer } from './web/server.ts';
+
+/** Whether any batch was ever ingested (the sample data is offered on a fresh database). */
+const SQL_ANY_BATCH = 'SELECT 1 FROM batches LIMIT 1';
 
 export const SAMPLE_BATCH = join(PROJECT_ROOT, 'samples', 'daily-papers-sample.json');
 
@@ -286,7 +290,7 @@ async function startBounceReceiverIfSet(app: App): Promise<BounceReceiver | unde
 function seedSampleBatch(app: App, io: CliIo): void {
   if (app.config.SMTP_URL) return;
   if (parseSources(app.config.SOURCES).length > 0) return;
-  const has = app.db.prepare('SELECT 1 FROM batches LIMIT 1').get();
+  const has = statement(app.db, SQL_ANY_BATCH).get();
   if (has) return;
   const r = ingestBatch(app.db, loadSampleBatch(), app.clock);
   io.out(`fresh database: ingested the sample batch (${r.papers} papers) from samples/`);

@@ -18,6 +18,7 @@ import { HostSpacer } from './ingest/fetch.ts';
 import { arxivExampleFetcher } from './like/arxiv-fetcher.ts';
 import { createFeedbackService, type FeedbackService } from './feedback/service.ts';
 import { createFeedService, type FeedService } from './feed/atom.ts';
+import { createTopicPreviewService, type TopicPreviewService } from './topics/preview-service.ts';
 import { Tokens } from './tokens.ts';
 
 export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -50,6 +51,8 @@ export interface App {
   /** Issue 13: feedback/follow links and personal Atom feeds. */
   feedback: FeedbackService;
   feeds: FeedService;
+  /** The topic builder's live preview. */
+  topicPreview: TopicPreviewService;
   /** Set when mail goes to the built-in catcher (no SMTP_URL). */
   inbox: Inbox | undefined;
   /** The SMTP server mail goes to (starts the local catcher when needed). */
@@ -116,6 +119,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const subscribers = createSubscriberService({ db, clock, tokens, links, mailer, renderer, config, logger, exampleFetcher });
   const feedback = createFeedbackService({ db, clock, tokens, links, logger });
   const feeds = createFeedService({ db, clock, tokens, links });
+  const topicPreview = createTopicPreviewService({ db, clock });
 
   return {
     config,
@@ -129,6 +133,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     subscribers,
     feedback,
     feeds,
+    topicPreview,
     inbox,
     smtpUrl: resolveSmtpUrl,
     async close() {

@@ -6,6 +6,7 @@
 // paper (0.46 s for the 1,000 papers of the final 100k run), after caching stems across papers; the
 // document-frequency lookups are cached per run.
 import type Database from 'better-sqlite3';
+import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
 import { corpusStats, distinctiveTerms, type CorpusStats } from '../like/terms.ts';
 
@@ -38,21 +39,21 @@ export function indexPaperTerms(db: Db, toId: number): number {
   if (from >= toId) return 0;
   // Nobody has voted yet: nothing reads paper vectors, so skip the work (about 0.3-1 s per 1,000 papers
   // on a busy machine) and move on; a vote indexes its own paper (ensurePaperTerms), later papers follow.
-  if (!db.prepare(SQL_ANY_PROFILE).get()) {
-    db.prepare(SQL_SET_THROUGH).run({ v: String(toId) });
+  if (!statement(db, SQL_ANY_PROFILE).get()) {
+    statement(db, SQL_SET_THROUGH).run({ v: String(toId) });
     return 0;
   }
   const stats = corpusStats(db);
   const papers = db.prepare<[number, number], { id: number; title: string; abstract: string }>(SQL_PAPERS).all(from, toId);
   const insert = db.prepare<[number, string, number]>(SQL_INSERT);
   for (const p of papers) writeTerms(insert, stats, p);
-  db.prepare(SQL_SET_THROUGH).run({ v: String(toId) });
+  statement(db, SQL_SET_THROUGH).run({ v: String(toId) });
   return papers.length;
 }
 
 /** A paper's terms, written now if it has none (feedback on a paper older than the index). */
 export function ensurePaperTerms(db: Db, paperId: number): void {
-  if (db.prepare(SQL_HAS_TERMS).get(paperId)) return;
+  if (statement(db, SQL_HAS_TERMS).get(paperId)) return;
   const p = db.prepare<[number], { id: number; title: string; abstract: string }>(SQL_PAPER).get(paperId);
   if (p) writeTerms(db.prepare<[number, string, number]>(SQL_INSERT), corpusStats(db), p);
 }

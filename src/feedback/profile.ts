@@ -2,6 +2,7 @@
 // their votes whenever they vote. weight(term) = BETA x mean of the liked papers' vectors
 // - GAMMA x mean of the disliked ones (paper vectors from paper_terms, unit length).
 import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
 import { ensurePaperTerms } from './paper-terms.ts';
 
 export const BETA = 1.0;
@@ -38,8 +39,8 @@ const SQL_REBUILD = `
 export function recordVote(db: Db, subscriberId: number, paperId: number, vote: 1 | -1, at: Date): void {
   db.transaction(() => {
     ensurePaperTerms(db, paperId);
-    db.prepare(SQL_VOTE).run({ sid: subscriberId, pid: paperId, vote, at: at.toISOString() });
-    db.prepare(SQL_CLEAR).run(subscriberId);
-    db.prepare(SQL_REBUILD).run({ sid: subscriberId });
+    statement(db, SQL_VOTE).run({ sid: subscriberId, pid: paperId, vote, at: at.toISOString() });
+    statement(db, SQL_CLEAR).run(subscriberId);
+    statement(db, SQL_REBUILD).run({ sid: subscriberId });
   }).immediate();
 }

@@ -3,6 +3,7 @@
 // link forged, altered to name another paper, or taken from another subscriber's email is refused
 // (403). A GET only describes; the POST acts (mail scanners open links, they do not submit forms).
 import type { Clock } from '../clock.ts';
+import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
 import { parseStringArray } from '../db/json-columns.ts';
 import { AppError } from '../errors.ts';
@@ -74,7 +75,7 @@ export function createFeedbackService(deps: FeedbackDeps) {
       const { subscriber, paper } = resolve(token, paperId);
       recordVote(db, subscriber.id, paper.id, direction === 'more' ? 1 : -1, clock.now());
       logger.info({ subscriberId: subscriber.id, paperId, direction }, 'feedback recorded');
-      const topics = (db.prepare(SQL_MATCHING_TOPICS).all(subscriber.id, paper.id) as Array<{ id: number; text: string; muted: number }>)
+      const topics = (statement(db, SQL_MATCHING_TOPICS).all(subscriber.id, paper.id) as Array<{ id: number; text: string; muted: number }>)
         .filter((t) => t.muted === 0)
         .map((t) => ({ text: t.text, muteUrl: links.mute(subscriber, t.id) }));
       return {

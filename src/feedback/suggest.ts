@@ -4,6 +4,7 @@
 //  * suggestions: up to three papers of the row's range that no topic of theirs matched and that
 //    their profile ranks high: "you may also like" (unless they turned it off).
 import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
 
 /** Suggested papers per digest. */
 export const MAX_SUGGESTIONS = 3;
@@ -86,5 +87,5 @@ const SQL_SUGGEST = `
 
 /** Writes the suggestions of the digest rows with ids above `before` (inside the planner's chunk transaction). */
 export function suggestForNewRows(db: Db, before: number): number {
-  return db.prepare(SQL_SUGGEST).run({ before }).changes;
+  return statement(db, SQL_SUGGEST).run({ before }).changes;
 }

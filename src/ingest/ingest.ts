@@ -1,6 +1,7 @@
 // The ingest service: one batch in, in ONE transaction: the batch row, papers upserted by their
 // normalised key with the merge rules, and the batch's paper list. Identical content again writes nothing.
 import { createHash } from 'node:crypto';
+import { statement } from '../db/statements.ts';
 import type Database from 'better-sqlite3';
 import { utcDate, type Clock } from '../clock.ts';
 import { parseStringArray } from '../db/json-columns.ts';
@@ -23,36 +24,36 @@ export interface IngestResult {
 }
 
 /** An earlier batch with the same source, day and content. */
-const FIND_DUPLICATE_BATCH = `
+const SQL_FIND_DUPLICATE_BATCH = `
   SELECT id FROM batches WHERE source = ? AND date = ? AND content_hash = ?`;
 
 /** The batch row; counts are filled in once the papers are written. */
-const INSERT_BATCH = `
+const SQL_INSERT_BATCH = `
   INSERT INTO batches (source, date, content_hash, paper_count, new_paper_count, ingested_at)
   VALUES (@source, @date, @hash, @paperCount, 0, @now)`;
 
-const SET_BATCH_NEW_COUNT = `
+const SQL_SET_BATCH_NEW_COUNT = `
   UPDATE batches SET new_paper_count = ? WHERE id = ?`;
 
 /** A known paper, by its normalised key, with what the merge needs. */
-const FIND_PAPER_BY_KEY = `
+const SQL_FIND_PAPER_BY_KEY = `
   SELECT id, title, abstract, authors, url, published_at AS publishedAt, upvotes, categories, code_url AS codeUrl
   FROM papers WHERE paper_key = ?`;
 
 /** A paper seen for the first time: it gets the next id (AUTOINCREMENT, never reused). */
-const INSERT_PAPER = `
+const SQL_INSERT_PAPER = `
   INSERT INTO papers (paper_key, title, abstract, authors, url, published_at, upvotes, categories, code_url,
                       first_batch_id, created_at, updated_at)
   VALUES (@key, @title, @abstract, @authors, @url, @publishedAt, @upvotes, @categories, @codeUrl, @batchId, @now, @now)`;
 
 /** A known paper's merged metadata, in place: its id (and so its place in digests' id ranges) is kept. */
-const UPDATE_PAPER = `
+const SQL_UPDATE_PAPER = `
   UPDATE papers
   SET title = @title, abstract = @abstract, authors = @authors, url = @url, published_at = @publishedAt,
       upvotes = @upvotes, categories = @categories, code_url = @codeUrl, updated_at = @now
   WHERE id = @id`;
 
-const INSERT_BATCH_PAPER = `
+const SQL_INSERT_BATCH_PAPER = `
   INSERT OR IGNORE INTO batch_papers (batch_id, paper_id) VALUES (?, ?)`;
 
 /** A paper's stored metadata (authors and categories as JSON arrays). */
@@ -194,13 +195,13 @@ function statements(db: Db): Statements {
   let s = statementCache.get(db);
   if (!s) {
     s = {
-      findDuplicate: db.prepare(FIND_DUPLICATE_BATCH),
-      insertBatch: db.prepare(INSERT_BATCH),
-      setBatchNewCount: db.prepare(SET_BATCH_NEW_COUNT),
-      findPaper: db.prepare(FIND_PAPER_BY_KEY),
-      insertPaper: db.prepare(INSERT_PAPER),
-      updatePaper: db.prepare(UPDATE_PAPER),
-      insertBatchPaper: db.prepare(INSERT_BATCH_PAPER),
+      findDuplicate: statement(db, SQL_FIND_DUPLICATE_BATCH),
+      insertBatch: statement(db, SQL_INSERT_BATCH),
+      setBatchNewCount: statement(db, SQL_SET_BATCH_NEW_COUNT),
+      findPaper: statement(db, SQL_FIND_PAPER_BY_KEY),
+      insertPaper: statement(db, SQL_INSERT_PAPER),
+      updatePaper: statement(db, SQL_UPDATE_PAPER),
+      insertBatchPaper: statement(db, SQL_INSERT_BATCH_PAPER),
     };
     statementCache.set(db, s);
   }

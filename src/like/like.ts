@@ -8,6 +8,7 @@
 // example; a paper sharing only a common word or two does not.
 // Tuned on the 71 sample abstracts (checked in tests/integration/like.test.ts): see LIKE_THRESHOLD.
 import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
 import { AppError } from '../errors.ts';
 import { corpusStats, countStems, distinctiveTerms, estimatedSelfScore, type WeightedTerm } from './terms.ts';
 
@@ -99,7 +100,7 @@ export async function ensureExamples(db: Db, ids: readonly string[], fetcher: Ex
     found.push({ id, ...got });
   }
   if (found.length === 0) return;
-  const insert = db.prepare(SQL_INSERT_FETCHED);
+  const insert = statement(db, SQL_INSERT_FETCHED);
   db.transaction(() => {
     for (const f of found) insert.run(f.id, f.title, f.abstract, now.toISOString());
   })();

@@ -6,6 +6,7 @@
 // inverse document frequency from the fts5vocab table papers_vocab: common words ("model",
 // "learning" in an ML listing) weigh little, the words that tell a paper's problem apart weigh most.
 import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
 import { foldToken, stemToken, tokenRegex } from '../topics/normalize.ts';
 
 /** Title column weight of bm25 in matching (matcher.ts): a title word counts this many times. */
@@ -36,7 +37,7 @@ const SQL_TERM_DF = `SELECT doc FROM papers_vocab WHERE term = ?`;
 
 /** Index statistics, with a per-call cache of document frequencies. */
 export function corpusStats(db: Db): CorpusStats {
-  const n = (db.prepare(SQL_PAPER_COUNT).get() as { n: number }).n;
+  const n = (statement(db, SQL_PAPER_COUNT).get() as { n: number }).n;
   const dfStmt = db.prepare<[string], { doc: number }>(SQL_TERM_DF);
   const cache = new Map<string, number>();
   return {

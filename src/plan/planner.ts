@@ -21,12 +21,18 @@
 // lock every few ms) almost never got in: measured with bench/web-under-plan.ts at 20k subscribers, web
 // p50 600 ms and p99 2.6 s during the plan. The gap costs about 20% more plan time when nobody waits.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { statement } from '../db/statements.ts';
 import type { Clock } from '../clock.ts';
 import { retryWhileBusy } from '../db/busy.ts';
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../log.ts';
 import { PROFILE_SCORES_SQL, suggestForNewRows } from '../feedback/suggest.ts';
 import { SQL_SLOT_HAS_COME, zonesNow, type PlanMode } from './slots.ts';
+
+/** Papers in the rows planned after a row id (the run's count of items). */
+const SQL_ITEMS_AFTER = `SELECT coalesce(sum(paper_count), 0) AS n FROM digests WHERE id > ?`;
+/** The newest ledger row before planning (the rows after it are this run's). */
+const SQL_MAX_DIGEST = `SELECT coalesce(max(id), 0) AS id FROM digests`;
 
 export type { PlanMode } from './slots.ts';
 
@@ -222,19 +228,19 @@ function statements(db: Db): Statements {
 }
 
 function prepare(db: Db) {
-  const findSlots = db.prepare(SQL_FIND_SLOTS);
-  const planRows = db.prepare(SQL_PLAN_ROWS);
-  const markRun = db.prepare(SQL_MARK_SLOTS_RUN);
-  const count = db.prepare(SQL_COUNT_CHUNK);
-  const clear = db.prepare(SQL_CLEAR_SLOTS);
-  const itemsOf = db.prepare(`SELECT coalesce(sum(paper_count), 0) AS n FROM digests WHERE id > ?`);
-  const maxDigest = db.prepare(`SELECT coalesce(max(id), 0) AS id FROM digests`);
+  const findSlots = statement(db, SQL_FIND_SLOTS);
+  const planRows = statement(db, SQL_PLAN_ROWS);
+  const markRun = statement(db, SQL_MARK_SLOTS_RUN);
+  const count = statement(db, SQL_COUNT_CHUNK);
+  const clear = statement(db, SQL_CLEAR_SLOTS);
+  const itemsOf = statement(db, SQL_ITEMS_AFTER);
+  const maxDigest = statement(db, SQL_MAX_DIGEST);
   return {
-    zones: db.prepare(SQL_ACTIVE_TIMEZONES),
-    clearLocal: db.prepare(SQL_CLEAR_PLAN_LOCAL),
-    insertLocal: db.prepare(SQL_INSERT_PLAN_LOCAL),
-    maxPaper: db.prepare(SQL_MAX_PAPER),
-    range: db.prepare(SQL_SUBSCRIBER_ID_RANGE),
+    zones: statement(db, SQL_ACTIVE_TIMEZONES),
+    clearLocal: statement(db, SQL_CLEAR_PLAN_LOCAL),
+    insertLocal: statement(db, SQL_INSERT_PLAN_LOCAL),
+    maxPaper: statement(db, SQL_MAX_PAPER),
+    range: statement(db, SQL_SUBSCRIBER_ID_RANGE),
     planChunk: db.transaction((p: { now: string; maxPaper: number; due: number; lo: number; hi: number }): PlanResult => {
       clear.run();
       findSlots.run(p);

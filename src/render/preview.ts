@@ -1,6 +1,7 @@
 // `digest preview <email>`: the digest that would be sent to one subscriber now, rendered but not
 // sent. Matching and planning run inside a savepoint that is rolled back, so nothing is written.
 import { localTime, utcDate, type Clock } from '../clock.ts';
+import { statement } from '../db/statements.ts';
 import { AppError } from '../errors.ts';
 import type { App } from '../main.ts';
 import { findSubscriberByEmail } from '../subscribers/repo.ts';
@@ -8,6 +9,9 @@ import { matchPending } from '../topics/matcher.ts';
 import { planDigests } from '../plan/planner.ts';
 import type { RenderedEmail } from './render.ts';
 import { loadDigestView } from './view.ts';
+
+/** Inside the preview's savepoint (rolled back): the subscriber as if confirmed. */
+const SQL_AS_IF_CONFIRMED = `UPDATE subscribers SET status = 'confirmed' WHERE id = ?`;
 
 const DAY_MS = 86_400_000;
 
@@ -35,13 +39,13 @@ export async function previewDigest(app: Pick<App, 'db' | 'clock' | 'links' | 'r
     // A subscriber who is not confirmed yet is previewed as if they were. "What would be sent next" is
     // everything matched since their last delivered digest, planned for today's slot, or for tomorrow's
     // when today's has already run (a slot runs once: what arrived after it waits for the next one).
-    db.prepare(`UPDATE subscribers SET status = 'confirmed' WHERE id = ?`).run(subscriber.id);
+    statement(db, SQL_AS_IF_CONFIRMED).run(subscriber.id);
     matchPending(db);
     const todayRan = subscriber.lastSlot !== null && subscriber.lastSlot >= localDate(clock.now(), subscriber.timezone);
     const at: Clock = todayRan ? { now: () => new Date(clock.now().getTime() + DAY_MS) } : clock;
     // No yielding: the savepoint is open on this connection, nothing else may run inside it.
     await planDigests(db, { clock: at, mode: 'now', onlySubscriber: subscriber.id, yieldBetweenChunks: false });
-    const open = db.prepare(SQL_OPEN_DIGEST).get(subscriber.id) as { id: number } | undefined;
+    const open = statement(db, SQL_OPEN_DIGEST).get(subscriber.id) as { id: number } | undefined;
     if (!open) return undefined;
     const view = loadDigestView(db, open.id, links);
     return view ? renderer.digest(view) : undefined;

@@ -2,6 +2,7 @@
 // edition, the papers in the row's display order with the topics that matched each, and the links.
 // Used by the sender (a DigestLoader per run, papers cached across rows) and by the web view page.
 import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
 import { parseStringArray } from '../db/json-columns.ts';
 import type { Links } from '../links.ts';
 import { decodeItems, type LedgerItem } from '../plan/items.ts';
@@ -112,27 +113,15 @@ interface PaperSql {
   batch_day: string;
 }
 
-type Statements = ReturnType<typeof prepare>;
-/** Prepared once per database connection (web pages load one digest at a time). */
-const statementCache = new WeakMap<Db, Statements>();
-
-function prepare(db: Db) {
+/** The loader's statements (prepared once per connection by statement()). */
+function statements(db: Db) {
   return {
-    row: db.prepare(SQL_DIGEST_ROW),
-    paper: db.prepare(SQL_PAPER),
-    paperTopics: db.prepare(SQL_PAPER_TOPICS),
-    topics: db.prepare(SQL_SUBSCRIBER_TOPICS),
-    suggestions: db.prepare(SQL_SUGGESTIONS),
+    row: statement(db, SQL_DIGEST_ROW),
+    paper: statement(db, SQL_PAPER),
+    paperTopics: statement(db, SQL_PAPER_TOPICS),
+    topics: statement(db, SQL_SUBSCRIBER_TOPICS),
+    suggestions: statement(db, SQL_SUGGESTIONS),
   };
-}
-
-function statements(db: Db): Statements {
-  let s = statementCache.get(db);
-  if (!s) {
-    s = prepare(db);
-    statementCache.set(db, s);
-  }
-  return s;
 }
 
 /** A paper's fields as every digest shows them (the matched topics and feedback links are per subscriber). */

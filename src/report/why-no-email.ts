@@ -1,6 +1,7 @@
 // "Why no email today?" (issue 13): what the subscriber's last slot did, in words, for the preferences
 // page and `digest status <email>`. Read-only; a handful of indexed queries for one subscriber.
 import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
 import { paperDaysLabel, plural } from '../render/render-format.ts';
 
 export interface LastSlotReport {
@@ -31,7 +32,7 @@ const SQL_QUIET_SOURCES = `
 const DAY = (d: string): string => paperDaysLabel({ first: d, last: d }).replace(/^papers of /, '');
 
 export function lastSlotReport(db: Db, subscriberId: number, now: Date): LastSlotReport | undefined {
-  const s = db.prepare(SQL_SUBSCRIBER).get(subscriberId) as
+  const s = statement(db, SQL_SUBSCRIBER).get(subscriberId) as
     | { status: string; pausedUntil: string | null; lastSlot: string | null; lastSlotAt: string | null; watermark: number }
     | undefined;
   if (!s) return undefined;
@@ -44,16 +45,16 @@ export function lastSlotReport(db: Db, subscriberId: number, now: Date): LastSlo
   if (s.lastSlot === null || s.lastSlotAt === null) {
     return { slot: null, sent: false, message: 'No delivery has run for you yet: your first digest comes at your next delivery hour.' };
   }
-  const row = db.prepare(SQL_ROW_OF_SLOT).get(subscriberId, s.lastSlot) as { status: string; papers: number } | undefined;
+  const row = statement(db, SQL_ROW_OF_SLOT).get(subscriberId, s.lastSlot) as { status: string; papers: number } | undefined;
   if (row) {
     return { slot: s.lastSlot, sent: true, message: `Your digest of ${DAY(s.lastSlot)} listed ${plural(row.papers, 'paper', 'papers')} (${row.status}).` };
   }
-  const topics = db.prepare(SQL_TOPICS).get(subscriberId) as { total: number; active: number | null };
+  const topics = statement(db, SQL_TOPICS).get(subscriberId) as { total: number; active: number | null };
   if ((topics.active ?? 0) === 0) {
     return { slot: s.lastSlot, sent: false, message: `No email on ${DAY(s.lastSlot)}: all your topics are muted.` };
   }
-  const seen = db.prepare(SQL_PAPERS_SEEN).get({ watermark: s.watermark, at: s.lastSlotAt }) as { n: number; first: string | null; last: string | null };
-  const quiet = (db.prepare(SQL_QUIET_SOURCES).all({ slot: s.lastSlot }) as Array<{ source: string; day: string; status: string }>).map(
+  const seen = statement(db, SQL_PAPERS_SEEN).get({ watermark: s.watermark, at: s.lastSlotAt }) as { n: number; first: string | null; last: string | null };
+  const quiet = (statement(db, SQL_QUIET_SOURCES).all({ slot: s.lastSlot }) as Array<{ source: string; day: string; status: string }>).map(
     (q) => (q.status === 'empty' ? `no listing from ${q.source} on ${DAY(q.day)}` : `fetching ${q.source} for ${DAY(q.day)} failed`),
   );
   const sources = quiet.length === 0 ? '' : ` (${quiet.join('; ')})`;

@@ -2,6 +2,7 @@
 // "you may also like" suggestions are added. Kept apart from repo.ts so the columns of migration 004
 // are read and written in one place.
 import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
 import { AppError } from '../errors.ts';
 
 export const MAX_PAPERS_LIMIT = 500;
@@ -21,7 +22,7 @@ export function getLearningPrefs(db: Db, subscriberId: number): LearningPrefs {
 }
 
 export function setLearningPrefs(db: Db, subscriberId: number, prefs: LearningPrefs): void {
-  db.prepare(SQL_SET).run({ id: subscriberId, maxPapers: prefs.maxPapers, suggestions: prefs.suggestions ? 1 : 0 });
+  statement(db, SQL_SET).run({ id: subscriberId, maxPapers: prefs.maxPapers, suggestions: prefs.suggestions ? 1 : 0 });
 }
 
 /** 0 or empty: no cap; otherwise a whole number from 1 to MAX_PAPERS_LIMIT. */

@@ -2,6 +2,7 @@
 // over the papers it has not seen yet, however many subscribers share it; fan-out to subscribers
 // is a SQL join done by the planner (topics.query_id), never subscribers x papers in JS.
 import { performance } from 'node:perf_hooks';
+import { statement } from '../db/statements.ts';
 import { parseStringArray } from '../db/json-columns.ts';
 import type { Db } from '../db/open.ts';
 import { invalid } from '../errors.ts';
@@ -24,7 +25,7 @@ const SELECT_QUERY_ID = `SELECT id FROM queries WHERE fts = ?`;
  * is set when the key is not itself the FTS5 expression (upvotes>=, like:); a like: query's terms and
  * own score are computed once, when its first subscriber saves it.
  */
-const INSERT_QUERY = `
+const SQL_INSERT_QUERY = `
   INSERT INTO queries (fts, match_expr, min_upvotes, like_self, like_terms)
   VALUES (@key, @matchExpr, @minUpvotes, @likeSelf, @likeTerms) ON CONFLICT (fts) DO NOTHING`;
 
@@ -45,14 +46,14 @@ const SELECT_PENDING_QUERIES = `
   ORDER BY q.id`;
 
 /** One FTS5 run of one query over the papers it has not seen, written straight into query_matches. */
-const INSERT_QUERY_MATCHES = `
+const SQL_INSERT_QUERY_MATCHES = `
   INSERT OR IGNORE INTO query_matches (query_id, paper_id, score)
   SELECT @queryId, rowid, ${BM25}
   FROM papers_fts
   WHERE papers_fts MATCH @fts AND rowid > @from AND rowid <= @to`;
 
 /** The same with upvotes>=N: papers with fewer upvotes when matched are left out. */
-const INSERT_QUERY_MATCHES_UPVOTES = `
+const SQL_INSERT_QUERY_MATCHES_UPVOTES = `
   INSERT OR IGNORE INTO query_matches (query_id, paper_id, score)
   SELECT @queryId, papers_fts.rowid, ${BM25}
   FROM papers_fts JOIN papers p ON p.id = papers_fts.rowid
@@ -62,7 +63,7 @@ const INSERT_QUERY_MATCHES_UPVOTES = `
  * A like: query: its OR of the examples' terms, keeping the papers that score at least @threshold
  * (LIKE_THRESHOLD x the examples' own score; bm25 is negative, lower is better).
  */
-const INSERT_LIKE_MATCHES = `
+const SQL_INSERT_LIKE_MATCHES = `
   INSERT OR IGNORE INTO query_matches (query_id, paper_id, score)
   SELECT @queryId, c.id, c.score
   FROM (SELECT rowid AS id, ${BM25} AS score FROM papers_fts
@@ -71,7 +72,7 @@ const INSERT_LIKE_MATCHES = `
   WHERE c.score <= @threshold AND p.upvotes >= @minUpvotes`;
 
 /** Records how far a query has been matched. */
-const UPDATE_MATCHED_THROUGH = `UPDATE queries SET matched_through = @to WHERE id = @queryId`;
+const SQL_UPDATE_MATCHED_THROUGH = `UPDATE queries SET matched_through = @to WHERE id = @queryId`;
 
 /**
  * Papers of batches dated on or after @since (first seen then, or seen again then) that a query
@@ -96,12 +97,12 @@ const SELECT_PREVIEW = `
   LIMIT @limit`;
 
 /** Matches of queries no topic uses any more (deleted explicitly, whatever PRAGMA foreign_keys says). */
-const DELETE_UNUSED_MATCHES = `
+const SQL_DELETE_UNUSED_MATCHES = `
   DELETE FROM query_matches
   WHERE query_id IN (SELECT q.id FROM queries q WHERE NOT EXISTS (SELECT 1 FROM topics t WHERE t.query_id = q.id))`;
 
 /** Queries no topic uses any more (the subscribers who typed them left or edited their topics). */
-const DELETE_UNUSED_QUERIES = `
+const SQL_DELETE_UNUSED_QUERIES = `
   DELETE FROM queries WHERE NOT EXISTS (SELECT 1 FROM topics t WHERE t.query_id = queries.id)`;
 
 /**
@@ -115,7 +116,7 @@ export function ensureQuery(db: Db, parsed: string | Pick<ParsedTopic, 'fts' | '
     const known = db.prepare<[string], { id: number }>(SELECT_QUERY_ID).get(topic.fts);
     if (known) return known.id;
     const like = topic.like === null ? null : buildLikeQuery(db, topic.like);
-    db.prepare(INSERT_QUERY).run({
+    statement(db, SQL_INSERT_QUERY).run({
       key: topic.fts,
       matchExpr: like?.matchExpr ?? (topic.match === topic.fts ? null : topic.match),
       minUpvotes: topic.minUpvotes,
@@ -159,10 +160,10 @@ export function matchPending(db: Db, options: MatchOptions = {}): MatchResult {
     const pending = db.prepare<{ maxId: number }, PendingQuery>(SELECT_PENDING_QUERIES).all({ maxId });
     // Each new paper's term vector, for feedback profiles (issue 13): once per paper, ~0.15 ms each.
     indexPaperTerms(db, maxId);
-    const plain = db.prepare(INSERT_QUERY_MATCHES);
-    const withUpvotes = db.prepare(INSERT_QUERY_MATCHES_UPVOTES);
-    const like = db.prepare(INSERT_LIKE_MATCHES);
-    const advance = db.prepare(UPDATE_MATCHED_THROUGH);
+    const plain = statement(db, SQL_INSERT_QUERY_MATCHES);
+    const withUpvotes = statement(db, SQL_INSERT_QUERY_MATCHES_UPVOTES);
+    const like = statement(db, SQL_INSERT_LIKE_MATCHES);
+    const advance = statement(db, SQL_UPDATE_MATCHED_THROUGH);
     let matches = 0;
     let failed = 0;
     for (const q of pending) {
@@ -267,7 +268,7 @@ export interface PreviewResult {
 /** Deletes queries (and their matches) that no topic uses any more. Returns how many queries went. */
 export function removeUnusedQueries(db: Db): number {
   return db.transaction(() => {
-    db.prepare(DELETE_UNUSED_MATCHES).run();
-    return db.prepare(DELETE_UNUSED_QUERIES).run().changes;
+    statement(db, SQL_DELETE_UNUSED_MATCHES).run();
+    return statement(db, SQL_DELETE_UNUSED_QUERIES).run().changes;
   })();
 }

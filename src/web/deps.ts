@@ -12,6 +12,7 @@ import type { Pages } from './pages.ts';
 import type { PollReport } from '../ingest/sources.ts';
 import type { FeedbackService } from '../feedback/service.ts';
 import type { FeedService } from '../feed/atom.ts';
+import type { TopicPreviewService } from '../topics/preview-service.ts';
 
 export interface WebDeps {
   db: Db;
@@ -20,6 +21,8 @@ export interface WebDeps {
   logger: Logger;
   links: Links;
   subscribers: SubscriberService;
+  /** The topic builder's live preview (GET /api/topics/preview). */
+  topicPreview: TopicPreviewService;
   renderer: Pick<Renderer, 'webView'>;
   /** The local mail catcher's inbox (no SMTP_URL); its pages are served only when set. */
   inbox?: Inbox | undefined;
