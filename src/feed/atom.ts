@@ -2,6 +2,7 @@
 // FEED_DAYS days, newest first, at a signed URL shown on the preferences page (issue 13). One SQL
 // query per request (topics -> query_matches -> papers), bounded by FEED_MAX_ENTRIES.
 import type { Clock } from '../clock.ts';
+import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
 import { parseStringArray } from '../db/json-columns.ts';
 import type { Links } from '../links.ts';
@@ -57,7 +58,7 @@ export function createFeedService(deps: { db: Db; clock: Clock; tokens: Tokens; 
       const { subscriber } = resolveLink(db, tokens, clock, token, 'feed');
       const now = clock.now();
       const since = new Date(now.getTime() - FEED_DAYS * 86_400_000).toISOString();
-      const rows = db.prepare<{ sid: number; since: string }, FeedRow>(SQL_FEED).all({ sid: subscriber.id, since });
+      const rows = statement<{ sid: number; since: string }, FeedRow>(db, SQL_FEED).all({ sid: subscriber.id, since });
       const self = links.feed(subscriber);
       const updated = rows.reduce((max, r) => (r.updated_at > max ? r.updated_at : max), rows[0]?.created_at ?? now.toISOString());
       const entries = rows.map((r) => {

@@ -34,7 +34,7 @@ type Statement = Database.Statement<[number, string, number]>;
 
 /** Indexes the papers up to `toId` not indexed yet (call inside the caller's transaction). Returns how many. */
 export function indexPaperTerms(db: Db, toId: number): number {
-  const row = db.prepare<[], { value: string }>(SQL_THROUGH).get();
+  const row = statement<[], { value: string }>(db, SQL_THROUGH).get();
   const from = row === undefined ? Math.max(0, toId - BACKFILL_PAPERS) : Number(row.value);
   if (from >= toId) return 0;
   // Nobody has voted yet: nothing reads paper vectors, so skip the work (about 0.3-1 s per 1,000 papers
@@ -44,8 +44,8 @@ export function indexPaperTerms(db: Db, toId: number): number {
     return 0;
   }
   const stats = corpusStats(db);
-  const papers = db.prepare<[number, number], { id: number; title: string; abstract: string }>(SQL_PAPERS).all(from, toId);
-  const insert = db.prepare<[number, string, number]>(SQL_INSERT);
+  const papers = statement<[number, number], { id: number; title: string; abstract: string }>(db, SQL_PAPERS).all(from, toId);
+  const insert = statement<[number, string, number]>(db, SQL_INSERT);
   for (const p of papers) writeTerms(insert, stats, p);
   statement(db, SQL_SET_THROUGH).run({ v: String(toId) });
   return papers.length;
@@ -54,6 +54,6 @@ export function indexPaperTerms(db: Db, toId: number): number {
 /** A paper's terms, written now if it has none (feedback on a paper older than the index). */
 export function ensurePaperTerms(db: Db, paperId: number): void {
   if (statement(db, SQL_HAS_TERMS).get(paperId)) return;
-  const p = db.prepare<[number], { id: number; title: string; abstract: string }>(SQL_PAPER).get(paperId);
-  if (p) writeTerms(db.prepare<[number, string, number]>(SQL_INSERT), corpusStats(db), p);
+  const p = statement<[number], { id: number; title: string; abstract: string }>(db, SQL_PAPER).get(paperId);
+  if (p) writeTerms(statement<[number, string, number]>(db, SQL_INSERT), corpusStats(db), p);
 }

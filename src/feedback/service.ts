@@ -17,6 +17,9 @@ import { ensureQuery } from '../topics/matcher.ts';
 import { MAX_TOPICS, parseTopic } from '../topics/parse.ts';
 import { recordVote } from './profile.ts';
 
+/** The paper a feedback link names: what its page shows. */
+const SQL_PAPER_LINK_FIELDS = 'SELECT id, title, url, authors FROM papers WHERE id = ?';
+
 export type Direction = 'more' | 'less';
 
 export interface FeedbackDeps {
@@ -53,7 +56,7 @@ export function createFeedbackService(deps: FeedbackDeps) {
         status: 409,
       });
     }
-    const paper = db.prepare<[number], PaperRow>('SELECT id, title, url, authors FROM papers WHERE id = ?').get(paperId);
+    const paper = statement<[number], PaperRow>(db, SQL_PAPER_LINK_FIELDS).get(paperId);
     if (!paper) throw new AppError('PAPER_GONE', 'This paper is no longer in the digest database.', { status: 410 });
     return { subscriber, paper };
   }

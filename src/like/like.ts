@@ -63,9 +63,9 @@ export function unknownExample(id: string, detail = ''): AppError {
 }
 
 function findExample(db: Db, key: string): Example | undefined {
-  const p = db.prepare<[string], { id: number; title: string; abstract: string }>(SQL_PAPER_EXAMPLE).get(key);
+  const p = statement<[string], { id: number; title: string; abstract: string }>(db, SQL_PAPER_EXAMPLE).get(key);
   if (p) return { key, paperId: p.id, title: p.title, abstract: p.abstract };
-  const f = db.prepare<[string], { title: string; abstract: string }>(SQL_FETCHED_EXAMPLE).get(key);
+  const f = statement<[string], { title: string; abstract: string }>(db, SQL_FETCHED_EXAMPLE).get(key);
   return f ? { key, paperId: null, ...f } : undefined;
 }
 
@@ -131,7 +131,7 @@ export function buildLikeQuery(db: Db, ids: readonly string[]): LikeQuery {
   const matchExpr = `{title abstract} : (${terms.map((t) => `"${t.word.replaceAll('"', '""')}"`).join(' OR ')})`;
   const scores = examples.map((ex) => {
     if (ex.paperId !== null) {
-      const row = db.prepare<{ fts: string; id: number }, { score: number }>(SQL_SELF_SCORE).get({ fts: matchExpr, id: ex.paperId });
+      const row = statement<{ fts: string; id: number }, { score: number }>(db, SQL_SELF_SCORE).get({ fts: matchExpr, id: ex.paperId });
       if (row) return row.score;
     }
     // Not indexed (looked up from arXiv): bm25 estimated from its own term counts.

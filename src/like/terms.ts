@@ -38,7 +38,7 @@ const SQL_TERM_DF = `SELECT doc FROM papers_vocab WHERE term = ?`;
 /** Index statistics, with a per-call cache of document frequencies. */
 export function corpusStats(db: Db): CorpusStats {
   const n = (statement(db, SQL_PAPER_COUNT).get() as { n: number }).n;
-  const dfStmt = db.prepare<[string], { doc: number }>(SQL_TERM_DF);
+  const dfStmt = statement<[string], { doc: number }>(db, SQL_TERM_DF);
   const cache = new Map<string, number>();
   return {
     n,

@@ -9,6 +9,7 @@
 // them until they confirm through a link the operator sends some other way, or a later import confirms
 // them). An address that unsubscribed or was suppressed keeps that status: an import never re-subscribes it.
 import { randomBytes } from 'node:crypto';
+import { statement } from '../db/statements.ts';
 import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
@@ -98,22 +99,22 @@ const CREATE_STAGING = (table: string) => `
   )`;
 
 // Stage one row; a second row with the same address changes nothing (the caller reports it).
-const INSERT_STAGED = (table: string) => `
+const SQL_INSERT_STAGED = (table: string) => `
   INSERT INTO ${table} (line, email, confirmed, topics) VALUES (@line, @email, @confirmed, @topics)
   ON CONFLICT (email) DO NOTHING`;
 
 // The line where an address was first staged (to name both lines of a duplicate).
-const SELECT_STAGED_LINE = (table: string) => `SELECT line FROM ${table} WHERE email = ?`;
+const SQL_SELECT_STAGED_LINE = (table: string) => `SELECT line FROM ${table} WHERE email = ?`;
 
 // The next slice of staged rows, in file order (keyset pagination on rowid).
-const SELECT_STAGED_PAGE = (table: string) => `
+const SQL_SELECT_STAGED_PAGE = (table: string) => `
   SELECT rowid, line, email, confirmed, topics FROM ${table} WHERE rowid > ? ORDER BY rowid LIMIT ?`;
 
 // Id and status of an existing subscriber, by address (the column is COLLATE NOCASE).
-const SELECT_SUBSCRIBER_STATUS = `SELECT id, status FROM subscribers WHERE email = ?`;
+const SQL_SELECT_SUBSCRIBER_STATUS = `SELECT id, status FROM subscribers WHERE email = ?`;
 
 // A topic of a subscriber created by this import (who has no other topics yet).
-const INSERT_NEW_TOPIC = `
+const SQL_INSERT_NEW_TOPIC = `
   INSERT INTO topics (subscriber_id, query_id, text, muted, position) VALUES (?, ?, ?, 0, ?)`;
 
 // --- pass 1: validate -------------------------------------------------------------------------------
@@ -126,8 +127,9 @@ async function validateIntoStaging(
   maxErrorsLogged: number,
   logger: ImportApp['logger'],
 ): Promise<number> {
-  const insert = db.prepare<[StagedRow]>(INSERT_STAGED(table));
-  const firstLine = db.prepare<[string], { line: number }>(SELECT_STAGED_LINE(table));
+  // Over this import's own staging table (its name is made per import): prepared here, not by statement().
+  const insert = db.prepare<[StagedRow]>(SQL_INSERT_STAGED(table));
+  const firstLine = db.prepare<[string], { line: number }>(SQL_SELECT_STAGED_LINE(table));
   let firstError: { line: number; message: string } | undefined; // the lowest line wins
   let errorCount = 0;
   let pending: StagedRow[] = [];
@@ -244,9 +246,10 @@ function validateRow(record: string[], columns: Columns, line: number): StagedRo
 
 async function writeStaged(app: ImportApp, table: string, file: string, rowsPerTransaction: number): Promise<ImportResult> {
   const { db, clock, config } = app;
-  const page = db.prepare<[number, number], StagedRow & { rowid: number }>(SELECT_STAGED_PAGE(table));
-  const findStatus = db.prepare<[string], { id: number; status: string }>(SELECT_SUBSCRIBER_STATUS);
-  const insertTopic = db.prepare<[number, number, string, number]>(INSERT_NEW_TOPIC);
+  // The staging table's name is per import (see above): prepared here.
+  const page = db.prepare<[number, number], StagedRow & { rowid: number }>(SQL_SELECT_STAGED_PAGE(table));
+  const findStatus = statement<[string], { id: number; status: string }>(db, SQL_SELECT_SUBSCRIBER_STATUS);
+  const insertTopic = statement<[number, number, string, number]>(db, SQL_INSERT_NEW_TOPIC);
   const queryIds = new Map<string, number>();
   const queryId = (fts: string, text: string): number => {
     let id = queryIds.get(fts);

@@ -17,7 +17,7 @@ const SQL_GET = `SELECT max_papers AS maxPapers, suggestions FROM subscribers WH
 const SQL_SET = `UPDATE subscribers SET max_papers = @maxPapers, suggestions = @suggestions WHERE id = @id`;
 
 export function getLearningPrefs(db: Db, subscriberId: number): LearningPrefs {
-  const r = db.prepare<[number], { maxPapers: number | null; suggestions: number }>(SQL_GET).get(subscriberId);
+  const r = statement<[number], { maxPapers: number | null; suggestions: number }>(db, SQL_GET).get(subscriberId);
   return { maxPapers: r?.maxPapers ?? null, suggestions: (r?.suggestions ?? 1) === 1 };
 }
 

@@ -18,7 +18,7 @@ import { parseTopic, type ParsedTopic } from './parse.ts';
 const BM25 = 'bm25(papers_fts, 3.0, 1.0, 1.0, 1.0)';
 
 /** Id of a distinct query by its canonical FTS5 expression. */
-const SELECT_QUERY_ID = `SELECT id FROM queries WHERE fts = ?`;
+const SQL_SELECT_QUERY_ID = `SELECT id FROM queries WHERE fts = ?`;
 
 /**
  * Registers a distinct query; a second subscriber typing the same query finds the same row. match_expr
@@ -30,13 +30,13 @@ const SQL_INSERT_QUERY = `
   VALUES (@key, @matchExpr, @minUpvotes, @likeSelf, @likeTerms) ON CONFLICT (fts) DO NOTHING`;
 
 /** The newest paper: matching runs up to it and no further, so papers ingested meanwhile wait for the next run. */
-const SELECT_MAX_PAPER_ID = `SELECT coalesce(max(id), 0) AS maxId FROM papers`;
+const SQL_SELECT_MAX_PAPER_ID = `SELECT coalesce(max(id), 0) AS maxId FROM papers`;
 
 /**
  * Distinct queries that at least one topic of a confirmed subscriber uses (muted or not, so that
  * unmuting needs no catch-up) and that have not been matched up to @maxId yet.
  */
-const SELECT_PENDING_QUERIES = `
+const SQL_SELECT_PENDING_QUERIES = `
   SELECT q.id, coalesce(q.match_expr, q.fts) AS fts, q.matched_through AS matchedThrough,
          q.min_upvotes AS minUpvotes, q.like_self AS likeSelf
   FROM queries q
@@ -78,7 +78,7 @@ const SQL_UPDATE_MATCHED_THROUGH = `UPDATE queries SET matched_through = @to WHE
  * Papers of batches dated on or after @since (first seen then, or seen again then) that a query
  * matches. Shared by the count and the page below.
  */
-const PREVIEW_WHERE = `
+const SQL_PREVIEW_WHERE = `
   FROM (SELECT rowid AS id, ${BM25} AS score FROM papers_fts WHERE papers_fts MATCH @fts) c
   JOIN papers p ON p.id = c.id
   WHERE p.upvotes >= @minUpvotes AND (@threshold IS NULL OR c.score <= @threshold)
@@ -87,12 +87,12 @@ const PREVIEW_WHERE = `
                     WHERE bp.paper_id = p.id AND b.date >= @since))`;
 
 /** How many papers a previewed query matches. */
-const COUNT_PREVIEW = `SELECT count(*) AS total ${PREVIEW_WHERE}`;
+const SQL_COUNT_PREVIEW = `SELECT count(*) AS total ${SQL_PREVIEW_WHERE}`;
 
 /** The best @limit of them, in digest order: upvotes, then relevance. */
-const SELECT_PREVIEW = `
+const SQL_SELECT_PREVIEW = `
   SELECT p.id, p.title, p.url, p.abstract, p.authors, p.upvotes, p.published_at AS publishedAt
-  ${PREVIEW_WHERE}
+  ${SQL_PREVIEW_WHERE}
   ORDER BY p.upvotes DESC, c.score, p.id
   LIMIT @limit`;
 
@@ -113,7 +113,7 @@ export function ensureQuery(db: Db, parsed: string | Pick<ParsedTopic, 'fts' | '
   // A string is a plain FTS5 expression (callers from before filters existed: tests, bench).
   const topic = typeof parsed === 'string' ? { fts: parsed, match: parsed, minUpvotes: 0, like: null } : parsed;
   return db.transaction(() => {
-    const known = db.prepare<[string], { id: number }>(SELECT_QUERY_ID).get(topic.fts);
+    const known = statement<[string], { id: number }>(db, SQL_SELECT_QUERY_ID).get(topic.fts);
     if (known) return known.id;
     const like = topic.like === null ? null : buildLikeQuery(db, topic.like);
     statement(db, SQL_INSERT_QUERY).run({
@@ -123,7 +123,7 @@ export function ensureQuery(db: Db, parsed: string | Pick<ParsedTopic, 'fts' | '
       likeSelf: like?.selfScore ?? null,
       likeTerms: like === null ? null : termsJson(like.terms),
     });
-    return db.prepare<[string], { id: number }>(SELECT_QUERY_ID).get(topic.fts)!.id;
+    return statement<[string], { id: number }>(db, SQL_SELECT_QUERY_ID).get(topic.fts)!.id;
   })();
 }
 
@@ -156,8 +156,8 @@ interface PendingQuery {
 export function matchPending(db: Db, options: MatchOptions = {}): MatchResult {
   const started = performance.now();
   const run = db.transaction(() => {
-    const { maxId } = db.prepare<[], { maxId: number }>(SELECT_MAX_PAPER_ID).get()!;
-    const pending = db.prepare<{ maxId: number }, PendingQuery>(SELECT_PENDING_QUERIES).all({ maxId });
+    const { maxId } = statement<[], { maxId: number }>(db, SQL_SELECT_MAX_PAPER_ID).get()!;
+    const pending = statement<{ maxId: number }, PendingQuery>(db, SQL_SELECT_PENDING_QUERIES).all({ maxId });
     // Each new paper's term vector, for feedback profiles (issue 13): once per paper, ~0.15 ms each.
     indexPaperTerms(db, maxId);
     const plain = statement(db, SQL_INSERT_QUERY_MATCHES);
@@ -240,11 +240,11 @@ export function previewTopicDetails(db: Db, text: string, options: PreviewOption
       since: options.since,
       limit: options.limit,
     };
-    const count = db.prepare<Omit<typeof params, 'limit'>, { total: number }>(COUNT_PREVIEW);
+    const count = statement<Omit<typeof params, 'limit'>, { total: number }>(db, SQL_COUNT_PREVIEW);
     const { limit: _limit, ...countParams } = params;
     const { total } = count.get(countParams)!;
     const rows = db
-      .prepare<typeof params, Omit<PreviewPaper, 'authors'> & { authors: string }>(SELECT_PREVIEW)
+      .prepare<typeof params, Omit<PreviewPaper, 'authors'> & { authors: string }>(SQL_SELECT_PREVIEW)
       .all(params);
     const result: PreviewResult = {
       total,
