@@ -1,7 +1,13 @@
 // Domain types shared across modules. Rows are mapped to these by the repositories.
 
-/** A paper as the ingest layer hands it over: validated, ids normalised, text tidied. */
-export interface IncomingPaper {
+/**
+ * A paper: the one type every stage describes a paper with. A stage that needs less takes a narrow view
+ * of it (`Pick<Paper, …>` or `Omit<Paper, …>`, named where it is used); the papers table is read into it
+ * by db/paper-row.ts.
+ */
+export interface Paper {
+  /** Row id in `papers`: grows with each new paper and is never reused (digests hold id ranges). */
+  id: number;
   /** Normalised id: arXiv id without version ("2511.01234"), or another stable source id. */
   key: string;
   title: string;
@@ -12,9 +18,12 @@ export interface IncomingPaper {
   publishedAt: string | null;
   upvotes: number;
   categories: string[];
-  /** The paper's code repository (http(s)), when the source names one (Hugging Face's githubRepo). */
-  codeUrl?: string | null;
+  /** The paper's code repository (http(s)), when a source named one (Hugging Face's githubRepo). */
+  codeUrl: string | null;
 }
+
+/** A paper as the ingest layer hands it over (validated, ids normalised, text tidied): no row id yet. */
+export type IncomingPaper = Omit<Paper, 'id' | 'codeUrl'> & { codeUrl?: string | null | undefined };
 
 /** One day of one source, or one file: the unit of ingest. */
 export interface IncomingBatch {

@@ -9,6 +9,10 @@ import type Database from 'better-sqlite3';
 import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
 import { corpusStats, distinctiveTerms, type CorpusStats } from '../like/terms.ts';
+import type { Paper } from '../types.ts';
+
+/** What the term index reads of a paper. */
+type PaperText = Pick<Paper, 'id' | 'title' | 'abstract'>;
 
 /** Terms kept per paper. */
 export const PAPER_TERMS = 48;
@@ -24,7 +28,7 @@ const SQL_HAS_TERMS = `SELECT 1 FROM paper_terms WHERE paper_id = ? LIMIT 1`;
 const SQL_PAPER = `SELECT id, title, abstract FROM papers WHERE id = ?`;
 const SQL_ANY_PROFILE = `SELECT 1 FROM profile_terms LIMIT 1`;
 
-function writeTerms(insert: Statement, stats: CorpusStats, p: { id: number; title: string; abstract: string }): void {
+function writeTerms(insert: Statement, stats: CorpusStats, p: PaperText): void {
   const terms = distinctiveTerms(p.title, p.abstract, stats, { k: PAPER_TERMS, maxDocShare: 1, minDf: 2, smoothIdf: true });
   const norm = Math.sqrt(terms.reduce((s, t) => s + t.weight * t.weight, 0)) || 1;
   for (const t of terms) insert.run(p.id, t.stem, t.weight / norm);
@@ -44,7 +48,7 @@ export function indexPaperTerms(db: Db, toId: number): number {
     return 0;
   }
   const stats = corpusStats(db);
-  const papers = statement<[number, number], { id: number; title: string; abstract: string }>(db, SQL_PAPERS).all(from, toId);
+  const papers = statement<[number, number], PaperText>(db, SQL_PAPERS).all(from, toId);
   const insert = statement<[number, string, number]>(db, SQL_INSERT);
   for (const p of papers) writeTerms(insert, stats, p);
   statement(db, SQL_SET_THROUGH).run({ v: String(toId) });
@@ -54,6 +58,6 @@ export function indexPaperTerms(db: Db, toId: number): number {
 /** A paper's terms, written now if it has none (feedback on a paper older than the index). */
 export function ensurePaperTerms(db: Db, paperId: number): void {
   if (statement(db, SQL_HAS_TERMS).get(paperId)) return;
-  const p = statement<[number], { id: number; title: string; abstract: string }>(db, SQL_PAPER).get(paperId);
+  const p = statement<[number], PaperText>(db, SQL_PAPER).get(paperId);
   if (p) writeTerms(statement<[number, string, number]>(db, SQL_INSERT), corpusStats(db), p);
 }

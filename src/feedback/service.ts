@@ -5,7 +5,7 @@
 import type { Clock } from '../clock.ts';
 import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
-import { parseStringArray } from '../db/json-columns.ts';
+import { paperFromRow, type PaperRow } from '../db/paper-row.ts';
 import { AppError } from '../errors.ts';
 import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
@@ -16,6 +16,7 @@ import type { Tokens } from '../tokens.ts';
 import { ensureQuery } from '../topics/matcher.ts';
 import { MAX_TOPICS, parseTopic } from '../topics/parse.ts';
 import { recordVote } from './profile.ts';
+import type { Paper } from '../types.ts';
 
 /** The paper a feedback link names: what its page shows. */
 const SQL_PAPER_LINK_FIELDS = 'SELECT id, title, url, authors FROM papers WHERE id = ?';
@@ -30,12 +31,7 @@ export interface FeedbackDeps {
   logger: Logger;
 }
 
-interface PaperRow {
-  id: number;
-  title: string;
-  url: string;
-  authors: string;
-}
+type LinkedPaper = Pick<Paper, 'id' | 'title' | 'url' | 'authors'>;
 
 /** The subscriber's topics that matched this paper (what "less like this" offers to mute). */
 const SQL_MATCHING_TOPICS = `
@@ -47,7 +43,7 @@ export type FeedbackService = ReturnType<typeof createFeedbackService>;
 export function createFeedbackService(deps: FeedbackDeps) {
   const { db, clock, tokens, links, logger } = deps;
 
-  function resolve(token: string, paperId: number): { subscriber: SubscriberRecord; paper: PaperRow } {
+  function resolve(token: string, paperId: number): { subscriber: SubscriberRecord; paper: LinkedPaper } {
     const { subscriber, targetId } = resolveLink(db, tokens, clock, token, 'paper');
     // The token names its paper: a link edited to point at another paper is not valid.
     if (targetId !== paperId) throw invalidLink('paper');
@@ -56,13 +52,13 @@ export function createFeedbackService(deps: FeedbackDeps) {
         status: 409,
       });
     }
-    const paper = statement<[number], PaperRow>(db, SQL_PAPER_LINK_FIELDS).get(paperId);
-    if (!paper) throw new AppError('PAPER_GONE', 'This paper is no longer in the digest database.', { status: 410 });
-    return { subscriber, paper };
+    const row = statement<[number], PaperRow<keyof LinkedPaper>>(db, SQL_PAPER_LINK_FIELDS).get(paperId);
+    if (!row) throw new AppError('PAPER_GONE', 'This paper is no longer in the digest database.', { status: 410 });
+    return { subscriber, paper: paperFromRow(row) };
   }
 
-  function author(paper: PaperRow, index: number): string {
-    const name = parseStringArray(paper.authors)[index];
+  function author(paper: LinkedPaper, index: number): string {
+    const name = paper.authors[index];
     if (name === undefined) throw invalidLink('paper');
     // A name becomes a phrase in an author: topic; quotes inside it could not be typed there either.
     return name.replaceAll('"', '').trim();

@@ -5,6 +5,7 @@ import { statement } from '../db/statements.ts';
 import type Database from 'better-sqlite3';
 import { utcDate, type Clock } from '../clock.ts';
 import { parseStringArray } from '../db/json-columns.ts';
+import { rowFromPaper, type PaperRow } from '../db/paper-row.ts';
 import type { Db } from '../db/open.ts';
 import { AppError } from '../errors.ts';
 import type { IncomingBatch, IncomingPaper } from '../types.ts';
@@ -56,21 +57,10 @@ const SQL_UPDATE_PAPER = `
 const SQL_INSERT_BATCH_PAPER = `
   INSERT OR IGNORE INTO batch_papers (batch_id, paper_id) VALUES (?, ?)`;
 
-/** A paper's stored metadata (authors and categories as JSON arrays). */
-interface Row {
-  title: string;
-  abstract: string;
-  authors: string;
-  url: string;
-  publishedAt: string | null;
-  upvotes: number;
-  categories: string;
-  codeUrl: string | null;
-}
+/** The metadata the merge rules decide (the key and id never change), in its stored form (db/paper-row.ts). */
+type Row = PaperRow<'title' | 'abstract' | 'authors' | 'url' | 'publishedAt' | 'upvotes' | 'categories' | 'codeUrl'>;
 
-interface StoredPaper extends Row {
-  id: number;
-}
+type StoredPaper = Row & { id: number };
 
 /** Every field of Row (the Record type makes a missing or unknown one a compile error), for sameRow(). */
 const ROW_FIELDS = Object.keys({
@@ -107,16 +97,8 @@ export function mergePaper(stored: Row, incoming: IncomingPaper): Row {
 }
 
 function rowOf(p: IncomingPaper): Row {
-  return {
-    title: p.title,
-    abstract: p.abstract,
-    authors: JSON.stringify(p.authors),
-    url: p.url,
-    publishedAt: p.publishedAt,
-    upvotes: p.upvotes,
-    categories: JSON.stringify(p.categories),
-    codeUrl: p.codeUrl ?? null,
-  };
+  const { title, abstract, authors, url, publishedAt, upvotes, categories } = p;
+  return rowFromPaper({ title, abstract, authors, url, publishedAt, upvotes, categories, codeUrl: p.codeUrl ?? null });
 }
 
 function sameRow(a: Row, b: Row): boolean {

@@ -11,6 +11,7 @@ import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { AppError } from '../errors.ts';
 import { corpusStats, countStems, distinctiveTerms, estimatedSelfScore, type WeightedTerm } from './terms.ts';
+import type { Paper } from '../types.ts';
 
 /** Terms in a like: query. More terms find more paraphrases but let more common-ish words in. */
 export const LIKE_TERMS = 16;
@@ -63,7 +64,7 @@ export function unknownExample(id: string, detail = ''): AppError {
 }
 
 function findExample(db: Db, key: string): Example | undefined {
-  const p = statement<[string], { id: number; title: string; abstract: string }>(db, SQL_PAPER_EXAMPLE).get(key);
+  const p = statement<[string], Pick<Paper, 'id' | 'title' | 'abstract'>>(db, SQL_PAPER_EXAMPLE).get(key);
   if (p) return { key, paperId: p.id, title: p.title, abstract: p.abstract };
   const f = statement<[string], { title: string; abstract: string }>(db, SQL_FETCHED_EXAMPLE).get(key);
   return f ? { key, paperId: null, ...f } : undefined;

@@ -1,5 +1,6 @@
 // The subscriber-independent pieces of a paper card (escaped, highlighted, trimmed). The email's cards
 // are built from them once per (paper, set of matched topics) and run, in card-cache.ts.
+import type { Paper } from '../types.ts';
 import type { Highlighter } from '../topics/highlight.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN } from './card-highlight.ts';
 import {
@@ -24,17 +25,11 @@ const TEXT_INDENT = '   ';
 
 export type Highlight = Highlighter;
 
-export interface PaperInput {
-  title: string;
-  url: string;
-  authors: string[];
-  abstract: string;
-  upvotes: number;
-  categories: string[];
-  publishedAt: string | null;
+/** What a card shows of a paper (no ids: the links are made by the caller). */
+export type PaperInput = Pick<Paper, 'title' | 'url' | 'authors' | 'abstract' | 'upvotes' | 'categories' | 'publishedAt'> & {
   /** The paper's code repository (issue 13): a "Code" link when present. */
   codeUrl?: string | null | undefined;
-}
+};
 
 /** What the card templates need from a paper, already safe to insert. */
 export interface PaperParts {

@@ -3,7 +3,7 @@
 // Used by the sender (a DigestLoader per run, papers cached across rows) and by the web view page.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
-import { parseStringArray } from '../db/json-columns.ts';
+import { paperFromRow, type PaperRow } from '../db/paper-row.ts';
 import type { Links } from '../links.ts';
 import { decodeItems, type LedgerItem } from '../plan/items.ts';
 import type { DigestStatus, SubscriberStatus } from '../types.ts';
@@ -62,7 +62,8 @@ const SQL_DIGEST_ROW = `
 
 /** One paper's display fields, and the day of the batch that first brought it (shown as metadata). */
 const SQL_PAPER = `
-  SELECT p.id, p.title, p.abstract, p.authors, p.url, p.published_at, p.upvotes, p.categories, p.code_url, b.date AS batch_day
+  SELECT p.id, p.title, p.abstract, p.authors, p.url, p.published_at AS publishedAt, p.upvotes, p.categories,
+         p.code_url AS codeUrl, b.date AS batchDay
   FROM papers p JOIN batches b ON b.id = p.first_batch_id WHERE p.id = ?`;
 
 /**
@@ -100,18 +101,10 @@ interface RowSql {
   max_papers: number | null;
 }
 
-interface PaperSql {
-  id: number;
-  title: string;
-  abstract: string;
-  authors: string;
-  url: string;
-  published_at: string | null;
-  upvotes: number;
-  categories: string;
-  code_url: string | null;
-  batch_day: string;
-}
+/** SQL_PAPER's row. */
+type PaperSql = PaperRow<'id' | 'title' | 'abstract' | 'authors' | 'url' | 'publishedAt' | 'upvotes' | 'categories' | 'codeUrl'> & {
+  batchDay: string;
+};
 
 /** The loader's statements (prepared once per connection by statement()). */
 function statements(db: Db) {
@@ -258,19 +251,13 @@ export class DigestLoader {
     if (cached) return cached;
     const p = this.paper.get(id) as PaperSql | undefined;
     if (!p) return undefined;
-    const paper: CachedPaper = { batchDay: p.batch_day, fields: {
-      title: p.title,
-      url: p.url,
-      authors: parseStringArray(p.authors),
-      abstract: p.abstract,
-      upvotes: p.upvotes,
-      categories: parseStringArray(p.categories),
-      publishedAt: p.published_at,
+    const { id: _id, batchDay, ...stored } = p;
+    const paper: CachedPaper = { batchDay, fields: {
+      ...paperFromRow(stored),
       // A like: topic is highlighted by its terms, as in the reader's own matched topics.
       runTopics: (this.paperTopics.all(id) as Array<{ text: string | null; like_terms: string | null }>)
         .map((t) => (t.like_terms !== null ? likeHighlightQuery(t.like_terms) : t.text))
         .filter((t): t is string => t !== null && t !== ''),
-      codeUrl: p.code_url,
     } };
     if (this.cacheSize > 0) {
       // Bounded: past the limit the oldest entry goes (Map keeps insertion order).

@@ -3,13 +3,14 @@
 // is a SQL join done by the planner (topics.query_id), never subscribers x papers in JS.
 import { performance } from 'node:perf_hooks';
 import { statement } from '../db/statements.ts';
-import { parseStringArray } from '../db/json-columns.ts';
+import { paperFromRow, type PaperRow } from '../db/paper-row.ts';
 import type { Db } from '../db/open.ts';
 import { invalid } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { indexPaperTerms } from '../feedback/paper-terms.ts';
 import { buildLikeQuery, LIKE_THRESHOLD, termsJson } from '../like/like.ts';
 import { parseTopic, type ParsedTopic } from './parse.ts';
+import type { Paper } from '../types.ts';
 
 /**
  * bm25 column weights for papers_fts (title, abstract, authors, categories): a word in the title
@@ -199,15 +200,8 @@ export interface PreviewOptions {
   volumeSince?: string;
 }
 
-export interface PreviewPaper {
-  id: number;
-  title: string;
-  url: string;
-  abstract: string;
-  authors: string[];
-  upvotes: number;
-  publishedAt: string | null;
-}
+/** A previewed paper: what the subscribe page's live builder lists. */
+export type PreviewPaper = Pick<Paper, 'id' | 'title' | 'url' | 'abstract' | 'authors' | 'upvotes' | 'publishedAt'>;
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
 const MAX_PREVIEW_LIMIT = 100;
@@ -243,12 +237,10 @@ export function previewTopicDetails(db: Db, text: string, options: PreviewOption
     const count = statement<Omit<typeof params, 'limit'>, { total: number }>(db, SQL_COUNT_PREVIEW);
     const { limit: _limit, ...countParams } = params;
     const { total } = count.get(countParams)!;
-    const rows = db
-      .prepare<typeof params, Omit<PreviewPaper, 'authors'> & { authors: string }>(SQL_SELECT_PREVIEW)
-      .all(params);
+    const rows = statement<typeof params, PaperRow<keyof PreviewPaper>>(db, SQL_SELECT_PREVIEW).all(params);
     const result: PreviewResult = {
       total,
-      papers: rows.map((r) => ({ ...r, authors: parseStringArray(r.authors) })),
+      papers: rows.map(paperFromRow),
       highlight: like === null ? text : like.terms.map((t) => `"${t.word}"`).join(' OR '),
     };
     if (options.volumeSince !== undefined) result.volume = count.get({ ...countParams, since: options.volumeSince })!.total;
