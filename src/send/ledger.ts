@@ -83,11 +83,19 @@ const SQL_MARK_SKIPPED = `
   UPDATE digests SET status = 'suppressed', smtp_response = :response
   WHERE id = :id AND claimed_by = :claimant AND status = 'sending'`;
 
-/** Relay down: give back a row without burning the attempt; due at once for the next run. */
+/**
+ * Relay down: give back one failed attempt of a row of the streak, without burning it; due at once for the
+ * next run. A row whose retry came due within the streak (a short SMTP_RETRY_BASE_MS, or a jitter near 0)
+ * may be 'sending' again by now: its earlier attempt is refunded all the same and its new send left alone
+ * (measured: without this, rows kept 2 burnt attempts of a relay outage with retries due after 1 ms).
+ */
 const SQL_GIVE_BACK = `
   UPDATE digests
-  SET status = 'retry', attempts = max(attempts - 1, 0), next_attempt_at = :now, smtp_response = :response
-  WHERE id = :id AND claimed_by = :claimant AND status IN ('retry', 'failed')`;
+  SET attempts = max(attempts - 1, 0),
+      status = CASE WHEN status = 'sending' THEN status ELSE 'retry' END,
+      next_attempt_at = CASE WHEN status = 'sending' THEN next_attempt_at ELSE :now END,
+      smtp_response = CASE WHEN status = 'sending' THEN smtp_response ELSE :response END
+  WHERE id = :id AND claimed_by = :claimant AND status IN ('retry', 'failed', 'sending')`;
 
 /** We stopped waiting for a send: its outcome is unknown (see the decision at the top). */
 const SQL_MARK_UNKNOWN = `

@@ -205,6 +205,26 @@ describe('sendPending', () => {
     expect([...counts.values()].every((n) => n === 1)).toBe(true);
   });
 
+  it('burns no attempts when the relay is down, even for rows whose retry came due within the streak', async () => {
+    // Retries due after 1 ms: every row fails several times before the 8th failure in a row pauses the
+    // run, and some are claimed again while their earlier failure is still in the streak.
+    e = await deliveryEnv({
+      env: { RELAY_DOWN_AFTER: '8', SMTP_MAX_ATTEMPTS: '3', SMTP_RETRY_BASE_MS: '1', SMTP_RETRY_MAX_MS: '1' },
+    });
+    seedAudience(3);
+    await e.plan();
+    await e.sink.stop();
+    const paused = await e.send();
+    expect(paused).toMatchObject({ paused: true, sent: 0, failed: 0 });
+    expect(digestRows(e.t.db).map((r) => ({ status: r.status, attempts: r.attempts }))).toEqual(
+      Array.from({ length: 3 }, () => ({ status: 'retry', attempts: 0 })),
+    );
+
+    await e.sink.start();
+    expect(await e.send()).toMatchObject({ sent: 3, failed: 0, paused: false });
+    expect([...e.sink.countsByAddress().values()]).toEqual([1, 1, 1]);
+  });
+
   it('connection drops before the message is complete are retried without pausing the run', async () => {
     e = await deliveryEnv({
       env: { RELAY_DOWN_AFTER: '2' },
