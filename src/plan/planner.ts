@@ -168,7 +168,11 @@ const SQL_PLAN_ROWS = `
   LEFT JOIN scores sc ON sc.sid = i.sid AND sc.paper_id = i.paper_id
   GROUP BY i.sid`;
 
-/** Step 3: the slot has run for every subscriber found in step 1, with a row or without. */
+/**
+ * Step 3: the slot has run for every subscriber found in step 1, with a row or without. The one write to
+ * `subscribers` outside src/subscribers/: it is set-based over this chunk's temp table and must be in the
+ * chunk's transaction, so it stays beside the statements it completes.
+ */
 const SQL_MARK_SLOTS_RUN = `
   UPDATE subscribers SET last_slot = (SELECT e.slot FROM plan_slots e WHERE e.id = subscribers.id), last_slot_at = :now
   WHERE id IN (SELECT id FROM plan_slots)`;

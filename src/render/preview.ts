@@ -4,14 +4,11 @@ import { localTime, utcDate, type Clock } from '../clock.ts';
 import { statement } from '../db/statements.ts';
 import { AppError } from '../errors.ts';
 import type { App } from '../main.ts';
-import { findSubscriberByEmail } from '../subscribers/repo.ts';
+import { findSubscriberByEmail, markConfirmedForPreview } from '../subscribers/repo.ts';
 import { matchPending } from '../topics/matcher.ts';
 import { planDigests } from '../plan/planner.ts';
 import type { RenderedEmail } from './render.ts';
 import { loadDigestView } from './view.ts';
-
-/** Inside the preview's savepoint (rolled back): the subscriber as if confirmed. */
-const SQL_AS_IF_CONFIRMED = `UPDATE subscribers SET status = 'confirmed' WHERE id = ?`;
 
 const DAY_MS = 86_400_000;
 
@@ -39,7 +36,7 @@ export async function previewDigest(app: Pick<App, 'db' | 'clock' | 'links' | 'r
     // A subscriber who is not confirmed yet is previewed as if they were. "What would be sent next" is
     // everything matched since their last delivered digest, planned for today's slot, or for tomorrow's
     // when today's has already run (a slot runs once: what arrived after it waits for the next one).
-    statement(db, SQL_AS_IF_CONFIRMED).run(subscriber.id);
+    markConfirmedForPreview(db, subscriber.id);
     matchPending(db);
     const todayRan = subscriber.lastSlot !== null && subscriber.lastSlot >= localDate(clock.now(), subscriber.timezone);
     const at: Clock = todayRan ? { now: () => new Date(clock.now().getTime() + DAY_MS) } : clock;

@@ -109,9 +109,9 @@ const SQL_COUNT_FAILURE = `
 const SQL_ADVANCE_WATERMARK = `
   UPDATE subscribers SET watermark = max(watermark, @toPaper), hard_failures = 0 WHERE id = @id`;
 
-// `digest preview` (inside a savepoint it rolls back): the subscriber as if confirmed and as if today's
-// slot had not run yet.
-const SQL_AS_IF_DUE_NOW = `UPDATE subscribers SET status = 'confirmed', last_slot = NULL WHERE id = ?`;
+// `digest preview` (inside a savepoint it rolls back): the subscriber as if confirmed. (Whether today's
+// slot has run is handled by previewing tomorrow's: render/preview.ts.)
+const SQL_AS_IF_CONFIRMED = `UPDATE subscribers SET status = 'confirmed' WHERE id = ?`;
 
 // Deleting a subscriber deletes their topics, ledger rows and bounce reports (ON DELETE CASCADE).
 const SQL_DELETE_SUBSCRIBER = `DELETE FROM subscribers WHERE id = ?`;
@@ -240,8 +240,8 @@ export function advanceWatermark(db: Db, id: number, toPaper: number): void {
 }
 
 /** For `digest preview` only, inside its savepoint (render/preview.ts rolls it back). */
-export function markDueNowForPreview(db: Db, id: number): void {
-  statement(db, SQL_AS_IF_DUE_NOW).run(id);
+export function markConfirmedForPreview(db: Db, id: number): void {
+  statement(db, SQL_AS_IF_CONFIRMED).run(id);
 }
 
 export function deleteSubscriberRow(db: Db, id: number): boolean {
