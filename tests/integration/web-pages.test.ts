@@ -6,7 +6,7 @@ import { encodeItems } from '../../src/plan/items.ts';
 import { pruneLedger } from '../../src/plan/retention.ts';
 import { buildServer } from '../../src/web/server.ts';
 import { seedBatch } from '../helpers/seed.ts';
-import { formPost as form, jsonPost as json, sharedWebHarness } from '../helpers/web-harness.ts';
+import { formPost as form, jsonPost as json, sharedWebHarness, startWebHarness } from '../helpers/web-harness.ts';
 
 const { h, row, subscribeAndConfirm } = sharedWebHarness({ SUBSCRIBE_RATE_LIMIT: '1000' });
 
@@ -101,6 +101,22 @@ describe('preferences, mute and preview', () => {
     expect(err.ok).toBe(false);
     expect(err.position).toBe(5);
     expect(err.error).toMatch(/position 5/);
+  });
+
+  it('answers the preview in its declared shape, and past the rate limit with a JSON 429', async () => {
+    const limited = await startWebHarness({}, undefined, { web: { previewRateLimit: 2 } });
+    try {
+      const ask = () => fetch(`${limited.base}/api/topics/preview?q=${encodeURIComponent('reinforcement learning')}`);
+      const first = (await (await ask()).json()) as Record<string, unknown>;
+      expect(first.ok).toBe(true);
+      expect(Object.keys(first).every((k) => ['ok', 'total', 'perDay', 'papers'].includes(k))).toBe(true);
+      expect((await ask()).status).toBe(200);
+      const refused = await ask();
+      expect(refused.status).toBe(429);
+      expect(await refused.json()).toEqual({ ok: false, code: 'RATE_LIMITED', error: expect.stringMatching(/^Too many previews; try again in /) });
+    } finally {
+      await limited.close();
+    }
   });
 
   it('shows the part of a long abstract where the topic matched', async () => {

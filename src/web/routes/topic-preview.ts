@@ -7,30 +7,37 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError } from '../../errors.ts';
 import { excerpt, segmentsToHtml } from '../highlight-html.ts';
+import { errorBody } from '../response-schemas.ts';
 import type { RouteDeps } from '../deps.ts';
 
 const ABSTRACT_EXCERPT_CHARS = 320;
 
-export interface PreviewAnswer {
-  ok: true;
-  total: number;
+const previewAnswer = z.object({
+  ok: z.literal(true),
+  total: z.number(),
   /** Papers a day the topic would have brought over the last VOLUME_DAYS days (one decimal). */
-  perDay?: number;
-  papers: Array<{ title: string; url: string; titleHtml: string; abstractHtml: string }>;
-}
+  perDay: z.number().optional(),
+  papers: z.array(z.object({ title: z.string(), url: z.string(), titleHtml: z.string(), abstractHtml: z.string() })),
+});
 
-export interface PreviewError {
-  ok: false;
-  error: string;
+const previewError = z.object({
+  ok: z.literal(false),
+  error: z.string(),
   /** 1-based character position in the query, when the parser names one. */
-  position: number | null;
-}
+  position: z.number().nullable(),
+});
+
+export type PreviewAnswer = z.infer<typeof previewAnswer>;
+export type PreviewError = z.infer<typeof previewError>;
 
 export function registerTopicPreviewRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.withTypeProvider<ZodTypeProvider>().get(
     '/api/topics/preview',
     {
-      schema: { querystring: z.object({ q: z.string().max(1000).default('') }) },
+      schema: {
+        querystring: z.object({ q: z.string().max(1000).default('') }),
+        response: { 200: z.union([previewAnswer, previewError]), 429: errorBody },
+      },
       config: {
         rateLimit: {
           max: deps.previewRateLimit ?? 120,
