@@ -3,7 +3,8 @@
 //   two-word phrases: ~150-250 papers per digest, long digests with compact lines); other options: --pool N (SMTP_POOL_SIZE, 5), --workers N (SEND_WORKERS), --worker-heap-mb N (SEND_WORKER_HEAP_MB), --sample N (naive baseline, 200),
 //   --ceiling-messages N, --seed N, --profile DIR (a CPU profile per stage), --json FILE, --keep (keep the temp dir),
 //   --sink postfix|node (the relay: Postfix's smtp-sink, the default where installed, or bench/sink.ts),
-//   --learning (a third of the subscribers with a like: topic and a feedback profile)
+//   --learning (a third of the subscribers with a like: topic and a feedback profile),
+//   --send-in-child (send with `digest run` in a child process and report its peak RSS: the service alone)
 //
 // Builds a synthetic database in a temporary directory, then runs the real pipeline stage by stage:
 // import (CSV, setup) -> ingest (parseFeed + ingestBatch) -> match (matchPending) -> plan (planDigests)
@@ -21,6 +22,7 @@ import { systemClock } from '../src/clock.ts';
 import { loadConfig } from '../src/config.ts';
 import { planDigests } from '../src/plan/planner.ts';
 import { sendPending } from '../src/send/sender.ts';
+import type { SendSummary } from '../src/send/send-types.ts';
 import { loadDigest } from '../src/render/view.ts';
 import { parseFeed } from '../src/ingest/detect.ts';
 import { ingestBatch } from '../src/ingest/ingest.ts';
@@ -47,6 +49,8 @@ const { values: o } = parseArgs({
     pool: { type: 'string', default: '5' },
     workers: { type: 'string' },
     'worker-heap-mb': { type: 'string' },
+    /** Send with `digest run` (compiled CLI) in a child process: its peak RSS is what an operator's run takes. */
+    'send-in-child': { type: 'boolean', default: false },
     sample: { type: 'string', default: '200' },
     'ceiling-messages': { type: 'string' },
     seed: { type: 'string', default: '1' },
@@ -80,6 +84,8 @@ const clock = new StageClock(profileDir, log);
 let sink: ChildProcess | undefined;
 let postfix: PostfixSink | undefined;
 let app_: Awaited<ReturnType<typeof createApp>> | undefined;
+/** Set when the send stage ran as `digest run` in a child process (--send-in-child). */
+let childRun: { peakRssMb: number } | undefined;
 
 try {
   if (o.sink !== 'postfix' && o.sink !== 'node') {
@@ -154,10 +160,12 @@ try {
 
   const sent = await clock.run(
     'render+send',
-    () => sendPending(app, { retryWindowMs: 0 }),
+    () => (o['send-in-child'] ? sendInChild(config) : sendPending(app, { retryWindowMs: 0 })),
     (r, s) =>
       `${fmt.int(r.sent)} sent, ${r.failed} failed, ${r.retrying} retrying; ${fmt.rate(r.sent / s)} digests/s; ` +
-      `${r.threads ?? 1} thread(s) sent ${(r.sentPerThread ?? [r.sent]).map(fmt.int).join(' + ')}`,
+      (childRun
+        ? `\`digest run\` in a child process, its peak RSS ${childRun.peakRssMb} MB`
+        : `${r.threads ?? 1} thread(s) sent ${(r.sentPerThread ?? [r.sent]).map(fmt.int).join(' + ')}`),
   );
   if (sent.failed + sent.retrying + sent.unknown > 0 || sent.paused) log(`WARNING: not every digest was sent: ${JSON.stringify(sent)}`);
   // What the edition cost on disk, and the mean size of the messages the sink received for it.
@@ -210,7 +218,8 @@ try {
   const ceilingShare = broad ? 0.5 : 0.4;
   const growthPer100k = (dbGrowth / 1e6) * (100_000 / SUBSCRIBERS);
   const bench = clock.stages.filter((s) => s.name !== 'ceiling' && s.name !== 'naive');
-  const peakPipeline = Math.max(...bench.map((s) => s.peakRssMb));
+  // With --send-in-child the send stage's memory is the child's (the service's alone, no bench or tsx in it).
+  const peakPipeline = Math.max(...bench.map((s) => s.peakRssMb), childRun?.peakRssMb ?? 0);
   const lines = [
     '',
     `paper-digest benchmark — ${fmt.int(SUBSCRIBERS)} subscribers × ${fmt.int(PAPERS)} papers × ${TOPICS} topics (${PROFILE} profile), SMTP pool ${POOL}, relay ${sinkName}`,
@@ -224,13 +233,15 @@ try {
     ...clock.stages.map(
       (s) => `${s.name.padEnd(16)} ${fmt.s(s.seconds).padStart(7)}   ${s.detail}  [${s.peakRssMb} MB; ${s.heapMb} / ${s.externalMb} MB]`,
     ),
-    `render inside the send stage: ${fmt.s((sent.renderMs ?? 0) / 1000)} s CPU over all threads = ${((sent.renderMs ?? 0) / Math.max(1, sent.sent)).toFixed(3)} ms/digest`,
+    childRun
+      ? `peak RSS of \`digest run\` (child process, every thread): ${childRun.peakRssMb} MB`
+      : `render inside the send stage: ${fmt.s((sent.renderMs ?? 0) / 1000)} s CPU over all threads = ${((sent.renderMs ?? 0) / Math.max(1, sent.sent)).toFixed(3)} ms/digest`,
     '',
     `END TO END (ingest -> match -> plan -> render+send): ${fmt.s(endToEnd)} s, ${fmt.int(sent.sent)} digests = ${fmt.rate(ourRate)} digests/s`,
     `vs ceiling (pre-built message, same pool and sink): ${fmt.rate(ceiling.perSecond)} messages/s -> ours = ${((ourRate / ceiling.perSecond) * 100).toFixed(0)}% of the ceiling`,
     `vs naive (per-subscriber JS matching + mjml2html): ${fmt.rate(naive.digestsPerSecond)} digests/s -> ours = ${(ourRate / naive.digestsPerSecond).toFixed(1)}× the naive rate`,
     `matching: distinct FTS5 queries ${fmt.s(matched.ms / 1000)} s vs per-subscriber JS loop ${fmt.s(naive.matchSecondsForAll)} s (extrapolated) -> ${(naive.matchSecondsForAll / (matched.ms / 1000)).toFixed(0)}× faster`,
-    `peak RSS: bench process ${peakRssMb()} MB (pipeline stages ${peakPipeline} MB); sink ${sinkStats ? `${sinkStats.maxRssMb} MB, ${sinkStats.messages < 0 ? '' : `${fmt.int(sinkStats.messages)} messages, ${fmt.int(sinkStats.bytes / 1e6)} MB received, `}${sinkStats.cpuSeconds} CPU s` : 'external (not measured)'}`,
+    `peak RSS: bench process ${peakRssMb()} MB (pipeline stages ${peakPipeline} MB${childRun ? ', the send stage\'s being `digest run`\'s' : ''}); sink ${sinkStats ? `${sinkStats.maxRssMb} MB, ${sinkStats.messages < 0 ? '' : `${fmt.int(sinkStats.messages)} messages, ${fmt.int(sinkStats.bytes / 1e6)} MB received, `}${sinkStats.cpuSeconds} CPU s` : 'external (not measured)'}`,
     '',
     'targets:',
     target(ourRate >= rateTarget, `end to end ≥ ${fmt.int(rateTarget)} digests/s (${fmt.rate(ourRate)})`),
@@ -242,7 +253,7 @@ try {
   console.log(lines.join('\n'));
   if (profileDir) printProfiles();
   if (o.json) {
-    writeFileSync(o.json, JSON.stringify({ options: o, population, plan, sizes, sent, dbGrowth, ledger, meanMessageBytes, endToEnd, ourRate, perDigest, ceiling, naive, matched, sink: sinkStats, stages: clock.stages }, null, 1));
+    writeFileSync(o.json, JSON.stringify({ options: o, population, plan, sizes, sent, childRun, dbGrowth, ledger, meanMessageBytes, endToEnd, ourRate, perDigest, ceiling, naive, matched, sink: sinkStats, stages: clock.stages }, null, 1));
   }
 } finally {
   clock.close();
@@ -266,7 +277,53 @@ function generateInChild(batchFile: string, csvFile: string): Promise<GenerateSt
 /** `node bin/digest.js import <csv>` (the compiled CLI) on the bench database; resolves the subscriber count. */
 function importInChild(csvFile: string, config: ReturnType<typeof loadConfig>): Promise<number> {
   const bin = fileURLToPath(new URL('../bin/digest.js', import.meta.url));
+  const env = childEnv(config);
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [bin, 'import', csvFile], { env, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`digest import failed: ${stderr || err.message}`));
+      const m = /imported ([\d,]+)/.exec(stdout);
+      resolve(m ? Number(m[1]!.replaceAll(',', '')) : Number.NaN);
+    });
+  });
+}
+
+/**
+ * `node bin/digest.js run` on the bench database (planned already: it only sends). Its peak RSS is read
+ * from /proc (VmHWM, the process's high-water mark over every thread) every 100 ms until it exits.
+ */
+async function sendInChild(config: ReturnType<typeof loadConfig>): Promise<SendSummary> {
+  const bin = fileURLToPath(new URL('../bin/digest.js', import.meta.url));
   const env: Record<string, string> = {
+    ...childEnv(config),
+    SMTP_POOL_SIZE: String(POOL),
+    ...(o.workers ? { SEND_WORKERS: o.workers } : {}),
+    ...(o['worker-heap-mb'] ? { SEND_WORKER_HEAP_MB: o['worker-heap-mb'] } : {}),
+  };
+  let peakKb = 0;
+  const stdout = await new Promise<string>((resolve, reject) => {
+    const child = execFile(process.execPath, [bin, 'run'], { env, maxBuffer: 1 << 24 }, (err, out, stderr) => {
+      clearInterval(poll);
+      if (err) reject(new Error(`digest run failed: ${stderr || err.message}`));
+      else resolve(out);
+    });
+    const poll = setInterval(() => {
+      try {
+        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
+        if (m) peakKb = Math.max(peakKb, Number(m[1]));
+      } catch {
+        // exited between two polls
+      }
+    }, 100);
+  });
+  const m = /sent (\d+), skipped (\d+), failed (\d+)(?:, (\d+) to retry later)?/.exec(stdout);
+  if (!m) throw new Error(`digest run: no summary line in ${JSON.stringify(stdout)}`);
+  childRun = { peakRssMb: Math.round(peakKb / 1024) };
+  const n = (i: number) => Number(m[i] ?? 0);
+  return { sent: n(1), suppressed: 0, unknown: n(2), failed: n(3), retrying: n(4), newlySuppressed: 0, paused: false, aborted: false };
+}
+
+function childEnv(config: ReturnType<typeof loadConfig>): Record<string, string> {
+  return {
     PATH: process.env.PATH ?? '',
     DATABASE_PATH: config.DATABASE_PATH,
     SMTP_URL: config.SMTP_URL ?? '',
@@ -276,13 +333,6 @@ function importInChild(csvFile: string, config: ReturnType<typeof loadConfig>): 
     DIGEST_TZ: config.DIGEST_TZ,
     LOG_LEVEL: 'warn',
   };
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [bin, 'import', csvFile], { env, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`digest import failed: ${stderr || err.message}`));
-      const m = /imported ([\d,]+)/.exec(stdout);
-      resolve(m ? Number(m[1]!.replaceAll(',', '')) : Number.NaN);
-    });
-  });
 }
 
 function cacheLine(): string {
