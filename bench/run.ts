@@ -217,9 +217,11 @@ try {
   const rateTarget = broad ? 1_000 : 1_500;
   const ceilingShare = broad ? 0.5 : 0.4;
   const growthPer100k = (dbGrowth / 1e6) * (100_000 / SUBSCRIBERS);
-  const bench = clock.stages.filter((s) => s.name !== 'ceiling' && s.name !== 'naive');
-  // With --send-in-child the send stage's memory is the child's (the service's alone, no bench or tsx in it).
-  const peakPipeline = Math.max(...bench.map((s) => s.peakRssMb), childRun?.peakRssMb ?? 0);
+  // The service's peak: this process's high-water mark at the end of the pipeline (the stages after it,
+  // per-digest CPU, ceiling and naive, are the bench's own measurements), or with --send-in-child the
+  // child's when higher (the send stage's memory is then `digest run`'s alone, no bench or tsx in it).
+  const pipelineStages = clock.stages.filter((s) => PIPELINE.includes(s.name));
+  const peakPipeline = Math.max(...pipelineStages.map((s) => s.peakRssMb), childRun?.peakRssMb ?? 0);
   const lines = [
     '',
     `paper-digest benchmark — ${fmt.int(SUBSCRIBERS)} subscribers × ${fmt.int(PAPERS)} papers × ${TOPICS} topics (${PROFILE} profile), SMTP pool ${POOL}, relay ${sinkName}`,
