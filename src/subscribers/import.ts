@@ -17,7 +17,8 @@ import { CsvError, parse } from 'csv-parse';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/open.ts';
 import { AppError, errorMessage, isAppError } from '../errors.ts';
-import type { App } from '../main.ts';
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../log.ts';
 import { newSalt } from '../tokens.ts';
 import { ensureQuery } from '../topics/matcher.ts';
 import { parseTopic, parseTopics } from '../topics/parse.ts';
@@ -41,7 +42,12 @@ export interface ImportOptions {
 }
 
 /** What the importer needs from the app (the CLI passes the whole App). */
-export type ImportApp = Pick<App, 'db' | 'clock' | 'logger'> & { config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'> };
+export interface ImportApp {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'>;
+}
 
 const REQUIRED_COLUMNS = ['email', 'topics'] as const;
 const HEADER_HINT = 'the first row must be a header naming the columns: email,topics[,confirmed]';

@@ -61,7 +61,7 @@ export function buildServer(deps: WebDeps, extraRoutes: ExtraRoutes = []): Fasti
     registerUnsubscribeRoutes(scope, routeDeps);
     registerMuteRoutes(scope, routeDeps);
     registerDigestViewRoutes(scope, routeDeps);
-    registerApiRoutes(scope, { db: deps.db, clock: deps.clock, config: deps.config });
+    registerApiRoutes(scope, routeDeps);
     registerInboxRoutes(scope, { inbox: deps.inbox });
     registerWebhookRoutes(scope, routeDeps);
     registerAdminRoutes(scope, routeDeps);
