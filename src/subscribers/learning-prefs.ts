@@ -3,7 +3,7 @@
 // are read and written in one place.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
-import { AppError } from '../errors.ts';
+import { fieldInvalid } from '../errors.ts';
 
 export const MAX_PAPERS_LIMIT = 500;
 
@@ -28,9 +28,7 @@ export function setLearningPrefs(db: Db, subscriberId: number, prefs: LearningPr
 /** 0 or empty: no cap; otherwise a whole number from 1 to MAX_PAPERS_LIMIT. */
 export function checkMaxPapers(n: number): number | null {
   if (!Number.isInteger(n) || n < 0 || n > MAX_PAPERS_LIMIT) {
-    throw new AppError('PREFERENCE_INVALID', `maxPapers: must be a whole number from 1 to ${MAX_PAPERS_LIMIT} (or 0 / empty for no limit)`, {
-      status: 400,
-    });
+    throw fieldInvalid('PREFERENCE_INVALID', 'maxPapers', `must be a whole number from 1 to ${MAX_PAPERS_LIMIT} (or 0 / empty for no limit)`);
   }
   return n === 0 ? null : n;
 }

@@ -109,7 +109,7 @@ export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps)
         feedUrl: view.feedUrl,
         lastSlot: view.lastSlot,
         saved: extra.saved ?? false,
-        error: error?.message,
+        error: error?.shown,
         errorField: error?.field,
       },
       extra.status ?? 200,

@@ -59,7 +59,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: RouteDeps): 
         email: state.email,
         topics,
         ...scheduleFields(state),
-        error: error?.message,
+        error: error?.shown,
         errorField: error?.field,
       },
       status,
