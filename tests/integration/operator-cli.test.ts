@@ -1,4 +1,4 @@
-// Defects found walking the README as an operator (QA pass, notes/qa.md), each as the operator meets it:
+// Defects found walking the README as an operator (a QA pass), each as the operator meets it:
 // the real `digest` command in this process (runCli, the code bin/digest.js runs) on real SQLite files.
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
