@@ -17,7 +17,7 @@ import { lastSlotReport } from './report/why-no-email.ts';
 import { previewDigest } from './render/preview.ts';
 import { plural } from './render/render-format.ts';
 import { parseFeed } from './ingest/detect.ts';
-import { ingestBatch } from './ingest/ingest.ts';
+import { ingestBatch, ingestCounts } from './ingest/ingest.ts';
 import { loadInput } from './ingest/load.ts';
 import { listSources, parseSources } from './ingest/sources.ts';
 import { createApp, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
@@ -49,7 +49,7 @@ export async function cmdIngest(
   io.out(
     r.duplicate
       ? `batch ${r.batchId} (${batch.source} ${batch.date}) already ingested: nothing changed`
-      : `batch ${r.batchId} (${batch.source} ${batch.date}): ${plural(r.papers, 'paper', 'papers')}, ${r.newPapers} new, ${r.updatedPapers} updated`,
+      : `batch ${r.batchId} (${batch.source} ${batch.date}): ${ingestCounts(r)}`,
   );
   return 0;
 }

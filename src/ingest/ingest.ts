@@ -24,6 +24,11 @@ export interface IngestResult {
   duplicate: boolean;
 }
 
+/** "25 papers, 3 new, 0 updated": what `digest ingest`, `digest run` and the console say a batch brought. */
+export function ingestCounts(r: Pick<IngestResult, 'papers' | 'newPapers' | 'updatedPapers'>): string {
+  return `${r.papers} ${r.papers === 1 ? 'paper' : 'papers'}, ${r.newPapers} new, ${r.updatedPapers} updated`;
+}
+
 /** An earlier batch with the same source, day and content. */
 const SQL_FIND_DUPLICATE_BATCH = `
   SELECT id FROM batches WHERE source = ? AND date = ? AND content_hash = ?`;
