@@ -119,10 +119,6 @@ const SQL_SELECT_STAGED_PAGE = (table: string) => `
 // Id and status of an existing subscriber, by address (the column is COLLATE NOCASE).
 const SQL_SELECT_SUBSCRIBER_STATUS = `SELECT id, status FROM subscribers WHERE email = ?`;
 
-// A topic of a subscriber created by this import (who has no other topics yet).
-const SQL_INSERT_NEW_TOPIC = `
-  INSERT INTO topics (subscriber_id, query_id, text, muted, position) VALUES (?, ?, ?, 0, ?)`;
-
 // --- pass 1: validate -------------------------------------------------------------------------------
 
 async function validateIntoStaging(
@@ -255,7 +251,6 @@ async function writeStaged(app: ImportApp, table: string, file: string, rowsPerT
   // The staging table's name is per import (see above): prepared here.
   const page = db.prepare<[number, number], StagedRow & { rowid: number }>(SQL_SELECT_STAGED_PAGE(table));
   const findStatus = statement<[string], { id: number; status: string }>(db, SQL_SELECT_SUBSCRIBER_STATUS);
-  const insertTopic = statement<[number, number, string, number]>(db, SQL_INSERT_NEW_TOPIC);
   const queryIds = new Map<string, number>();
   const queryId = (fts: string, text: string): number => {
     let id = queryIds.get(fts);
@@ -285,7 +280,7 @@ async function writeStaged(app: ImportApp, table: string, file: string, rowsPerT
       } else {
         // A new address is pending like every new subscriber; a confirmed row goes through repo.markConfirmed.
         id = repo.insertSubscriber(db, { email: row.email, salt: newSalt(), createdAt: now, ...prefs });
-        topics.forEach((t, position) => insertTopic.run(id, t.queryId, t.text, position));
+        repo.insertNewTopics(db, id, topics);
         status = 'pending';
         chunk.created++;
       }
