@@ -1,6 +1,5 @@
 // What each `digest` subcommand does, given the app. Output is plain lines for people and scripts.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { statement } from './db/statements.ts';
 import { join } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { CliIo } from './cli-io.ts';
@@ -17,7 +16,7 @@ import { lastSlotReport } from './report/why-no-email.ts';
 import { previewDigest } from './render/preview.ts';
 import { plural } from './render/render-format.ts';
 import { parseFeed } from './ingest/detect.ts';
-import { ingestBatch, ingestCounts } from './ingest/ingest.ts';
+import { hasAnyBatch, ingestBatch, ingestCounts } from './ingest/ingest.ts';
 import { loadInput } from './ingest/load.ts';
 import { listSources, parseSources } from './ingest/sources.ts';
 import { createApp, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
@@ -28,7 +27,6 @@ import { recoverStale } from './send/sender.ts';
 import { buildServer } from './web/server.ts';
 
 /** Whether any batch was ever ingested (the sample data is offered on a fresh database). */
-const SQL_ANY_BATCH = 'SELECT 1 FROM batches LIMIT 1';
 
 export const SAMPLE_BATCH = join(PROJECT_ROOT, 'samples', 'daily-papers-sample.json');
 
@@ -296,8 +294,7 @@ async function startBounceReceiverIfSet(app: App): Promise<BounceReceiver | unde
 function seedSampleBatch(app: App, io: CliIo): void {
   if (app.config.SMTP_URL) return;
   if (parseSources(app.config.SOURCES).length > 0) return;
-  const has = statement(app.db, SQL_ANY_BATCH).get();
-  if (has) return;
+  if (hasAnyBatch(app.db)) return;
   const r = ingestBatch(app.db, loadSampleBatch(), app.clock);
   io.out(`fresh database: ingested the sample batch (${plural(r.papers, 'paper', 'papers')}) from samples/`);
 }

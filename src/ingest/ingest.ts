@@ -2,7 +2,6 @@
 // normalised key with the merge rules, and the batch's paper list. Identical content again writes nothing.
 import { createHash } from 'node:crypto';
 import { statement } from '../db/statements.ts';
-import type Database from 'better-sqlite3';
 import { utcDate, type Clock } from '../clock.ts';
 import { parseStringArray } from '../db/json-columns.ts';
 import { rowFromPaper, type PaperRow } from '../db/paper-row.ts';
@@ -164,35 +163,11 @@ function checkBatch(batch: IncomingBatch): IncomingPaper[] {
   });
 }
 
-type Statement = Database.Statement<unknown[]>;
+// Whether anything was ever ingested (a fresh database gets the sample batch in local mode).
+const SQL_ANY_BATCH = `SELECT 1 FROM batches LIMIT 1`;
 
-interface Statements {
-  findDuplicate: Statement;
-  insertBatch: Statement;
-  setBatchNewCount: Statement;
-  findPaper: Statement;
-  insertPaper: Statement;
-  updatePaper: Statement;
-  insertBatchPaper: Statement;
-}
-
-const statementCache = new WeakMap<Db, Statements>();
-
-function statements(db: Db): Statements {
-  let s = statementCache.get(db);
-  if (!s) {
-    s = {
-      findDuplicate: statement(db, SQL_FIND_DUPLICATE_BATCH),
-      insertBatch: statement(db, SQL_INSERT_BATCH),
-      setBatchNewCount: statement(db, SQL_SET_BATCH_NEW_COUNT),
-      findPaper: statement(db, SQL_FIND_PAPER_BY_KEY),
-      insertPaper: statement(db, SQL_INSERT_PAPER),
-      updatePaper: statement(db, SQL_UPDATE_PAPER),
-      insertBatchPaper: statement(db, SQL_INSERT_BATCH_PAPER),
-    };
-    statementCache.set(db, s);
-  }
-  return s;
+export function hasAnyBatch(db: Db): boolean {
+  return statement(db, SQL_ANY_BATCH).get() !== undefined;
 }
 
 /**
@@ -206,7 +181,16 @@ export function ingestBatch(db: Db, batch: IncomingBatch, clock: Clock): IngestR
   checkNotFuture(batch, clock);
   const source = batch.source.trim();
   const hash = contentHash(papers);
-  const s = statements(db);
+  // Named statements, prepared once per connection (db/statements.ts).
+  const s = {
+    findDuplicate: statement(db, SQL_FIND_DUPLICATE_BATCH),
+    insertBatch: statement(db, SQL_INSERT_BATCH),
+    setBatchNewCount: statement(db, SQL_SET_BATCH_NEW_COUNT),
+    findPaper: statement(db, SQL_FIND_PAPER_BY_KEY),
+    insertPaper: statement(db, SQL_INSERT_PAPER),
+    updatePaper: statement(db, SQL_UPDATE_PAPER),
+    insertBatchPaper: statement(db, SQL_INSERT_BATCH_PAPER),
+  };
   const now = clock.now().toISOString();
 
   const run = db.transaction((): IngestResult => {
