@@ -13,8 +13,6 @@ export interface ApiDeps {
   config: Pick<Config, 'API_TOKEN'>;
 }
 
-export { HEALTH_CACHE_MS } from '../../report/health.ts';
-
 const TEXT_TYPES = ['application/json', 'application/xml', 'text/xml', 'application/atom+xml', 'application/rss+xml', 'text/plain'];
 
 const batchQuery = z.object({
