@@ -10,6 +10,7 @@ import { AppError } from '../errors.ts';
 import type { IncomingBatch, IncomingPaper } from '../types.ts';
 import { isHttpUrl, LIMITS } from './batch-schema.ts';
 import { isCalendarDate, paperKey } from './normalize.ts';
+import { plural } from '../render/render-format.ts';
 
 export interface IngestResult {
   batchId: number;
@@ -25,7 +26,7 @@ export interface IngestResult {
 
 /** "25 papers, 3 new, 0 updated": what `digest ingest`, `digest run` and the console say a batch brought. */
 export function ingestCounts(r: Pick<IngestResult, 'papers' | 'newPapers' | 'updatedPapers'>): string {
-  return `${r.papers} ${r.papers === 1 ? 'paper' : 'papers'}, ${r.newPapers} new, ${r.updatedPapers} updated`;
+  return `${plural(r.papers, 'paper', 'papers')}, ${r.newPapers} new, ${r.updatedPapers} updated`;
 }
 
 /** An earlier batch with the same source, day and content. */
