@@ -83,6 +83,24 @@ describe('preferences, mute and preview', () => {
     expect(h.subscribers.findByEmail('labels@example.org')!.pausedUntil).toBeNull();
   });
 
+  it('answers a JSON client with the declared fields: the preferences as saved, or the refusal with its place', async () => {
+    await subscribeAndConfirm('api-prefs@example.org', ['diffusion']);
+    const s = row('api-prefs@example.org')!;
+    const url = h.local(h.links.preferences({ id: s.id, tokenSalt: s.token_salt }));
+    const saved = await fetch(url, json({ deliveryHour: 9, topics: ['diffusion', 'graph networks'] }));
+    expect(saved.status).toBe(200);
+    const body = (await saved.json()) as { ok: boolean; preferences: Record<string, unknown> };
+    expect(Object.keys(body).sort()).toEqual(['ok', 'preferences']);
+    expect(Object.keys(body.preferences).sort()).toEqual(
+      ['deliveryHour', 'email', 'feedUrl', 'frequency', 'lastSlot', 'maxPapers', 'pausedUntil', 'preferencesUrl', 'status', 'suggestions', 'timezone', 'topics', 'unsubscribeUrl', 'weeklyDay'],
+    );
+    expect(body.preferences).toMatchObject({ email: 'api-prefs@example.org', deliveryHour: 9, topics: [{ text: 'diffusion', muted: false }, { text: 'graph networks', muted: false }] });
+
+    const refused = await fetch(url, json({ topics: ['ok', 'llm "agents'] }));
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({ ok: false, code: 'TOPIC_INVALID', error: expect.stringMatching(/^topic 2: /), field: 'topics', topic: 2, position: expect.any(Number) });
+  });
+
   it('mutes a topic only on POST (the GET page just asks)', async () => {
     await subscribeAndConfirm('mute@example.org', ['llm', 'agents']);
     const s = row('mute@example.org')!;
