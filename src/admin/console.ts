@@ -48,8 +48,8 @@ export interface ConsoleService {
   suppress(id: number): boolean;
   unsubscribe(id: number): boolean;
   remove(id: number): boolean;
-  /** The same importer and checks as `digest import`. */
-  importCsv(path: string): Promise<ImportResult>;
+  /** The same importer and checks as `digest import`; messages name the file `name`. */
+  importCsv(path: string, name: string): Promise<ImportResult>;
 }
 
 export function createConsoleService(deps: ConsoleDeps): ConsoleService {
@@ -69,6 +69,6 @@ export function createConsoleService(deps: ConsoleDeps): ConsoleService {
     suppress: (id) => suppressSubscriber(db, clock, id),
     unsubscribe: (id) => unsubscribeSubscriber(db, clock, id),
     remove: (id) => deleteSubscriber(db, id),
-    importCsv: (path) => importSubscribersCsv({ db, clock, logger, config }, path),
+    importCsv: (path, name) => importSubscribersCsv({ db, clock, logger, config }, path, { name }),
   };
 }

@@ -5,7 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { AppError, errorMessage, isAppError } from '../errors.ts';
+import { AppError, isAppError } from '../errors.ts';
 import type { AdminContext } from './context.ts';
 
 const DONE_MESSAGES: Record<string, string> = {
@@ -92,14 +92,13 @@ export function registerAdminSubscriberRoutes(app: FastifyInstance, ctx: AdminCo
     const path = join(dir, 'upload.csv');
     try {
       await writeFile(path, Buffer.from(await file.arrayBuffer()));
-      const r = await service.importCsv(path);
+      const r = await service.importCsv(path, file instanceof File ? file.name : 'the file');
       log.info({ ...r }, 'console: import');
       return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', result: r });
     } catch (e) {
       if (!isAppError(e)) throw e;
-      // The importer names the upload's temp path; the operator knows it as the file they chose.
-      const message = errorMessage(e).replaceAll(path, file instanceof File ? file.name : 'the file');
-      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', error: message }, 400);
+      // The importer names the file as the operator chose it, never the upload's temp path.
+      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', error: e.message }, 400);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -39,6 +39,8 @@ export interface ImportOptions {
   rowsPerTransaction?: number;
   /** Bad rows named in the log before the import gives up listing them (default 20). */
   maxErrorsLogged?: number;
+  /** How messages name the file (default: its path): the console names an upload as the operator chose it. */
+  name?: string | undefined;
 }
 
 /** What the importer needs from the app (the CLI passes the whole App). */
@@ -72,19 +74,20 @@ interface Columns {
 export async function importSubscribersCsv(app: ImportApp, file: string, options: ImportOptions = {}): Promise<ImportResult> {
   const { db, logger } = app;
   const rowsPerTransaction = options.rowsPerTransaction ?? 5_000;
+  const name = options.name ?? file;
   try {
     await access(file);
   } catch (cause) {
-    throw new AppError('IMPORT_FILE', `${file}: cannot read the file (${errorMessage(cause)})`, { cause });
+    throw new AppError('IMPORT_FILE', `${name}: cannot read the file (${errorMessage(cause)})`, { cause });
   }
   // A TEMP table is private to this connection and never touches the database file.
   const table = `temp.import_rows_${randomBytes(6).toString('hex')}`;
   db.exec(CREATE_STAGING(table));
   try {
     const started = Date.now();
-    const staged = await validateIntoStaging(db, table, file, rowsPerTransaction, options.maxErrorsLogged ?? 20, logger);
+    const staged = await validateIntoStaging(db, table, { path: file, name }, rowsPerTransaction, options.maxErrorsLogged ?? 20, logger);
     logger.info({ file, rows: staged, ms: Date.now() - started }, 'import: every row is valid');
-    const result = await writeStaged(app, table, file, rowsPerTransaction);
+    const result = await writeStaged(app, table, name, rowsPerTransaction);
     logger.info({ file, ...result, ms: Date.now() - started }, 'import: done');
     return result;
   } finally {
@@ -124,7 +127,7 @@ const SQL_SELECT_SUBSCRIBER_STATUS = `SELECT id, status FROM subscribers WHERE e
 async function validateIntoStaging(
   db: Db,
   table: string,
-  file: string,
+  file: { path: string; name: string },
   rowsPerTransaction: number,
   maxErrorsLogged: number,
   logger: ImportApp['logger'],
@@ -148,11 +151,11 @@ async function validateIntoStaging(
   const report = (line: number, message: string) => {
     errorCount++;
     if (!firstError || line < firstError.line) firstError = { line, message };
-    if (errorCount <= maxErrorsLogged) logger.warn({ file, line }, `import: bad row: ${message}`);
+    if (errorCount <= maxErrorsLogged) logger.warn({ file: file.name, line }, `import: bad row: ${message}`);
   };
 
   let columns: Columns | undefined;
-  const source = createReadStream(file);
+  const source = createReadStream(file.path);
   // relax_quotes: a hand-written `rl;"self-play"` (quotes inside an unquoted field) keeps its quotes as typed.
   const parser = source.pipe(
     parse({ bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, relax_quotes: true, info: true }),
@@ -162,7 +165,7 @@ async function validateIntoStaging(
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
       const line = info.lines;
       if (!columns) {
-        columns = readHeader(record, file, line);
+        columns = readHeader(record, file.name, line);
         continue;
       }
       try {
@@ -180,7 +183,7 @@ async function validateIntoStaging(
   } catch (e) {
     if (e instanceof CsvError) {
       const line = (e as CsvError & { lines?: number }).lines;
-      throw new AppError('IMPORT_INVALID', `${file} line ${line ?? '?'}: not valid CSV (${e.message}); nothing was imported`, {
+      throw new AppError('IMPORT_INVALID', `${file.name} line ${line ?? '?'}: not valid CSV (${e.message}); nothing was imported`, {
         cause: e,
       });
     }
@@ -189,10 +192,10 @@ async function validateIntoStaging(
     source.destroy();
   }
   flush(pending);
-  if (!columns) throw new AppError('IMPORT_INVALID', `${file}: the file is empty; ${HEADER_HINT}`);
+  if (!columns) throw new AppError('IMPORT_INVALID', `${file.name}: the file is empty; ${HEADER_HINT}`);
   if (errorCount > 0) {
     const more = errorCount > 1 ? ` (and ${errorCount - 1} more bad row${errorCount > 2 ? 's' : ''}, see the log)` : '';
-    throw new AppError('IMPORT_INVALID', `${file} line ${firstError!.line}: ${firstError!.message}${more}; nothing was imported`);
+    throw new AppError('IMPORT_INVALID', `${file.name} line ${firstError!.line}: ${firstError!.message}${more}; nothing was imported`);
   }
   return staged;
 }
@@ -246,7 +249,7 @@ function validateRow(record: string[], columns: Columns, line: number): StagedRo
 
 // --- pass 2: write ----------------------------------------------------------------------------------
 
-async function writeStaged(app: ImportApp, table: string, file: string, rowsPerTransaction: number): Promise<ImportResult> {
+async function writeStaged(app: ImportApp, table: string, name: string, rowsPerTransaction: number): Promise<ImportResult> {
   const { db, clock, config } = app;
   // The staging table's name is per import (see above): prepared here.
   const page = db.prepare<[number, number], StagedRow & { rowid: number }>(SQL_SELECT_STAGED_PAGE(table));
@@ -304,7 +307,7 @@ async function writeStaged(app: ImportApp, table: string, file: string, rowsPerT
       const done = result.created + result.updated;
       throw new AppError(
         'IMPORT_WRITE_FAILED',
-        `${file} line ${rows[0]!.line}: writing stopped (${errorMessage(cause)}); the ${done} rows before it are imported, ` +
+        `${name} line ${rows[0]!.line}: writing stopped (${errorMessage(cause)}); the ${done} rows before it are imported, ` +
           'run the same import again to finish',
         { cause, temporary: true },
       );
