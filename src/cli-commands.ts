@@ -1,6 +1,5 @@
 // What each `digest` subcommand does, given the app. Output is plain lines for people and scripts.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { statement } from './db/statements.ts';
 import { join } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { CliIo } from './cli-io.ts';
@@ -15,8 +14,9 @@ import { countOverdue } from './report/overdue.ts';
 import { editionStatus, sentSince } from './report/status.ts';
 import { lastSlotReport } from './report/why-no-email.ts';
 import { previewDigest } from './render/preview.ts';
+import { plural } from './render/render-format.ts';
 import { parseFeed } from './ingest/detect.ts';
-import { ingestBatch } from './ingest/ingest.ts';
+import { hasAnyBatch, ingestBatch, ingestCounts } from './ingest/ingest.ts';
 import { loadInput } from './ingest/load.ts';
 import { listSources, parseSources } from './ingest/sources.ts';
 import { createApp, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
@@ -27,7 +27,6 @@ import { recoverStale } from './send/sender.ts';
 import { buildServer } from './web/server.ts';
 
 /** Whether any batch was ever ingested (the sample data is offered on a fresh database). */
-const SQL_ANY_BATCH = 'SELECT 1 FROM batches LIMIT 1';
 
 export const SAMPLE_BATCH = join(PROJECT_ROOT, 'samples', 'daily-papers-sample.json');
 
@@ -48,7 +47,7 @@ export async function cmdIngest(
   io.out(
     r.duplicate
       ? `batch ${r.batchId} (${batch.source} ${batch.date}) already ingested: nothing changed`
-      : `batch ${r.batchId} (${batch.source} ${batch.date}): ${r.papers} papers, ${r.newPapers} new, ${r.updatedPapers} updated`,
+      : `batch ${r.batchId} (${batch.source} ${batch.date}): ${ingestCounts(r)}`,
   );
   return 0;
 }
@@ -82,7 +81,7 @@ export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boo
     for (const s of r.sources) io.out(`source ${s.source} ${s.day}: ${s.status}${s.detail ? ` (${s.detail})` : ''}`);
     const plan = r.plan;
     if (o.dryRun) {
-      io.out(`dry run: ${plan.slots} slots due, would plan ${plan.planned} digests (nothing written, nothing sent)`);
+      io.out(`dry run: ${plural(plan.slots, 'slot', 'slots')} due, would plan ${plural(plan.planned, 'digest', 'digests')} (nothing written, nothing sent)`);
       return 0;
     }
     if (r.recovered > 0) {
@@ -149,7 +148,7 @@ export async function cmdPreview(app: App, io: CliIo, email: string, o: { out?: 
   }
   if (o.out) {
     writeFileSync(o.out, r.html);
-    io.out(`${r.subject}\nwrote ${o.out} (${r.html.length} bytes, ${r.shownPapers} papers shown)`);
+    io.out(`${r.subject}\nwrote ${o.out} (${r.html.length} bytes, ${plural(r.shownPapers, 'paper', 'papers')} shown)`);
   } else {
     io.out(`Subject: ${r.subject}\n\n${r.text}`);
   }
@@ -158,7 +157,7 @@ export async function cmdPreview(app: App, io: CliIo, email: string, o: { out?: 
 
 export async function cmdImport(app: App, io: CliIo, file: string): Promise<number> {
   const r = await importSubscribersCsv(app, file);
-  io.out(`imported ${r.imported} subscribers (${r.created} new, ${r.updated} updated) from ${file}`);
+  io.out(`imported ${plural(r.imported, 'subscriber', 'subscribers')} (${r.created} new, ${r.updated} updated) from ${file}`);
   return 0;
 }
 
@@ -178,7 +177,7 @@ export async function cmdStatus(app: App, io: CliIo, limit: number): Promise<num
   io.out(
     overdue.subscribers === 0
       ? 'overdue: none (no subscriber has matched papers waiting longer than their schedule allows)'
-      : `overdue: ${overdue.subscribers} subscribers have matched papers waiting longer than their schedule allows (36 h daily, 8.5 days weekly)`,
+      : `overdue: ${overdue.subscribers === 1 ? '1 subscriber has' : `${overdue.subscribers} subscribers have`} matched papers waiting longer than their schedule allows (36 h daily, 8.5 days weekly)`,
   );
   io.out(bounceLine(app));
   if (rows.length === 0) io.out('no editions yet');
@@ -189,7 +188,7 @@ export async function cmdStatus(app: App, io: CliIo, limit: number): Promise<num
     for (const f of r.topFailures) io.out(`\t${f.count}× ${f.reason}`);
   }
   for (const s of listSources(app.db, parseSources(app.config.SOURCES))) {
-    for (const e of s.errors) io.out(`source ${s.source} ${e.day}: ${e.error} (${e.attempts} attempts, last ${e.at})`);
+    for (const e of s.errors) io.out(`source ${s.source} ${e.day}: ${e.error} (${plural(e.attempts, 'attempt', 'attempts')}, last ${e.at})`);
   }
   return 0;
 }
@@ -199,7 +198,12 @@ export async function cmdBackup(db: Db, io: CliIo, file: string, o: { force?: bo
   const mb = (r.bytes / 1024 / 1024).toFixed(1);
   io.out(
     `backup ${r.file}: ${mb} MB copied in ${r.copyMs} ms, checked in ${r.checkMs} ms: integrity ok, schema ${r.userVersion}; ` +
-      `${r.counts.subscribers} subscribers, ${r.counts.digests} digests, ${r.counts.papers} papers, ${r.counts.bounceEvents} bounce reports`,
+      [
+        plural(r.counts.subscribers, 'subscriber', 'subscribers'),
+        plural(r.counts.digests, 'digest', 'digests'),
+        plural(r.counts.papers, 'paper', 'papers'),
+        plural(r.counts.bounceEvents, 'bounce report', 'bounce reports'),
+      ].join(', '),
   );
   return 0;
 }
@@ -290,10 +294,9 @@ async function startBounceReceiverIfSet(app: App): Promise<BounceReceiver | unde
 function seedSampleBatch(app: App, io: CliIo): void {
   if (app.config.SMTP_URL) return;
   if (parseSources(app.config.SOURCES).length > 0) return;
-  const has = statement(app.db, SQL_ANY_BATCH).get();
-  if (has) return;
+  if (hasAnyBatch(app.db)) return;
   const r = ingestBatch(app.db, loadSampleBatch(), app.clock);
-  io.out(`fresh database: ingested the sample batch (${r.papers} papers) from samples/`);
+  io.out(`fresh database: ingested the sample batch (${plural(r.papers, 'paper', 'papers')}) from samples/`);
 }
 
 function loadSampleBatch() {

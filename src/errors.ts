@@ -8,6 +8,8 @@ export interface AppErrorOptions {
   status?: number;
   /** Where the input is wrong, as data: pages and JSON answers point at it without reading the message. */
   where?: ErrorWhere;
+  /** What is wrong, without the place ("must be a whole hour from 0 to 23"): a page puts its own label in front. */
+  problem?: string;
 }
 
 /** The place of a validation error in what the user sent. */
@@ -25,6 +27,7 @@ export class AppError extends Error {
   readonly temporary: boolean;
   readonly status: number;
   readonly where: ErrorWhere;
+  readonly problem: string | undefined;
 
   constructor(code: string, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -33,7 +36,16 @@ export class AppError extends Error {
     this.temporary = options.temporary ?? false;
     this.status = options.status ?? 400;
     this.where = options.where ?? {};
+    this.problem = options.problem;
   }
+}
+
+/**
+ * A bad value in one input field (400): the message names the field as the API and the CLI spell it
+ * (`deliveryHour: must be …`); `where.field` and `problem` let a form show it under its own label instead.
+ */
+export function fieldInvalid(code: string, field: string, problem: string): AppError {
+  return new AppError(code, `${field}: ${problem}`, { status: 400, where: { field }, problem });
 }
 
 /** A user-facing validation error: bad batch, bad topic query, bad CLI argument. */

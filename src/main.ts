@@ -20,6 +20,14 @@ import { createFeedbackService, type FeedbackService } from './feedback/service.
 import { createFeedService, type FeedService } from './feed/atom.ts';
 import { createTopicPreviewService, type TopicPreviewService } from './topics/preview-service.ts';
 import { Tokens } from './tokens.ts';
+import { createConsoleService, type ConsoleService } from './admin/console.ts';
+import { createWebhookEvents, type WebhookEvents } from './bounces/webhook-events.ts';
+import { postBatch } from './ingest/post-batch.ts';
+import { createHealthCheck } from './report/health.ts';
+import { metricsText } from './report/status.ts';
+import { openDigest } from './subscribers/open-digest.ts';
+import type { DigestView } from './render/render.ts';
+import type { MachineApi } from './web/deps.ts';
 
 export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -53,6 +61,14 @@ export interface App {
   feeds: FeedService;
   /** The topic builder's live preview. */
   topicPreview: TopicPreviewService;
+  /** The operator console (its pages are served only with ADMIN_PASSWORD_HASH). */
+  console: ConsoleService;
+  /** POST /api/batches, GET /health, GET /metrics. */
+  machine: MachineApi;
+  /** The relays' bounce and complaint webhooks. */
+  webhooks: WebhookEvents;
+  /** The web view of one digest ("view in browser"). */
+  digests: { open(token: string): DigestView };
   /** Set when mail goes to the built-in catcher (no SMTP_URL). */
   inbox: Inbox | undefined;
   /** The SMTP server mail goes to (starts the local catcher when needed). */
@@ -120,6 +136,14 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const feedback = createFeedbackService({ db, clock, tokens, links, logger });
   const feeds = createFeedService({ db, clock, tokens, links });
   const topicPreview = createTopicPreviewService({ db, clock });
+  const consoleService = createConsoleService({ db, clock, config, logger, links });
+  const machine: MachineApi = {
+    health: createHealthCheck({ db, clock, config }),
+    metrics: () => metricsText(db),
+    postBatch: (posted) => postBatch(db, clock, posted),
+  };
+  const webhooks = createWebhookEvents({ db, clock, config, logger });
+  const digests = { open: (token: string) => openDigest({ db, links, subscribers }, token) };
 
   return {
     config,
@@ -134,6 +158,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     feedback,
     feeds,
     topicPreview,
+    console: consoleService,
+    machine,
+    webhooks,
+    digests,
     inbox,
     smtpUrl: resolveSmtpUrl,
     async close() {

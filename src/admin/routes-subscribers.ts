@@ -1,14 +1,12 @@
 // Console: subscriber search, one subscriber's page and the operator's actions on it, and the CSV import
 // from the browser (the same importer and checks as `digest import`, errors by line). Routes call the
-// services in subscribers.ts and src/subscribers/; no SQL here.
+// console service (console.ts) and the subscriber service; no SQL here.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { AppError, errorMessage, isAppError } from '../errors.ts';
-import { importSubscribersCsv } from '../subscribers/import.ts';
+import { AppError, isAppError } from '../errors.ts';
 import type { AdminContext } from './context.ts';
-import { deleteSubscriber, searchSubscribers, subscriberDetail, suppressSubscriber, unsubscribeSubscriber } from './subscribers.ts';
 
 const DONE_MESSAGES: Record<string, string> = {
   resent: 'Confirmation email sent.',
@@ -24,19 +22,19 @@ function idParam(raw: string): number {
 }
 
 export function registerAdminSubscriberRoutes(app: FastifyInstance, ctx: AdminContext): void {
-  const { db, clock, links, subscribers, logger, config } = ctx.deps;
+  const { console: service, subscribers, logger } = ctx.deps;
   const log = logger.child({ component: 'admin' });
 
   app.get<{ Querystring: { q?: string; by?: string; after?: string } }>('/admin/subscribers', async (req, reply) => {
     const q = (req.query.q ?? '').slice(0, 200);
     const by = req.query.by === 'topic' ? 'topic' : 'address';
-    const page = q.trim() === '' ? undefined : searchSubscribers(db, { by, text: q, after: req.query.after });
+    const page = q.trim() === '' ? undefined : service.search({ by, text: q, after: req.query.after });
     const nextUrl = page?.next ? `/admin/subscribers?${new URLSearchParams({ by, q, after: page.next }).toString()}` : undefined;
     return ctx.page(reply, 'subscribers', { title: 'Subscribers', section: 'subscribers', q, byTopic: by === 'topic', hits: page?.hits, searched: Boolean(page), nextUrl });
   });
 
   app.get<{ Params: { id: string }; Querystring: { done?: string } }>('/admin/subscribers/:id', async (req, reply) => {
-    const detail = subscriberDetail(db, links, idParam(req.params.id));
+    const detail = service.detail(idParam(req.params.id));
     if (!detail) throw new AppError('NOT_FOUND', 'No such subscriber (deleted?).', { status: 404 });
     const s = detail.subscriber;
     return ctx.page(reply, 'subscriber', {
@@ -64,14 +62,14 @@ export function registerAdminSubscriberRoutes(app: FastifyInstance, ctx: AdminCo
       }
       case 'suppress':
         log.info({ subscriberId: id }, 'console: suppress');
-        return back(suppressSubscriber(db, clock, id) ? 'suppressed' : 'unchanged');
+        return back(service.suppress(id) ? 'suppressed' : 'unchanged');
       case 'unsubscribe':
         log.info({ subscriberId: id }, 'console: unsubscribe');
-        return back(unsubscribeSubscriber(db, clock, id) ? 'unsubscribed' : 'unchanged');
+        return back(service.unsubscribe(id) ? 'unsubscribed' : 'unchanged');
       case 'delete': {
         const body = req.body as Record<string, unknown> | undefined;
         if (body?.confirm !== 'yes') throw new AppError('ADMIN_CONFIRM', 'Tick "delete every record of this subscriber" to delete.');
-        if (!deleteSubscriber(db, id)) throw new AppError('NOT_FOUND', 'No such subscriber (deleted already?).', { status: 404 });
+        if (!service.remove(id)) throw new AppError('NOT_FOUND', 'No such subscriber (deleted already?).', { status: 404 });
         log.info({ subscriberId: id }, 'console: subscriber deleted with all their data');
         return ctx.page(reply, 'message', { title: 'Deleted', section: 'subscribers', message: 'The subscriber, their topics, their digests and their bounce history are deleted.' });
       }
@@ -94,14 +92,13 @@ export function registerAdminSubscriberRoutes(app: FastifyInstance, ctx: AdminCo
     const path = join(dir, 'upload.csv');
     try {
       await writeFile(path, Buffer.from(await file.arrayBuffer()));
-      const r = await importSubscribersCsv({ db, clock, logger, config }, path);
+      const r = await service.importCsv(path, file instanceof File ? file.name : 'the file');
       log.info({ ...r }, 'console: import');
       return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', result: r });
     } catch (e) {
       if (!isAppError(e)) throw e;
-      // The importer names the upload's temp path; the operator knows it as the file they chose.
-      const message = errorMessage(e).replaceAll(path, file instanceof File ? file.name : 'the file');
-      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', error: message }, 400);
+      // The importer names the file as the operator chose it, never the upload's temp path.
+      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', error: e.message }, 400);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

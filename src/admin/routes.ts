@@ -4,18 +4,16 @@
 // templates/admin/ (own layout), style from /assets/admin.css, no scripts, nothing from elsewhere.
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { countOverdue } from '../report/overdue.ts';
-import { recentDays } from '../ingest/source-days.ts';
-import { createSourcePoller, listSources, parseSources, type PollReport } from '../ingest/sources.ts';
+import type { PollReport } from '../ingest/sources.ts';
 import type { RouteDeps } from '../web/deps.ts';
 import { createPages, PAGES_DIR, type PageData, type Pages } from '../web/pages.ts';
 import { cookie, createGuard, csrfField, LOGIN_COOKIE, LOGIN_TOKEN_TTL_MS, newLoginToken, readCookie, SESSION_COOKIE, SESSION_TTL_MS } from './auth.ts';
-import { deliveries, STATES } from './deliveries.ts';
-import { computeOverview, overviewCharts } from './overview.ts';
+import { STATES } from './deliveries.ts';
+import { overviewCharts } from './overview.ts';
 import { verifyPassword } from './password.ts';
 import type { AdminContext } from './context.ts';
 import { registerAdminSubscriberRoutes } from './routes-subscribers.ts';
-import { AdminSessions, constantTimeEqual } from './sessions.ts';
+import { constantTimeEqual } from './sessions.ts';
 
 export const ADMIN_PAGES_DIR = join(PAGES_DIR, '..', 'admin');
 /** Login attempts per client address per minute. */
@@ -24,9 +22,9 @@ export const LOGIN_RATE_LIMIT = 5;
 export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const hash = deps.config.ADMIN_PASSWORD_HASH;
   if (!hash) return; // off: every /admin URL answers 404 like any unknown page
-  const { db, clock, config, logger } = deps;
+  const { console: service, clock, config, logger } = deps;
   const pages = createPages(ADMIN_PAGES_DIR);
-  const sessions = new AdminSessions(db, clock);
+  const { sessions } = service;
   const secure = config.PUBLIC_URL.startsWith('https://');
   const log = logger.child({ component: 'admin' });
 
@@ -79,7 +77,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void
 
       auth.get('/admin', async (_req, reply) => {
         const started = performance.now();
-        const o = computeOverview(db, clock.now());
+        const o = service.overview();
         const charts = overviewCharts(o);
         const last = (v: number[]) => v[v.length - 1] ?? 0;
         const sum = (v: number[]) => v.reduce((a, b) => a + b, 0);
@@ -105,7 +103,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void
       });
 
       auth.get('/admin/deliveries', async (_req, reply) => {
-        const view = deliveries(db, clock.now());
+        const view = service.deliveries();
         return ctx.page(reply, 'deliveries', {
           title: 'Deliveries',
           section: 'deliveries',
@@ -114,21 +112,19 @@ export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void
           waiting: view.waiting,
           waitingCounts: view.waitingCounts,
           lastErrors: view.lastErrors,
-          overdue: countOverdue(db, clock).subscribers,
+          overdue: view.overdue,
         });
       });
 
       // Sources: each one's days and last error; "fetch now" runs one poll in the background (one at a time).
       let fetching: Promise<void> | undefined;
       let lastFetch: { startedAt: string; finishedAt?: string; reports?: PollReport[]; error?: string } | undefined;
-      const fetchNow = deps.fetchSourcesNow ?? (() => createSourcePoller({ db, config, clock, logger }).poll());
+      const fetchNow = deps.fetchSourcesNow ?? (() => service.fetchSources());
       auth.get('/admin/sources', async (_req, reply) => {
-        const specs = parseSources(config.SOURCES);
-        const sources = listSources(db, specs).map((s) => ({ ...s, days: recentDays(db, s.source) }));
-        return ctx.page(reply, 'sources', { title: 'Sources', section: 'sources', sources, none: specs.length === 0, fetching: Boolean(fetching), lastFetch });
+        return ctx.page(reply, 'sources', { title: 'Sources', section: 'sources', sources: service.sources(), none: !service.hasSources(), fetching: Boolean(fetching), lastFetch });
       });
       auth.post('/admin/sources/fetch', async (_req, reply) => {
-        if (!fetching && parseSources(config.SOURCES).length > 0) {
+        if (!fetching && service.hasSources()) {
           lastFetch = { startedAt: clock.now().toISOString() };
           const run = lastFetch;
           fetching = fetchNow()

@@ -13,8 +13,8 @@ export type WebhookRelay = 'mailgun' | 'ses';
 export interface WebhookDeps extends BounceDeps {
   config: BounceDeps['config'] &
     Pick<Config, 'MAILGUN_WEBHOOK_SIGNING_KEY' | 'SES_SNS_TOPIC_ARN' | 'BOUNCE_ADDRESS' | 'SECRET_KEY'>;
-  /** GET for the SNS signing certificates and SubscribeURL. */
-  fetchText: (url: string) => Promise<string>;
+  /** GET for the SNS signing certificates and SubscribeURL (default: fetch, 10 s, no redirects; tests serve their own). */
+  fetchText?: ((url: string) => Promise<string>) | undefined;
 }
 
 export interface WebhookEvents {
@@ -22,6 +22,12 @@ export interface WebhookEvents {
   off(relay: WebhookRelay): string | undefined;
   mailgun(body: string): WebhookOutcome;
   ses(body: string): Promise<WebhookOutcome>;
+}
+
+async function fetchText(url: string): Promise<string> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(10_000), redirect: 'error' });
+  if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  return res.text();
 }
 
 export function createWebhookEvents(deps: WebhookDeps): WebhookEvents {
@@ -57,7 +63,7 @@ export function createWebhookEvents(deps: WebhookDeps): WebhookEvents {
     },
 
     async ses(body) {
-      const r = await readSesThroughSns(body, { topicArn: config.SES_SNS_TOPIC_ARN!, fetchText: deps.fetchText });
+      const r = await readSesThroughSns(body, { topicArn: config.SES_SNS_TOPIC_ARN!, fetchText: deps.fetchText ?? fetchText });
       if (r.type === 'subscribed') return 'subscribed';
       if (r.type === 'other') return 'ignored';
       return act(r.event, 'ses');

@@ -10,14 +10,17 @@ import { isBusy } from './faults.ts';
 /** Pause between tries: short first (most locks are one ~40 ms planner chunk), then at most this. */
 const MAX_PAUSE_MS = 100;
 
-/** Runs `fn`; while it fails with SQLITE_BUSY / SQLITE_LOCKED, tries again until `budgetMs` have passed. */
-export async function retryWhileBusy<T>(fn: () => T, budgetMs: number, maxPauseMs = MAX_PAUSE_MS): Promise<T> {
+/**
+ * Runs `fn` (sync or async); while it fails with SQLITE_BUSY / SQLITE_LOCKED, tries again until `budgetMs`
+ * have passed, or until `final()` says another try must not run (a web answer already sent).
+ */
+export async function retryWhileBusy<T>(fn: () => T | Promise<T>, budgetMs: number, maxPauseMs = MAX_PAUSE_MS, final?: () => boolean): Promise<T> {
   const started = performance.now();
   for (let attempt = 0; ; attempt++) {
     try {
-      return fn();
+      return await fn();
     } catch (e) {
-      if (!isBusy(e) || performance.now() - started >= budgetMs) throw e;
+      if (!isBusy(e) || final?.() || performance.now() - started >= budgetMs) throw e;
     }
     await sleep(Math.min(maxPauseMs, 5 * 2 ** attempt, Math.max(1, budgetMs - (performance.now() - started))));
   }

@@ -8,6 +8,7 @@
 import type Database from 'better-sqlite3';
 import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
+import { readSetting, writeSetting } from '../db/settings-table.ts';
 import { corpusStats, distinctiveTerms, type CorpusStats } from '../like/terms.ts';
 import type { Paper } from '../types.ts';
 
@@ -18,10 +19,6 @@ type PaperText = Pick<Paper, 'id' | 'title' | 'abstract'>;
 export const PAPER_TERMS = 48;
 /** On a database that predates paper_terms, only this many of the newest papers are indexed at once. */
 const BACKFILL_PAPERS = 5_000;
-const SETTING = 'paper_terms.through';
-
-const SQL_THROUGH = `SELECT value FROM settings WHERE key = '${SETTING}'`;
-const SQL_SET_THROUGH = `INSERT INTO settings (key, value) VALUES ('${SETTING}', @v) ON CONFLICT (key) DO UPDATE SET value = @v`;
 const SQL_PAPERS = `SELECT id, title, abstract FROM papers WHERE id > ? AND id <= ? ORDER BY id`;
 const SQL_INSERT = `INSERT OR REPLACE INTO paper_terms (paper_id, term, weight) VALUES (?, ?, ?)`;
 const SQL_HAS_TERMS = `SELECT 1 FROM paper_terms WHERE paper_id = ? LIMIT 1`;
@@ -38,20 +35,20 @@ type Statement = Database.Statement<[number, string, number]>;
 
 /** Indexes the papers up to `toId` not indexed yet (call inside the caller's transaction). Returns how many. */
 export function indexPaperTerms(db: Db, toId: number): number {
-  const row = statement<[], { value: string }>(db, SQL_THROUGH).get();
-  const from = row === undefined ? Math.max(0, toId - BACKFILL_PAPERS) : Number(row.value);
+  const through = readSetting(db, 'paper_terms.through');
+  const from = through === undefined ? Math.max(0, toId - BACKFILL_PAPERS) : Number(through);
   if (from >= toId) return 0;
   // Nobody has voted yet: nothing reads paper vectors, so skip the work (about 0.3-1 s per 1,000 papers
   // on a busy machine) and move on; a vote indexes its own paper (ensurePaperTerms), later papers follow.
   if (!statement(db, SQL_ANY_PROFILE).get()) {
-    statement(db, SQL_SET_THROUGH).run({ v: String(toId) });
+    writeSetting(db, 'paper_terms.through', String(toId));
     return 0;
   }
   const stats = corpusStats(db);
   const papers = statement<[number, number], PaperText>(db, SQL_PAPERS).all(from, toId);
   const insert = statement<[number, string, number]>(db, SQL_INSERT);
   for (const p of papers) writeTerms(insert, stats, p);
-  statement(db, SQL_SET_THROUGH).run({ v: String(toId) });
+  writeSetting(db, 'paper_terms.through', String(toId));
   return papers.length;
 }
 

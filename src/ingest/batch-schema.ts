@@ -77,7 +77,6 @@ export const batchSchema = z.object({
 });
 
 export type BatchFile = z.infer<typeof batchSchema>;
-export type BatchFilePaper = z.infer<typeof batchPaperSchema>;
 
 /** Validates a parsed batch file; throws BATCH_INVALID with the first problem's place. */
 export function validateBatchFile(value: unknown): BatchFile {

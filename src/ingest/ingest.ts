@@ -2,7 +2,6 @@
 // normalised key with the merge rules, and the batch's paper list. Identical content again writes nothing.
 import { createHash } from 'node:crypto';
 import { statement } from '../db/statements.ts';
-import type Database from 'better-sqlite3';
 import { utcDate, type Clock } from '../clock.ts';
 import { parseStringArray } from '../db/json-columns.ts';
 import { rowFromPaper, type PaperRow } from '../db/paper-row.ts';
@@ -11,6 +10,7 @@ import { AppError } from '../errors.ts';
 import type { IncomingBatch, IncomingPaper } from '../types.ts';
 import { isHttpUrl, LIMITS } from './batch-schema.ts';
 import { isCalendarDate, paperKey } from './normalize.ts';
+import { plural } from '../render/render-format.ts';
 
 export interface IngestResult {
   batchId: number;
@@ -22,6 +22,11 @@ export interface IngestResult {
   updatedPapers: number;
   /** True when this exact content was already ingested for this source and day: nothing was written. */
   duplicate: boolean;
+}
+
+/** "25 papers, 3 new, 0 updated": what `digest ingest`, `digest run` and the console say a batch brought. */
+export function ingestCounts(r: Pick<IngestResult, 'papers' | 'newPapers' | 'updatedPapers'>): string {
+  return `${plural(r.papers, 'paper', 'papers')}, ${r.newPapers} new, ${r.updatedPapers} updated`;
 }
 
 /** An earlier batch with the same source, day and content. */
@@ -159,35 +164,11 @@ function checkBatch(batch: IncomingBatch): IncomingPaper[] {
   });
 }
 
-type Statement = Database.Statement<unknown[]>;
+// Whether anything was ever ingested (a fresh database gets the sample batch in local mode).
+const SQL_ANY_BATCH = `SELECT 1 FROM batches LIMIT 1`;
 
-interface Statements {
-  findDuplicate: Statement;
-  insertBatch: Statement;
-  setBatchNewCount: Statement;
-  findPaper: Statement;
-  insertPaper: Statement;
-  updatePaper: Statement;
-  insertBatchPaper: Statement;
-}
-
-const statementCache = new WeakMap<Db, Statements>();
-
-function statements(db: Db): Statements {
-  let s = statementCache.get(db);
-  if (!s) {
-    s = {
-      findDuplicate: statement(db, SQL_FIND_DUPLICATE_BATCH),
-      insertBatch: statement(db, SQL_INSERT_BATCH),
-      setBatchNewCount: statement(db, SQL_SET_BATCH_NEW_COUNT),
-      findPaper: statement(db, SQL_FIND_PAPER_BY_KEY),
-      insertPaper: statement(db, SQL_INSERT_PAPER),
-      updatePaper: statement(db, SQL_UPDATE_PAPER),
-      insertBatchPaper: statement(db, SQL_INSERT_BATCH_PAPER),
-    };
-    statementCache.set(db, s);
-  }
-  return s;
+export function hasAnyBatch(db: Db): boolean {
+  return statement(db, SQL_ANY_BATCH).get() !== undefined;
 }
 
 /**
@@ -201,7 +182,16 @@ export function ingestBatch(db: Db, batch: IncomingBatch, clock: Clock): IngestR
   checkNotFuture(batch, clock);
   const source = batch.source.trim();
   const hash = contentHash(papers);
-  const s = statements(db);
+  // Named statements, prepared once per connection (db/statements.ts).
+  const s = {
+    findDuplicate: statement(db, SQL_FIND_DUPLICATE_BATCH),
+    insertBatch: statement(db, SQL_INSERT_BATCH),
+    setBatchNewCount: statement(db, SQL_SET_BATCH_NEW_COUNT),
+    findPaper: statement(db, SQL_FIND_PAPER_BY_KEY),
+    insertPaper: statement(db, SQL_INSERT_PAPER),
+    updatePaper: statement(db, SQL_UPDATE_PAPER),
+    insertBatchPaper: statement(db, SQL_INSERT_BATCH_PAPER),
+  };
   const now = clock.now().toISOString();
 
   const run = db.transaction((): IngestResult => {

@@ -12,7 +12,7 @@ import type { Db } from '../db/open.ts';
 import { AppError, errorMessage } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { HostSpacer, type FetchOptions } from './fetch.ts';
-import { ingestBatch } from './ingest.ts';
+import { ingestBatch, ingestCounts } from './ingest.ts';
 import { clearErrors, daysInWindow, recordDay, sourceDay, sourceErrors, sourceSummary, type SourceDay } from './source-days.ts';
 import type { AnySourceKind, DayFetch } from './source-kinds/kind.ts';
 import { SOURCE_KINDS, sourceKindList } from './source-kinds/registry.ts';
@@ -165,7 +165,7 @@ export function createSourcePoller(deps: SourcePollerDeps): SourcePoller {
         source: spec.name,
         day: got.day,
         status: r.duplicate ? 'unchanged' : 'ingested',
-        detail: r.duplicate ? 'same content as before' : `${r.papers} papers, ${r.newPapers} new, ${r.updatedPapers} updated`,
+        detail: r.duplicate ? 'same content as before' : ingestCounts(r),
         batchId: r.batchId,
         papers: r.papers,
         newPapers: r.newPapers,

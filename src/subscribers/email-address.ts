@@ -1,6 +1,6 @@
 // Email addresses as subscribers type them -> one canonical form (trimmed, domain lower-cased), validated.
 import { z } from 'zod';
-import { AppError } from '../errors.ts';
+import { fieldInvalid } from '../errors.ts';
 
 const emailSchema = z.email().max(254);
 
@@ -11,7 +11,7 @@ export function normaliseEmail(input: string): string {
   const candidate = at > 0 ? `${trimmed.slice(0, at)}@${trimmed.slice(at + 1).toLowerCase()}` : trimmed;
   if (!emailSchema.safeParse(candidate).success) {
     const shown = trimmed.length > 60 ? `${trimmed.slice(0, 60)}…` : trimmed;
-    throw new AppError('EMAIL_INVALID', `email: "${shown}" is not a valid email address`, { status: 400, where: { field: 'email' } });
+    throw fieldInvalid('EMAIL_INVALID', 'email', `"${shown}" is not a valid email address`);
   }
   return candidate;
 }

@@ -17,7 +17,8 @@ import { CsvError, parse } from 'csv-parse';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/open.ts';
 import { AppError, errorMessage, isAppError } from '../errors.ts';
-import type { App } from '../main.ts';
+import type { Clock } from '../clock.ts';
+import type { Logger } from '../log.ts';
 import { newSalt } from '../tokens.ts';
 import { ensureQuery } from '../topics/matcher.ts';
 import { parseTopic, parseTopics } from '../topics/parse.ts';
@@ -38,10 +39,17 @@ export interface ImportOptions {
   rowsPerTransaction?: number;
   /** Bad rows named in the log before the import gives up listing them (default 20). */
   maxErrorsLogged?: number;
+  /** How messages name the file (default: its path): the console names an upload as the operator chose it. */
+  name?: string | undefined;
 }
 
 /** What the importer needs from the app (the CLI passes the whole App). */
-export type ImportApp = Pick<App, 'db' | 'clock' | 'logger'> & { config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'> };
+export interface ImportApp {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'>;
+}
 
 const REQUIRED_COLUMNS = ['email', 'topics'] as const;
 const HEADER_HINT = 'the first row must be a header naming the columns: email,topics[,confirmed]';
@@ -66,19 +74,20 @@ interface Columns {
 export async function importSubscribersCsv(app: ImportApp, file: string, options: ImportOptions = {}): Promise<ImportResult> {
   const { db, logger } = app;
   const rowsPerTransaction = options.rowsPerTransaction ?? 5_000;
+  const name = options.name ?? file;
   try {
     await access(file);
   } catch (cause) {
-    throw new AppError('IMPORT_FILE', `${file}: cannot read the file (${errorMessage(cause)})`, { cause });
+    throw new AppError('IMPORT_FILE', `${name}: cannot read the file (${errorMessage(cause)})`, { cause });
   }
   // A TEMP table is private to this connection and never touches the database file.
   const table = `temp.import_rows_${randomBytes(6).toString('hex')}`;
   db.exec(CREATE_STAGING(table));
   try {
     const started = Date.now();
-    const staged = await validateIntoStaging(db, table, file, rowsPerTransaction, options.maxErrorsLogged ?? 20, logger);
+    const staged = await validateIntoStaging(db, table, { path: file, name }, rowsPerTransaction, options.maxErrorsLogged ?? 20, logger);
     logger.info({ file, rows: staged, ms: Date.now() - started }, 'import: every row is valid');
-    const result = await writeStaged(app, table, file, rowsPerTransaction);
+    const result = await writeStaged(app, table, name, rowsPerTransaction);
     logger.info({ file, ...result, ms: Date.now() - started }, 'import: done');
     return result;
   } finally {
@@ -113,16 +122,12 @@ const SQL_SELECT_STAGED_PAGE = (table: string) => `
 // Id and status of an existing subscriber, by address (the column is COLLATE NOCASE).
 const SQL_SELECT_SUBSCRIBER_STATUS = `SELECT id, status FROM subscribers WHERE email = ?`;
 
-// A topic of a subscriber created by this import (who has no other topics yet).
-const SQL_INSERT_NEW_TOPIC = `
-  INSERT INTO topics (subscriber_id, query_id, text, muted, position) VALUES (?, ?, ?, 0, ?)`;
-
 // --- pass 1: validate -------------------------------------------------------------------------------
 
 async function validateIntoStaging(
   db: Db,
   table: string,
-  file: string,
+  file: { path: string; name: string },
   rowsPerTransaction: number,
   maxErrorsLogged: number,
   logger: ImportApp['logger'],
@@ -146,11 +151,11 @@ async function validateIntoStaging(
   const report = (line: number, message: string) => {
     errorCount++;
     if (!firstError || line < firstError.line) firstError = { line, message };
-    if (errorCount <= maxErrorsLogged) logger.warn({ file, line }, `import: bad row: ${message}`);
+    if (errorCount <= maxErrorsLogged) logger.warn({ file: file.name, line }, `import: bad row: ${message}`);
   };
 
   let columns: Columns | undefined;
-  const source = createReadStream(file);
+  const source = createReadStream(file.path);
   // relax_quotes: a hand-written `rl;"self-play"` (quotes inside an unquoted field) keeps its quotes as typed.
   const parser = source.pipe(
     parse({ bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, relax_quotes: true, info: true }),
@@ -160,7 +165,7 @@ async function validateIntoStaging(
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
       const line = info.lines;
       if (!columns) {
-        columns = readHeader(record, file, line);
+        columns = readHeader(record, file.name, line);
         continue;
       }
       try {
@@ -178,7 +183,7 @@ async function validateIntoStaging(
   } catch (e) {
     if (e instanceof CsvError) {
       const line = (e as CsvError & { lines?: number }).lines;
-      throw new AppError('IMPORT_INVALID', `${file} line ${line ?? '?'}: not valid CSV (${e.message}); nothing was imported`, {
+      throw new AppError('IMPORT_INVALID', `${file.name} line ${line ?? '?'}: not valid CSV (${e.message}); nothing was imported`, {
         cause: e,
       });
     }
@@ -187,10 +192,10 @@ async function validateIntoStaging(
     source.destroy();
   }
   flush(pending);
-  if (!columns) throw new AppError('IMPORT_INVALID', `${file}: the file is empty; ${HEADER_HINT}`);
+  if (!columns) throw new AppError('IMPORT_INVALID', `${file.name}: the file is empty; ${HEADER_HINT}`);
   if (errorCount > 0) {
     const more = errorCount > 1 ? ` (and ${errorCount - 1} more bad row${errorCount > 2 ? 's' : ''}, see the log)` : '';
-    throw new AppError('IMPORT_INVALID', `${file} line ${firstError!.line}: ${firstError!.message}${more}; nothing was imported`);
+    throw new AppError('IMPORT_INVALID', `${file.name} line ${firstError!.line}: ${firstError!.message}${more}; nothing was imported`);
   }
   return staged;
 }
@@ -244,12 +249,11 @@ function validateRow(record: string[], columns: Columns, line: number): StagedRo
 
 // --- pass 2: write ----------------------------------------------------------------------------------
 
-async function writeStaged(app: ImportApp, table: string, file: string, rowsPerTransaction: number): Promise<ImportResult> {
+async function writeStaged(app: ImportApp, table: string, name: string, rowsPerTransaction: number): Promise<ImportResult> {
   const { db, clock, config } = app;
   // The staging table's name is per import (see above): prepared here.
   const page = db.prepare<[number, number], StagedRow & { rowid: number }>(SQL_SELECT_STAGED_PAGE(table));
   const findStatus = statement<[string], { id: number; status: string }>(db, SQL_SELECT_SUBSCRIBER_STATUS);
-  const insertTopic = statement<[number, number, string, number]>(db, SQL_INSERT_NEW_TOPIC);
   const queryIds = new Map<string, number>();
   const queryId = (fts: string, text: string): number => {
     let id = queryIds.get(fts);
@@ -279,7 +283,7 @@ async function writeStaged(app: ImportApp, table: string, file: string, rowsPerT
       } else {
         // A new address is pending like every new subscriber; a confirmed row goes through repo.markConfirmed.
         id = repo.insertSubscriber(db, { email: row.email, salt: newSalt(), createdAt: now, ...prefs });
-        topics.forEach((t, position) => insertTopic.run(id, t.queryId, t.text, position));
+        repo.insertNewTopics(db, id, topics);
         status = 'pending';
         chunk.created++;
       }
@@ -303,7 +307,7 @@ async function writeStaged(app: ImportApp, table: string, file: string, rowsPerT
       const done = result.created + result.updated;
       throw new AppError(
         'IMPORT_WRITE_FAILED',
-        `${file} line ${rows[0]!.line}: writing stopped (${errorMessage(cause)}); the ${done} rows before it are imported, ` +
+        `${name} line ${rows[0]!.line}: writing stopped (${errorMessage(cause)}); the ${done} rows before it are imported, ` +
           'run the same import again to finish',
         { cause, temporary: true },
       );

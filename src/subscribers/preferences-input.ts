@@ -1,13 +1,13 @@
 // Validation of the delivery preferences a subscriber may set (subscribe form, JSON, preferences page).
 import { isValidTimeZone } from '../config.ts';
-import { AppError } from '../errors.ts';
+import { fieldInvalid, type AppError } from '../errors.ts';
 import type { Frequency } from '../types.ts';
 
 export const FREQUENCIES: readonly Frequency[] = ['daily', 'weekly'];
 export const MAX_PAUSE_DAYS = 365;
 
 function bad(field: string, message: string): AppError {
-  return new AppError('PREFERENCE_INVALID', `${field}: ${message}`, { status: 400, where: { field } });
+  return fieldInvalid('PREFERENCE_INVALID', field, message);
 }
 
 export function checkTimezone(tz: string): string {

@@ -3,6 +3,7 @@
 import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
 import type { Frequency, Subscriber, SubscriberStatus, Topic } from '../types.ts';
+import type { LearningPrefs } from './learning-prefs.ts';
 
 interface SubscriberRow {
   id: number;
@@ -133,8 +134,6 @@ const TOPIC_COLUMNS = `id, subscriber_id, query_id, text, muted, position`;
 
 // A subscriber's topics in the order they typed them.
 const SQL_TOPICS = `SELECT ${TOPIC_COLUMNS} FROM topics WHERE subscriber_id = ? ORDER BY position, id`;
-
-// Topics of every subscriber at once (for listings), in display order.
 
 // A kept topic: same query as before, possibly new wording, position or mute state.
 const SQL_UPDATE_TOPIC = `UPDATE topics SET text = @text, position = @position, muted = @muted WHERE id = @id`;
@@ -280,6 +279,24 @@ export interface DesiredTopic {
  * its id (digests and mute links refer to topic ids); duplicates of one query keep the first.
  * Call inside a transaction.
  */
+// The reader's learning preferences (migration 004's columns; see learning-prefs.ts).
+const SQL_LEARNING_PREFS = `SELECT max_papers AS maxPapers, suggestions FROM subscribers WHERE id = ?`;
+const SQL_SET_LEARNING_PREFS = `UPDATE subscribers SET max_papers = @maxPapers, suggestions = @suggestions WHERE id = @id`;
+
+export function getLearningPrefs(db: Db, subscriberId: number): LearningPrefs {
+  const r = statement<[number], { maxPapers: number | null; suggestions: number }>(db, SQL_LEARNING_PREFS).get(subscriberId);
+  return { maxPapers: r?.maxPapers ?? null, suggestions: (r?.suggestions ?? 1) === 1 };
+}
+
+export function setLearningPrefs(db: Db, subscriberId: number, prefs: LearningPrefs): void {
+  statement(db, SQL_SET_LEARNING_PREFS).run({ id: subscriberId, maxPapers: prefs.maxPapers, suggestions: prefs.suggestions ? 1 : 0 });
+}
+
+/** The topics of a subscriber who has none yet (the importer's new rows), in the order given, unmuted. */
+export function insertNewTopics(db: Db, subscriberId: number, topics: ReadonlyArray<{ queryId: number; text: string }>): void {
+  topics.forEach((t, position) => statement(db, SQL_INSERT_TOPIC).run({ subscriberId, queryId: t.queryId, text: t.text, muted: 0, position }));
+}
+
 export function replaceTopics(db: Db, subscriberId: number, desired: DesiredTopic[]): void {
   const current = new Map(listTopics(db, subscriberId).map((t) => [t.queryId, t]));
   const kept = new Set<number>();

@@ -17,7 +17,7 @@ import { normaliseEmail } from './email-address.ts';
 import { resolveLink, invalidLink } from './link-tokens.ts';
 import { checkFrequency, checkHour, checkPauseDays, checkTimezone, checkWeekday } from './preferences-input.ts';
 import { lastSlotReport } from '../report/why-no-email.ts';
-import { checkMaxPapers, getLearningPrefs, setLearningPrefs } from './learning-prefs.ts';
+import { checkMaxPapers } from './learning-prefs.ts';
 import * as repo from './repo.ts';
 import type { SubscriberRecord } from './repo.ts';
 import type {
@@ -118,7 +118,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       topics: topicViews(s.id),
       unsubscribeUrl: links.unsubscribe(s),
       preferencesUrl: links.preferences(s),
-      ...getLearningPrefs(db, s.id),
+      ...repo.getLearningPrefs(db, s.id),
       feedUrl: links.feed(s),
       lastSlot: lastSlotReport(db, s.id, clock.now())?.message ?? '',
     };
@@ -244,14 +244,14 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
         const days = checkPauseDays(input.pauseDays);
         pausedUntil = days === 0 ? null : new Date(clock.now().getTime() + days * 86_400_000).toISOString();
       }
-      const learning = getLearningPrefs(db, s.id);
+      const learning = repo.getLearningPrefs(db, s.id);
       if (input.maxPapers !== undefined) learning.maxPapers = checkMaxPapers(input.maxPapers);
       if (input.suggestions !== undefined) learning.suggestions = input.suggestions;
       const checked = input.topics === undefined ? undefined : checkTopics(input.topics);
       db.transaction(() => {
         if (checked !== undefined) repo.replaceTopics(db, s.id, desiredTopics(checked));
         repo.updatePreferenceColumns(db, s.id, { timezone, deliveryHour, frequency, weeklyDay, pausedUntil });
-        setLearningPrefs(db, s.id, learning);
+        repo.setLearningPrefs(db, s.id, learning);
       }).immediate();
       logger.info({ subscriberId: s.id }, 'preferences updated');
       return getPreferences(token);

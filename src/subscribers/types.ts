@@ -1,5 +1,6 @@
-// What the subscriber service takes and returns (re-exported by service.ts).
-import type { Frequency, SubscriberStatus } from '../types.ts';
+// What the subscriber service takes and returns (re-exported by service.ts). What it returns of a
+// subscriber or a topic is a narrow view of the one Subscriber and Topic types (src/types.ts).
+import type { Frequency, Subscriber, SubscriberStatus, Topic } from '../types.ts';
 
 export interface SubscribeInput {
   email: string;
@@ -36,19 +37,9 @@ export interface SubscribeResult {
   emailState: 'sent' | 'queued' | 'throttled' | 'none';
 }
 
-export interface TopicView {
-  id: number;
-  text: string;
-  muted: boolean;
-}
+export type TopicView = Pick<Topic, 'id' | 'text' | 'muted'>;
 
-export interface PreferencesView {
-  email: string;
-  status: SubscriberStatus;
-  timezone: string;
-  deliveryHour: number;
-  frequency: Frequency;
-  weeklyDay: number;
+export interface PreferencesView extends Pick<Subscriber, 'email' | 'status' | 'timezone' | 'deliveryHour' | 'frequency' | 'weeklyDay'> {
   /** ISO time, or null when not paused (a pause in the past counts as not paused). */
   pausedUntil: string | null;
   topics: TopicView[];
@@ -79,19 +70,12 @@ export interface PreferencesInput {
   suggestions?: boolean;
 }
 
-export interface SubscriberListing {
-  id: number;
-  email: string;
-  status: SubscriberStatus;
+export interface SubscriberListing
+  extends Pick<
+    Subscriber,
+    'id' | 'email' | 'status' | 'timezone' | 'deliveryHour' | 'frequency' | 'weeklyDay' | 'pausedUntil' | 'hardFailures' | 'createdAt' | 'confirmedAt'
+  > {
   topics: TopicView[];
-  timezone: string;
-  deliveryHour: number;
-  frequency: Frequency;
-  weeklyDay: number;
-  pausedUntil: string | null;
-  hardFailures: number;
-  createdAt: string;
-  confirmedAt: string | null;
 }
 
 export interface MuteView {

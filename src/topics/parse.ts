@@ -21,7 +21,6 @@ import {
   type TermNode,
 } from './fts.ts';
 
-export type { HighlightTerm } from './fts.ts';
 export { TOPIC_INVALID } from './errors.ts';
 
 export const MAX_TOPIC_LENGTH = 200;

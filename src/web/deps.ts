@@ -2,25 +2,31 @@
 // from server.ts so route modules do not import the server that imports them.
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import type { Db } from '../db/open.ts';
 import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import type { Inbox } from '../mail/catcher.ts';
-import type { Renderer } from '../render/render.ts';
+import type { DigestView, Renderer } from '../render/render.ts';
 import type { SubscriberService } from '../subscribers/service.ts';
 import type { Pages } from './pages.ts';
 import type { PollReport } from '../ingest/sources.ts';
 import type { FeedbackService } from '../feedback/service.ts';
 import type { FeedService } from '../feed/atom.ts';
 import type { TopicPreviewService } from '../topics/preview-service.ts';
+import type { ConsoleService } from '../admin/console.ts';
+import type { WebhookEvents } from '../bounces/webhook-events.ts';
+import type { HealthCheck } from '../report/health.ts';
+import type { PostBatchResult, PostedBatch } from '../ingest/post-batch.ts';
 
 export interface WebDeps {
-  db: Db;
   clock: Clock;
   config: Config;
   logger: Logger;
   links: Links;
   subscribers: SubscriberService;
+  /** The operator console's pages and actions (served only with ADMIN_PASSWORD_HASH). */
+  console: ConsoleService;
+  /** POST /api/batches, GET /health, GET /metrics. */
+  machine: MachineApi;
   /** The topic builder's live preview (GET /api/topics/preview). */
   topicPreview: TopicPreviewService;
   renderer: Pick<Renderer, 'webView'>;
@@ -34,14 +40,26 @@ export interface WebDeps {
   previewRateLimit?: number;
   /** Called after a subscriber confirms (the scheduler may send their first digest sooner). */
   onConfirmed?: (subscriberId: number) => void;
-  /** GET for the SES/SNS webhook (signing certificates, SubscribeURL); default fetch. Tests serve their own. */
-  snsFetchText?: (url: string) => Promise<string>;
+  /** The relays' bounce and complaint webhooks (POST /webhooks/mailgun, /webhooks/ses). */
+  webhooks: WebhookEvents;
+  /** GET /digests/:token: the digest a "view in browser" link names (subscribers/open-digest.ts). */
+  digests: { open(token: string): DigestView };
   /** The console's "fetch now" (default: one poll of the configured sources). */
   fetchSourcesNow?: () => Promise<PollReport[]>;
   /** Issue 13: feedback and follow links from the email; their routes are served only when set. */
   feedback?: FeedbackService | undefined;
   /** Issue 13: personal Atom feeds; served only when set. */
   feeds?: FeedService | undefined;
+}
+
+/** The machine routes' services (wired in src/main.ts). */
+export interface MachineApi {
+  /** GET /health: undefined when the database takes a write, else the storage fault (report/health.ts). */
+  health: HealthCheck;
+  /** GET /metrics: Prometheus text (report/status.ts). */
+  metrics(): string;
+  /** POST /api/batches: read and store one posted batch (ingest/post-batch.ts). */
+  postBatch(posted: PostedBatch): PostBatchResult;
 }
 
 /** Everything route modules receive. */

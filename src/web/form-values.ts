@@ -35,14 +35,30 @@ export interface FieldError {
   topic: number | undefined;
   /** 1-based character position inside that topic, when the parser names one. */
   position: number | undefined;
+  /** As the API and the CLI say it: `pauseDays: must be …` (the JSON answer). */
   message: string;
+  /** As a form shows it: the field's label in front (`Pause deliveries for (days): must be …`). */
+  shown: string;
 }
+
+/** The forms' labels of the fields a service error may name (the subscribe and preferences pages). */
+const FIELD_LABELS: Record<string, string> = {
+  email: 'Email address',
+  timezone: 'Time zone',
+  deliveryHour: 'Delivery hour',
+  frequency: 'Frequency',
+  weeklyDay: 'Day for weekly digests',
+  pauseDays: 'Pause deliveries for (days)',
+  maxPapers: 'Most papers per email',
+};
 
 /** Locates a 400 from the service (which field, which topic, which position) from the error's data. */
 export function fieldError(e: unknown): FieldError | undefined {
   if (!isAppError(e) || e.status !== 400) return undefined;
   const { field, index, position } = e.where;
-  return { code: e.code, field, topic: index === undefined ? undefined : index + 1, position, message: e.message };
+  const label = field === undefined ? undefined : FIELD_LABELS[field];
+  const shown = label !== undefined && e.problem !== undefined ? `${label}: ${e.problem}` : e.message;
+  return { code: e.code, field, topic: index === undefined ? undefined : index + 1, position, message: e.message, shown };
 }
 
 /** The JSON answer (400) for a field error. */

@@ -7,9 +7,8 @@
 // Safe to re-run: a handler's writes are one transaction each and a busy one was rolled back; the
 // handlers that write more than once (subscribe: one transaction, then the confirmation email) meet the
 // lock at their first write. Reads never wait for a lock in WAL mode.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import { isBusy } from '../db/faults.ts';
+import { retryWhileBusy } from '../db/busy.ts';
 
 /**
  * Pause between tries. Short and fixed: a planner leaves the lock free for about 10 ms after each chunk
@@ -22,16 +21,8 @@ export function retryLockedWrites(app: FastifyInstance, budgetMs: number): void 
   if (!(budgetMs > 0)) return;
   app.addHook('onRoute', (route) => {
     const handler = route.handler as (this: unknown, req: FastifyRequest, reply: FastifyReply) => unknown;
-    route.handler = async function retrying(this: unknown, req: FastifyRequest, reply: FastifyReply) {
-      const started = performance.now();
-      for (;;) {
-        try {
-          return await handler.call(this, req, reply);
-        } catch (e) {
-          if (!isBusy(e) || reply.sent || performance.now() - started >= budgetMs) throw e;
-        }
-        await sleep(PAUSE_MS);
-      }
+    route.handler = function retrying(this: unknown, req: FastifyRequest, reply: FastifyReply) {
+      return retryWhileBusy(() => handler.call(this, req, reply), budgetMs, PAUSE_MS, () => reply.sent);
     } as RouteHandlerMethod;
   });
 }

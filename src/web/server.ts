@@ -27,10 +27,7 @@ import { securityHeaders } from './security-headers.ts';
 
 export type { RouteDeps, WebDeps } from './deps.ts';
 
-
-export type ExtraRoutes = Array<(app: FastifyInstance) => void>;
-
-export function buildServer(deps: WebDeps, extraRoutes: ExtraRoutes = []): FastifyInstance {
+export function buildServer(deps: WebDeps): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
     trustProxy: deps.trustProxy ?? deps.config.TRUST_PROXY,
@@ -61,13 +58,12 @@ export function buildServer(deps: WebDeps, extraRoutes: ExtraRoutes = []): Fasti
     registerUnsubscribeRoutes(scope, routeDeps);
     registerMuteRoutes(scope, routeDeps);
     registerDigestViewRoutes(scope, routeDeps);
-    registerApiRoutes(scope, { db: deps.db, clock: deps.clock, config: deps.config });
+    registerApiRoutes(scope, routeDeps);
     registerInboxRoutes(scope, { inbox: deps.inbox });
     registerWebhookRoutes(scope, routeDeps);
     registerAdminRoutes(scope, routeDeps);
     if (deps.feedback) registerFeedbackRoutes(scope, { ...routeDeps, feedback: deps.feedback });
     if (deps.feeds) registerFeedRoutes(scope, deps.feeds);
-    for (const add of extraRoutes) add(scope);
   });
   return app;
 }

@@ -113,6 +113,7 @@ describe('operator console over HTTP', () => {
     const html = await bad.text();
     expect(/id="import-error">([^<]*)</.exec(html)?.[1]).toMatch(/line 3/);
     expect(html).not.toContain('upload.csv'); // the temp path is not shown
+    expect(/id="import-error">([^<]*)</.exec(html)?.[1]).toMatch(/^list\.csv line 3: email: /); // the file as the operator chose it
     expect((h.tmp.db.prepare('SELECT count(*) AS n FROM subscribers').get() as { n: number }).n).toBe(before);
 
     const good = await upload('email,topics,confirmed\nnew1@example.org,diffusion;"mixture of experts",yes\nnew2@example.org,transformers,no\n');

@@ -49,7 +49,7 @@ describe('digest backup', () => {
     backupDone = true;
     expect(backup.stderr).toBe('');
     expect(backup.code).toBe(0);
-    expect(backup.stdout).toMatch(new RegExp(`^backup ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: [\\d.]+ MB copied in \\d+ ms, checked in \\d+ ms: integrity ok, schema \\d+; ${n} subscribers, ${n} digests, 1 papers, 0 bounce reports`));
+    expect(backup.stdout).toMatch(new RegExp(`^backup ${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: [\\d.]+ MB copied in \\d+ ms, checked in \\d+ ms: integrity ok, schema \\d+; ${n} subscribers, ${n} digests, 1 paper, 0 bounce reports`));
     expect(sentWhenCopied).toBeLessThan(n); // the run was still sending when the copy was done
 
     const done = await run.done;

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWebhookEvents } from '../../src/bounces/webhook-events.ts';
 import { buildServer } from '../../src/web/server.ts';
 import { startBounceSetup, type BounceSetup } from '../helpers/bounce-setup.ts';
 
@@ -25,15 +26,13 @@ describe('bounce webhooks', () => {
 
   beforeAll(async () => {
     s = await startBounceSetup({ MAILGUN_WEBHOOK_SIGNING_KEY: MAILGUN_KEY, SES_SNS_TOPIC_ARN: TOPIC });
-    web = buildServer({
-      ...s.t.app,
-      snsFetchText: async (url) => {
-        fetched.push(url);
-        if (url === CERT_URL) return CERT;
-        if (url.startsWith('https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription')) return '<ConfirmSubscriptionResponse/>';
-        throw new Error(`no such URL in this test: ${url}`);
-      },
-    });
+    const fetchText = async (url: string) => {
+      fetched.push(url);
+      if (url === CERT_URL) return CERT;
+      if (url.startsWith('https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription')) return '<ConfirmSubscriptionResponse/>';
+      throw new Error(`no such URL in this test: ${url}`);
+    };
+    web = buildServer({ ...s.t.app, webhooks: createWebhookEvents({ ...s.t.app, fetchText }) });
     await web.listen({ port: 0, host: '127.0.0.1' });
     const a = web.server.address();
     base = `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;

@@ -1,4 +1,4 @@
-// Defects found walking the README as an operator (QA pass, notes/qa.md), each as the operator meets it:
+// Defects found walking the README as an operator (a QA pass), each as the operator meets it:
 // the real `digest` command in this process (runCli, the code bin/digest.js runs) on real SQLite files.
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,7 +80,16 @@ describe('digest ingest --source --date', () => {
     const r = await digest(env, 'ingest', file, '--source', 'manual', '--date', '2026-11-23');
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
-    expect(r.out).toBe('batch 1 (manual 2026-11-23): 1 papers, 1 new, 0 updated');
+    expect(r.out).toBe('batch 1 (manual 2026-11-23): 1 paper, 1 new, 0 updated');
+
+    // Counts of one read in the singular everywhere the CLI prints them.
+    expect((await digest(env, 'subscribe', 'one@example.org', '--topic', 'diffusion', '--confirmed')).code).toBe(0);
+    const dry = await digest(env, 'run', '--dry-run');
+    expect(dry.err).toBe('');
+    expect(dry.out).toBe('dry run: 1 slot due, would plan 1 digest (nothing written, nothing sent)');
+    const csv = join(dir, 'one.csv');
+    writeFileSync(csv, 'email,topics\ntwo@example.org,diffusion\n');
+    expect((await digest(env, 'import', csv)).out).toBe(`imported 1 subscriber (1 new, 0 updated) from ${csv}`);
   });
 
   it('names a missing paper id as "required", not "Invalid input"', async () => {

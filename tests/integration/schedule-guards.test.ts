@@ -161,7 +161,7 @@ describe('a blackout cannot be silent', () => {
     expect(lines.join('')).toContain('waiting longer than their schedule allows');
     expect(metricsText(app.db)).toMatch(/^digest_overdue_subscribers 1$/m);
     const status = await cli(deliveryEnvVars(t, sink), t.dir, 'status');
-    expect(status.stdout).toMatch(/^overdue: 1 subscribers have matched papers waiting/m);
+    expect(status.stdout).toMatch(/^overdue: 1 subscriber has matched papers waiting/m);
     expect(sink.countsByAddress().get('fine@example.org')).toBe(1);
   });
 });

@@ -66,6 +66,7 @@ describe('a source kind declared in one place', () => {
       ['2025-11-25', 'ingested'],
       ['2025-11-26', 'empty'],
     ]);
+    expect(reports[0]!.detail).toBe('1 paper, 1 new, 0 updated'); // as `digest run` prints it
     expect(db.prepare('SELECT source, date FROM batches').all()).toEqual([{ source: 'lab', date: '2025-11-25' }]);
     expect(db.prepare('SELECT title FROM papers').all()).toEqual([{ title: 'Draft trees for speculative decoding' }]);
     expect(listSources(db, poller.specs)).toMatchObject([{ source: 'lab', kind: 'lab', lastDay: '2025-11-25', lastError: null }]);

@@ -58,6 +58,49 @@ describe('preferences, mute and preview', () => {
     expect(((await badTz.json()) as { field: string }).field).toBe('timezone');
   });
 
+  it('names a bad field by the label the form shows, and marks that field; JSON keeps the field name', async () => {
+    await subscribeAndConfirm('labels@example.org', ['diffusion']);
+    const s = row('labels@example.org')!;
+    const url = h.local(h.links.preferences({ id: s.id, tokenSalt: s.token_salt }));
+    const text = (html: string) => html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ');
+
+    const pause = await fetch(url, form([['topics', 'diffusion'], ['pauseDays', '400']]));
+    expect(pause.status).toBe(400);
+    const pausePage = await pause.text();
+    expect(text(pausePage)).toContain('Pause deliveries for (days): must be a whole number of days from 0 to 365');
+    expect(pausePage).not.toContain('pauseDays:');
+    expect(pausePage).toMatch(/<div class="field has-error">\s*<label for="pauseDays">/);
+
+    const cap = await fetch(url, form([['topics', 'diffusion'], ['maxPapers', '9999'], ['learning', '1']]));
+    expect(cap.status).toBe(400);
+    const capPage = await cap.text();
+    expect(text(capPage)).toContain('Most papers per email: must be a whole number from 1 to');
+    expect(capPage).toMatch(/<div class="field has-error">\s*<label for="maxPapers">/);
+
+    const api = await fetch(url, json({ pauseDays: 400 }));
+    expect(api.status).toBe(400);
+    expect(await api.json()).toMatchObject({ field: 'pauseDays', error: expect.stringMatching(/^pauseDays: must be a whole number/) });
+    expect(h.subscribers.findByEmail('labels@example.org')!.pausedUntil).toBeNull();
+  });
+
+  it('answers a JSON client with the declared fields: the preferences as saved, or the refusal with its place', async () => {
+    await subscribeAndConfirm('api-prefs@example.org', ['diffusion']);
+    const s = row('api-prefs@example.org')!;
+    const url = h.local(h.links.preferences({ id: s.id, tokenSalt: s.token_salt }));
+    const saved = await fetch(url, json({ deliveryHour: 9, topics: ['diffusion', 'graph networks'] }));
+    expect(saved.status).toBe(200);
+    const body = (await saved.json()) as { ok: boolean; preferences: Record<string, unknown> };
+    expect(Object.keys(body).sort()).toEqual(['ok', 'preferences']);
+    expect(Object.keys(body.preferences).sort()).toEqual(
+      ['deliveryHour', 'email', 'feedUrl', 'frequency', 'lastSlot', 'maxPapers', 'pausedUntil', 'preferencesUrl', 'status', 'suggestions', 'timezone', 'topics', 'unsubscribeUrl', 'weeklyDay'],
+    );
+    expect(body.preferences).toMatchObject({ email: 'api-prefs@example.org', deliveryHour: 9, topics: [{ text: 'diffusion', muted: false }, { text: 'graph networks', muted: false }] });
+
+    const refused = await fetch(url, json({ topics: ['ok', 'llm "agents'] }));
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({ ok: false, code: 'TOPIC_INVALID', error: expect.stringMatching(/^topic 2: /), field: 'topics', topic: 2, position: expect.any(Number) });
+  });
+
   it('mutes a topic only on POST (the GET page just asks)', async () => {
     await subscribeAndConfirm('mute@example.org', ['llm', 'agents']);
     const s = row('mute@example.org')!;

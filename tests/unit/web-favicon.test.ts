@@ -1,4 +1,4 @@
-// Found in QA (notes/qa.md): every page logged "Failed to load resource: 404" for /favicon.ico in the
+// Found in a QA pass: every page logged "Failed to load resource: 404" for /favicon.ico in the
 // browser console. The site has no icon; it now answers an empty, cacheable 204.
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';

@@ -1,24 +1,17 @@
 // Machine routes: POST /api/batches (Bearer API_TOKEN), GET /health, GET /metrics. Each calls one
-// service: report/health.ts, report/status.ts metricsText, ingest/post-batch.ts.
+// method of the MachineApi the composition root wires (report/health.ts, report/status.ts, ingest/post-batch.ts).
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
-import type { Db } from '../../db/open.ts';
-import { postBatch } from '../../ingest/post-batch.ts';
-import { createHealthCheck } from '../../report/health.ts';
-import { metricsText } from '../../report/status.ts';
+import type { MachineApi } from '../deps.ts';
 import { errorBody, okBody } from '../response-schemas.ts';
 
 export interface ApiDeps {
-  db: Db;
-  clock: Clock;
-  config: Config;
+  machine: MachineApi;
+  config: Pick<Config, 'API_TOKEN'>;
 }
-
-export { HEALTH_CACHE_MS } from '../../report/health.ts';
 
 const TEXT_TYPES = ['application/json', 'application/xml', 'text/xml', 'application/atom+xml', 'application/rss+xml', 'text/plain'];
 
@@ -47,13 +40,12 @@ function tokenMatches(header: string | undefined, expected: string): boolean {
 }
 
 export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
-  const { db, clock, config } = deps;
-  const health = createHealthCheck(deps);
+  const { machine, config } = deps;
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   // 503 + Retry-After naming the storage fault when the database does not take a write (report/health.ts).
   r.get('/health', { schema: { response: { 200: okBody, 503: errorBody } } }, async (_req, reply) => {
-    const fault = await health();
+    const fault = await machine.health();
     if (!fault) return { ok: true as const };
     return reply
       .code(503)
@@ -63,7 +55,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
 
   r.get('/metrics', async (_req, reply) => {
     reply.type('text/plain; version=0.0.4; charset=utf-8');
-    return metricsText(db);
+    return machine.metrics();
   });
 
   // The batch API reads its body as text, whatever the type, and hands it to the same reader as `digest ingest`.
@@ -85,7 +77,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
             .header('www-authenticate', 'Bearer')
             .send({ ok: false, error: 'missing or wrong bearer token' });
         }
-        const { source, date, ...stored } = postBatch(db, clock, { body: req.body, ...req.query });
+        const { source, date, ...stored } = machine.postBatch({ body: req.body, ...req.query });
         return reply.code(stored.duplicate ? 200 : 201).send({ ok: true, source, date, ...stored });
       },
     );

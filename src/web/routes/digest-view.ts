@@ -2,15 +2,14 @@
 // "N more papers" link when the email was capped). Lists every paper of the digest.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { openDigest } from '../../subscribers/open-digest.ts';
 import type { RouteDeps } from '../deps.ts';
 import { DIGEST_CSP } from '../security-headers.ts';
 import { tokenParams } from '../token-param.ts';
 
 export function registerDigestViewRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const { renderer } = deps;
+  const { renderer, digests } = deps;
   app.withTypeProvider<ZodTypeProvider>().get('/digests/:token', { schema: { params: tokenParams } }, async (req, reply) => {
-    const view = openDigest(deps, req.params.token);
+    const view = digests.open(req.params.token);
     return reply
       .header('content-security-policy', DIGEST_CSP)
       .type('text/html; charset=utf-8')

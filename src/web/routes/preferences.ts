@@ -18,6 +18,7 @@ import {
   type FieldError,
 } from '../form-values.ts';
 import { sendPage, wantsJson } from '../respond.ts';
+import { fieldErrorBody, preferencesSaved } from '../response-schemas.ts';
 import type { RouteDeps } from '../deps.ts';
 import { tokenParams } from '../token-param.ts';
 
@@ -109,7 +110,7 @@ export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps)
         feedUrl: view.feedUrl,
         lastSlot: view.lastSlot,
         saved: extra.saved ?? false,
-        error: error?.message,
+        error: error?.shown,
         errorField: error?.field,
       },
       extra.status ?? 200,
@@ -130,7 +131,9 @@ export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps)
     },
   );
 
-  r.post('/preferences/:token', { schema: { params: tokenParams, body: preferencesBody } }, async (req, reply) => {
+  // JSON answers are declared; a form gets HTML pages and redirects (strings, not serialised).
+  const answers = { 200: preferencesSaved, 400: fieldErrorBody };
+  r.post('/preferences/:token', { schema: { params: tokenParams, body: preferencesBody, response: answers } }, async (req, reply) => {
     const { token } = req.params;
     const body = req.body;
     const json = wantsJson(req);

@@ -16,6 +16,7 @@ import {
   type FieldError,
 } from '../form-values.ts';
 import { sendPage, wantsJson } from '../respond.ts';
+import { errorBody, fieldErrorBody, subscribedBody } from '../response-schemas.ts';
 import type { RouteDeps } from '../deps.ts';
 
 export const CHECK_INBOX_MESSAGE =
@@ -59,7 +60,7 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: RouteDeps): 
         email: state.email,
         topics,
         ...scheduleFields(state),
-        error: error?.message,
+        error: error?.shown,
         errorField: error?.field,
       },
       status,
@@ -80,7 +81,8 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: RouteDeps): 
   r.post(
     '/subscribe',
     {
-      schema: { body: subscribeBody },
+      // JSON answers are declared; a form gets HTML pages and redirects (strings, not serialised).
+      schema: { body: subscribeBody, response: { 202: subscribedBody, 400: fieldErrorBody, 429: errorBody } },
       config: {
         rateLimit: {
           max: config.SUBSCRIBE_RATE_LIMIT,

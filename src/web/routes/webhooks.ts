@@ -5,21 +5,15 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { createWebhookEvents, type WebhookRelay } from '../../bounces/webhook-events.ts';
+import type { WebhookRelay } from '../../bounces/webhook-events.ts';
 import type { RouteDeps } from '../deps.ts';
 import { errorBody } from '../response-schemas.ts';
-
-const defaultFetchText = async (url: string): Promise<string> => {
-  const res = await fetch(url, { signal: AbortSignal.timeout(10_000), redirect: 'error' });
-  if (!res.ok) throw new Error(`HTTP ${res.status}`);
-  return res.text();
-};
 
 const handled = z.object({ ok: z.literal(true), outcome: z.string() });
 const schema = { response: { 200: handled, 404: errorBody } };
 
 export function registerWebhookRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const events = createWebhookEvents({ ...deps, fetchText: deps.snsFetchText ?? defaultFetchText });
+  const events = deps.webhooks;
 
   // Bodies are read as text whatever the type (SNS posts JSON as text/plain), then parsed by the service.
   void app.register(async (scope) => {
