@@ -39,6 +39,12 @@ const COMPACT_CHUNK = 16;
 export interface DigestLayout {
   htmlByteLimit: number;
   fullPapers: number;
+  /**
+   * Compact lines at most after the full cards (render.ts DEFAULT_COMPACT_PAPERS); the rest are on the web
+   * view. Before the cards' markup was made lean, the clipping size alone bounded them (a broad digest
+   * showed ~15); at 100 KB it would now let ~65 through and the message would grow instead of shrink.
+   */
+  compactPapers: number;
   /** Scratch for the reader's encoded text, reused once the email is released (after sending). */
   arenas?: ArenaPool | undefined;
 }
@@ -111,7 +117,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   // (preference "most papers per email") bounds both; the rest are on the web view.
   const cap = view.maxPapers != null && view.maxPapers > 0 ? Math.min(total, Math.trunc(view.maxPapers)) : total;
   const fullCount = Math.min(cap, layout.fullPapers);
-  const candidates = Math.min(cap, fullCount + MAX_COMPACT_CANDIDATES);
+  const candidates = Math.min(cap, fullCount + Math.min(MAX_COMPACT_CANDIDATES, layout.compactPapers));
   // A paper's card, reader view and signed links are made only when the paper is looked at: a broad digest
   // holds ~190 papers and shows ~40, and the rest cost nothing (measured: broad render 7.0 -> see
   // BENCHMARKS.md, when every candidate was prepared and filled up front).
