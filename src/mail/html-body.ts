@@ -72,7 +72,9 @@ export interface HtmlSegment {
   endCol: number;
   /** Usable spaces of the first line: offset * 4 + kind. */
   breaks: Uint32Array;
-  /** The piece must be joined in text state (every template piece is); it ends in this state. */
+  /** The layout state it was encoded from (layoutKey: text state for card pieces); it must be joined so. */
+  startKey: number;
+  /** It ends in this state. */
   endState: number;
   rawNext: boolean;
   /** Could not be laid out as 7bit (see the header). */
@@ -233,10 +235,13 @@ function closesRaw(text: string, at: number): boolean {
   return /^\/(?:style|script)[\s>]/i.test(text.slice(at, at + 8));
 }
 
-/** Encodes a piece once, from column 0 in text state. */
-export function encodeHtmlSegment(text: string): HtmlSegment {
+/**
+ * Encodes a piece once, from column 0 in text state, or in the state a writer's layoutKey names (a piece
+ * of the digest's shell that starts inside an attribute value or <style>, see render/shell-html.ts).
+ */
+export function encodeHtmlSegment(text: string, startKey = S_TEXT * 2): HtmlSegment {
   const scratch = Buffer.allocUnsafe(maxOut(text.length));
-  const lay: Layout = { col: 0, state: S_TEXT, rawNext: false, fallback: false, crlf: 0 };
+  const lay: Layout = { col: 0, state: startKey >> 1, rawNext: (startKey & 1) === 1, fallback: false, crlf: 0 };
   const first: number[] = [];
   const { o, utf8 } = encodeInto(text, scratch, 0, lay, first);
   const bytes = Buffer.from(scratch.subarray(0, o));
@@ -247,6 +252,7 @@ export function encodeHtmlSegment(text: string): HtmlSegment {
     multiline: nl >= 0,
     endCol: lay.col,
     breaks: Uint32Array.from(first),
+    startKey,
     endState: lay.state,
     rawNext: lay.rawNext,
     fallback: lay.fallback,
@@ -277,6 +283,11 @@ export class HtmlBodyWriter {
 
   constructor(private readonly pool?: ArenaPool) {
     this.arena = this.newArena(0);
+  }
+
+  /** The layout state a segment joined now must have been encoded from (encodeHtmlSegment's startKey). */
+  get layoutKey(): number {
+    return this.lay.state * 2 + (this.lay.rawNext ? 1 : 0);
   }
 
   /** True when the body could not be laid out as 7bit: send it as quoted-printable (encoded()). */
@@ -312,7 +323,7 @@ export class HtmlBodyWriter {
   addSegment(seg: HtmlSegment): void {
     const lay = this.lay;
     this.textBytes += seg.textBytes;
-    if (seg.fallback || lay.state !== S_TEXT) lay.fallback = true;
+    if (seg.fallback || seg.startKey !== this.layoutKey) lay.fallback = true;
     const col = lay.col;
     let cut = -1;
     if (col + seg.firstLine > TARGET && !lay.fallback) {

@@ -13,6 +13,7 @@
 // fit as a line is left to the web view).
 import { AppError } from '../errors.ts';
 import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, htmlWireLength, type HtmlSegment } from '../mail/html-body.ts';
+import { addShellHtml, own, shellHtmlSize } from './shell-html.ts';
 import { decodeQuotedPrintable, QpBodyWriter, type ArenaPool, type QpSegment } from '../mail/qp-body.ts';
 import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
@@ -80,33 +81,41 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const links = safeLinks(view.links);
   const subject = digestSubject(total, topicsInOrder(view.papers), view.edition);
   const days = paperDaysLabel(view.paperDays);
-  const base = {
-    subject,
-    preview: trimOnWord(tidy(view.papers[0]?.title ?? ''), 110),
-    edition: tidy(view.edition),
-    email: view.email,
-    intro: `${plural(total, 'new paper', 'new papers')} matched your topics${days === '' ? '' : ` (${days})`}.`,
-    links,
+  // The shell's values; for the HTML each is marked as the reader's own (shell-html.ts: the template text
+  // around them is encoded once per thread).
+  const baseOf = (v: (s: string) => string) => ({
+    subject: v(subject),
+    preview: v(trimOnWord(tidy(view.papers[0]?.title ?? ''), 110)),
+    edition: v(tidy(view.edition)),
+    email: v(view.email),
+    intro: v(`${plural(total, 'new paper', 'new papers')} matched your topics${days === '' ? '' : ` (${days})`}.`),
+    links: { preferences: v(links.preferences), unsubscribe: v(links.unsubscribe), webView: v(links.webView), home: v(links.home) },
     // "You may also like" (at most three; filled per message, they are few and differ per reader).
-    suggestions: (view.suggestions ?? []).slice(0, 3).map((paper) => ({
-      p: { url: safeHref(paper.url), title: tidy(paper.title), authors: authorsLine(paper.authors) },
-      fb: feedbackView(paper),
-    })),
-  };
-  const shellView = (full: number, compact: number, marks: boolean) => {
+    suggestions: (view.suggestions ?? []).slice(0, 3).map((paper) => {
+      const fb = feedbackView(paper);
+      return {
+        p: { url: v(safeHref(paper.url)), title: v(tidy(paper.title)), authors: v(authorsLine(paper.authors)) },
+        fb: fb && { ...fb, more: v(fb.more), less: v(fb.less) },
+      };
+    }),
+  });
+  const plainBase = baseOf((x) => x);
+  const htmlBase = baseOf(own);
+  const shellView = (full: number, compact: number, marks: boolean, forHtml: boolean) => {
     const hidden = total - full - compact;
+    const v = forHtml ? own : (x: string) => x;
     return {
-      ...base,
+      ...(forHtml ? htmlBase : plainBase),
       cards: marks ? CARDS_MARK : '',
       compact: marks ? COMPACT_MARK : '',
       compactCount: compact,
-      compactHeading: compact > 0 ? `${plural(compact, 'more paper', 'more papers')} in short` : '',
+      compactHeading: v(compact > 0 ? `${plural(compact, 'more paper', 'more papers')} in short` : ''),
       more: hidden + compact,
-      moreLabel: hidden > 0 ? `${plural(hidden, 'more paper', 'more papers')} in this digest` : compact > 0 ? `All ${total} papers with their abstracts` : '',
+      moreLabel: v(hidden > 0 ? `${plural(hidden, 'more paper', 'more papers')} in this digest` : compact > 0 ? `All ${total} papers with their abstracts` : ''),
     };
   };
   // Sizes are the HTML as sent (7bit: non-ASCII as references), which is what a client receives and clips.
-  const shellBytes = (full: number, compact: number) => htmlWireLength(t.digestShellHtml(shellView(full, compact, false)));
+  const shellBytes = (full: number, compact: number) => shellHtmlSize(t.digestShellHtml(shellView(full, compact, false, true)));
 
   // Fast check against the largest shell (compact heading and button present, counts at their widest,
   // plus slack); only a card that fails it is checked against the exact shell (one more fill), so the
@@ -174,21 +183,20 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   }
   const shown = full.length + compact.length;
 
-  const finalShell = shellView(full.length, compact.length, true);
   const html = new HtmlBodyWriter(layout.arenas);
-  const htmlShell = splitShell(t.digestShellHtml(finalShell));
-  html.addText(htmlShell[0]);
+  const htmlShell = splitShell(t.digestShellHtml(shellView(full.length, compact.length, true, true)));
+  addShellHtml(html, htmlShell[0]);
   for (const c of full) addBlock(html, c.block.html, c.readerHtml, c.lit);
-  html.addText(htmlShell[1]);
+  addShellHtml(html, htmlShell[1]);
   for (const c of compact) addBlock(html, c.block.html, c.readerHtml, c.lit);
-  html.addText(htmlShell[2]);
+  addShellHtml(html, htmlShell[2]);
   if (html.size >= layout.htmlByteLimit) {
     // Cannot happen (sizes are summed before joining); kept so a template change that breaks the sum shows.
     throw new AppError('digest_too_big', `digest for ${view.email}: ${html.size} bytes of HTML, over ${layout.htmlByteLimit}`);
   }
 
   const text = new QpBodyWriter(layout.arenas);
-  const textShell = splitShell(t.digestShellText(finalShell));
+  const textShell = splitShell(t.digestShellText(shellView(full.length, compact.length, true, false)));
   const fullText = fillEach(t.fullText, full.map((c) => c.view));
   const compactText = fillEach(t.compactText, compact.map((c) => c.view));
   text.addText(textShell[0]);
