@@ -20,6 +20,12 @@ const papers: DigestPaperView[] = Array.from({ length: 200 }, (_, i) => {
     categories: ['cs.LG'],
     publishedAt: '2025-11-24',
     matchedTopics: [{ text: topics[i % 3]!, muteUrl: `https://digest.example.org/mute/tok${i % 3}.abcdefabcdef` }],
+    // Signed per reader and paper, as the loader makes them (their " · " separators are non-ASCII).
+    feedback: {
+      more: `https://digest.example.org/feedback/48213.paper-${i}.0.Qk3xZr8vY2mNwq4TfL0aHs7pJ9dKc1EuG6bVyXo5iRt/${i}/more`,
+      less: `https://digest.example.org/feedback/48213.paper-${i}.0.Qk3xZr8vY2mNwq4TfL0aHs7pJ9dKc1EuG6bVyXo5iRt/${i}/less`,
+      follow: f.authors[0] ? { url: `https://digest.example.org/follow/48213.paper-${i}.0.Qk3xZr8vY2mNwq4TfL0aHs7pJ9dKc1EuG6bVyXo5iRt/0/${i}`, name: f.authors[0] } : undefined,
+    },
     runTopics: topics,
   };
 });
