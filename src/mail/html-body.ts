@@ -6,8 +6,8 @@
 //
 // How the HTML is made 7bit without changing what a client shows:
 // - every non-ASCII character is a numeric character reference, written `&#0<decimal>;` (the leading zero
-//   is legal and no other code makes it: Handlebars writes `&#x3D;`, src/html.ts `&#61;`, so the decoder
-//   below can tell ours apart and give back exactly the HTML that was encoded);
+//   is legal and no other code makes it: Handlebars writes `&#x3D;`, src/html.ts `&#61;`, so the decoder in
+//   html-7bit.ts can tell ours apart and give back exactly the HTML that was encoded);
 // - a line break in text or inside an attribute becomes `&#010;` (same meaning: whitespace in text, the
 //   same character in an attribute); inside <style> or a comment, where references are not decoded, it
 //   stays a line break (CRLF);
@@ -27,6 +27,7 @@
 // out once per run from column 0 with the spaces of their first line remembered, and at a join the
 // first one past the column the body has reached becomes the break (the segment is then copied as two
 // views around a CRLF); the reader's own text is laid out from that column.
+import { closesRaw, opensRaw, S_COMMENT, S_DQ, S_RAW, S_SQ, S_TAG, S_TEXT, writeRef } from './html-7bit.ts';
 import type { ArenaPool } from './qp-body.ts';
 import { encodeQuotedPrintable } from './quoted-printable.ts';
 
@@ -40,12 +41,6 @@ const HARD_CHECK = HTML_MAX_LINE - 12;
 const TEXT_GRACE = 60;
 const CRLF = Buffer.from('\r\n', 'latin1');
 
-const S_TEXT = 0;
-const S_TAG = 1;
-const S_DQ = 2;
-const S_SQ = 3;
-const S_COMMENT = 4;
-const S_RAW = 5;
 /** Kinds of break candidates, best first. */
 const K_GAP = 0;
 const K_TEXT = 1;
@@ -249,40 +244,8 @@ function encodeInto(text: string, out: Buffer, o: number, lay: Layout, first?: n
   return o;
 }
 
-/**
- * `&#0<decimal>;` written digit by digit (a template string and Buffer#write per character cost ~10x
- * more: the middle dots of every reader's feedback line made the bench's render 20% slower that way).
- */
-function writeRef(out: Buffer, o: number, c: number): number {
-  out[o++] = 0x26;
-  out[o++] = 0x23;
-  out[o++] = 0x30;
-  let div = 1;
-  while (div * 10 <= c) div *= 10;
-  for (; div >= 1; div = Math.floor(div / 10)) out[o++] = 0x30 + (Math.floor(c / div) % 10);
-  out[o++] = 0x3b;
-  return o;
-}
-
-/** Length of writeRef's reference for code point c. */
-function refLength(c: number): number {
-  return 4 + (c < 10 ? 1 : c < 100 ? 2 : c < 1_000 ? 3 : c < 10_000 ? 4 : c < 100_000 ? 5 : c < 1_000_000 ? 6 : 7);
-}
-
 function dueAt(kind: number): number {
   return kind === K_GAP ? TARGET : kind === K_TEXT ? TARGET + TEXT_GRACE : TARGET + 2 * TEXT_GRACE;
-}
-
-/** Does a tag named style or script start at `at`? (Looked at on every '<': no slice, no regex first.) */
-function opensRaw(text: string, at: number): boolean {
-  const c = text.charCodeAt(at) | 0x20;
-  if (c !== 0x73 /* s */) return false;
-  return /^(?:style|script)[\s>]/i.test(text.slice(at, at + 7));
-}
-
-function closesRaw(text: string, at: number): boolean {
-  if (text.charCodeAt(at) !== 0x2f) return false;
-  return opensRaw(text, at + 1);
 }
 
 /**
@@ -438,86 +401,4 @@ export class HtmlBodyWriter {
  */
 const TEXT_PIECE = 1024;
 
-/**
- * The HTML that was encoded, exactly: our references decoded, the breaks that stand for a space turned
- * back into one, CRLF in <style> and comments back to LF. For readers of a rendered email's .html (tests,
- * `digest preview`), never on the send path. Input: the part's bytes after the transfer decoding.
- */
-export function decodeHtmlBody(bytes: Buffer): string {
-  // UTF-8: the 7bit bytes are ASCII; the quoted-printable fallback may hold UTF-8 in comments or <style>.
-  const s = bytes.toString('utf8');
-  let out = '';
-  let from = 0;
-  let state = S_TEXT;
-  let rawNext = false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    // CRLF, or LF alone when a decoder before this one made it so (the 7bit bytes have no other LF).
-    if (c === 0x0a || (c === 0x0d && s.charCodeAt(i + 1) === 0x0a)) {
-      out += s.slice(from, i) + (state === S_COMMENT || state === S_RAW ? '\n' : ' ');
-      if (c === 0x0d) i++;
-      from = i + 1;
-      continue;
-    }
-    if (c === 0x26 && s.charCodeAt(i + 1) === 0x23 && s.charCodeAt(i + 2) === 0x30 && state !== S_COMMENT && state !== S_RAW) {
-      const end = s.indexOf(';', i + 3);
-      const digits = s.slice(i + 3, end);
-      if (end > 0 && /^\d{1,7}$/.test(digits)) {
-        out += s.slice(from, i) + String.fromCodePoint(Number(digits));
-        i = end;
-        from = end + 1;
-        continue;
-      }
-    }
-    if (state === S_TEXT) {
-      if (c === 0x3c) {
-        if (s.startsWith('!--', i + 1)) state = S_COMMENT;
-        else {
-          state = S_TAG;
-          rawNext = opensRaw(s, i + 1);
-        }
-      }
-    } else if (state === S_TAG) {
-      if (c === 0x22) state = S_DQ;
-      else if (c === 0x27) state = S_SQ;
-      else if (c === 0x3e) state = rawNext ? S_RAW : S_TEXT;
-    } else if (state === S_DQ) {
-      if (c === 0x22) state = S_TAG;
-    } else if (state === S_SQ) {
-      if (c === 0x27) state = S_TAG;
-    } else if (state === S_COMMENT) {
-      if (c === 0x3e && s.charCodeAt(i - 1) === 0x2d && s.charCodeAt(i - 2) === 0x2d) state = S_TEXT;
-    } else if (c === 0x3c && closesRaw(s, i + 1)) {
-      state = S_TAG;
-      rawNext = false;
-    }
-  }
-  return out + s.slice(from);
-}
-
-const PLAIN = /^[\x20-\x7e\t\n]*$/;
-
-/**
- * Size of `text` in a 7bit body as HtmlBodyWriter.size counts it: what the clipping size must count, since
- * a client receives the references, not the characters. A line break counts one (as in <style> and
- * comments, the only places our templates have them; in text it would be a 6-byte reference). Mostly
- * ASCII: one regex test.
- */
-export function htmlWireLength(text: string): number {
-  if (PLAIN.test(text)) return text.length;
-  let n = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if ((c >= 0x20 && c < 0x7f) || c === 0x09 || c === 0x0a) continue;
-    if (c >= 0xd800 && c <= 0xdbff && i + 1 < text.length) {
-      const lo = text.charCodeAt(i + 1);
-      if (lo >= 0xdc00 && lo <= 0xdfff) {
-        n += refLength(0x10000 + ((c - 0xd800) << 10) + (lo - 0xdc00)) - 2;
-        i++;
-        continue;
-      }
-    }
-    n += refLength(c >= 0xd800 && c <= 0xdfff ? 0xfffd : c) - 1;
-  }
-  return n;
-}
+export { decodeHtmlBody, htmlWireLength } from './html-7bit.ts';
