@@ -6,8 +6,9 @@
 //
 // Shape: From, To, Subject (RFC 2047 only when non-ASCII), Message-ID, Date, MIME-Version,
 // List-Unsubscribe (ONE header: <https…>, <mailto:…>), List-Unsubscribe-Post, any extra headers,
-// then multipart/alternative with text/plain and text/html, both UTF-8 quoted-printable.
-// CRLF line endings; every line, header or body, is under 998 bytes (bodies: at most 76).
+// then multipart/alternative with text/plain and text/html, UTF-8; the text quoted-printable, the HTML
+// quoted-printable or, for digests, 7bit (ASCII with references, laid out by html-body.ts).
+// CRLF line endings; every line, header or body, is under 998 bytes (quoted-printable bodies: at most 76).
 import { randomBytes } from 'node:crypto';
 import addressparser from 'nodemailer/lib/addressparser';
 import { foldLines } from 'nodemailer/lib/mime-funcs';
@@ -60,14 +61,16 @@ export function createMessageBuilder(opts: { from: string }): MessageBuilder {
   const encode = (name: string, value: string): string => headers.encodeHeaderValue(name, value);
   // Constant for every message this builder makes.
   const fromLine = foldLines(`From: ${encode('From', opts.from)}`, FOLD_AT);
-  // "=_" cannot occur in quoted-printable output, so this boundary cannot collide with a body.
+  // "=_" cannot occur in quoted-printable output, and no line of a 7bit HTML body starts with '-'
+  // (html-body.ts), so this boundary cannot collide with a body.
   const boundary = `=_pd_${randomBytes(12).toString('hex')}`;
-  const partHeaders = (type: string) =>
-    `--${boundary}\r\nContent-Type: ${type}; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n`;
+  const partHeaders = (type: string, transfer = 'quoted-printable') =>
+    `--${boundary}\r\nContent-Type: ${type}; charset=utf-8\r\nContent-Transfer-Encoding: ${transfer}\r\n\r\n`;
   const textStart = Buffer.from(`MIME-Version: 1.0\r\n`, 'latin1');
   const contentType = Buffer.from(`Content-Type: multipart/alternative;\r\n boundary="${boundary}"\r\n\r\n`, 'latin1');
   const textPart = Buffer.from(partHeaders('text/plain'), 'latin1');
   const htmlPart = Buffer.from(`\r\n${partHeaders('text/html')}`, 'latin1');
+  const htmlPart7bit = Buffer.from(`\r\n${partHeaders('text/html', '7bit')}`, 'latin1');
   const closing = Buffer.from(`\r\n--${boundary}--\r\n`, 'latin1');
   const fixedBytes = textStart.length + contentType.length + textPart.length + htmlPart.length + closing.length;
 
@@ -111,7 +114,8 @@ export function createMessageBuilder(opts: { from: string }): MessageBuilder {
       const encoded = mail.encoded;
       if (encoded) {
         // Bodies already encoded (digests): only copied. Note: reading mail.html here would decode them.
-        let size = headBytes + fixedBytes;
+        const htmlHead = encoded.htmlTransfer === '7bit' ? htmlPart7bit : htmlPart;
+        let size = headBytes + fixedBytes - htmlPart.length + htmlHead.length;
         for (const b of encoded.text) size += b.length;
         for (const b of encoded.html) size += b.length;
         const raw = room ? room(size) : Buffer.allocUnsafe(size);
@@ -124,7 +128,7 @@ export function createMessageBuilder(opts: { from: string }): MessageBuilder {
           raw.set(b, o);
           o += b.length;
         }
-        o += htmlPart.copy(raw, o);
+        o += htmlHead.copy(raw, o);
         for (const b of encoded.html) {
           raw.set(b, o);
           o += b.length;

@@ -11,10 +11,11 @@ export interface OutgoingMail {
   messageId?: string;
   headers?: Record<string, string>;
   /**
-   * The bodies already quoted-printable encoded (a digest's, joined from per-run card bytes: see
-   * qp-body.ts). When given, the SMTP mailer sends these bytes and never reads `html` / `text`.
+   * The bodies already encoded (a digest's, joined from per-run card bytes: see qp-body.ts, html-body.ts):
+   * text quoted-printable; HTML as `htmlTransfer` says (default quoted-printable). When given, the SMTP
+   * mailer sends these bytes and never reads `html` / `text`.
    */
-  encoded?: { html: readonly Buffer[]; text: readonly Buffer[] };
+  encoded?: { html: readonly Buffer[]; text: readonly Buffer[]; htmlTransfer?: '7bit' | 'quoted-printable' | undefined };
   /** SMTP envelope sender (MAIL FROM), e.g. a VERP bounce address; default: MAIL_FROM's address. */
   envelopeFrom?: string | undefined;
 }

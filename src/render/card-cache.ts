@@ -1,5 +1,5 @@
 // The per-run card cache: each paper's full card and compact line, filled from the templates' shared
-// pieces, escaped, highlighted and quoted-printable encoded ONCE, then reused as bytes by every digest
+// pieces, escaped, highlighted and encoded ONCE (HTML as 7bit, text as quoted-printable), then reused as bytes by every digest
 // that shows the paper (render/digest-email.ts joins them with the reader's own pieces).
 //
 // Key: the paper (by URL, then compared field by field so an edited paper is rebuilt). Highlights
@@ -13,6 +13,7 @@
 // papers): 898 entries, 5 MB, 100.0% hits; keyed by (paper, reader's topic set) instead, a 10k broad run
 // built 236,620 cards for 2,000 sampled digests (41% hits) and rendered 7× slower.
 import type { Logger } from '../log.ts';
+import { encodeHtmlSegment, type HtmlSegment } from '../mail/html-body.ts';
 import { encodeSegment, type QpSegment } from '../mail/qp-body.ts';
 import { createHighlighter } from '../topics/highlight.ts';
 import { makeHighlighter, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
@@ -26,11 +27,14 @@ export interface SlotRef {
   open: boolean;
 }
 
-/** One block (full card or compact line) of one paper: shared pieces encoded, reader pieces null. */
+/**
+ * One block (full card or compact line) of one paper: shared pieces encoded (HTML as 7bit, html-body.ts;
+ * text as quoted-printable), reader pieces null.
+ */
 export interface EncodedBlock {
-  html: Array<QpSegment | SlotRef | null>;
+  html: Array<HtmlSegment | SlotRef | null>;
   text: Array<QpSegment | null>;
-  /** UTF-8 bytes of the shared HTML pieces (the clipping size counts these). */
+  /** Size of the shared HTML pieces as a client reads them (HtmlSegment.size: the clipping size counts these). */
   htmlBytes: number;
 }
 
@@ -173,8 +177,8 @@ function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): Encode
         encodedHtml.push(part);
         continue;
       }
-      const seg = encodeSegment(part);
-      htmlBytes += seg.textBytes;
+      const seg = encodeHtmlSegment(part);
+      htmlBytes += seg.size;
       encodedHtml.push(seg);
     }
   }

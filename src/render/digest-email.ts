@@ -12,7 +12,9 @@
 // (full cards first; when even those do not all fit, the rest become compact lines, and what does not
 // fit as a line is left to the web view).
 import { AppError } from '../errors.ts';
-import { decodeQuotedPrintable, encodeSegment, QpBodyWriter, type ArenaPool } from '../mail/qp-body.ts';
+import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, htmlWireLength, type HtmlSegment } from '../mail/html-body.ts';
+import { addShellHtml, own, shellHtmlSize } from './shell-html.ts';
+import { decodeQuotedPrintable, QpBodyWriter, type ArenaPool, type QpSegment } from '../mail/qp-body.ts';
 import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
 import { authorsLine, digestSubject, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
@@ -25,9 +27,9 @@ const COMPACT_MARK = '\u0000compact\u0000';
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
 const SHELL_SLACK = 256;
 /** The highlight span's tags, encoded once: a lit slot costs a reader two Buffer references. */
-const OPEN_SEG = encodeSegment(HIGHLIGHT_OPEN);
-const CLOSE_SEG = encodeSegment(HIGHLIGHT_CLOSE);
-const SLOT_BYTES = OPEN_SEG.textBytes + CLOSE_SEG.textBytes;
+const OPEN_SEG = encodeHtmlSegment(HIGHLIGHT_OPEN);
+const CLOSE_SEG = encodeHtmlSegment(HIGHLIGHT_CLOSE);
+const SLOT_BYTES = OPEN_SEG.size + CLOSE_SEG.size;
 /**
  * Compact lines looked at past the full cards: more never fit under the clipping size (a line is at
  * least ~400 bytes of HTML), so a 2,000-paper digest costs no more than a 300-paper one.
@@ -39,6 +41,12 @@ const COMPACT_CHUNK = 16;
 export interface DigestLayout {
   htmlByteLimit: number;
   fullPapers: number;
+  /**
+   * Compact lines at most after the full cards (render.ts DEFAULT_COMPACT_PAPERS); the rest are on the web
+   * view. Before the cards' markup was made lean, the clipping size alone bounded them (a broad digest
+   * showed ~15); at 100 KB it would now let ~65 through and the message would grow instead of shrink.
+   */
+  compactPapers: number;
   /** Scratch for the reader's encoded text, reused once the email is released (after sending). */
   arenas?: ArenaPool | undefined;
 }
@@ -73,32 +81,41 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const links = safeLinks(view.links);
   const subject = digestSubject(total, topicsInOrder(view.papers), view.edition);
   const days = paperDaysLabel(view.paperDays);
-  const base = {
-    subject,
-    preview: trimOnWord(tidy(view.papers[0]?.title ?? ''), 110),
-    edition: tidy(view.edition),
-    email: view.email,
-    intro: `${plural(total, 'new paper', 'new papers')} matched your topics${days === '' ? '' : ` (${days})`}.`,
-    links,
+  // The shell's values; for the HTML each is marked as the reader's own (shell-html.ts: the template text
+  // around them is encoded once per thread).
+  const baseOf = (v: (s: string) => string) => ({
+    subject: v(subject),
+    preview: v(trimOnWord(tidy(view.papers[0]?.title ?? ''), 110)),
+    edition: v(tidy(view.edition)),
+    email: v(view.email),
+    intro: v(`${plural(total, 'new paper', 'new papers')} matched your topics${days === '' ? '' : ` (${days})`}.`),
+    links: { preferences: v(links.preferences), unsubscribe: v(links.unsubscribe), webView: v(links.webView), home: v(links.home) },
     // "You may also like" (at most three; filled per message, they are few and differ per reader).
-    suggestions: (view.suggestions ?? []).slice(0, 3).map((paper) => ({
-      p: { url: safeHref(paper.url), title: tidy(paper.title), authors: authorsLine(paper.authors) },
-      fb: feedbackView(paper),
-    })),
-  };
-  const shellView = (full: number, compact: number, marks: boolean) => {
+    suggestions: (view.suggestions ?? []).slice(0, 3).map((paper) => {
+      const fb = feedbackView(paper);
+      return {
+        p: { url: v(safeHref(paper.url)), title: v(tidy(paper.title)), authors: v(authorsLine(paper.authors)) },
+        fb: fb && { ...fb, more: v(fb.more), less: v(fb.less) },
+      };
+    }),
+  });
+  const plainBase = baseOf((x) => x);
+  const htmlBase = baseOf(own);
+  const shellView = (full: number, compact: number, marks: boolean, forHtml: boolean) => {
     const hidden = total - full - compact;
+    const v = forHtml ? own : (x: string) => x;
     return {
-      ...base,
+      ...(forHtml ? htmlBase : plainBase),
       cards: marks ? CARDS_MARK : '',
       compact: marks ? COMPACT_MARK : '',
       compactCount: compact,
-      compactHeading: compact > 0 ? `${plural(compact, 'more paper', 'more papers')} in short` : '',
+      compactHeading: v(compact > 0 ? `${plural(compact, 'more paper', 'more papers')} in short` : ''),
       more: hidden + compact,
-      moreLabel: hidden > 0 ? `${plural(hidden, 'more paper', 'more papers')} in this digest` : compact > 0 ? `All ${total} papers with their abstracts` : '',
+      moreLabel: v(hidden > 0 ? `${plural(hidden, 'more paper', 'more papers')} in this digest` : compact > 0 ? `All ${total} papers with their abstracts` : ''),
     };
   };
-  const shellBytes = (full: number, compact: number) => byteLength(t.digestShellHtml(shellView(full, compact, false)));
+  // Sizes are the HTML as sent (7bit: non-ASCII as references), which is what a client receives and clips.
+  const shellBytes = (full: number, compact: number) => shellHtmlSize(t.digestShellHtml(shellView(full, compact, false, true)));
 
   // Fast check against the largest shell (compact heading and button present, counts at their widest,
   // plus slack); only a card that fails it is checked against the exact shell (one more fill), so the
@@ -111,7 +128,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   // (preference "most papers per email") bounds both; the rest are on the web view.
   const cap = view.maxPapers != null && view.maxPapers > 0 ? Math.min(total, Math.trunc(view.maxPapers)) : total;
   const fullCount = Math.min(cap, layout.fullPapers);
-  const candidates = Math.min(cap, fullCount + MAX_COMPACT_CANDIDATES);
+  const candidates = Math.min(cap, fullCount + Math.min(MAX_COMPACT_CANDIDATES, layout.compactPapers));
   // A paper's card, reader view and signed links are made only when the paper is looked at: a broad digest
   // holds ~190 papers and shows ~40, and the rest cost nothing (measured: broad render 7.0 -> see
   // BENCHMARKS.md, when every candidate was prepared and filled up front).
@@ -131,7 +148,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     const block = kind === 'full' ? card.full : card.compact;
     const lit = litSlots(card, view.papers[i] as DigestPaperView);
     let size = block.htmlBytes;
-    for (const s of readerHtml) size += byteLength(s);
+    for (const s of readerHtml) size += htmlWireLength(s);
     for (const item of block.html) if (item !== null && 'slot' in item && item.open && lit[item.slot]) size += SLOT_BYTES;
     if (used + size >= budget) {
       const [f, c] = kind === 'full' ? [full.length + 1, compact.length] : [full.length, compact.length + 1];
@@ -166,21 +183,20 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   }
   const shown = full.length + compact.length;
 
-  const finalShell = shellView(full.length, compact.length, true);
-  const html = new QpBodyWriter(layout.arenas);
-  const htmlShell = splitShell(t.digestShellHtml(finalShell));
-  html.addText(htmlShell[0]);
+  const html = new HtmlBodyWriter(layout.arenas);
+  const htmlShell = splitShell(t.digestShellHtml(shellView(full.length, compact.length, true, true)));
+  addShellHtml(html, htmlShell[0]);
   for (const c of full) addBlock(html, c.block.html, c.readerHtml, c.lit);
-  html.addText(htmlShell[1]);
+  addShellHtml(html, htmlShell[1]);
   for (const c of compact) addBlock(html, c.block.html, c.readerHtml, c.lit);
-  html.addText(htmlShell[2]);
-  if (html.textBytes >= layout.htmlByteLimit) {
+  addShellHtml(html, htmlShell[2]);
+  if (html.size >= layout.htmlByteLimit) {
     // Cannot happen (sizes are summed before joining); kept so a template change that breaks the sum shows.
-    throw new AppError('digest_too_big', `digest for ${view.email}: ${html.textBytes} bytes of HTML, over ${layout.htmlByteLimit}`);
+    throw new AppError('digest_too_big', `digest for ${view.email}: ${html.size} bytes of HTML, over ${layout.htmlByteLimit}`);
   }
 
   const text = new QpBodyWriter(layout.arenas);
-  const textShell = splitShell(t.digestShellText(finalShell));
+  const textShell = splitShell(t.digestShellText(shellView(full.length, compact.length, true, false)));
   const fullText = fillEach(t.fullText, full.map((c) => c.view));
   const compactText = fillEach(t.compactText, compact.map((c) => c.view));
   text.addText(textShell[0]);
@@ -189,16 +205,20 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   compact.forEach((c, k) => addBlock(text, c.block.text, compactText[k]!, c.lit));
   text.addText(textShell[2]);
 
-  return encodedEmail(subject, { html: html.parts, text: text.parts }, shown, full.length, html.textBytes, () => {
+  const body = html.encoded();
+  return encodedEmail(subject, { html: body.parts, text: text.parts, htmlTransfer: body.transfer }, shown, full.length, html.size, () => {
     html.release();
     text.release();
   });
 }
 
-/** A rendered email whose bodies are quoted-printable bytes; .html and .text decode them when read. */
+/**
+ * A rendered email whose bodies are encoded bytes (text: quoted-printable; HTML: 7bit, or quoted-printable
+ * of those 7bit bytes when they could not be laid out); .html and .text decode them when read.
+ */
 export function encodedEmail(
   subject: string,
-  encoded: { html: Buffer[]; text: Buffer[] },
+  encoded: { html: Buffer[]; text: Buffer[]; htmlTransfer?: '7bit' | 'quoted-printable' },
   shownPapers: number,
   fullPapers: number,
   htmlBytes: number,
@@ -209,7 +229,9 @@ export function encodedEmail(
   let released = false;
   const read = (part: 'html' | 'text'): string => {
     if (released) throw new AppError('digest_released', `the ${part} of a digest email was read after it was released`);
-    return decodeQuotedPrintable(encoded[part]);
+    if (part === 'text') return decodeQuotedPrintable(encoded.text);
+    const bytes = encoded.htmlTransfer === '7bit' ? Buffer.concat(encoded.html) : Buffer.from(decodeQuotedPrintable(encoded.html), 'utf8');
+    return encoded.htmlTransfer === undefined ? bytes.toString('utf8') : decodeHtmlBody(bytes);
   };
   return {
     subject,
@@ -253,12 +275,17 @@ function litSlots(card: CardBytes, paper: DigestPaperView): boolean[] {
   return card.slots.map((topics) => topics.some((k) => mine.has(k)));
 }
 
-function addBlock(w: QpBodyWriter, items: EncodedBlock['html'], reader: string[], lit: boolean[]): void {
+interface BodyWriter<S> {
+  addSegment(seg: S): void;
+  addText(text: string): void;
+}
+
+function addBlock<S extends HtmlSegment | QpSegment>(w: BodyWriter<S>, items: ReadonlyArray<S | { slot: number; open: boolean } | null>, reader: string[], lit: boolean[]): void {
   let r = 0;
   for (const item of items) {
     if (item === null) w.addText(reader[r++] ?? '');
     else if ('slot' in item) {
-      if (lit[item.slot]) w.addSegment(item.open ? OPEN_SEG : CLOSE_SEG);
+      if (lit[item.slot]) w.addSegment((item.open ? OPEN_SEG : CLOSE_SEG) as S);
     } else w.addSegment(item);
   }
 }
@@ -304,8 +331,4 @@ export function safeLinks(links: DigestView['links']): DigestView['links'] {
     webView: safeHref(links.webView),
     home: safeHref(links.home),
   };
-}
-
-function byteLength(s: string): number {
-  return Buffer.byteLength(s, 'utf8');
 }

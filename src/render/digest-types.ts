@@ -46,10 +46,16 @@ export interface RenderedEmail {
   shownPapers: number;
   /** Of those, how many in full (digests). */
   fullPapers?: number;
-  /** UTF-8 bytes of the HTML part (digests): under the clipping cap. */
+  /**
+   * Size of the HTML part as a client reads it (digests): under the clipping cap. 7bit: non-ASCII as
+   * references (so at least the UTF-8 size of `html`), each line break counted as one byte.
+   */
   htmlBytes?: number;
-  /** Digest bodies as quoted-printable bytes, ready for the MIME builder (raw-message.ts). */
-  encoded?: { html: Buffer[]; text: Buffer[] };
+  /**
+   * Digest bodies as encoded bytes, ready for the MIME builder (raw-message.ts): the text quoted-printable,
+   * the HTML 7bit (src/mail/html-body.ts) or, when it could not be laid out so, quoted-printable.
+   */
+  encoded?: { html: Buffer[]; text: Buffer[]; htmlTransfer?: '7bit' | 'quoted-printable' };
   /**
    * Done with this email (sent, or failed): its scratch buffers go back to the renderer for the next one.
    * `encoded`, `html` and `text` must not be read afterwards (html/text throw unless read before).

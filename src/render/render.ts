@@ -41,12 +41,20 @@ export interface RendererOptions {
   sources?: TemplateSources;
   /** Papers shown in full before the rest become compact lines (DIGEST_FULL_PAPERS). */
   fullPapers?: number;
+  /** Compact lines at most after them (the rest: the web view's link). */
+  compactPapers?: number;
   /** Bytes of encoded cards kept per renderer (RENDER_CACHE_MB). */
   cardCacheBytes?: number;
 }
 
 /** Default DIGEST_FULL_PAPERS. */
 export const DEFAULT_FULL_PAPERS = 25;
+/**
+ * Compact lines past the full cards: "the best 25 in full, the next 25 in short, all of them on the web".
+ * About what a broad digest showed when the clipping size bounded it (25 full + ~15 compact, 148 KB
+ * messages); with the lean card markup, 100 KB of HTML would hold ~65 lines (a 165 KB message).
+ */
+export const DEFAULT_COMPACT_PAPERS = 25;
 
 /** Digest HTML must stay below this many UTF-8 bytes, or Gmail clips it (footer links included). */
 export const HTML_BYTE_LIMIT = 100_000;
@@ -57,6 +65,7 @@ export async function createRenderer(opts: RendererOptions = {}): Promise<Render
   const layout = {
     htmlByteLimit: opts.htmlByteLimit ?? HTML_BYTE_LIMIT,
     fullPapers: opts.fullPapers ?? DEFAULT_FULL_PAPERS,
+    compactPapers: opts.compactPapers ?? DEFAULT_COMPACT_PAPERS,
     arenas: new ArenaPool(),
   };
   const renderer = makeRenderer(templates, cache, layout);

@@ -222,39 +222,59 @@ describe('digest email', () => {
 });
 
 describe('Gmail clipping cap', () => {
-  it('80 papers: the best 25 in full, the other 55 as compact lines, under 100,000 bytes, whole list on the web', () => {
+  it('80 papers: the best 25 in full, the next 25 as compact lines, under 100,000 bytes, whole list on the web', () => {
     const list = papers(80, ['reinforcement learning'], 1_000);
     const email = renderer.digest(digestView(list));
     expect(email.fullPapers).toBe(25);
-    expect(email.shownPapers).toBe(80);
+    expect(email.shownPapers).toBe(50);
     expect(bytes(email.html)).toBeLessThan(HTML_BYTE_LIMIT);
-    expect(email.htmlBytes).toBe(bytes(email.html));
+    // The clipping size counts the HTML as sent (7bit: non-ASCII as references, so at least its UTF-8
+    // size), a line break as one byte.
+    expect(email.htmlBytes).toBe(Buffer.concat(email.encoded!.html).toString('latin1').replace(/\r\n/g, '\n').length);
+    expect(email.htmlBytes).toBeGreaterThanOrEqual(bytes(email.html));
     const seen = tidy(visible(email.html));
     // In full: title, authors and abstract; compact: title, authors and why matched, no abstract.
     const abstractOf = (i: number) => tidy(list[i]!.abstract).slice(0, 120);
     const full = tidy(visible(email.html.slice(0, email.html.indexOf(list[25]!.url))));
     for (let i = 0; i < 25; i++) expect(full).toContain(abstractOf(i).slice(0, 60));
-    const compactPart = email.html.slice(email.html.indexOf('55 more papers in short'));
-    for (const p of list.slice(25)) {
+    const compactPart = email.html.slice(email.html.indexOf('25 more papers in short'));
+    for (const p of list.slice(25, 50)) {
       expect(compactPart).toContain(`href="${p.url}"`);
       expect(seen).toContain(tidy(p.title));
     }
+    // The other 30 are behind the web view's link, in neither part.
+    for (const p of list.slice(50)) {
+      expect(email.html).not.toContain(`${p.url}"`);
+      expect(email.text).not.toContain(`${p.url}\n`);
+    }
     const compactSeen = tidy(visible(compactPart));
     expect(compactSeen).not.toContain(abstractOf(30).slice(0, 60));
-    expect(compactSeen).toContain(`${tidy(list[79]!.title)} ${list[79]!.authors.slice(0, 3).join(', ')}`);
+    expect(compactSeen).toContain(`${tidy(list[49]!.title)} ${list[49]!.authors.slice(0, 3).join(', ')}`);
     expect(compactSeen).toContain('Matched: reinforcement learning mute');
-    expect(seen).toContain('All 80 papers with their abstracts →');
-    expect(email.html).toMatch(new RegExp(`href="${LINKS.webView}"[^>]*>\\s*All 80 papers`));
-    // The text part: the same 80, numbered, the compact ones without abstracts.
-    expect(numberedPapers(email.text)).toBe(80);
-    expect(email.text).toContain('55 more papers in short');
-    expect(email.text).toMatch(/\n80\. [^\n]+\n   [^\n]+\n   https:\/\/arxiv\.org\/abs\/2511\.10079\n   Matched: reinforcement learning\n/);
+    expect(seen).toContain('30 more papers in this digest →');
+    expect(email.html).toMatch(new RegExp(`href="${LINKS.webView}"[^>]*>\\s*30 more papers in this digest`));
+    // The text part: the same 50, numbered, the compact ones without abstracts.
+    expect(numberedPapers(email.text)).toBe(50);
+    expect(email.text).toContain('25 more papers in short');
+    expect(email.text).toMatch(/\n50\. [^\n]+\n   [^\n]+\n   https:\/\/arxiv\.org\/abs\/2511\.10049\n   Matched: reinforcement learning\n/);
+    expect(email.text).toContain(`30 more papers in this digest:\n${LINKS.webView}`);
+  });
+
+  it('the next 30 as compact lines when they fit: the whole digest, and the web view for abstracts', async () => {
+    const fifty = await createRenderer({ compactPapers: 55 });
+    const list = papers(80, ['reinforcement learning'], 1_000);
+    const email = fifty.digest(digestView(list));
+    expect(email).toMatchObject({ fullPapers: 25, shownPapers: 80 });
+    expect(bytes(email.html)).toBeLessThan(HTML_BYTE_LIMIT);
+    expect(tidy(visible(email.html))).toContain('All 80 papers with their abstracts →');
     expect(email.text).toContain(`All 80 papers with their abstracts:\n${LINKS.webView}`);
   });
 
-  it('400 papers: what does not fit even as a line stays on the web view, in order, footer kept', () => {
+  it('400 papers: what does not fit even as a line stays on the web view, in order, footer kept', async () => {
+    // Compact lines up to 300: the clipping size, not the count, is what stops them here.
+    const many = await createRenderer({ compactPapers: 300 });
     const list = papers(400, ['reinforcement learning'], 1_000);
-    const email = renderer.digest(digestView(list));
+    const email = many.digest(digestView(list));
     const shown = email.shownPapers;
     expect(bytes(email.html)).toBeLessThan(HTML_BYTE_LIMIT);
     expect(email.fullPapers).toBe(25);
@@ -286,17 +306,23 @@ describe('Gmail clipping cap', () => {
     const all = renderer.digest(digestView(list));
     expect(all.shownPapers).toBe(12);
     expect(all.fullPapers).toBe(12);
-    const size = bytes(all.html);
+    const size = all.htmlBytes!;
 
     const roomy = await createRenderer({ htmlByteLimit: size + 1 });
     expect(roomy.digest(digestView(list))).toMatchObject({ shownPapers: 12, fullPapers: 12 });
 
-    // One byte less: the last paper no longer fits in full; here neither does the compact section it
-    // would need (heading and button), so it is left to the web view.
+    // One byte less: the last paper no longer fits in full; the compact section it then needs (heading,
+    // line and button) is smaller than its card, so it comes as a line.
     const tight = await createRenderer({ htmlByteLimit: size });
-    const cut = tight.digest(digestView(list));
+    const asLine = tight.digest(digestView(list));
+    expect(asLine).toMatchObject({ shownPapers: 12, fullPapers: 11 });
+    expect(asLine.htmlBytes).toBeLessThan(size);
+
+    // Not even that fits: the paper is left to the web view.
+    const tighter = await createRenderer({ htmlByteLimit: asLine.htmlBytes! });
+    const cut = tighter.digest(digestView(list));
     expect(cut).toMatchObject({ shownPapers: 11, fullPapers: 11 });
-    expect(bytes(cut.html)).toBeLessThan(size);
+    expect(cut.htmlBytes).toBeLessThan(asLine.htmlBytes!);
     expect(cut.text).toContain('1 more paper in this digest');
     expect(cut.html).not.toContain(`${list[11]!.url}"`);
 
