@@ -14,7 +14,7 @@ import { countOverdue } from './report/overdue.ts';
 import { editionStatus, sentSince } from './report/status.ts';
 import { lastSlotReport } from './report/why-no-email.ts';
 import { previewDigest } from './render/preview.ts';
-import { plural } from './render/render-format.ts';
+import { plural } from './words.ts';
 import { parseFeed } from './ingest/detect.ts';
 import { hasAnyBatch, ingestBatch, ingestCounts } from './ingest/ingest.ts';
 import { loadInput } from './ingest/load.ts';

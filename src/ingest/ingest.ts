@@ -10,7 +10,7 @@ import { AppError } from '../errors.ts';
 import type { IncomingBatch, IncomingPaper } from '../types.ts';
 import { isHttpUrl, LIMITS } from './batch-schema.ts';
 import { isCalendarDate, paperKey } from './normalize.ts';
-import { plural } from '../render/render-format.ts';
+import { plural } from '../words.ts';
 
 export interface IngestResult {
   batchId: number;

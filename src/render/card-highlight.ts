@@ -38,11 +38,6 @@ export function topicKeyOf(text: string): string {
 const TOPIC_KEYS_MAX = 10_000;
 const topicKeys = new Map<string, string>();
 
-/** Per-topic highlighters for one entry's topics (invalid topics highlight nothing). */
-export function topicHighlighters(topics: readonly string[], cache: (text: string) => Highlighter | null): Array<Highlighter | null> {
-  return topics.map((t) => cache(t));
-}
-
 export function makeHighlighter(text: string): Highlighter | null {
   try {
     return createHighlighter([text]);

@@ -4,7 +4,7 @@
 // and encoded here. Work per digest is then the reader's few lines per paper plus copying bytes: the
 // escaping, highlighting, template filling and quoted-printable encoding of a paper happen once per run.
 //
-// Long digests: the first DIGEST_FULL_PAPERS papers (in display order, the planner's: DESIGN.md) are
+// Long digests: the first DIGEST_FULL_PAPERS papers (in display order, the planner's: README "When digests go out") are
 // shown in full, the rest as compact lines (title, authors, why matched; no abstract), and a button
 // links to the whole list on the web view. The HTML stays under the clipping cap by construction: every
 // card's size is known before anything is joined (shared bytes from the cache + the reader's filled

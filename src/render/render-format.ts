@@ -1,5 +1,6 @@
 // Small pure helpers the renderer uses to turn feed strings into safe, readable pieces:
 // HTML escaping, http(s)-only links, abstract trimming, author lines, text wrapping, subjects.
+import { plural } from '../words.ts';
 
 /** One HTML escaper for the whole service (src/html.ts). */
 export { escapeHtml } from '../html.ts';
@@ -98,9 +99,7 @@ export function wrapText(text: string, width: number, indent = ''): string {
   return lines.map((l) => indent + l).join('\n');
 }
 
-export function plural(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
+export { plural };
 
 /** Topic texts that matched, distinct, in order of first appearance (the display order of papers). */
 export function topicsInOrder(papers: ReadonlyArray<{ matchedTopics: ReadonlyArray<{ text: string }> }>): string[] {

@@ -2,7 +2,8 @@
 // page and `digest status <email>`. Read-only; a handful of indexed queries for one subscriber.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
-import { paperDaysLabel, plural } from '../render/render-format.ts';
+import { paperDaysLabel } from '../render/render-format.ts';
+import { plural } from '../words.ts';
 
 export interface LastSlotReport {
   /** Subscriber-local date of the last slot, or null when none ran yet. */
