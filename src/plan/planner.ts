@@ -80,8 +80,13 @@ export interface PlanResult {
   items: number;
 }
 
-/** First chunk, in subscribers; later chunks are sized to take about CHUNK_TARGET_MS each. */
-export const DEFAULT_PLAN_CHUNK = 1_000;
+/**
+ * First chunk, in subscribers; later chunks are sized to take about CHUNK_TARGET_MS each. Small, as a
+ * chunk's cost is unknown until one has run: a first chunk of 1,000 broad subscribers held the lock
+ * 0.65-1.1 s (their groups all new; one by one, as long), and growing 4x per chunk costs friendly
+ * planning a few more short chunks.
+ */
+export const DEFAULT_PLAN_CHUNK = 100;
 export const CHUNK_TARGET_MS = 40;
 /** Pause after each chunk, as a share of its time (bounds: 2-50 ms), so other writers get the lock. */
 export const CHUNK_GAP_SHARE = 0.25;
@@ -212,6 +217,8 @@ const SQL_MARK_SLOTS_RUN = `
   WHERE id IN (SELECT id FROM plan_slots)`;
 
 const SQL_COUNT_CHUNK = `SELECT count(*) AS slots FROM plan_slots`;
+/** Subscribers of the chunk that SQL_PLAN_ROWS would plan (none: the statement is skipped). */
+const SQL_COUNT_ALONE = `SELECT count(*) AS n FROM plan_slots WHERE open = 0 AND through IS NOT NULL AND grouped = 0`;
 const SQL_CLEAR_SLOTS = `DELETE FROM plan_slots`;
 
 /** Writes the ledger rows of every slot that has come. Safe to run from several processes at once. */
@@ -293,6 +300,7 @@ function prepare(db: Db) {
   const planGroups = statement(db, SQL_PLAN_GROUPS);
   const copyGroupRows = statement(db, SQL_COPY_GROUP_ROWS);
   const groupsSize = statement(db, SQL_GROUPS_SIZE);
+  const countAlone = statement(db, SQL_COUNT_ALONE);
   return {
     clearGroups: statement(db, SQL_CLEAR_GROUPS),
     groupsSize,
@@ -313,8 +321,12 @@ function prepare(db: Db) {
         if (addGroups.run().changes > 0) planGroups.run({ from });
         planned += copyGroupRows.run({ now: p.now }).changes;
       }
-      planned += planRows.run({ now: p.now }).changes;
-      if (planned > 0) suggestForNewRows(db, before);
+      // Those planned on their own (all of them in perSubscriber mode); only they can have suggestions.
+      if (p.grouping === 0 || (countAlone.get() as { n: number }).n > 0) {
+        const own = planRows.run({ now: p.now }).changes;
+        if (own > 0) suggestForNewRows(db, before);
+        planned += own;
+      }
       markRun.run({ now: p.now });
       clear.run();
       const items = planned > 0 ? (itemsOf.get(before) as { n: number }).n : 0;
