@@ -145,7 +145,9 @@ const SQL_FIND_SLOTS = `
 
 /**
  * Step 2a (groups.ts): who is planned through their group. Everyone who may get a row, has an unmuted
- * topic and no feedback profile (a profile orders their papers by their own scores and adds suggestions).
+ * topic that matched something new and no feedback profile (a profile orders their papers by their own
+ * scores and adds suggestions). Those with nothing new stay out: they would only add an empty group
+ * each (half of the friendly list: 39,000 groups at 100k, about 10% of its planning time).
  */
 const SQL_MARK_GROUPED = `
   UPDATE plan_slots
@@ -153,7 +155,10 @@ const SQL_MARK_GROUPED = `
       qkey = (SELECT group_concat(t.query_id, ',' ORDER BY t.query_id) FROM topics t
               WHERE t.subscriber_id = plan_slots.id AND t.muted = 0)
   WHERE open = 0 AND through IS NOT NULL
-    AND NOT EXISTS (SELECT 1 FROM profile_terms pr WHERE pr.subscriber_id = plan_slots.id)`;
+    AND NOT EXISTS (SELECT 1 FROM profile_terms pr WHERE pr.subscriber_id = plan_slots.id)
+    AND EXISTS (SELECT 1 FROM topics t
+                JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > plan_slots.watermark AND m.paper_id <= plan_slots.through
+                WHERE t.subscriber_id = plan_slots.id AND t.muted = 0)`;
 
 /**
  * Step 2b: one row per subscriber planned on their own with a hit, its papers packed (see items.ts) in
