@@ -28,7 +28,9 @@ export const PLAN_GROUPS_MAX = 25_000;
 
 /**
  * Run-long group lists. qkey: the group's unmuted query ids, ascending, comma-separated (group bit i =
- * the i-th). list: the packed list in hex (items.ts), NULL until computed, '' when nothing matched.
+ * the i-th). list: the packed list in hex (items.ts). Only subscribers with something new are grouped,
+ * so every group has a paper; one without (none can be) would keep a NULL list and plan no row, as a
+ * subscriber with nothing new gets none.
  */
 export const SQL_CREATE_GROUPS = `
   CREATE TEMP TABLE IF NOT EXISTS plan_groups (
@@ -82,9 +84,7 @@ export const SQL_PLAN_GROUPS = `
     JOIN papers p ON p.id = i.paper_id
     GROUP BY i.gid
   )
-  UPDATE plan_groups SET list = coalesce(l.list, ''), paper_count = coalesce(l.n, 0)
-  FROM (SELECT DISTINCT id FROM todo) t LEFT JOIN lists l ON l.gid = t.id
-  WHERE plan_groups.id = t.id`;
+  UPDATE plan_groups SET list = l.list, paper_count = l.n FROM lists l WHERE plan_groups.id = l.gid`;
 
 /** Hex of the identity map for up to 20 topics (MAX_TOPICS): bit j is bit j. */
 const IDENTITY = Array.from({ length: 20 }, (_, j) => j.toString(16).padStart(2, '0')).join('');
