@@ -15,7 +15,14 @@
 // population at 100k subscribers (bench/generate.ts, Zipf draws): broad (three common phrases each) has
 // 42,894 distinct ordered topic lists but 11,187 sets: grouping by order would plan 2.3x fewer lists than
 // one per subscriber, by set 9x. Friendly: 37,900 sets among the 49,888 subscribers with a paper today
-// (33,589 of them a subscriber's own), so grouping saves little there (see planner.ts for its cost).
+// (33,589 of them a subscriber's own), so grouping saves little there.
+// Measured (`npm run bench:plan`, same population, run back to back with the per-subscriber planner on
+// the shared 2-core machine at load 5-10): broad 100k 86-99 s -> 8.3-10.1 s (a list costs ~1-3 us per
+// paper in SQLite, whatever plans it: 2.1M group items instead of 19.3M subscriber items; copying a row
+// ~10-15 us), longest chunk 0.5-1.1 s -> 0.1-0.3 s; friendly 100k on par (4.1 s vs 4.6 s of CPU, the
+// same within the machine's noise), friendly 1M 64 s -> 58 s. Why not further: the per-paper cost is
+// SQLite's GROUP BY and ORDER BY sorters (~60% of a list) plus printf; a list built without them (each
+// paper kept once by probing the group's other queries) measured 3x slower.
 // Decision: the group lists live in a temp table for the whole run (plan_groups), not per chunk: a broad
 // chunk of 40 ms holds only ~100 subscribers, so groups rarely repeat inside one chunk. The table is
 // derived data only (a crash loses nothing: the next run rebuilds what it needs), cleared at the start and
