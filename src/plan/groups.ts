@@ -29,6 +29,9 @@
 // end of every run (upvotes may change between runs), and emptied when it reaches PLAN_GROUPS_MAX, so a
 // population where nearly every subscriber has their own topics (friendly 1M) cannot grow it without
 // bound. Within a run a group's list is the one computed when it was first needed, in an earlier chunk.
+// Two runs on one connection (a welcome digest planned while the scheduler plans) share the table, and
+// either may empty it: the other then rebuilds what it needs. A cost, never a wrong row: a chunk finds or
+// builds every group it copies inside its own transaction.
 
 /** Groups kept per run before the table is emptied (a broad 1M population has ~14k sets). */
 export const PLAN_GROUPS_MAX = 25_000;
