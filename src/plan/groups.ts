@@ -17,10 +17,10 @@
 // one per subscriber, by set 9x. Friendly: 37,900 sets among the 49,888 subscribers with a paper today
 // (33,589 of them a subscriber's own), so grouping saves little there.
 // Measured (`npm run bench:plan`, same population, run back to back with the per-subscriber planner on
-// the shared 2-core machine at load 5-10): broad 100k 86-99 s -> 8.3-10.1 s (a list costs ~1-3 us per
-// paper in SQLite, whatever plans it: 2.1M group items instead of 19.3M subscriber items; copying a row
-// ~10-15 us), longest chunk 0.5-1.1 s -> 0.1-0.3 s; friendly 100k on par (4.1 s vs 4.6 s of CPU, the
-// same within the machine's noise), friendly 1M 64 s -> 58 s. Why not further: the per-paper cost is
+// the shared 2-core machine): broad 100k 61.0 s -> 8.4 s at load 1.3-2.9 (86-99 s -> 8-10 s at load
+// 5-10; a list costs ~1-3 us per paper in SQLite, whatever plans it: 2.1M group items instead of 19.3M
+// subscriber items; copying a row ~10-15 us), longest chunk 414 ms -> 82 ms; friendly 100k 4.0 -> 3.7 s;
+// friendly 1M 64-74 s -> 41-58 s (load ~5). Why not further: the per-paper cost is
 // SQLite's GROUP BY and ORDER BY sorters (~60% of a list) plus printf; a list built without them (each
 // paper kept once by probing the group's other queries) measured 3x slower.
 // Decision: the group lists live in a temp table for the whole run (plan_groups), not per chunk: a broad

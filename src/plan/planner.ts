@@ -21,8 +21,9 @@
 // lock every few ms) almost never got in: measured with bench/web-under-plan.ts at 20k subscribers, web
 // p50 600 ms and p99 2.6 s during the plan. The gap costs about 20% more plan time when nobody waits.
 // Decision (issue 10): subscribers without a feedback profile are planned once per topic set (groups.ts):
-// a broad day's plan at 100k fell from 86-99 s to 8-10 s. Those with a profile are planned one by one
-// (SQL_PLAN_ROWS), as everyone is with PlanOptions.perSubscriber: the same rows either way (tested).
+// a broad day's plan at 100k fell from 61 s to 8.4 s (quiet machine). Those with a profile are planned
+// one by one (SQL_PLAN_ROWS), as everyone is with PlanOptions.perSubscriber: the same rows either way
+// (tested).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { statement } from '../db/statements.ts';
 import type { Clock } from '../clock.ts';
