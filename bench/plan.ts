@@ -1,19 +1,25 @@
-// `npm run bench:plan -- --subscribers 200000 --papers 1000 --profile broad|friendly`
+// `npm run bench:plan -- --subscribers 100000 --papers 1000 --profile broad|friendly [--population zipf|hash] [--learning]`
 //
-// The plan stage alone, at scale: how long planning one day's slots takes, how long it blocks the
-// event loop at a stretch (the longest chunk transaction: what a web request in `digest serve` can
-// wait for), and what the ledger costs on disk per row. Subscribers are written set-based in SQL (the
-// importer is measured by `npm run bench`); papers come from the same synthetic corpus as that bench.
-//   friendly: each subscriber has 3 topics from the corpus's active pool (5-30 papers per digest)
-//   broad:    3 common words each (about 150+ papers per digest out of 1,000)
+// The plan stage alone, at scale: how long planning one day's slots takes, how long it holds the write
+// lock at a stretch (the longest chunk transaction: what a web request in `digest serve` can wait for),
+// and what the ledger costs on disk per row. Papers come from the same synthetic corpus as `npm run bench`.
+//   --population zipf (default): the subscribers of `npm run bench` (bench/plan-population.ts)
+//       friendly: three Zipf-drawn topics each, half of them with papers today (5-30 per digest)
+//       broad:    three common phrases each (~190 papers per digest)
+//   --population hash: bench/plan-setup.ts's older population (3 of a pool by a hash of the id:
+//       only 40 (broad) or 400 (friendly) distinct topic sets; broad digests ~400 papers)
+//   --learning: a third of the subscribers with a like: topic and a feedback profile (bench/learning.ts)
+//   --per-subscriber: plan every subscriber on their own (PlanOptions.perSubscriber), for comparison
+//   --chunk N: a fixed chunk size; --seed N; --keep (keep the database)
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { ManualClock } from '../src/clock.ts';
 import { openDatabase } from '../src/db/open.ts';
 import { planDigests } from '../src/plan/planner.ts';
+import { buildZipfDatabase } from './plan-population.ts';
 import { buildPlanDatabase } from './plan-setup.ts';
 
 const { values: o } = parseArgs({
@@ -21,6 +27,10 @@ const { values: o } = parseArgs({
     subscribers: { type: 'string', default: '100000' },
     papers: { type: 'string', default: '1000' },
     profile: { type: 'string', default: 'broad' },
+    population: { type: 'string', default: 'zipf' },
+    learning: { type: 'boolean', default: false },
+    'per-subscriber': { type: 'boolean', default: false },
+    seed: { type: 'string', default: '1' },
     chunk: { type: 'string' },
     keep: { type: 'boolean', default: false },
   },
@@ -28,21 +38,50 @@ const { values: o } = parseArgs({
 const N = Number(o.subscribers);
 const PAPERS = Number(o.papers);
 const log = (l: string) => process.stdout.write(`${l}\n`);
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-plan-'));
 const path = join(dir, 'digest.sqlite');
 const db = openDatabase(path);
 const clock = new ManualClock('2025-11-25T12:00:00Z');
-const setup = buildPlanDatabase(db, { subscribers: N, papers: PAPERS, profile: o.profile!, clock });
-log(`setup: ${N.toLocaleString()} subscribers, ${setup.topics} distinct topics (${o.profile}), ${PAPERS} papers in ${(setup.setupMs / 1000).toFixed(1)} s`);
+const profile = o.profile === 'broad' ? 'broad' : 'friendly';
+const setup =
+  o.population === 'hash'
+    ? { ...buildPlanDatabase(db, { subscribers: N, papers: PAPERS, profile, clock }), profiles: 0 }
+    : buildZipfDatabase(db, { subscribers: N, papers: PAPERS, profile, learning: o.learning!, seed: Number(o.seed), clock });
+log(`setup: ${N.toLocaleString()} subscribers (${o.population} population), ${setup.topics} distinct topics (${profile}), ${PAPERS} papers, ${setup.profiles} profiles in ${(setup.setupMs / 1000).toFixed(1)} s`);
 log(`match: ${setup.matched.queries} queries, ${setup.matched.matches.toLocaleString()} matches in ${(setup.matchMs / 1000).toFixed(2)} s`);
+// Planning once per topic set (src/plan/groups.ts): how many distinct sets of unmuted queries the
+// subscribers without a profile have (all watermarks are 0 here), and how many of them have a paper today.
+const groups = db
+  .prepare(
+    `WITH k AS (SELECT s.id, (SELECT group_concat(t.query_id, ',' ORDER BY t.query_id) FROM topics t WHERE t.subscriber_id = s.id AND t.muted = 0) AS qkey
+                FROM subscribers s WHERE s.status = 'confirmed' AND NOT EXISTS (SELECT 1 FROM profile_terms pr WHERE pr.subscriber_id = s.id))
+     SELECT count(*) AS subscribers, count(DISTINCT qkey) AS sets,
+            count(DISTINCT CASE WHEN EXISTS (SELECT 1 FROM topics t JOIN query_matches m ON m.query_id = t.query_id WHERE t.subscriber_id = k.id) THEN qkey END) AS matched
+     FROM k`,
+  )
+  .get() as { subscribers: number; sets: number; matched: number };
+log(`groups: ${groups.subscribers.toLocaleString()} subscribers without a profile, ${groups.sets.toLocaleString()} distinct topic sets (${groups.matched.toLocaleString()} with a paper today)`);
 
 db.pragma('wal_checkpoint(TRUNCATE)');
 const sizeBefore = statSync(path).size;
 const loop = monitorEventLoopDelay({ resolution: 5 });
+let longestChunk = 0;
+let chunks = 0;
+const loadBefore = load();
 loop.enable();
 const t0 = performance.now();
-const r = await planDigests(db, { clock, mode: 'now', ...(o.chunk ? { chunkSize: Number(o.chunk) } : {}) });
+const r = await planDigests(db, {
+  clock,
+  mode: 'now',
+  perSubscriber: o['per-subscriber'],
+  onChunk: (ms) => {
+    chunks++;
+    longestChunk = Math.max(longestChunk, ms);
+  },
+  ...(o.chunk ? { chunkSize: Number(o.chunk) } : {}),
+});
 const planMs = performance.now() - t0;
 loop.disable();
 db.pragma('wal_checkpoint(TRUNCATE)');
@@ -58,8 +97,9 @@ try {
 } catch {
   tableBytes = undefined; // dbstat not compiled in
 }
-log(`plan: ${r.planned.toLocaleString()} digests (${r.slots.toLocaleString()} slots) in ${(planMs / 1000).toFixed(2)} s = ${Math.round(r.planned / (planMs / 1000)).toLocaleString()} digests/s`);
+log(`plan${o['per-subscriber'] ? ' (per subscriber)' : ''}: ${r.planned.toLocaleString()} digests (${r.slots.toLocaleString()} slots) in ${(planMs / 1000).toFixed(2)} s = ${Math.round(r.planned / (planMs / 1000)).toLocaleString()} digests/s (load average ${loadBefore} before, ${load()} after)`);
 log(`  papers per digest: mean ${items.papers.toFixed(1)}, max ${items.most}`);
+log(`  chunks: ${chunks}, longest chunk transaction ${longestChunk.toFixed(0)} ms`);
 log(`  longest event-loop block while planning: ${(loop.max / 1e6).toFixed(0)} ms (p99 ${(loop.percentile(99) / 1e6).toFixed(0)} ms)`);
 log(`  packed paper list: ${items.bytes.toFixed(0)} bytes per row (${(items.bytes / items.papers).toFixed(2)} per paper)`);
 if (tableBytes !== undefined) log(`  ledger on disk (table + indexes): ${(tableBytes / r.planned).toFixed(0)} bytes per row`);

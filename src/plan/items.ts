@@ -12,6 +12,13 @@
 // topics) takes 2 bytes per paper: 361 bytes at 180 papers. Display order must be stored (it depends on
 // bm25 scores that are not kept per subscriber), which rules out delta-encoding sorted ids; SQLite builds
 // the blob set-based with printf and unhex, so planning stays one INSERT … SELECT per chunk.
+//
+// Mapped layout (issue 10: planned once per topic set, see groups.ts): byte 0x00, then k, then k bytes
+// m[0..k-1], then a list in the layout above whose masks are over the GROUP's bits (its unmuted queries
+// in ascending query id): group bit j stands for the row's bit m[j]. Subscribers with the same unmuted
+// topics but typed in another order (or with muted topics among them) then share one list byte for byte;
+// only the few bytes of m are their own. A plain list never starts with 0x00 (its offset width is >= 1),
+// so a reader tells the two apart by the first byte; rows written before this layout read as before.
 
 export interface PackedItem {
   paperId: number;
@@ -25,6 +32,9 @@ export interface LedgerItem {
   topicIds: number[];
 }
 
+/** First byte of a mapped list (see the header). */
+const MAPPED = 0;
+
 /**
  * Reads a row's packed list. `fromPaper` is the row's from_paper; `topicIds` its topic_ids column.
  * Throws on a malformed blob (a row the planner did not write): the caller fails that row alone.
@@ -32,20 +42,48 @@ export interface LedgerItem {
 export function decodeItems(blob: Uint8Array, fromPaper: number, topicIds: string): LedgerItem[] {
   if (blob.length === 0) return [];
   const ids = topicIds === '' ? [] : topicIds.split(',').map(Number);
-  const ow = blob[0]! >> 4;
-  const mw = blob[0]! & 15;
-  const hex = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString('hex', 1);
+  let map: Uint8Array | undefined;
+  let start = 0;
+  if (blob[0] === MAPPED) {
+    const k = blob[1] ?? 0;
+    map = blob.subarray(2, 2 + k);
+    start = 2 + k;
+    if (k === 0 || map.length !== k || map.some((bit) => bit >= ids.length) || blob.length <= start) {
+      throw new Error(`malformed mapped paper list (${k} bits for ${ids.length} topics, ${blob.length} bytes)`);
+    }
+  }
+  const header = blob[start]!;
+  const ow = header >> 4;
+  const mw = header & 15;
+  const hex = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString('hex', start + 1);
   const width = ow + mw;
-  if (ow === 0 || width % 2 !== 0 || hex.length % width !== 0) throw new Error(`malformed paper list (header ${blob[0]}, ${blob.length} bytes)`);
+  if (ow === 0 || width % 2 !== 0 || hex.length % width !== 0) throw new Error(`malformed paper list (header ${header}, ${blob.length} bytes)`);
   const out: LedgerItem[] = [];
   for (let at = 0; at < hex.length; at += width) {
     const off = parseInt(hex.slice(at, at + ow), 16);
-    const mask = mw === 0 ? 1 : parseInt(hex.slice(at + ow, at + width), 16);
+    let mask = mw === 0 ? 1 : parseInt(hex.slice(at + ow, at + width), 16);
+    if (map) mask = remapMask(mask, map);
     const topics: number[] = [];
     for (let bit = 0; bit < ids.length; bit++) if (mask & (1 << bit)) topics.push(ids[bit]!);
     out.push({ paperId: fromPaper + off, topicIds: topics });
   }
   return out;
+}
+
+/** A group mask as the row's mask: group bit j is the row's bit map[j]. */
+function remapMask(mask: number, map: Uint8Array): number {
+  let out = 0;
+  for (let j = 0; j < map.length; j++) if (mask & (1 << j)) out |= 1 << map[j]!;
+  return out;
+}
+
+/**
+ * A plain packed list (masks over group bits) as one row's mapped list: `map[j]` is the row's bit for
+ * group bit j. What the planner's SQL writes for a grouped row whose map is not the identity (tests).
+ */
+export function mapItems(list: Uint8Array, map: number[]): Buffer {
+  if (list.length === 0) return Buffer.alloc(0);
+  return Buffer.concat([Buffer.from([MAPPED, map.length, ...map]), list]);
 }
 
 /** Packs a list the way the planner's SQL does (tests, and rows written from JavaScript). */
