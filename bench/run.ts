@@ -9,7 +9,7 @@
 // Builds a synthetic database in a temporary directory, then runs the real pipeline stage by stage:
 // import (CSV, setup) -> ingest (parseFeed + ingestBatch) -> match (matchPending) -> plan (planDigests)
 // -> render + send (sendPending with the real SMTP mailer, into a discarding sink in a child process).
-// In the same run it measures the ceiling (one pre-built message sent over and over by the same kind of
+// In the same run it measures the ceiling (one pre-built message sent over and over by the service's own
 // pool) and the naive baseline (per-subscriber JS matching + mjml2html, on a sample), and prints our
 // rate against both. See BENCHMARKS.md.
 import { execFile, fork, type ChildProcess } from 'node:child_process';
