@@ -230,7 +230,10 @@ function step(conn: Conn, run: (done: (err: Error | null) => void) => void): Pro
 
 function sendOn(conn: Conn, envelope: Envelope, raw: Buffer): Promise<string> {
   return new Promise((resolve, reject) => {
-    conn.send(envelope, raw, (err, info) => {
+    // A copy: SMTPConnection keeps its per-message state (accepted, rejected, queues) ON the envelope
+    // object, so one object shared by sends on two connections mixes their replies (seen: "all recipients
+    // were rejected: 354" when the ceiling passed one envelope to five connections).
+    conn.send({ from: envelope.from, to: envelope.to.slice() }, raw, (err, info) => {
       if (err) reject(err);
       else resolve(String(info?.response ?? ''));
     });
