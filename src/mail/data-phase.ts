@@ -5,11 +5,12 @@
 // for the answer to the final "." look alike. They are not alike for us: before the message is complete
 // the relay cannot have accepted it (a retry is safe); once the final CRLF.CRLF is out, the relay may have
 // queued it and only its answer was lost, and a retry may send a second copy. Nothing public tells the two
-// apart (checked: the error's `command`, `code`, `response`; the pool's `readableDidRead` only tells
-// "not a byte read yet"), so we watch the one place that knows: SMTPConnection's data stream (the message
+// apart (checked: the error's `command`, `code`, `response`; nodemailer's pool's `readableDidRead` only
+// told "not a byte read yet"), so we watch the one place that knows: SMTPConnection's data stream (the message
 // with dots escaped and the terminating CRLF.CRLF appended, piped into the socket). Its 'end' fires once
 // every byte, the terminator included, has been handed to socket.write(). An error after that is marked
-// DATA_SENT on the error object itself, which nodemailer passes unchanged to sendMail's caller.
+// DATA_SENT on the error object itself, which SMTPConnection passes unchanged to send()'s callback (our pool,
+// smtp-pool.ts, hands it on as it is).
 //
 // The mark errs on the safe side: bytes handed to socket.write() may still sit in the socket's buffer when
 // the connection dies, so a few sends the relay never saw are called ambiguous (their row becomes
