@@ -80,6 +80,14 @@ export function installDataPhaseWatch(): void {
   proto[INSTALLED] = true;
 }
 
+/** Marks `err` with how far the send in flight on `connection` got (for a failure not reported by send()). */
+export function markProgress(connection: object, err: Error): Error {
+  const state = (connection as Record<symbol, unknown>)[CURRENT] as { dataSent: boolean; bodyStarted: boolean } | undefined;
+  if (state?.dataSent) (err as unknown as Record<symbol, boolean>)[DATA_SENT] = true;
+  if (state?.bodyStarted) (err as unknown as Record<symbol, boolean>)[BODY_STARTED] = true;
+  return err;
+}
+
 /** True when `e` ended a send after some of the message had been written (the relay had said 354). */
 export function startedBody(e: unknown): boolean {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[BODY_STARTED] === true;

@@ -23,7 +23,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { parseConnectionUrl } from 'nodemailer/lib/shared';
-import { installDataPhaseWatch, startedBody } from './data-phase.ts';
+import { installDataPhaseWatch, markProgress, startedBody } from './data-phase.ts';
 
 export interface SmtpPoolOptions {
   /** smtp://user:pass@host:port or smtps://… (query options as nodemailer reads them, e.g. tls.rejectUnauthorized=false) */
@@ -81,6 +81,8 @@ export class SmtpPool {
   private readonly maxRequeues: number;
   private readonly rate: RateWindow | undefined;
   private readonly open = new Set<Conn>();
+  /** Every send handed to a connection and not yet answered: its reject, and the connection. */
+  private readonly inFlight = new Map<(e: Error) => void, Conn>();
   /** `?forceAuth=true` in the URL: log in even when EHLO does not offer AUTH (as nodemailer's pool). */
   private readonly forceAuth: boolean;
   private closed = false;
@@ -118,7 +120,7 @@ export class SmtpPool {
         const reused = slot.messages > 0;
         slot.messages++;
         try {
-          const response = await sendOn(conn, envelope, raw);
+          const response = await this.sendOn(conn, envelope, raw);
           if (slot.messages >= this.maxMessages) this.retire(slot, 'quit');
           return response;
         } catch (e) {
@@ -140,13 +142,33 @@ export class SmtpPool {
     }
   }
 
-  /** Closes every connection; sends waiting for one fail as connection failures. */
+  /**
+   * Closes every connection; sends waiting for one, and sends still in flight, fail as connection failures
+   * (SMTPConnection.close() forgets a send in flight without calling it back: it would wait forever).
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     for (const conn of this.open) conn.close();
     this.open.clear();
     for (const w of this.waiting.splice(0)) w(undefined);
+    // Marked as far as each send got (data-phase.ts): a message whose final "." went out is ambiguous.
+    for (const [fail, conn] of this.inFlight) fail(markProgress(conn, poolError('the SMTP pool was closed while the message was being sent')));
+    this.inFlight.clear();
+  }
+
+  private sendOn(conn: Conn, envelope: Envelope, raw: Buffer): Promise<string> {
+    return new Promise((resolve, reject) => {
+      this.inFlight.set(reject, conn);
+      // A copy: SMTPConnection keeps its per-message state (accepted, rejected, queues) ON the envelope
+      // object, so one object shared by sends on two connections mixes their replies (seen: "all recipients
+      // were rejected: 354" when the ceiling passed one envelope to five connections).
+      conn.send({ from: envelope.from, to: envelope.to.slice() }, raw, (err, info) => {
+        this.inFlight.delete(reject);
+        if (err) reject(err);
+        else resolve(String(info?.response ?? ''));
+      });
+    });
   }
 
   private acquire(): Promise<Slot> {
@@ -228,18 +250,6 @@ function step(conn: Conn, run: (done: (err: Error | null) => void) => void): Pro
     conn.on('error', finish);
     conn.once('end', onEnd);
     run(finish);
-  });
-}
-
-function sendOn(conn: Conn, envelope: Envelope, raw: Buffer): Promise<string> {
-  return new Promise((resolve, reject) => {
-    // A copy: SMTPConnection keeps its per-message state (accepted, rejected, queues) ON the envelope
-    // object, so one object shared by sends on two connections mixes their replies (seen: "all recipients
-    // were rejected: 354" when the ceiling passed one envelope to five connections).
-    conn.send({ from: envelope.from, to: envelope.to.slice() }, raw, (err, info) => {
-      if (err) reject(err);
-      else resolve(String(info?.response ?? ''));
-    });
   });
 }
 

@@ -170,4 +170,19 @@ describe('SMTP pool', () => {
     expect(sink.byAddress('same@example.com')).toHaveLength(20);
     expect(envelope).toEqual({ from: 'd@papers.example.org', to: ['same@example.com'] });
   });
+
+  it('closing the pool fails the sends in flight: before the final "." a connection failure, after it ambiguous', async () => {
+    const sink = await SmtpSink.start({ script: perAddress({ 'slow@example.com': [accept(3_000)], 'rcpt@example.com': [reject(451, { delayMs: 3_000 })] }) });
+    open.push(sink);
+    const mailer = createSmtpMailer({ url: sink.url, from: 'Digest <d@papers.example.org>', poolSize: 2, ratePerSecond: 0, timeoutMs: 10_000, logger: silentLogger });
+    const afterDot = failureOf(mailer, mail('slow@example.com'));
+    const atRcpt = failureOf(mailer, mail('rcpt@example.com', 1));
+    await new Promise((r) => setTimeout(r, 400));
+    const started = Date.now();
+    await mailer.close();
+    const [a, b] = await Promise.all([afterDot, atRcpt]);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(a.kind).toBe('ambiguous');
+    expect(b.kind).toBe('connection');
+  });
 });
