@@ -35,6 +35,9 @@
 // sending lane does instead is record its delivered row and claim its next row in one transaction
 // (recordSentThenClaim): one write per digest instead of two, with nothing in between, so the row is
 // recorded exactly as early as on its own, and threads queue half as often for SQLite's write lock.
+// And the sending threads take turns for that write among themselves (write-turn.ts) rather than on
+// SQLite's lock, whose busy handler sleeps at least 1 ms per collision (measured: 1.1 ms per digest in
+// each of two threads, 0.3 ms with turns).
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
