@@ -1,12 +1,13 @@
-// The ceiling: the same kind of nodemailer pool (same URL, connections and per-connection message cap as
-// src/mail/smtp-mailer.ts) sending ONE pre-built raw message over and over to the same sink, with as many
-// sends in flight as the sender keeps. Nothing is rendered or built per message: this is as fast as this
-// process can push digests through SMTP.
+// The ceiling: the service's own sending path (src/mail/smtp-pool.ts, with the URL, connections,
+// per-connection message cap and requeue bound src/mail/smtp-mailer.ts gives it) sending ONE pre-built raw
+// message over and over to the same sink, with as many sends in flight as the sender keeps. Nothing is
+// rendered or built per message: this is as fast as this process can push digests of that size through
+// SMTP the way the service does. (Before `sendpath` it used nodemailer's transport pool, which the service
+// no longer uses: a ceiling on another path would compare two different senders.)
 import { performance } from 'node:perf_hooks';
-import { createTransport } from 'nodemailer';
 import type { RenderedEmail } from '../src/render/render.ts';
 import { createMessageBuilder } from '../src/mail/raw-message.ts';
-import { installDataPhaseWatch } from '../src/mail/data-phase.ts';
+import { SmtpPool } from '../src/mail/smtp-pool.ts';
 
 export interface CeilingResult {
   messages: number;
@@ -37,23 +38,22 @@ export async function measureCeiling(opts: {
   to: string;
   messages: number;
 }): Promise<CeilingResult> {
-  // The same SMTPConnection as the mailer's (its data stream wrapped: src/mail/data-phase.ts).
-  installDataPhaseWatch();
-  const transport = createTransport({ pool: true, url: opts.url, maxConnections: opts.poolSize, maxMessages: 1000, logger: false });
+  // The mailer's pool, as createSmtpMailer configures it (no rate limit, as the bench's service runs).
+  const pool = new SmtpPool({ url: opts.url, poolSize: opts.poolSize, timeoutMs: 30_000, maxMessages: 1000, maxRequeues: 2 });
   const envelope = { from: addressOf(opts.from), to: [opts.to] };
   let next = 0;
   const worker = async () => {
     while (next < opts.messages) {
       next++;
-      await transport.sendMail({ envelope, raw: opts.raw });
+      await pool.send(envelope, opts.raw);
     }
   };
   // Warm the pool's connections before timing.
-  await Promise.all(Array.from({ length: opts.poolSize }, () => transport.sendMail({ envelope, raw: opts.raw })));
+  await Promise.all(Array.from({ length: opts.poolSize }, () => pool.send(envelope, opts.raw)));
   const started = performance.now();
   await Promise.all(Array.from({ length: opts.poolSize }, worker));
   const seconds = (performance.now() - started) / 1000;
-  transport.close();
+  pool.close();
   return { messages: opts.messages, seconds, perSecond: opts.messages / seconds, messageBytes: opts.raw.length };
 }
 

@@ -9,7 +9,7 @@
 // Builds a synthetic database in a temporary directory, then runs the real pipeline stage by stage:
 // import (CSV, setup) -> ingest (parseFeed + ingestBatch) -> match (matchPending) -> plan (planDigests)
 // -> render + send (sendPending with the real SMTP mailer, into a discarding sink in a child process).
-// In the same run it measures the ceiling (one pre-built message sent over and over by the same kind of
+// In the same run it measures the ceiling (one pre-built message sent over and over by the service's own
 // pool) and the naive baseline (per-subscriber JS matching + mjml2html, on a sample), and prints our
 // rate against both. See BENCHMARKS.md.
 import { execFile, fork, type ChildProcess } from 'node:child_process';
@@ -158,6 +158,10 @@ try {
   const plan = await clock.run('plan', () => planDigests(db, { clock: app.clock, mode: 'now' }), (r) => `${fmt.int(r.planned)} digests, ${fmt.int(r.items)} papers in them`);
   const sizes = distribution((db.prepare(`SELECT paper_count AS n FROM digests`).all() as { n: number }[]).map((r) => r.n));
 
+  // CPU time of this process (every thread) and of the sink over the send stage: per digest, it moves
+  // much less with the machine's load than digests/s does (other engineers share the two cores).
+  const cpuBefore = cpuMs();
+  const sinkCpuBefore = postfix?.stats().cpuSeconds;
   const sent = await clock.run(
     'render+send',
     () => (o['send-in-child'] ? sendInChild(config) : sendPending(app, { retryWindowMs: 0 })),
@@ -167,6 +171,8 @@ try {
         ? `\`digest run\` in a child process, its peak RSS ${childRun.peakRssMb} MB`
         : `${r.threads ?? 1} thread(s) sent ${(r.sentPerThread ?? [r.sent]).map(fmt.int).join(' + ')}`),
   );
+  const sendCpuMs = cpuMs() - cpuBefore;
+  const sinkSendCpuMs = sinkCpuBefore === undefined ? undefined : (postfix!.stats().cpuSeconds - sinkCpuBefore) * 1000;
   if (sent.failed + sent.retrying + sent.unknown > 0 || sent.paused) log(`WARNING: not every digest was sent: ${JSON.stringify(sent)}`);
   // What the edition cost on disk, and the mean size of the messages the sink received for it.
   const dbGrowth = dbBytes() - dbBeforeEdition;
@@ -194,10 +200,13 @@ try {
   const sampleMail = app.renderer.digest(sample.view);
   const raw = prebuildMessage({ from: MAIL_FROM, to: sample.subscriber.email, mail: sampleMail, unsubscribeUrl: sample.view.links.unsubscribe });
   const ceilingMessages = o['ceiling-messages'] ? Number(o['ceiling-messages']) : Math.min(Math.max(sent.sent, 2_000), 50_000);
+  const ceilingCpuBefore = cpuMs();
   const ceiling = await clock.run(
     'ceiling',
     () => measureCeiling({ url: smtpUrl, poolSize: POOL, raw, from: MAIL_FROM, to: sample.subscriber.email, messages: ceilingMessages }),
-    (c) => `${fmt.int(c.messages)} × one pre-built ${fmt.int(c.messageBytes / 1024)} KB message: ${fmt.rate(c.perSecond)} messages/s`,
+    (c) =>
+      `${fmt.int(c.messages)} × one pre-built ${fmt.int(c.messageBytes / 1024)} KB message: ${fmt.rate(c.perSecond)} messages/s, ` +
+      `${((cpuMs() - ceilingCpuBefore) / c.messages).toFixed(3)} ms CPU per message (this process, warm-up included)`,
   );
   const naive = await clock.run(
     'naive',
@@ -239,6 +248,12 @@ try {
       ? `peak RSS of \`digest run\` (child process, every thread): ${childRun.peakRssMb} MB`
       : `render inside the send stage: ${fmt.s((sent.renderMs ?? 0) / 1000)} s CPU over all threads = ${((sent.renderMs ?? 0) / Math.max(1, sent.sent)).toFixed(3)} ms/digest`,
     '',
+    ...(childRun
+      ? []
+      : [
+          `CPU in the send stage: ${(sendCpuMs / Math.max(1, sent.sent)).toFixed(3)} ms per digest in this process (every thread)` +
+            (sinkSendCpuMs === undefined ? '' : ` + ${(sinkSendCpuMs / Math.max(1, sent.sent)).toFixed(3)} ms in the sink`),
+        ]),
     `END TO END (ingest -> match -> plan -> render+send): ${fmt.s(endToEnd)} s, ${fmt.int(sent.sent)} digests = ${fmt.rate(ourRate)} digests/s`,
     `vs ceiling (pre-built message, same pool and sink): ${fmt.rate(ceiling.perSecond)} messages/s -> ours = ${((ourRate / ceiling.perSecond) * 100).toFixed(0)}% of the ceiling`,
     `vs naive (per-subscriber JS matching + mjml2html): ${fmt.rate(naive.digestsPerSecond)} digests/s -> ours = ${(ourRate / naive.digestsPerSecond).toFixed(1)}× the naive rate`,
@@ -255,7 +270,7 @@ try {
   console.log(lines.join('\n'));
   if (profileDir) printProfiles();
   if (o.json) {
-    writeFileSync(o.json, JSON.stringify({ options: o, population, plan, sizes, sent, childRun, dbGrowth, ledger, meanMessageBytes, endToEnd, ourRate, perDigest, ceiling, naive, matched, sink: sinkStats, stages: clock.stages }, null, 1));
+    writeFileSync(o.json, JSON.stringify({ options: o, population, plan, sizes, sent, sendCpuMs, sinkSendCpuMs, childRun, dbGrowth, ledger, meanMessageBytes, endToEnd, ourRate, perDigest, ceiling, naive, matched, sink: sinkStats, stages: clock.stages }, null, 1));
   }
 } finally {
   clock.close();
@@ -389,4 +404,10 @@ function askSink(): Promise<SinkStats> {
     sink!.on('message', onMessage);
     sink!.send('stats');
   });
+}
+
+/** CPU time of this process so far, every thread, user + system (ms). */
+function cpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
 }

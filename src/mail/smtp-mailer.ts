@@ -1,15 +1,18 @@
-// The Mailer over SMTP: a nodemailer connection pool with a rate limit, timeouts and optional DKIM.
-// Messages are built by raw-message.ts (headers from a template, fast quoted-printable bodies) and handed
-// to the pool as `{ envelope, raw }`; nodemailer signs them with DKIM when configured and sends them.
-// Errors come out as MailError with a kind (temporary / permanent / connection / ambiguous) the sender
-// acts on; 'ambiguous' (no answer after the whole message went out) needs the watch in data-phase.ts.
+// The Mailer over SMTP: our pool of nodemailer SMTPConnections (smtp-pool.ts: pool size, rate limit,
+// timeouts, STARTTLS / smtps, AUTH, PIPELINING) and optional DKIM (nodemailer's signer).
+// Messages are built by raw-message.ts (headers from a template, fast quoted-printable bodies), signed
+// when DKIM is configured, and sent as bytes over one of the pool's connections; nodemailer's transport
+// (sendMail, MailComposer, its pool's queue) is not on this path any more: see smtp-pool.ts for what it
+// cost per message. Errors come out as MailError with a kind (temporary / permanent / connection /
+// ambiguous) the sender acts on; 'ambiguous' (no answer after the whole message went out) needs the watch
+// in data-phase.ts.
 import { randomUUID } from 'node:crypto';
-import { createTransport } from 'nodemailer';
+import DKIM from 'nodemailer/lib/dkim';
 import type { DkimConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { errorMessage } from '../errors.ts';
-import { installDataPhaseWatch } from './data-phase.ts';
 import { MailError, toMailError } from './errors.ts';
+import { SmtpPool } from './smtp-pool.ts';
 import { createMessageBuilder, type RawMessage } from './raw-message.ts';
 import type { Mailer, OutgoingMail, SentMail } from './types.ts';
 
@@ -37,7 +40,7 @@ export const DKIM_SIGNED_HEADERS = [
   'Content-Type', 'Content-Transfer-Encoding', 'List-Id', 'List-Unsubscribe', 'List-Unsubscribe-Post',
 ].join(':');
 
-/** nodemailer's pool counts messages per window: turn "messages per second" (maybe < 1) into that. */
+/** The pool counts messages per window: turn "messages per second" (maybe < 1) into that. */
 export function rateWindow(ratePerSecond: number): { rateLimit: number; rateDelta: number } | undefined {
   if (!(ratePerSecond > 0)) return undefined;
   if (ratePerSecond >= 1) return { rateLimit: Math.floor(ratePerSecond), rateDelta: 1000 };
@@ -51,32 +54,26 @@ export function domainOf(address: string): string {
 }
 
 export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
-  installDataPhaseWatch();
   const log = opts.logger.child({ component: 'smtp' });
-  const transport = createTransport({
-    pool: true,
+  const window = rateWindow(opts.ratePerSecond);
+  const pool = new SmtpPool({
     url: opts.url,
-    maxConnections: opts.poolSize,
+    poolSize: opts.poolSize,
+    rate: window && { limit: window.rateLimit, deltaMs: window.rateDelta },
+    timeoutMs: opts.timeoutMs,
     maxMessages: 1000,
-    // nodemailer requeues a message only when not a byte of it reached the server (connection closed
-    // before the greeting, or an idle pooled connection dropped): safe to repeat, so keep a small bound.
+    // A message is sent again over a fresh connection only when not a byte of it reached the server (a
+    // reused connection the relay had closed, or dropped at RCPT TO): safe to repeat, so a small bound.
     maxRequeues: 2,
-    ...rateWindow(opts.ratePerSecond),
-    connectionTimeout: opts.timeoutMs,
-    greetingTimeout: opts.timeoutMs,
-    socketTimeout: opts.timeoutMs,
-    logger: false,
-    ...(opts.dkim
-      ? {
-          dkim: {
-            domainName: opts.dkim.domainName,
-            keySelector: opts.dkim.keySelector,
-            privateKey: opts.dkim.privateKey,
-            headerFieldNames: DKIM_SIGNED_HEADERS,
-          },
-        }
-      : {}),
   });
+  const dkim = opts.dkim
+    ? new DKIM({
+        domainName: opts.dkim.domainName,
+        keySelector: opts.dkim.keySelector,
+        privateKey: opts.dkim.privateKey,
+        headerFieldNames: DKIM_SIGNED_HEADERS,
+      })
+    : undefined;
   const builder = createMessageBuilder({ from: opts.from });
   const fromDomain = domainOf(opts.from);
   let closed = false;
@@ -85,13 +82,17 @@ export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
   /** Hands a built message to the pool. Holds only the bytes while the relay works, not the bodies. */
   const deliver = async (envelope: RawMessage['envelope'], raw: Buffer, messageId: string, room: Buffer | undefined): Promise<SentMail> => {
     try {
-      // messageId and baseBoundary only spare nodemailer from drawing random bytes to make its own (a raw
-      // message is sent as it is: neither is written into it).
-      const info = await transport.sendMail({ envelope, raw, messageId: `<${messageId}>`, baseBoundary: 'raw' });
+      // Signed: a new Buffer (signature header + message); the room is free again at once.
+      const bytes = dkim ? await signed(dkim, raw) : raw;
+      if (bytes !== raw && room) {
+        rooms.release(room);
+        room = undefined;
+      }
+      const response = await pool.send(envelope, bytes);
       // Accepted after the final dot: every byte was read. (After a failure the bytes are left to the
       // garbage collector: a relay that answered early may leave the data stream still reading them.)
       if (room) rooms.release(room);
-      return { messageId, response: String(info.response ?? '') };
+      return { messageId, response };
     } catch (e) {
       const err = toMailError(e);
       log.debug({ to: envelope.to, kind: err.kind, code: err.responseCode, response: err.response }, 'send failed');
@@ -115,9 +116,20 @@ export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      transport.close();
+      pool.close();
     },
   };
+}
+
+/** nodemailer's DKIM signer over a whole message: the signed bytes (DKIM-Signature header first). */
+function signed(dkim: DKIM, raw: Buffer): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const out = dkim.sign(raw);
+    const chunks: Buffer[] = [];
+    out.on('data', (c: Buffer) => chunks.push(c));
+    out.once('error', reject);
+    out.once('end', () => resolve(Buffer.concat(chunks)));
+  });
 }
 
 /**

@@ -23,6 +23,7 @@ import type { Mailer, SentMail } from '../mail/types.ts';
 import { retryDelayMs } from '../backoff.ts';
 import { Ledger, type SentRecord } from './ledger.ts';
 import type { RelayWatch } from './relay-watch.ts';
+import type { WriteTurn } from './write-turn.ts';
 import type { RenderedEmail, Renderer } from '../render/render.ts';
 import { emptySummary, type ProgressDelta, type SenderConfig, type SendSummary } from './send-types.ts';
 import { DigestLoader, type LoadedDigest } from '../render/view.ts';
@@ -42,6 +43,8 @@ export interface LoopOptions {
   /** Rows in flight at once in this thread (its share of SMTP_POOL_SIZE). */
   concurrency: number;
   relay: RelayWatch;
+  /** Turns at the ledger shared with the run's other sending threads (write-turn.ts); none when alone. */
+  writeTurn?: WriteTurn | undefined;
   /** Who the claims are recorded for (one per process: see ledger.ts claimantId). */
   claimant: string;
   signal?: AbortSignal | undefined;
@@ -84,6 +87,10 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   const write = <T>(fn: () => T): T => retryWhileBusySync(fn, Math.min(busyBudgetMs, SYNC_WRITE_WAIT_MS));
 
   const stopping = () => relay.paused || storageStopped || signal?.aborted === true;
+  /** The once-per-digest writes (claim, record + claim): retried while locked, in this thread's turn. */
+  const turn = opts.writeTurn;
+  const ledgerWrite = <T>(fn: () => T): Promise<T> =>
+    turn ? turn.run(() => retryWhileBusy(fn, busyBudgetMs)) : retryWhileBusy(fn, busyBudgetMs);
 
   /**
    * The ledger could not be written: stop claiming (what is left waits for the next run, which must be
@@ -288,7 +295,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
         if (delivered) {
           const d = delivered;
           try {
-            await retryWhileBusy(() => ledger.markSent(d.id, d.subscriberId, d.toPaper, d.messageId, d.response, d.at), busyBudgetMs);
+            await ledgerWrite(() => ledger.markSent(d.id, d.subscriberId, d.toPaper, d.messageId, d.response, d.at));
             recorded(d);
           } catch (e) {
             logger.error({ err: e, digest: d.id }, 'cannot record a delivered digest: it stays in flight (later unknown)');
@@ -302,10 +309,10 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
         // Waits for a lock by trying again (the event loop runs in between), never in one long block.
         if (delivered) {
           const d = delivered;
-          id = (await retryWhileBusy(() => ledger.recordSentThenClaim(d, clock.now()), busyBudgetMs)).next;
+          id = (await ledgerWrite(() => ledger.recordSentThenClaim(d, clock.now()))).next;
           recorded(d);
         } else {
-          id = await retryWhileBusy(() => ledger.claimNext(clock.now()), busyBudgetMs);
+          id = await ledgerWrite(() => ledger.claimNext(clock.now()));
         }
       } catch (e) {
         // A delivered row that cannot be recorded stays 'sending': the next run marks it unknown (never resent).

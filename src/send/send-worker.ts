@@ -14,6 +14,7 @@ import { createSmtpMailer } from '../mail/smtp-mailer.ts';
 import type { Mailer } from '../mail/types.ts';
 import { Tokens } from '../tokens.ts';
 import { RelayWatch } from './relay-watch.ts';
+import { WriteTurn } from './write-turn.ts';
 import { createRenderer } from '../render/render.ts';
 import { runSendLoop } from './send-loop.ts';
 import type { ProgressDelta } from './send-types.ts';
@@ -64,6 +65,7 @@ async function main(setup: WorkerSetup): Promise<void> {
       {
         concurrency: setup.poolSize,
         relay: new RelayWatch(config.RELAY_DOWN_AFTER, setup.relayMemory),
+        writeTurn: new WriteTurn(setup.turnMemory),
         claimant: setup.claimant,
         signal: aborter.signal,
         retryWindowMs: setup.retryWindowMs,

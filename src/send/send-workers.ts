@@ -14,6 +14,7 @@ import { Worker } from 'node:worker_threads';
 import type { DkimConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { RelayWatch } from './relay-watch.ts';
+import { WriteTurn } from './write-turn.ts';
 import type { TemplateSources } from '../render/render-templates.ts';
 import { runSendLoop, type LoopDeps } from './send-loop.ts';
 import { emptySummary, type ProgressDelta, type SenderConfig, type SendProgress, type SendSummary } from './send-types.ts';
@@ -36,6 +37,8 @@ export interface WorkerSetup extends RunSetup {
   poolSize: number;
   ratePerSecond: number;
   relayMemory: SharedArrayBuffer;
+  /** The threads' turns at the ledger (write-turn.ts). */
+  turnMemory: SharedArrayBuffer;
 }
 
 export type WorkerConfig = SenderConfig & {
@@ -87,6 +90,7 @@ export function shares(total: number, parts: number): number[] {
 export async function sendWithWorkers(deps: LoopDeps, run: ParallelRun): Promise<SendSummary> {
   const { logger } = deps;
   const relay = new RelayWatch(run.config.RELAY_DOWN_AFTER);
+  const turn = new WriteTurn();
   const pool = shares(run.config.SMTP_POOL_SIZE, run.threads);
   const progress: SendProgress = { total: run.total, done: 0, sent: 0, failed: 0 };
   const onDelta = (d: ProgressDelta) => {
@@ -109,6 +113,7 @@ export async function sendWithWorkers(deps: LoopDeps, run: ParallelRun): Promise
         ratePerSecond: 0,
         claimant: run.claimant,
         relayMemory: relay.memory,
+        turnMemory: turn.memory,
         retryWindowMs: run.retryWindowMs,
       },
       onDelta,
