@@ -78,10 +78,10 @@ const SQL_MARK_SENT = `
   WHERE id = :id AND claimed_by = :claimant AND status IN ('sending', 'unknown')`;
 
 
-/** Temporary failure: retry later, or give up after max attempts. */
+/** Temporary failure: retry at :nextAttemptAt, or (NULL) give up: retry-policy.ts decides which. */
 const SQL_MARK_RETRY = `
   UPDATE digests
-  SET status = CASE WHEN attempts + 1 >= :maxAttempts THEN 'failed' ELSE 'retry' END,
+  SET status = CASE WHEN :nextAttemptAt IS NULL THEN 'failed' ELSE 'retry' END,
       attempts = attempts + 1, next_attempt_at = :nextAttemptAt, smtp_code = :code, smtp_response = :response
   WHERE id = :id AND claimed_by = :claimant AND status = 'sending'
   RETURNING status`;
@@ -212,13 +212,15 @@ export class Ledger {
     return this.tx.sent.immediate({ id, subscriberId, toPaper, messageId, response, at: now }, this.claimant);
   }
 
-  /** Returns the row's new status: 'retry', or 'failed' once attempts are used up. */
-  markRetry(id: number, failure: FailureRecord, maxAttempts: number, nextAttemptAt: Date): 'retry' | 'failed' | undefined {
+  /**
+   * A temporary failure: 'retry' at `nextAttemptAt`, or 'failed' when it is null (tries used up: the
+   * decision is retry-policy.ts's). Returns the row's new status (undefined: not our claim any more).
+   */
+  markRetry(id: number, failure: FailureRecord, nextAttemptAt: Date | null): 'retry' | 'failed' | undefined {
     const r = this.s.retry.get({
       id,
       claimant: this.claimant,
-      maxAttempts,
-      nextAttemptAt: nextAttemptAt.toISOString(),
+      nextAttemptAt: nextAttemptAt?.toISOString() ?? null,
       ...failure,
     }) as { status: 'retry' | 'failed' } | undefined;
     return r?.status;

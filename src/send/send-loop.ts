@@ -20,8 +20,8 @@ import type { Logger } from '../log.ts';
 import { toMailError, type MailError } from '../mail/errors.ts';
 import { domainOf } from '../mail/smtp-mailer.ts';
 import type { Mailer, SentMail } from '../mail/types.ts';
-import { retryDelayMs } from '../backoff.ts';
 import { Ledger, type SentRecord } from './ledger.ts';
+import { afterFailure } from './retry-policy.ts';
 import type { RelayWatch } from './relay-watch.ts';
 import type { WriteTurn } from './write-turn.ts';
 import type { RenderedEmail, Renderer } from '../render/render.ts';
@@ -149,7 +149,8 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   const onFailure = (loaded: LoadedDigest, err: MailError) => {
     const { row, subscriber } = loaded;
     const failure = { code: err.responseCode ?? null, response: err.response.slice(0, 1000) };
-    if (err.kind === 'ambiguous') {
+    const decision = afterFailure(err.kind, row.attempts, config, clock.now(), opts.random);
+    if (decision.action === 'unknown') {
       // The relay may have queued it: never resent; the watermark stays, so its papers ride in the next
       // digest (exactly what a crash mid-send leaves, see ledger.ts).
       write(() => ledger.markUnknown(row.id, `outcome unknown: ${err.response}; not resent, papers carried to the next edition`.slice(0, 1000)));
@@ -163,7 +164,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
       return;
     }
     logger.info({ digest: row.id, kind: err.kind, code: err.responseCode, response: err.response }, 'send failed');
-    if (err.kind === 'permanent') {
+    if (decision.action === 'fail') {
       relay.answered();
       if (write(() => ledger.markFailed(row.id, subscriber.id, failure, config.HARD_FAILURES_TO_SUPPRESS, clock.now()))) {
         summary.newlySuppressed++;
@@ -173,9 +174,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
       settle(row.id, 'failed');
       return;
     }
-    const attempt = row.attempts + 1;
-    const delay = retryDelayMs(attempt, { baseMs: config.SMTP_RETRY_BASE_MS, maxMs: config.SMTP_RETRY_MAX_MS }, opts.random);
-    const status = write(() => ledger.markRetry(row.id, failure, config.SMTP_MAX_ATTEMPTS, new Date(clock.now().getTime() + delay)));
+    const status = write(() => ledger.markRetry(row.id, failure, decision.action === 'retry' ? decision.at : null));
     if (status === 'retry') {
       leftForRetry.add(row.id);
     } else if (status === 'failed') {
