@@ -28,7 +28,7 @@
 // first one past the column the body has reached becomes the break (the segment is then copied as two
 // views around a CRLF); the reader's own text is laid out from that column.
 import { closesRaw, opensRaw, S_COMMENT, S_DQ, S_RAW, S_SQ, S_TAG, S_TEXT, writeRef } from './html-7bit.ts';
-import type { ArenaPool } from './qp-body.ts';
+import { ArenaWriter, type ArenaPool } from './arena.ts';
 import { encodeQuotedPrintable } from './quoted-printable.ts';
 
 /** A line is broken at the first usable space past this column... */
@@ -275,7 +275,7 @@ export function encodeHtmlSegment(text: string, startKey = S_TEXT * 2): HtmlSegm
 }
 
 /** An HTML body being put together as 7bit: shared segments by reference, own text encoded here. */
-export class HtmlBodyWriter {
+export class HtmlBodyWriter extends ArenaWriter {
   readonly parts: Buffer[] = [];
   /** Encoded bytes so far. */
   bytes = 0;
@@ -290,12 +290,8 @@ export class HtmlBodyWriter {
   get size(): number {
     return this.bytes - this.lay.crlf;
   }
-  private arena: Buffer;
-  private used = 0;
-  private readonly taken: Buffer[] = [];
-
-  constructor(private readonly pool?: ArenaPool) {
-    this.arena = this.newArena(0);
+  constructor(pool?: ArenaPool) {
+    super(pool);
   }
 
   /** The layout state a segment joined now must have been encoded from (encodeHtmlSegment's startKey). */
@@ -312,19 +308,6 @@ export class HtmlBodyWriter {
   encoded(): { parts: Buffer[]; transfer: '7bit' | 'quoted-printable' } {
     if (!this.lay.fallback) return { parts: this.parts, transfer: '7bit' };
     return { parts: [encodeQuotedPrintable(Buffer.concat(this.parts))], transfer: 'quoted-printable' };
-  }
-
-  release(): void {
-    if (!this.pool) return;
-    for (const a of this.taken) this.pool.give(a);
-    this.taken.length = 0;
-  }
-
-  private newArena(min: number): Buffer {
-    if (!this.pool) return Buffer.allocUnsafe(Math.max(min, 8 * 1024));
-    const a = this.pool.take(min);
-    this.taken.push(a);
-    return a;
   }
 
   private push(b: Buffer): void {
@@ -373,22 +356,27 @@ export class HtmlBodyWriter {
     lay.rawNext = seg.rawNext;
   }
 
-  /** Encodes the reader's own text at the current column, in pieces that fit a pooled arena. */
+  /**
+   * Encodes the reader's own text at the current column, in pieces that fit a pooled arena, never cut
+   * inside a surrogate pair (an emoji cut in two would be written as two U+FFFD).
+   */
   addText(text: string): void {
-    for (let from = 0; from < text.length; from += TEXT_PIECE) this.addPiece(text.slice(from, from + TEXT_PIECE));
+    for (let from = 0; from < text.length; ) {
+      let to = Math.min(text.length, from + TEXT_PIECE);
+      const last = text.charCodeAt(to - 1);
+      if (to < text.length && last >= 0xd800 && last <= 0xdbff) to--;
+      this.addPiece(text.slice(from, to));
+      from = to;
+    }
   }
 
   private addPiece(text: string): void {
     if (text === '') return;
-    const need = maxOut(text.length);
-    if (this.arena.length - this.used < need) {
-      this.arena = this.newArena(need);
-      this.used = 0;
-    }
+    const a = this.room(maxOut(text.length));
     const start = this.used;
     const before = this.lay.utf8;
-    const o = encodeInto(text, this.arena, start, this.lay);
-    this.push(this.arena.subarray(start, o));
+    const o = encodeInto(text, a, start, this.lay);
+    this.push(a.subarray(start, o));
     this.textBytes += this.lay.utf8 - before;
     this.used = o;
   }
@@ -396,8 +384,7 @@ export class HtmlBodyWriter {
 
 /**
  * Characters encoded at a time: at most 9 bytes each (~9 KB), within a pooled 32 KB arena. A piece may
- * end anywhere (the layout's state carries over; a surrogate pair cut in two becomes U+FFFD twice, so
- * cut texts are the shell and reader parts, whose non-ASCII is rare) — see addText.
+ * end anywhere but inside a surrogate pair (the layout's state carries over) — see addText.
  */
 const TEXT_PIECE = 1024;
 

@@ -12,6 +12,9 @@
 // A piece's last blank is escaped (=20) even when the next piece goes on with the line: one harmless
 // escape per piece, which a decoder reads as the same space.
 import { encodeQuotedPrintableInto, maxEncodedLength } from './quoted-printable.ts';
+import { ArenaWriter } from './arena.ts';
+
+export { ArenaPool } from './arena.ts';
 
 const CR = 0x0d;
 const LF = 0x0a;
@@ -45,60 +48,14 @@ function columnAfter(b: Uint8Array, from: number, to: number, startCol: number):
   return startCol + (to - from);
 }
 
-/**
- * Scratch buffers the writers encode a reader's text into, reused from message to message (one pool per
- * renderer, so per thread). Without it each digest left ~50 KB of 8 KB Buffers behind, memory outside
- * V8's heap that is collected only when such garbage reaches tens of MB. A writer gives its arenas back
- * when the email is released (after it was sent); at most `keep` are kept.
- */
-export class ArenaPool {
-  private readonly free: Buffer[] = [];
-  constructor(
-    readonly size = 32 * 1024,
-    private readonly keep = 64,
-  ) {}
-
-  take(min: number): Buffer {
-    if (min > this.size) return Buffer.allocUnsafeSlow(min);
-    return this.free.pop() ?? Buffer.allocUnsafeSlow(this.size);
-  }
-
-  give(b: Buffer): void {
-    if (b.length === this.size && this.free.length < this.keep) this.free.push(b);
-  }
-}
-
 /** Quoted-printable body being put together: shared segments by reference, own text encoded here. */
-export class QpBodyWriter {
+export class QpBodyWriter extends ArenaWriter {
   readonly parts: Buffer[] = [];
   /** Encoded bytes so far. */
   bytes = 0;
   /** UTF-8 bytes of the text so far (before encoding). */
   textBytes = 0;
   private col = 0;
-  private arena: Buffer;
-  private used = 0;
-  /** Arenas taken from the pool (given back by release()). */
-  private readonly taken: Buffer[] = [];
-
-  /** `pool`: where arenas come from and go back to; without one, plain Buffers left to the collector. */
-  constructor(private readonly pool?: ArenaPool) {
-    this.arena = this.newArena(0);
-  }
-
-  /** Gives the arenas back: the parts cut from them must not be read after this. */
-  release(): void {
-    if (!this.pool) return;
-    for (const a of this.taken) this.pool.give(a);
-    this.taken.length = 0;
-  }
-
-  private newArena(min: number): Buffer {
-    if (!this.pool) return Buffer.allocUnsafe(Math.max(min, 8 * 1024));
-    const a = this.pool.take(min);
-    this.taken.push(a);
-    return a;
-  }
 
   addSegment(seg: QpSegment): void {
     const b = this.col === 0 ? seg.atLineStart : seg.bytes;
@@ -130,13 +87,7 @@ export class QpBodyWriter {
   private addPiece(text: string): void {
     if (text === '') return;
     const max = 3 * text.length; // UTF-8 bytes per UTF-16 unit, at most
-    const need = max + maxEncodedLength(max);
-    if (this.arena.length - this.used < need) {
-      // A new arena; the parts already cut from the old one keep it alive until the body is sent.
-      this.arena = this.newArena(need);
-      this.used = 0;
-    }
-    const a = this.arena;
+    const a = this.room(max + maxEncodedLength(max));
     const inAt = a.length - max; // the UTF-8 input at the arena's end, the output from `used`
     const n = a.write(text, inAt, 'utf8');
     const start = this.used;

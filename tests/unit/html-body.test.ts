@@ -183,6 +183,16 @@ describe('HtmlBodyWriter', () => {
     expect(htmlWireLength(text)).toBe(w.size);
   });
 
+  it('a reader\'s long text keeps an emoji that falls on a piece boundary (not two replacement characters)', () => {
+    for (const at of [1022, 1023, 1024, 2047]) {
+      const text = `<p>${'word '.repeat(at).slice(0, at - 3)}😀 and after</p>`;
+      const w = new HtmlBodyWriter(new ArenaPool());
+      w.addText(text);
+      expect(decodeHtmlBody(Buffer.concat(w.parts))).toBe(text);
+      expect(w.textBytes).toBe(Buffer.byteLength(text));
+    }
+  });
+
   it('a word too long for any line is sent as quoted-printable of the same bytes', () => {
     const w = new HtmlBodyWriter();
     const text = `<p>${'a'.repeat(2_000)}</p>`;
