@@ -44,6 +44,34 @@ export function closesRaw(text: string, at: number): boolean {
 }
 
 /**
+ * The tokenizer's step on the ASCII character `c` at `i` of `text`: the next state * 2, plus 1 when the tag
+ * being read opens <style> or <script> (its content is raw text). `dashes`: the two characters before `c`
+ * were "--" (a comment ends at "-->"). One machine for the encoder (html-body.ts) and the decoder below,
+ * which must agree on every state to give back the exact HTML.
+ */
+export function nextState(state: number, rawNext: boolean, c: number, text: string, i: number, dashes: boolean): number {
+  if (state === S_TEXT) {
+    if (c === 0x3c) {
+      if (text.startsWith('!--', i + 1)) return S_COMMENT * 2;
+      return S_TAG * 2 + (opensRaw(text, i + 1) ? 1 : 0);
+    }
+  } else if (state === S_TAG) {
+    if (c === 0x22) return S_DQ * 2 + (rawNext ? 1 : 0);
+    if (c === 0x27) return S_SQ * 2 + (rawNext ? 1 : 0);
+    if (c === 0x3e) return rawNext ? S_RAW * 2 : S_TEXT * 2;
+  } else if (state === S_DQ) {
+    if (c === 0x22) return S_TAG * 2 + (rawNext ? 1 : 0);
+  } else if (state === S_SQ) {
+    if (c === 0x27) return S_TAG * 2 + (rawNext ? 1 : 0);
+  } else if (state === S_COMMENT) {
+    if (c === 0x3e && dashes) return S_TEXT * 2;
+  } else if (c === 0x3c && closesRaw(text, i + 1)) {
+    return S_TAG * 2;
+  }
+  return state * 2 + (rawNext ? 1 : 0);
+}
+
+/**
  * The HTML that was encoded, exactly: our references decoded, the breaks that stand for a space turned
  * back into one, CRLF in <style> and comments back to LF. For readers of a rendered email's .html (tests,
  * `digest preview`), never on the send path. Input: the part's bytes after the transfer decoding.
@@ -74,27 +102,10 @@ export function decodeHtmlBody(bytes: Buffer): string {
         continue;
       }
     }
-    if (state === S_TEXT) {
-      if (c === 0x3c) {
-        if (s.startsWith('!--', i + 1)) state = S_COMMENT;
-        else {
-          state = S_TAG;
-          rawNext = opensRaw(s, i + 1);
-        }
-      }
-    } else if (state === S_TAG) {
-      if (c === 0x22) state = S_DQ;
-      else if (c === 0x27) state = S_SQ;
-      else if (c === 0x3e) state = rawNext ? S_RAW : S_TEXT;
-    } else if (state === S_DQ) {
-      if (c === 0x22) state = S_TAG;
-    } else if (state === S_SQ) {
-      if (c === 0x27) state = S_TAG;
-    } else if (state === S_COMMENT) {
-      if (c === 0x3e && s.charCodeAt(i - 1) === 0x2d && s.charCodeAt(i - 2) === 0x2d) state = S_TEXT;
-    } else if (c === 0x3c && closesRaw(s, i + 1)) {
-      state = S_TAG;
-      rawNext = false;
+    if (c === 0x3c || c === 0x3e || c === 0x22 || c === 0x27) {
+      const k = nextState(state, rawNext, c, s, i, s.charCodeAt(i - 1) === 0x2d && s.charCodeAt(i - 2) === 0x2d);
+      state = k >> 1;
+      rawNext = (k & 1) === 1;
     }
   }
   return out + s.slice(from);

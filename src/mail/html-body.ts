@@ -27,7 +27,7 @@
 // out once per run from column 0 with the spaces of their first line remembered, and at a join the
 // first one past the column the body has reached becomes the break (the segment is then copied as two
 // views around a CRLF); the reader's own text is laid out from that column.
-import { closesRaw, opensRaw, S_COMMENT, S_DQ, S_RAW, S_SQ, S_TAG, S_TEXT, writeRef } from './html-7bit.ts';
+import { nextState, S_COMMENT, S_RAW, S_TAG, S_TEXT, writeRef } from './html-7bit.ts';
 import { ArenaWriter, type ArenaPool } from './arena.ts';
 import { encodeQuotedPrintable } from './quoted-printable.ts';
 
@@ -165,27 +165,10 @@ function encodeInto(text: string, out: Buffer, o: number, lay: Layout, first?: n
       out[o++] = c;
       col++;
       // States (decodeHtmlBody runs the same machine over the encoded bytes).
-      if (state === S_TEXT) {
-        if (c === 0x3c) {
-          if (text.startsWith('!--', i + 1)) state = S_COMMENT;
-          else {
-            state = S_TAG;
-            rawNext = opensRaw(text, i + 1);
-          }
-        }
-      } else if (state === S_TAG) {
-        if (c === 0x22) state = S_DQ;
-        else if (c === 0x27) state = S_SQ;
-        else if (c === 0x3e) state = rawNext ? S_RAW : S_TEXT;
-      } else if (state === S_DQ) {
-        if (c === 0x22) state = S_TAG;
-      } else if (state === S_SQ) {
-        if (c === 0x27) state = S_TAG;
-      } else if (state === S_COMMENT) {
-        if (c === 0x3e && o - o0 >= 3 && out[o - 2] === 0x2d && out[o - 3] === 0x2d) state = S_TEXT;
-      } else if (c === 0x3c && closesRaw(text, i + 1)) {
-        state = S_TAG;
-        rawNext = false;
+      if (c === 0x3c || c === 0x3e || c === 0x22 || c === 0x27) {
+        const k = nextState(state, rawNext, c, text, i, o - o0 >= 3 && out[o - 2] === 0x2d && out[o - 3] === 0x2d);
+        state = k >> 1;
+        rawNext = (k & 1) === 1;
       }
       continue;
     }
