@@ -3,32 +3,17 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { dkimVerify } from 'mailauth';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log.ts';
-import { MailError } from '../../src/mail/errors.ts';
-import { createSmtpMailer, type SmtpMailerOptions } from '../../src/mail/smtp-mailer.ts';
-import type { Mailer, OutgoingMail } from '../../src/mail/types.ts';
+import type { SmtpMailerOptions } from '../../src/mail/smtp-mailer.ts';
+import type { OutgoingMail } from '../../src/mail/types.ts';
 import { accept, drop, perAddress, reject, SmtpSink } from '../helpers/smtp-sink.ts';
+import { failureOf, mailerOnSink } from '../helpers/mailer-on-sink.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const c of open.splice(0).reverse()) await c.close();
 });
 
-async function setup(opts: Partial<SmtpMailerOptions> = {}, sinkOpts: Parameters<typeof SmtpSink.start>[0] = {}) {
-  const sink = await SmtpSink.start(sinkOpts);
-  open.push(sink);
-  const mailer = createSmtpMailer({
-    url: sink.url,
-    from: 'Paper Digest <digest@papers.example.org>',
-    poolSize: 2,
-    ratePerSecond: 0,
-    timeoutMs: 2_000,
-    logger: silentLogger,
-    ...opts,
-  });
-  open.push(mailer);
-  return { sink, mailer };
-}
+const setup = (opts: Partial<SmtpMailerOptions> = {}, sinkOpts: Parameters<typeof SmtpSink.start>[0] = {}) => mailerOnSink(open, opts, sinkOpts);
 
 const mail = (to: string, extra: Partial<OutgoingMail> = {}): OutgoingMail => ({
   to,
@@ -39,16 +24,6 @@ const mail = (to: string, extra: Partial<OutgoingMail> = {}): OutgoingMail => ({
   listUnsubscribe: { url: 'https://digest.example.org/unsubscribe/TOKEN', mailto: 'unsubscribe@papers.example.org' },
   ...extra,
 });
-
-async function failureOf(mailer: Mailer, m: OutgoingMail): Promise<MailError> {
-  try {
-    await mailer.send(m);
-  } catch (e) {
-    expect(e).toBeInstanceOf(MailError);
-    return e as MailError;
-  }
-  throw new Error('expected the send to fail');
-}
 
 describe('SMTP mailer', () => {
   it('sends HTML + text with a stable Message-ID, one List-Unsubscribe header and List-Unsubscribe-Post', async () => {

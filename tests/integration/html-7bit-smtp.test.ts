@@ -5,33 +5,18 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { dkimVerify } from 'mailauth';
 import { afterEach, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../src/log.ts';
 import { decodeHtmlBody, HtmlBodyWriter } from '../../src/mail/html-body.ts';
 import { encodeQuotedPrintable } from '../../src/mail/quoted-printable.ts';
-import { createSmtpMailer, type SmtpMailerOptions } from '../../src/mail/smtp-mailer.ts';
+import type { SmtpMailerOptions } from '../../src/mail/smtp-mailer.ts';
 import { createRenderer } from '../../src/render/render.ts';
-import { SmtpSink } from '../helpers/smtp-sink.ts';
+import { mailerOnSink } from '../helpers/mailer-on-sink.ts';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   for (const c of open.splice(0).reverse()) await c.close();
 });
 
-async function setup(opts: Partial<SmtpMailerOptions> = {}) {
-  const sink = await SmtpSink.start({});
-  open.push(sink);
-  const mailer = createSmtpMailer({
-    url: sink.url,
-    from: 'Paper Digest <digest@papers.example.org>',
-    poolSize: 1,
-    ratePerSecond: 0,
-    timeoutMs: 2_000,
-    logger: silentLogger,
-    ...opts,
-  });
-  open.push(mailer);
-  return { sink, mailer };
-}
+const setup = (opts: Partial<SmtpMailerOptions> = {}) => mailerOnSink(open, { poolSize: 1, ...opts });
 
 describe('7bit HTML part over SMTP', () => {
   it('lines starting with "." (a <style> rule, "..", a lone ".") arrive intact', async () => {

@@ -11,6 +11,7 @@ import { createSmtpMailer } from '../../src/mail/smtp-mailer.ts';
 import { SmtpPool } from '../../src/mail/smtp-pool.ts';
 import type { Mailer, OutgoingMail } from '../../src/mail/types.ts';
 import { accept, drop, perAddress, reject, SmtpSink } from '../helpers/smtp-sink.ts';
+import { failureOf } from '../helpers/mailer-on-sink.ts';
 
 const open: Array<{ close(): Promise<void> | void }> = [];
 afterEach(async () => {
@@ -24,16 +25,6 @@ const mail = (to: string, i = 0): OutgoingMail => ({
   text: `paper ${i}`,
   messageId: `m${i}-${to}@papers.example.org`,
 });
-
-async function failureOf(mailer: Mailer, m: OutgoingMail): Promise<MailError> {
-  try {
-    await mailer.send(m);
-  } catch (e) {
-    expect(e).toBeInstanceOf(MailError);
-    return e as MailError;
-  }
-  throw new Error('expected the send to fail');
-}
 
 interface Received {
   to: string[];
