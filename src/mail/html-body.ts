@@ -299,13 +299,19 @@ export class HtmlBodyWriter extends ArenaWriter {
     this.bytes += b.length;
   }
 
-  addSegment(seg: HtmlSegment): void {
+  /**
+   * Joins a shared segment. `reserve`: the length of a value that will follow on the segment's last line
+   * (addValue): a value has no place to break, so the line is broken in this segment when the value would
+   * not fit after it.
+   */
+  addSegment(seg: HtmlSegment, reserve = 0): void {
     const lay = this.lay;
     this.textBytes += seg.textBytes;
     if (seg.fallback || seg.startKey !== this.layoutKey) lay.fallback = true;
     const col = lay.col;
+    const firstLine = seg.firstLine + (seg.multiline ? 0 : reserve);
     let cut = -1;
-    if (col + seg.firstLine > TARGET && !lay.fallback) {
+    if (col + firstLine > TARGET && !lay.fallback) {
       // The first usable space past TARGET (as if the piece were encoded here), or failing that the last
       // one that keeps the line within HARD when the whole first line would not fit.
       let lastFit = -1;
@@ -319,7 +325,7 @@ export class HtmlBodyWriter extends ArenaWriter {
         }
         lastFit = at;
       }
-      if (cut < 0 && col + seg.firstLine > HTML_MAX_LINE) {
+      if (cut < 0 && col + firstLine > HTML_MAX_LINE) {
         if (lastFit >= 0) cut = lastFit;
         else lay.fallback = true;
       }
@@ -337,6 +343,27 @@ export class HtmlBodyWriter extends ArenaWriter {
     }
     lay.state = seg.endState;
     lay.rawNext = seg.rawNext;
+  }
+
+  /**
+   * A reader's value between two segments (a link, a number: reader-shape.ts): printable ASCII that
+   * changes no state and holds no usable space is copied as it is, with the line kept within HTML_MAX_LINE
+   * by the `reserve` of the segment before it; anything else is encoded as text.
+   */
+  addValue(value: string): void {
+    const lay = this.lay;
+    if (!HOT_RUN.test(value) || lay.col + value.length > HTML_MAX_LINE) {
+      this.addText(value);
+      return;
+    }
+    const a = this.room(value.length);
+    const start = this.used;
+    const end = start + a.write(value, start, 'latin1');
+    this.push(a.subarray(start, end));
+    this.used = end;
+    lay.col += value.length;
+    lay.utf8 += value.length;
+    this.textBytes += value.length;
   }
 
   /**
@@ -364,6 +391,9 @@ export class HtmlBodyWriter extends ArenaWriter {
     this.used = o;
   }
 }
+
+/** What addValue copies as it is: the encoder's hot path (printable ASCII but the blank and < > " '). */
+const HOT_RUN = /^[!#-&(-;=?-~]*$/;
 
 /**
  * Characters encoded at a time: at most 9 bytes each (~9 KB), within a pooled 32 KB arena. A piece may

@@ -19,6 +19,7 @@ import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
 import { authorsLine, digestSubject, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
+import { filledSize, fillPart, slotValues, writeShapedHtml, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 
 /** Stand in for the card lists while the shell is filled; cannot occur in escaped output. */
@@ -49,6 +50,8 @@ export interface DigestLayout {
   compactPapers: number;
   /** Scratch for the reader's encoded text, reused once the email is released (after sending). */
   arenas?: ArenaPool | undefined;
+  /** The reader parts' shapes (reader-shape.ts); without them every part is filled by Handlebars. */
+  shapes?: ReaderShapes | undefined;
 }
 
 type Matched = Array<{ text: string; muteUrl: string }>;
@@ -59,8 +62,20 @@ interface Chosen {
   /** Which highlight slots this reader sees lit. */
   lit: boolean[];
   /** The reader's pieces of this block, HTML, filled (in piece order). */
-  readerHtml: string[];
+  readerHtml: ReaderHtml[];
+  /** The same pieces of the text part, when the block has a shape (else filled from `view`). */
+  readerText: (() => string[]) | undefined;
   view: ReaderView;
+}
+
+/** A reader piece of the HTML: filled by Handlebars, or a shape's part and the reader's values for it. */
+type ReaderHtml = string | { part: ShapedPart; values: string[] };
+
+/** A block's reader pieces filled for one reader: HTML strings, their size as sent, the text pieces. */
+interface ReaderFill {
+  html: ReaderHtml[];
+  size: number;
+  text: (() => string[]) | undefined;
 }
 
 /** What a reader part of a card is filled with: their number, the shared parts, their topics and links. */
@@ -143,26 +158,46 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
       views[i] = { n: i + 1, p: card.parts, matched: matchedView(paper), fb: feedbackView(paper) };
     }
   };
-  const take = (i: number, kind: 'full' | 'compact', readerHtml: string[]): Chosen | undefined => {
+  // The reader's pieces of a block: from its shape (values between texts filled once per run), or, for
+  // templates and topics that have none, filled by Handlebars here.
+  const fillReader = (i: number, kind: 'full' | 'compact'): ReaderFill => {
+    const v = views[i]!;
+    const shape = layout.shapes?.shape(kind, v.matched.map((m) => m.text), v.fb === null ? 0 : v.fb.follow === null ? 1 : 2);
+    if (!shape) {
+      const html = fillOne(kind === 'full' ? t.fullHtml : t.compactHtml, v);
+      let size = 0;
+      for (const s of html) size += htmlWireLength(s);
+      return { html, size, text: undefined };
+    }
+    const mutes = v.matched.map((m) => m.muteUrl);
+    const values = slotValues(v.n, v.fb, mutes, true);
+    let size = 0;
+    const html = shape.html.map((part) => {
+      size += filledSize(part, values);
+      return { part, values };
+    });
+    return { html, size, text: () => {
+      const plain = slotValues(v.n, v.fb, mutes, false);
+      return shape.text.map((part) => fillPart(part, plain));
+    } };
+  };
+  const take = (i: number, kind: 'full' | 'compact', reader: ReaderFill): Chosen | undefined => {
     const card = cards[i]!;
     const block = kind === 'full' ? card.full : card.compact;
     const lit = litSlots(card, view.papers[i] as DigestPaperView);
-    let size = block.htmlBytes;
-    for (const s of readerHtml) size += htmlWireLength(s);
+    let size = block.htmlBytes + reader.size;
     for (const item of block.html) if (item !== null && 'slot' in item && item.open && lit[item.slot]) size += SLOT_BYTES;
     if (used + size >= budget) {
       const [f, c] = kind === 'full' ? [full.length + 1, compact.length] : [full.length, compact.length + 1];
       if (used + size + shellBytes(f, c) >= layout.htmlByteLimit) return undefined;
     }
     used += size;
-    return { index: i, block, lit, readerHtml, view: views[i]! };
+    return { index: i, block, lit, readerHtml: reader.html, readerText: reader.text, view: views[i]! };
   };
-  // Full cards: their reader parts filled in one Handlebars call per part (templates' fillAll).
   prepare(0, fullCount);
-  const fullHtml = fillEach(t.fullHtml, views.slice(0, fullCount));
   let i = 0;
   for (; i < fullCount; i++) {
-    const c = take(i, 'full', fullHtml[i]!);
+    const c = take(i, 'full', fillReader(i, 'full'));
     if (c === undefined) break;
     full.push(c);
   }
@@ -171,9 +206,8 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   while (!stop && i < candidates) {
     const end = Math.min(candidates, i + COMPACT_CHUNK);
     prepare(i, end);
-    const filled = fillEach(t.compactHtml, views.slice(i, end));
-    for (let k = 0; i < end; i++, k++) {
-      const c = take(i, 'compact', filled[k]!);
+    for (; i < end; i++) {
+      const c = take(i, 'compact', fillReader(i, 'compact'));
       if (c === undefined) {
         stop = true;
         break;
@@ -197,12 +231,10 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
 
   const text = new QpBodyWriter(layout.arenas);
   const textShell = splitShell(t.digestShellText(shellView(full.length, compact.length, true, false)));
-  const fullText = fillEach(t.fullText, full.map((c) => c.view));
-  const compactText = fillEach(t.compactText, compact.map((c) => c.view));
   text.addText(textShell[0]);
-  full.forEach((c, k) => addBlock(text, c.block.text, fullText[k]!, c.lit));
+  for (const c of full) addBlock(text, c.block.text, c.readerText?.() ?? fillOne(t.fullText, c.view), c.lit);
   text.addText(textShell[1]);
-  compact.forEach((c, k) => addBlock(text, c.block.text, compactText[k]!, c.lit));
+  for (const c of compact) addBlock(text, c.block.text, c.readerText?.() ?? fillOne(t.compactText, c.view), c.lit);
   text.addText(textShell[2]);
 
   const body = html.encoded();
@@ -253,15 +285,10 @@ export function encodedEmail(
   };
 }
 
-/** Every view's reader parts, one batch fill per part: result[view][part]. */
-function fillEach(pieces: BlockPieces, views: readonly object[]): string[][] {
-  const out: string[][] = views.map(() => []);
-  if (views.length === 0) return out;
-  for (const p of pieces) {
-    if (!p.reader) continue;
-    const filled = p.fillAll(views);
-    for (let k = 0; k < views.length; k++) out[k]!.push(filled[k]!);
-  }
+/** A view's reader parts filled by Handlebars (blocks without a shape: reader-shape.ts). */
+function fillOne(pieces: BlockPieces, view: object): string[] {
+  const out: string[] = [];
+  for (const p of pieces) if (p.reader) out.push(p.fill(view));
   return out;
 }
 
@@ -280,11 +307,19 @@ interface BodyWriter<S> {
   addText(text: string): void;
 }
 
-function addBlock<S extends HtmlSegment | QpSegment>(w: BodyWriter<S>, items: ReadonlyArray<S | { slot: number; open: boolean } | null>, reader: string[], lit: boolean[]): void {
+function addBlock<S extends HtmlSegment | QpSegment>(
+  w: BodyWriter<S>,
+  items: ReadonlyArray<S | { slot: number; open: boolean } | null>,
+  reader: ReadonlyArray<ReaderHtml>,
+  lit: boolean[],
+): void {
   let r = 0;
   for (const item of items) {
-    if (item === null) w.addText(reader[r++] ?? '');
-    else if ('slot' in item) {
+    if (item === null) {
+      const piece = reader[r++] ?? '';
+      if (typeof piece === 'string') w.addText(piece);
+      else writeShapedHtml(w as unknown as HtmlBodyWriter, piece.part, piece.values);
+    } else if ('slot' in item) {
       if (lit[item.slot]) w.addSegment((item.open ? OPEN_SEG : CLOSE_SEG) as S);
     } else w.addSegment(item);
   }

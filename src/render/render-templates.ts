@@ -25,10 +25,18 @@ export type Fill = (view: object) => string;
  * A card block cut at its {{#reader}} parts: `reader: false` pieces are the same for everyone who
  * gets the paper (filled and encoded once per run), `reader: true` ones are filled per subscriber.
  */
-export type BlockPieces = Array<{ reader: boolean; fill: Fill; fillAll: (views: readonly object[]) => string[] }>;
+export type BlockPieces = Array<{
+  reader: boolean;
+  fill: Fill;
+  /** A reader part that reads the paper or the root view: filled per reader (render/reader-shape.ts). */
+  readsPaper: boolean;
+}>;
 
-/** Between the items of a batch fill; checked: if a value holds it, the items are filled one by one. */
-const ITEM_END = '\u241e\u241e'; // "␞␞": Handlebars' lexer refuses control characters in a template
+/** Escapes a value for HTML exactly as the templates' `{{value}}` does (reader-shape.ts fills values itself). */
+export const escapeValue: (value: string) => string = Handlebars.Utils.escapeExpression;
+
+/** A reader part names the paper (`p`), the root view or a parent scope: its fill is not the same for every paper. */
+const READS_PAPER = /\{\{[^}]*(?:p|@root|\.\.\/)/;
 
 export interface CompiledTemplates {
   digestShellHtml: Fill;
@@ -134,16 +142,7 @@ export function compileTemplateSources(sources: TemplateSources): CompiledTempla
     readerPieces(source).map((p, i) => {
       const name = `${file} (${p.reader ? 'reader part' : 'shared part'} ${i + 1})`;
       const fill = compileFill(hbs, p.source, name, plainText);
-      // A digest's reader parts in ONE Handlebars call: each call of a compiled template costs a few µs
-      // of set-up (measured: ~40% of a broad digest's render when called once per paper and part).
-      if (!p.reader) return { reader: false, fill, fillAll: (views: readonly object[]) => views.map((v) => fill(v)) };
-      const batch = compileFill(hbs, `{{#each items}}${p.source}${ITEM_END}{{/each}}`, name, plainText);
-      const fillAll = (views: readonly object[]): string[] => {
-        const out = batch({ items: views }).split(ITEM_END);
-        out.pop();
-        return out.length === views.length ? out : views.map((v) => fill(v));
-      };
-      return { reader: p.reader, fill, fillAll };
+      return { reader: p.reader, fill, readsPaper: READS_PAPER.test(p.source) };
     });
   return {
     digestShellHtml: html(digestHtml.shell, 'digest.mjml'),

@@ -7,6 +7,7 @@ import type { Logger } from '../log.ts';
 import { CardCache, DEFAULT_CARD_CACHE_BYTES } from './card-cache.ts';
 import { feedbackView, matchedView, renderDigestEmail, safeLinks, topicKey, type DigestLayout } from './digest-email.ts';
 import { ArenaPool } from '../mail/qp-body.ts';
+import { ReaderShapes } from './reader-shape.ts';
 import { paperDaysLabel, plural, safeHref, tidy } from './render-format.ts';
 import { buildParts, type PaperInput } from './render-parts.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
@@ -45,6 +46,8 @@ export interface RendererOptions {
   compactPapers?: number;
   /** Bytes of encoded cards kept per renderer (RENDER_CACHE_MB). */
   cardCacheBytes?: number;
+  /** false: every reader part filled by Handlebars (tests compare the two ways; reader-shape.ts). */
+  readerShapes?: boolean;
 }
 
 /** Default DIGEST_FULL_PAPERS. */
@@ -67,6 +70,7 @@ export async function createRenderer(opts: RendererOptions = {}): Promise<Render
     fullPapers: opts.fullPapers ?? DEFAULT_FULL_PAPERS,
     compactPapers: opts.compactPapers ?? DEFAULT_COMPACT_PAPERS,
     arenas: new ArenaPool(),
+    shapes: opts.readerShapes === false ? undefined : new ReaderShapes(templates),
   };
   const renderer = makeRenderer(templates, cache, layout);
   warmUp(renderer);

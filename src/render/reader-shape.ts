@@ -1,0 +1,228 @@
+// The reader's own parts of a card (why it matched, its mute and feedback links, its number), filled by
+// Handlebars ONCE per shape instead of once per reader and paper.
+//
+// A shape is what decides how a reader part reads apart from the reader's own values: the block (full
+// card or compact line), the topic texts that matched (in order) and which feedback links there are. The
+// part is filled once with marks in place of the values (the number, each link, the author's name) and
+// kept as text between the marks; per reader and paper only the values are escaped and put between the
+// texts. Topic texts are few and shared by many readers (friendly 100k: 1,391 distinct texts), so a
+// run fills a few thousand shapes at most, each paper-independent. Before, Handlebars filled ~40 reader
+// parts per friendly digest (6.5% of a sending thread in a CPU profile), and measuring their size for the
+// clipping cap walked every filled string again (`take`, 3.9%); a shape's text size is measured once.
+//
+// Templates whose reader parts read the paper (`p.…`, `@root`, `../`) get no shapes: their parts are
+// filled per reader as before (digest-email.ts falls back), as are topic texts holding a mark character.
+import { encodeHtmlSegment, htmlWireLength, type HtmlBodyWriter, type HtmlSegment } from '../mail/html-body.ts';
+import { S_TEXT } from '../mail/html-7bit.ts';
+import { escapeValue, type BlockPieces } from './render-templates.ts';
+
+/** A value's mark: MARK_OPEN, the slot as one character from '0', MARK_CLOSE. */
+const MARK_OPEN = '\u0003';
+const MARK_CLOSE = '\u0004';
+const SLOT_BASE = 0x30;
+
+/** Slots: the paper's number, the feedback links, the author's name, then one mute link per matched topic. */
+export const SLOT_N = 0;
+export const SLOT_MORE = 1;
+export const SLOT_LESS = 2;
+export const SLOT_FOLLOW = 3;
+export const SLOT_FOLLOW_NAME = 4;
+export const SLOT_MUTE = 5;
+/** Topics per shape at most (a subscriber has at most MAX_TOPICS; marks stay one character). */
+const MAX_MATCHED = 60;
+
+/** One reader part as text around value slots: texts.length === slots.length + 1. */
+export interface ShapedPart {
+  texts: string[];
+  slots: number[];
+  /** The texts' size in the HTML as sent (htmlWireLength summed): the clipping size counts it. */
+  size: number;
+  /** HTML parts: the texts encoded as 7bit segments, laid out from text state (where a reader part starts). */
+  segments?: HtmlSegment[];
+}
+
+export interface ReaderShape {
+  html: ShapedPart[];
+  text: ShapedPart[];
+}
+
+/** What a shape's feedback links are: none, more/less only, or more/less and follow an author. */
+export type FeedbackKind = 0 | 1 | 2;
+
+export interface ShapeTemplates {
+  fullHtml: BlockPieces;
+  fullText: BlockPieces;
+  compactHtml: BlockPieces;
+  compactText: BlockPieces;
+}
+
+/** Default bytes of shapes kept per renderer (a shape is ~1 KB: a few thousand fit). */
+export const DEFAULT_SHAPE_BYTES = 4 * 1024 * 1024;
+/** What a shape costs beyond its texts (arrays, map slot, key). */
+const SHAPE_OVERHEAD = 400;
+
+/** The shapes of one renderer (one thread), bounded in bytes: past the budget the cache starts over. */
+export class ReaderShapes {
+  private readonly map = new Map<string, ReaderShape | null>();
+  private used = 0;
+  private readonly usable: { full: boolean; compact: boolean };
+
+  constructor(
+    private readonly t: ShapeTemplates,
+    private readonly maxBytes = DEFAULT_SHAPE_BYTES,
+  ) {
+    const free = (pieces: BlockPieces) => pieces.every((p) => !p.reader || !p.readsPaper);
+    this.usable = { full: free(t.fullHtml) && free(t.fullText), compact: free(t.compactHtml) && free(t.compactText) };
+  }
+
+  get bytes(): number {
+    return this.used;
+  }
+
+  /** The shape of a reader part, or null when this one must be filled per reader (see the header). */
+  shape(kind: 'full' | 'compact', matched: readonly string[], fb: FeedbackKind): ReaderShape | null {
+    if (!this.usable[kind] || matched.length > MAX_MATCHED) return null;
+    const key = `${kind}${fb}${matched.join('\u0000')}`;
+    const hit = this.map.get(key);
+    if (hit !== undefined) return hit;
+    const made = this.make(kind, matched, fb);
+    const cost = SHAPE_OVERHEAD + key.length * 2 + (made === null ? 0 : shapeBytes(made));
+    if (this.used + cost > this.maxBytes) {
+      this.map.clear();
+      this.used = 0;
+    }
+    this.map.set(key, made);
+    this.used += cost;
+    return made;
+  }
+
+  private make(kind: 'full' | 'compact', matched: readonly string[], fb: FeedbackKind): ReaderShape | null {
+    for (const t of matched) if (t.includes(MARK_OPEN) || t.includes(MARK_CLOSE)) return null;
+    const view = {
+      n: mark(SLOT_N),
+      p: null,
+      matched: matched.map((text, j) => ({ text, muteUrl: mark(SLOT_MUTE + j) })),
+      fb: fb === 0 ? null : { more: mark(SLOT_MORE), less: mark(SLOT_LESS), follow: fb === 2 ? mark(SLOT_FOLLOW) : null, followName: fb === 2 ? mark(SLOT_FOLLOW_NAME) : '' },
+    };
+    const slots = SLOT_MUTE + matched.length;
+    const parts = (pieces: BlockPieces, html: boolean): ShapedPart[] | null => {
+      const out: ShapedPart[] = [];
+      for (const p of pieces) {
+        if (!p.reader) continue;
+        const part = parse(p.fill(view), slots, html);
+        if (part === null) return null;
+        out.push(part);
+      }
+      return out;
+    };
+    const html = parts(kind === 'full' ? this.t.fullHtml : this.t.compactHtml, true);
+    const text = parts(kind === 'full' ? this.t.fullText : this.t.compactText, false);
+    return html === null || text === null ? null : { html, text };
+  }
+}
+
+function mark(slot: number): string {
+  return MARK_OPEN + String.fromCharCode(SLOT_BASE + slot) + MARK_CLOSE;
+}
+
+/** A filled part cut at its marks; null when a mark is not one of ours (the part is then filled per reader). */
+function parse(filled: string, slotCount: number, html: boolean): ShapedPart | null {
+  const texts: string[] = [];
+  const slots: number[] = [];
+  let at = 0;
+  for (;;) {
+    const open = filled.indexOf(MARK_OPEN, at);
+    if (open < 0) break;
+    const slot = filled.charCodeAt(open + 1) - SLOT_BASE;
+    if (!(slot >= 0 && slot < slotCount) || filled[open + 2] !== MARK_CLOSE) return null;
+    texts.push(flat(filled.slice(at, open)));
+    slots.push(slot);
+    at = open + 3;
+  }
+  const last = filled.slice(at);
+  if (last.includes(MARK_CLOSE)) return null;
+  texts.push(flat(last));
+  if (texts.some((t) => t.includes(MARK_CLOSE))) return null;
+  if (!html) return { texts, slots, size: 0 };
+  let size = 0;
+  for (const t of texts) size += htmlWireLength(t);
+  return { texts, slots, size, segments: segmentChain(texts, TEXT_KEY) };
+}
+
+/** The layout key (HtmlBodyWriter.layoutKey) of text state, where our templates' reader parts start. */
+const TEXT_KEY = S_TEXT * 2;
+
+/**
+ * The texts as segments, each laid out from the state the one before it ends in: a value between two
+ * changes no state (addValue copies only what the encoder's hot path would; anything else is escaped).
+ */
+function segmentChain(texts: readonly string[], startKey: number): HtmlSegment[] {
+  const out: HtmlSegment[] = [];
+  let key = startKey;
+  for (const t of texts) {
+    const seg = encodeHtmlSegment(t, key);
+    out.push(seg);
+    key = seg.endState * 2 + (seg.rawNext ? 1 : 0);
+  }
+  return out;
+}
+
+/**
+ * Writes a shaped HTML part with one reader's values: its texts as shared bytes, only the values copied.
+ * A part met in another state than text (a template whose reader part starts inside a tag) is encoded
+ * for it here, uncached.
+ */
+export function writeShapedHtml(w: HtmlBodyWriter, part: ShapedPart, values: readonly string[]): void {
+  const key = w.layoutKey;
+  const segments = key === TEXT_KEY && part.segments ? part.segments : segmentChain(part.texts, key);
+  const n = part.slots.length;
+  for (let k = 0; k < n; k++) {
+    const value = values[part.slots[k]!]!;
+    w.addSegment(segments[k]!, value.length);
+    w.addValue(value);
+  }
+  w.addSegment(segments[n]!);
+}
+
+/** A string V8 keeps as one flat sequence (a slice of Handlebars' output is otherwise a view of a rope). */
+function flat(s: string): string {
+  return s === '' ? '' : Buffer.from(s, 'utf8').toString('utf8');
+}
+
+function shapeBytes(s: ReaderShape): number {
+  let n = 0;
+  // A text as a string (2 bytes a character) and, in HTML parts, as its encoded segment (~1 a character).
+  for (const p of s.html) for (const t of p.texts) n += 3 * t.length + 96;
+  for (const p of s.text) for (const t of p.texts) n += 2 * t.length + 16;
+  return n;
+}
+
+/**
+ * One reader's values for a part, in slot order: the number, the links, the author's name, the mute
+ * links. HTML values are escaped as Handlebars would have escaped them.
+ */
+export function slotValues(
+  n: number,
+  fb: { more: string; less: string; follow: string | null; followName: string } | null,
+  muteUrls: readonly string[],
+  html: boolean,
+): string[] {
+  const v = html ? escapeValue : (s: string) => s;
+  const values = [String(n), fb ? v(fb.more) : '', fb ? v(fb.less) : '', fb?.follow ? v(fb.follow) : '', fb ? v(fb.followName) : ''];
+  for (const u of muteUrls) values.push(v(u));
+  return values;
+}
+
+/** A shaped part with one reader's values: the string to encode, and (HTML) its size as sent. */
+export function fillPart(part: ShapedPart, values: readonly string[]): string {
+  let s = part.texts[0]!;
+  for (let k = 0; k < part.slots.length; k++) s += values[part.slots[k]!]! + part.texts[k + 1]!;
+  return s;
+}
+
+/** The size a filled HTML part adds (its texts' size, measured once, plus the values it shows). */
+export function filledSize(part: ShapedPart, values: readonly string[]): number {
+  let size = part.size;
+  for (const slot of part.slots) size += htmlWireLength(values[slot]!);
+  return size;
+}

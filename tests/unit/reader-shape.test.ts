@@ -1,0 +1,138 @@
+// The reader's parts of a card filled once per shape (src/render/reader-shape.ts) must read exactly as
+// when Handlebars fills them per reader: same HTML, same text, same size for the clipping cap, and the
+// HTML still 7bit in lines within the limit, whatever the topics, links and names hold.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, HTML_MAX_LINE } from '../../src/mail/html-body.ts';
+import { createRenderer, type DigestPaperView, type DigestView, type Renderer } from '../../src/render/render.ts';
+
+const LINKS = {
+  preferences: 'https://digest.example.org/preferences/tok-pref',
+  unsubscribe: 'https://digest.example.org/unsubscribe/tok-unsub',
+  webView: 'https://digest.example.org/digests/tok-view',
+  home: 'https://digest.example.org/',
+};
+
+const TOPICS = [
+  'reinforcement learning',
+  '"mixture of experts" OR MoE',
+  'Pokémon <script>alert(1)</script> & co',
+  '強化学習',
+  "O'Brien's = method",
+];
+const NAMES = ['Zoë Ångström', "Seán O'Brien", 'Ann "Annie" Lee', '李小龙', 'A <b>bold</b> name'];
+
+function paper(i: number, reader: number): DigestPaperView {
+  const topics = TOPICS.filter((_, t) => (i + reader + t) % 3 === 0 || t === reader % TOPICS.length);
+  const token = `${reader}.view-${900 + reader}.0.Qk3xZr8vY2mNwq4TfL0aHs7pJ9dKc1EuG6bVyXo5iRt`;
+  return {
+    title: `Paper ${i} on reinforcement learning and mixture of experts`,
+    url: `https://arxiv.org/abs/2511.${10000 + i}`,
+    authors: [NAMES[i % NAMES.length]!, 'Bo Chen'],
+    abstract: `We study reinforcement learning (${i}) with a mixture of experts. `.repeat(6),
+    upvotes: i,
+    categories: ['cs.LG'],
+    publishedAt: '2025-11-24',
+    matchedTopics: topics.map((text, t) => ({
+      text,
+      // One mute link with a query (not canonical: safeHref parses it, and its & and = are escaped).
+      muteUrl: t === 1 ? `https://digest.example.org/mute/q?t=${t}&r=${reader}` : `https://digest.example.org/mute/${reader}.mute-${t}.0.sig${t}`,
+    })),
+    feedback:
+      i % 7 === 6
+        ? undefined
+        : {
+            more: `https://digest.example.org/feedback/${token}/${i}/more`,
+            less: `https://digest.example.org/feedback/${token}/${i}/less`,
+            follow: i % 5 === 4 ? undefined : { url: `https://digest.example.org/follow/${token}/0/${i}`, name: NAMES[i % NAMES.length]! },
+          },
+    runTopics: TOPICS,
+  };
+}
+
+const view = (n: number, reader: number): DigestView => ({
+  email: `r${reader}@example.org`,
+  edition: '2025-11-25',
+  papers: Array.from({ length: n }, (_, i) => paper(i, reader)),
+  links: LINKS,
+});
+
+describe('reader parts filled once per shape', () => {
+  let shaped: Renderer;
+  let perReader: Renderer;
+  beforeAll(async () => {
+    shaped = await createRenderer();
+    perReader = await createRenderer({ readerShapes: false });
+  });
+
+  it('reads exactly as the per-reader fill: HTML, text, clipping size, papers shown', () => {
+    for (const n of [1, 18, 80]) {
+      for (let reader = 0; reader < 6; reader++) {
+        const a = shaped.digest(view(n, reader));
+        const b = perReader.digest(view(n, reader));
+        expect(a.html).toBe(b.html);
+        expect(a.text).toBe(b.text);
+        expect(a.htmlBytes).toBe(b.htmlBytes);
+        expect(a.shownPapers).toBe(b.shownPapers);
+        expect(a.encoded!.htmlTransfer).toBe('7bit');
+        const lines = Buffer.concat(a.encoded!.html).toString('latin1').split('\r\n');
+        for (const line of lines) expect(line.length).toBeLessThanOrEqual(HTML_MAX_LINE);
+        // The reader's own values are where they belong, escaped.
+        expect(a.html).toContain(`href="https://digest.example.org/feedback/${reader}.view-${900 + reader}.0.`);
+        expect(a.html).toContain('href="https://digest.example.org/mute/q?t&#x3D;1&amp;r&#x3D;');
+        expect(a.html).not.toContain('<script>alert(1)');
+        a.release?.();
+        b.release?.();
+      }
+    }
+  });
+
+  it('a topic text holding the mark character is filled per reader, and reads the same', () => {
+    const odd = view(3, 1);
+    for (const p of odd.papers) p.matchedTopics = [{ text: 'odd \u0003\u0031\u0004 topic', muteUrl: 'https://digest.example.org/mute/x' }];
+    const a = shaped.digest(odd);
+    const b = perReader.digest(odd);
+    expect(a.html).toBe(b.html);
+    expect(a.text).toBe(b.text);
+  });
+});
+
+describe('HtmlBodyWriter.addValue after a segment', () => {
+  it('keeps every line within the limit from any column: the segment before a long value breaks for it', () => {
+    const open = encodeHtmlSegment('<p class="pd-f"><a href="');
+    // Laid out from where the link's value leaves the tokenizer: inside the attribute's quotes.
+    const seg = encodeHtmlSegment('" class="pd-g">More like this</a> &#183; <a href="', open.endState * 2 + (open.rawNext ? 1 : 0));
+    const value = `https://digest.example.org/feedback/${'x'.repeat(90)}/12345/more`;
+    let fallbacks = 0;
+    for (let start = 0; start < 980; start += 7) {
+      const w = new HtmlBodyWriter();
+      w.addText(`<p>${'a'.repeat(start)}</p>`);
+      w.addSegment(open, value.length);
+      w.addValue(value);
+      let html = `<p>${'a'.repeat(start)}</p><p class="pd-f"><a href="${value}`;
+      for (let k = 0; k < 12; k++) {
+        w.addSegment(seg, value.length);
+        w.addValue(value);
+        html += '" class="pd-g">More like this</a> &#183; <a href="' + value;
+      }
+      const body = Buffer.concat(w.parts);
+      expect(decodeHtmlBody(body)).toBe(html);
+      if (w.fallback) {
+        fallbacks++;
+        continue;
+      }
+      expect(w.size).toBe(body.toString('latin1').replace(/\r\n/g, '\n').length);
+      for (const line of body.toString('latin1').split('\r\n')) expect(line.length).toBeLessThanOrEqual(HTML_MAX_LINE);
+    }
+    // Only a run of 'a's too long for any line (no blank in it) cannot be laid out.
+    expect(fallbacks).toBe(0);
+  });
+
+  it('a value that is not plain ASCII (a name with accents and blanks) is encoded as text', () => {
+    const w = new HtmlBodyWriter();
+    w.addText('<p>');
+    w.addValue('Zoë Ångström');
+    w.addText('</p>');
+    expect(decodeHtmlBody(Buffer.concat(w.parts))).toBe('<p>Zoë Ångström</p>');
+    expect(Buffer.concat(w.parts).every((b) => b < 0x80)).toBe(true);
+  });
+});
