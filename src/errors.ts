@@ -10,6 +10,8 @@ export interface AppErrorOptions {
   where?: ErrorWhere;
   /** What is wrong, without the place ("must be a whole hour from 0 to 23"): a page puts its own label in front. */
   problem?: string;
+  /** A link the error page offers as its button when it depends on who asked (e.g. their preferences page). */
+  action?: { url: string; label: string };
 }
 
 /** The place of a validation error in what the user sent. */
@@ -28,6 +30,7 @@ export class AppError extends Error {
   readonly status: number;
   readonly where: ErrorWhere;
   readonly problem: string | undefined;
+  readonly action: { url: string; label: string } | undefined;
 
   constructor(code: string, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -37,6 +40,7 @@ export class AppError extends Error {
     this.status = options.status ?? 400;
     this.where = options.where ?? {};
     this.problem = options.problem;
+    this.action = options.action;
   }
 }
 

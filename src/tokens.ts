@@ -9,8 +9,10 @@ import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObje
  * - confirm: double opt-in link (expires)
  * - manage: preferences page and unsubscribe (List-Unsubscribe, footer links)
  * - mute:<topicId>: one-click mute of one topic
- * - view:<digestId>: web view of one sent digest
- * - paper:<paperId>: feedback on one paper of one's digest ("more/less like this", follow its author)
+ * - view:<digestId>: one digest's own token: its web view, and the feedback links of its papers and
+ *   suggestions ("more/less like this", follow an author; the paper must be in that digest)
+ * - paper:<paperId>: feedback on one paper, as emails sent before the per-digest token carry it; no
+ *   longer signed, still accepted by the feedback routes
  * - feed: the personal Atom feed
  */
 export type TokenPurpose = 'confirm' | 'manage' | 'feed' | `mute:${number}` | `view:${number}` | `paper:${number}`;

@@ -8,8 +8,10 @@ import { findSubscriberById, type SubscriberRecord } from './repo.ts';
 
 export type LinkKind = 'confirm' | 'manage' | 'mute' | 'view' | 'paper' | 'feed';
 
-export interface ResolvedLink {
+export interface ResolvedLink<K extends LinkKind = LinkKind> {
   subscriber: SubscriberRecord;
+  /** Which of the accepted kinds the token is (a route may take more than one, e.g. feedback). */
+  kind: K;
   /** topics.id for 'mute', digests.id for 'view', papers.id for 'paper'. */
   targetId: number | undefined;
 }
@@ -36,14 +38,22 @@ export function expiredLink(kind: LinkKind): AppError {
   return new AppError('LINK_EXPIRED', `This ${WHAT[kind]} has expired.${hint}`, { status: 410 });
 }
 
-export function resolveLink(db: Db, tokens: Tokens, clock: Clock, token: string, kind: LinkKind): ResolvedLink {
+/**
+ * `kind` is the one kind of token the link takes, or a list of kinds it accepts (the feedback routes
+ * take a digest's own token and, for emails sent before it, a per-paper one); error messages speak of
+ * the first. The caller checks the target id against what the link acts on.
+ */
+export function resolveLink<K extends LinkKind>(db: Db, tokens: Tokens, clock: Clock, token: string, kind: K | readonly K[]): ResolvedLink<K> {
+  const kinds: readonly K[] = typeof kind === 'string' ? [kind] : kind;
+  const named = kinds[0]!;
   const claimed = tokens.peek(token);
   const subscriber = claimed ? findSubscriberById(db, claimed.subscriberId) : undefined;
   // verify() runs (and spends the same time) whether or not the subscriber exists.
   const check = tokens.verify(token, subscriber, clock.now());
-  if (!check.ok) throw check.reason === 'expired' ? expiredLink(kind) : invalidLink(kind);
-  if (!subscriber) throw invalidLink(kind);
+  if (!check.ok) throw check.reason === 'expired' ? expiredLink(named) : invalidLink(named);
+  if (!subscriber) throw invalidLink(named);
   const [purpose, target] = check.token.purpose.split(':');
-  if (purpose !== kind) throw invalidLink(kind);
-  return { subscriber, targetId: target === undefined ? undefined : Number(target) };
+  const found = kinds.find((k) => k === purpose);
+  if (found === undefined) throw invalidLink(named);
+  return { subscriber, kind: found, targetId: target === undefined ? undefined : Number(target) };
 }

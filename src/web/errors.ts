@@ -9,6 +9,7 @@ import { sendMessage, wantsJson } from './respond.ts';
 const TITLES: Record<string, string> = {
   LINK_INVALID: 'This link is not valid',
   LINK_EXPIRED: 'This link has expired',
+  DIGEST_EXPIRED: 'This link has expired',
   RATE_LIMITED: 'Too many requests',
   TOPIC_GONE: 'Topic no longer there',
   DIGEST_GONE: 'Digest not found',
@@ -38,6 +39,8 @@ interface Described {
   message: string;
   /** Seconds, for a Retry-After header (503 only). */
   retryAfter?: number;
+  /** The page's button, when the error names one of its own (AppError.action). */
+  action?: { actionUrl: string; actionLabel: string };
 }
 
 /** What the visitor reads when the database cannot take their change (the cause goes to the log). */
@@ -47,7 +50,10 @@ function describe(err: FastifyError | Error): Described {
   // SQLITE_BUSY / LOCKED / FULL / READONLY / IOERR: retryable, never a 500 (see db/faults.ts).
   const fault = storageFault(err);
   if (fault) return { status: 503, code: fault.fault, message: STORAGE_MESSAGE, retryAfter: fault.retryAfterSeconds };
-  if (isAppError(err)) return { status: err.status, code: err.code, message: err.message };
+  if (isAppError(err)) {
+    const action = err.action && { actionUrl: err.action.url, actionLabel: err.action.label };
+    return { status: err.status, code: err.code, message: err.message, action };
+  }
   if (hasZodFastifySchemaValidationErrors(err)) {
     const first = err.validation[0];
     const where = first ? `${first.instancePath.replace(/^\//, '').replace(/\//g, '.') || err.validationContext || 'request'}` : 'request';
@@ -69,7 +75,7 @@ export function createErrorHandler(pages: Pages) {
     else req.log.info({ code: d.code, status: d.status, msg: d.message }, 'request refused');
     if (wantsJson(req)) return reply.code(d.status).send({ ok: false, code: d.code, error: d.message });
     const title = TITLES[d.code] ?? (d.status >= 500 ? 'Something went wrong' : 'This did not work');
-    return sendMessage(reply, pages, d.status, { title, message: d.message, hint: HINTS[d.code], ...ACTIONS[d.code] });
+    return sendMessage(reply, pages, d.status, { title, message: d.message, hint: HINTS[d.code], ...(d.action ?? ACTIONS[d.code]) });
   };
 }
 

@@ -2,13 +2,17 @@
 // real web server, real SQLite file; only the clock is fake). Over three days a reader clicks "more
 // like this" on the game-playing papers of their digest and "less like this" on the LLM-training ones;
 // on the fourth day at least 8 of the top 10 papers of their email are game papers. Forged links are
-// refused, "less" offers to mute, following an author adds a topic, and the Atom feed parses.
+// refused, "less" offers to mute, following an author adds a topic, and the Atom feed parses. Every
+// feedback link of an email carries the digest's one token (its web view link's); links of older
+// emails, one token per paper, keep working; a digest pruned by retention answers 410.
 import { readFileSync } from 'node:fs';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestBatch } from '../../src/ingest/ingest.ts';
 import { readBatchFile } from '../../src/ingest/readers/batch.ts';
 import { runPipeline } from '../../src/pipeline.ts';
+import { pruneLedger } from '../../src/plan/retention.ts';
+import { rowItems } from '../helpers/seed.ts';
 import { startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
 interface SamplePaper {
@@ -53,6 +57,36 @@ async function click(url: string): Promise<string> {
   const done = await fetch(`${h.base}${action}`, { method: 'POST' });
   expect(done.status).toBe(200);
   return done.text();
+}
+
+interface Subject {
+  id: number;
+  tokenSalt: string;
+}
+const subject = (email: string): Subject =>
+  h.core.db.prepare('SELECT id, token_salt AS tokenSalt FROM subscribers WHERE email = ?').get(email) as Subject;
+
+/** A subscriber's digests, oldest first, with the papers each listed. */
+function digestsOf(email: string): Array<{ id: number; papers: number[] }> {
+  const rows = h.core.db
+    .prepare(
+      `SELECT d.id, d.items, d.from_paper, d.topic_ids FROM digests d JOIN subscribers s ON s.id = d.subscriber_id
+       WHERE s.email = ? ORDER BY d.id`,
+    )
+    .all(email) as Array<{ id: number; items: Buffer | null; from_paper: number; topic_ids: string }>;
+  return rows.map((r) => ({ id: r.id, papers: rowItems(r).map((i) => i.paperId) }));
+}
+
+/** The token and paper id of a /feedback/<token>/<paperId>/<direction> or /follow/<token>/<i>/<paperId> link. */
+function linkParts(url: string): { token: string; paperId: number } {
+  const parts = new URL(url).pathname.split('/');
+  return { token: parts[2]!, paperId: Number(parts[1] === 'follow' ? parts[4] : parts[3]) };
+}
+
+/** The JSON answer (status, code, error) of a POST to a feedback path. */
+async function postJson(path: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(`${h.base}${path}`, { method: 'POST', headers: { accept: 'application/json' } });
+  return { status: res.status, body: await res.json() };
 }
 
 async function deliverDay(day: number): Promise<string> {
@@ -104,27 +138,77 @@ describe('a reader teaches their digest from the email', () => {
     expect(top.filter((t) => t === 'game').length).toBeGreaterThanOrEqual(8);
   });
 
-  it('refuses a forged link, a link edited to name another paper, and another purpose (403)', async () => {
+  it("every feedback and follow link of an email carries the digest's one token, its web view link's", () => {
+    const links = papersOf(lastText).flatMap((p) => [p.more, p.less, p.follow].filter((l): l is string => l !== undefined));
+    expect(links.length).toBeGreaterThan(30);
+    const webView = /View in your browser: (\S+)/.exec(lastText)![1]!;
+    const token = new URL(webView).pathname.split('/')[2]!;
+    expect(new Set(links.map((l) => linkParts(l).token))).toEqual(new Set([token]));
+    const day4 = digestsOf(READER).at(-1)!;
+    expect(h.tokens.peek(token)?.purpose).toBe(`view:${day4.id}`);
+    // The URL shapes are as before: only the token changed.
+    const first = papersOf(lastText)[0]!;
+    expect(new URL(first.more!).pathname).toMatch(new RegExp(`^/feedback/${token}/\\d+/more$`));
+    expect(new URL(first.follow!).pathname).toMatch(new RegExp(`^/follow/${token}/0/\\d+$`));
+  });
+
+  it('refuses a forged link, a paper not in the digest, another subscriber\'s digest, and another purpose (403, all alike)', async () => {
     const p = papersOf(lastText)[0]!;
-    const more = new URL(p.more!);
-    const [, , token, paperId] = more.pathname.split('/');
-    const forged = `${token!.slice(0, -4)}AAAA`;
-    expect((await fetch(`${h.base}/feedback/${forged}/${paperId}/more`, { method: 'POST' })).status).toBe(403);
-    expect((await fetch(`${h.base}/feedback/${token}/${Number(paperId) + 1}/more`, { method: 'POST' })).status).toBe(403);
-    const reader = h.core.db.prepare('SELECT id, token_salt AS tokenSalt FROM subscribers WHERE email = ?').get(READER) as {
-      id: number;
-      tokenSalt: string;
-    };
-    const other = h.core.db.prepare('SELECT id, token_salt AS tokenSalt FROM subscribers WHERE email = ?').get('other@example.org') as {
-      id: number;
-      tokenSalt: string;
-    };
-    // The other subscriber's token with the reader's id put in front: the signature does not hold.
-    const theirs = h.links.paperToken(other, Number(paperId));
-    const swapped = theirs.replace(/^\d+\./, `${reader.id}.`);
-    expect((await fetch(`${h.base}/feedback/${swapped}/${paperId}/less`, { method: 'POST' })).status).toBe(403);
-    const manage = h.tokens.sign(reader, 'manage');
-    expect((await fetch(`${h.base}/feedback/${manage}/${paperId}/less`)).status).toBe(403);
+    const { token, paperId } = linkParts(p.more!);
+    const forged = `${token.slice(0, -4)}AAAA`;
+    const votesBefore = h.core.db.prepare('SELECT count(*) AS n, sum(vote) AS sum FROM feedback').get();
+    const refused = await postJson(`/feedback/${forged}/${paperId}/more`);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toMatchObject({ ok: false, code: 'LINK_INVALID' });
+
+    const reader = subject(READER);
+    const other = subject('other@example.org');
+    const [day1, , , day4] = digestsOf(READER);
+    // A paper the reader was sent, but in another digest than the token's.
+    const elsewhere = day1!.papers.find((id) => !day4!.papers.includes(id))!;
+    expect(elsewhere).toBeDefined();
+    expect(await postJson(`/feedback/${token}/${elsewhere}/more`)).toEqual(refused);
+    expect(await postJson(`/follow/${token}/0/${elsewhere}`)).toEqual(refused);
+    // A paper no digest listed.
+    const unknown = Math.max(...day4!.papers) + 1000;
+    expect(await postJson(`/feedback/${token}/${unknown}/less`)).toEqual(refused);
+
+    // A token signed for the reader naming the other subscriber's digest, with a paper of that digest.
+    const theirs = digestsOf('other@example.org').at(-1)!;
+    expect(theirs.papers.length).toBeGreaterThan(0);
+    const naming = h.tokens.sign(reader, `view:${theirs.id}`);
+    expect(await postJson(`/feedback/${naming}/${theirs.papers[0]}/more`)).toEqual(refused);
+    // The other subscriber's own digest token with the reader's id put in front: the signature does not hold.
+    const swapped = h.links.digestToken(other, theirs.id).replace(/^\d+\./, `${reader.id}.`);
+    expect(await postJson(`/feedback/${swapped}/${theirs.papers[0]}/less`)).toEqual(refused);
+    // The reader's own manage token is for another purpose.
+    expect((await fetch(`${h.base}/feedback/${h.tokens.sign(reader, 'manage')}/${paperId}/less`)).status).toBe(403);
+    // The refused clicks recorded nothing.
+    expect(h.core.db.prepare('SELECT count(*) AS n, sum(vote) AS sum FROM feedback').get()).toEqual(votesBefore);
+  });
+
+  it('a link from an older email (one token per paper) still works, and still names its paper only', async () => {
+    const reader = subject(READER);
+    const day4 = digestsOf(READER).at(-1)!;
+    const paperId = day4.papers[1]!;
+    const old = h.tokens.sign(reader, `paper:${paperId}`);
+    const page = await fetch(`${h.base}/feedback/${old}/${paperId}/less`);
+    expect(page.status).toBe(200);
+    expect(await click(`${h.base}/feedback/${old}/${paperId}/more`)).toContain('Recorded: more papers like');
+    expect(h.core.db.prepare('SELECT vote FROM feedback WHERE subscriber_id = ? AND paper_id = ?').get(reader.id, paperId)).toEqual({ vote: 1 });
+    // Edited to name another paper, even one of the same digest: refused as before.
+    expect((await fetch(`${h.base}/feedback/${old}/${day4.papers[2]}/more`, { method: 'POST' })).status).toBe(403);
+  });
+
+  it("accepts a paper the digest suggested (\"you may also like\") with the digest's token", async () => {
+    const reader = subject(READER);
+    const [day1, , , day4] = digestsOf(READER);
+    const suggested = day1!.papers.filter((id) => !day4!.papers.includes(id)).at(-1)!;
+    h.core.db.prepare('INSERT INTO digest_suggestions (digest_id, paper_id, score) VALUES (?, ?, 1)').run(day4!.id, suggested);
+    const token = h.links.digestToken(reader, day4!.id);
+    expect(await click(`${h.base}/feedback/${token}/${suggested}/less`)).toContain('Recorded: fewer papers like');
+    expect(h.core.db.prepare('SELECT vote FROM feedback WHERE subscriber_id = ? AND paper_id = ?').get(reader.id, suggested)).toEqual({ vote: -1 });
+    expect((await fetch(`${h.base}/follow/${token}/1/${suggested}`)).status).toBe(200);
   });
 
   it('"less like this" offers to mute the topic that brought the paper', async () => {
@@ -158,5 +242,25 @@ describe('a reader teaches their digest from the email', () => {
     expect(feed.entry.every((e: { id: string; title: string; updated: string }) => e.id && e.title && !Number.isNaN(Date.parse(e.updated)))).toBe(true);
     const bad = feedUrl.replace(/.{4}$/, 'AAAA');
     expect((await fetch(h.local(bad))).status).toBe(403);
+  });
+
+  // Last: it prunes every digest's paper list.
+  it("a digest pruned by retention answers 410: its feedback links expired with its paper list", async () => {
+    const p = papersOf(lastText)[0]!;
+    const { token, paperId } = linkParts(p.more!);
+    const later = { now: () => new Date(h.clock.now().getTime() + 91 * 86_400_000) };
+    expect(await pruneLedger(h.core.db, later, 90)).toBeGreaterThanOrEqual(4);
+
+    const page = await fetch(`${h.base}/feedback/${token}/${paperId}/more`);
+    expect(page.status).toBe(410);
+    const html = await page.text();
+    expect(html).toContain('This digest is older than the retention period, so its list of papers was removed and its feedback links have expired.');
+    const prefs = h.links.preferences(subject(READER));
+    expect(html.replaceAll('&#x2F;', '/')).toContain(`href="${prefs}"`); // its button: the reader's preferences page
+    const follow = await postJson(`/follow/${token}/0/${paperId}`);
+    expect(follow).toMatchObject({ status: 410, body: { ok: false, code: 'DIGEST_EXPIRED' } });
+    // Another subscriber's pruned digest stays a plain 403: nothing tells whose digest it was.
+    const theirs = digestsOf('other@example.org').at(-1)!;
+    expect((await postJson(`/feedback/${h.tokens.sign(subject(READER), `view:${theirs.id}`)}/${paperId}/more`)).status).toBe(403);
   });
 });

@@ -86,6 +86,16 @@ describe('you may also like', () => {
     expect(suggested.length).toBeLessThanOrEqual(3);
     for (const line of suggested) expect(line).not.toMatch(/poker|chess/i); // no topic of theirs matched them
     expect(second.html).toContain('You may also like');
+
+    // A suggestion's feedback link carries the digest's token, like the listed papers', and works.
+    const less = /Less like this: (\S+)/.exec(second.text.slice(at))![1]!;
+    const webView = /View in your browser: (\S+)/.exec(second.text)![1]!;
+    expect(new URL(less).pathname.split('/')[2]).toBe(new URL(webView).pathname.split('/')[2]);
+    const lessForm = await page(h.local(less));
+    const lessAction = /<form method="post" action="([^"]+)"/.exec(lessForm)![1]!.replaceAll('&#x2F;', '/');
+    const voted = await fetch(`${h.base}${lessAction}`, { method: 'POST' });
+    expect(voted.status).toBe(200);
+    expect(await voted.text()).toContain('Recorded: fewer papers like');
   });
 
   it('a like: reader gets the papers on the same problem, the shared terms highlighted', async () => {
