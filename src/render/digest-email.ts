@@ -13,7 +13,7 @@
 // fit as a line is left to the web view).
 import { AppError } from '../errors.ts';
 import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, htmlWireLength, type HtmlSegment } from '../mail/html-body.ts';
-import { addShellHtml, own, shellHtmlSize } from './shell-html.ts';
+import { digestShell, type ShellShapes } from './digest-shell.ts';
 import { decodeQuotedPrintable, QpBodyWriter, type ArenaPool, type QpSegment } from '../mail/qp-body.ts';
 import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
@@ -22,9 +22,6 @@ import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
 import { filledSize, fillPart, slotValues, writeShapedHtml, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 
-/** Stand in for the card lists while the shell is filled; cannot occur in escaped output. */
-const CARDS_MARK = '\u0000cards\u0000';
-const COMPACT_MARK = '\u0000compact\u0000';
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
 const SHELL_SLACK = 256;
 /** The highlight span's tags, encoded once: a lit slot costs a reader two Buffer references. */
@@ -52,6 +49,8 @@ export interface DigestLayout {
   arenas?: ArenaPool | undefined;
   /** The reader parts' shapes (reader-shape.ts); without them every part is filled by Handlebars. */
   shapes?: ReaderShapes | undefined;
+  /** The shell's shapes (digest-shell.ts); without them the shell is filled per layout. */
+  shellShapes?: ShellShapes | undefined;
 }
 
 type Matched = Array<{ text: string; muteUrl: string }>;
@@ -96,41 +95,21 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const links = safeLinks(view.links);
   const subject = digestSubject(total, topicsInOrder(view.papers), view.edition);
   const days = paperDaysLabel(view.paperDays);
-  // The shell's values; for the HTML each is marked as the reader's own (shell-html.ts: the template text
-  // around them is encoded once per thread).
-  const baseOf = (v: (s: string) => string) => ({
-    subject: v(subject),
-    preview: v(trimOnWord(tidy(view.papers[0]?.title ?? ''), 110)),
-    edition: v(tidy(view.edition)),
-    email: v(view.email),
-    intro: v(`${plural(total, 'new paper', 'new papers')} matched your topics${days === '' ? '' : ` (${days})`}.`),
-    links: { preferences: v(links.preferences), unsubscribe: v(links.unsubscribe), webView: v(links.webView), home: v(links.home) },
-    // "You may also like" (at most three; filled per message, they are few and differ per reader).
-    suggestions: (view.suggestions ?? []).slice(0, 3).map((paper) => {
-      const fb = feedbackView(paper);
-      return {
-        p: { url: v(safeHref(paper.url)), title: v(tidy(paper.title)), authors: v(authorsLine(paper.authors)) },
-        fb: fb && { ...fb, more: v(fb.more), less: v(fb.less) },
-      };
-    }),
-  });
-  const plainBase = baseOf((x) => x);
-  const htmlBase = baseOf(own);
-  const shellView = (full: number, compact: number, marks: boolean, forHtml: boolean) => {
-    const hidden = total - full - compact;
-    const v = forHtml ? own : (x: string) => x;
-    return {
-      ...(forHtml ? htmlBase : plainBase),
-      cards: marks ? CARDS_MARK : '',
-      compact: marks ? COMPACT_MARK : '',
-      compactCount: compact,
-      compactHeading: v(compact > 0 ? `${plural(compact, 'more paper', 'more papers')} in short` : ''),
-      more: hidden + compact,
-      moreLabel: v(hidden > 0 ? `${plural(hidden, 'more paper', 'more papers')} in this digest` : compact > 0 ? `All ${total} papers with their abstracts` : ''),
-    };
-  };
+  const shell = digestShell(t, {
+    subject,
+    preview: trimOnWord(tidy(view.papers[0]?.title ?? ''), 110),
+    edition: tidy(view.edition),
+    email: view.email,
+    intro: `${plural(total, 'new paper', 'new papers')} matched your topics${days === '' ? '' : ` (${days})`}.`,
+    links,
+    // "You may also like" (at most three; they are few and differ per reader).
+    suggestions: (view.suggestions ?? []).slice(0, 3).map((paper) => ({
+      p: { url: safeHref(paper.url), title: tidy(paper.title), authors: authorsLine(paper.authors) },
+      fb: feedbackView(paper),
+    })),
+  }, total, layout.shellShapes);
   // Sizes are the HTML as sent (7bit: non-ASCII as references), which is what a client receives and clips.
-  const shellBytes = (full: number, compact: number) => shellHtmlSize(t.digestShellHtml(shellView(full, compact, false, true)));
+  const shellBytes = (full: number, compact: number) => shell.size(full, compact);
 
   // Fast check against the largest shell (compact heading and button present, counts at their widest,
   // plus slack); only a card that fails it is checked against the exact shell (one more fill), so the
@@ -218,19 +197,18 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const shown = full.length + compact.length;
 
   const html = new HtmlBodyWriter(layout.arenas);
-  const htmlShell = splitShell(t.digestShellHtml(shellView(full.length, compact.length, true, true)));
-  addShellHtml(html, htmlShell[0]);
+  shell.writeHtml(html, full.length, compact.length, 0);
   for (const c of full) addBlock(html, c.block.html, c.readerHtml, c.lit);
-  addShellHtml(html, htmlShell[1]);
+  shell.writeHtml(html, full.length, compact.length, 1);
   for (const c of compact) addBlock(html, c.block.html, c.readerHtml, c.lit);
-  addShellHtml(html, htmlShell[2]);
+  shell.writeHtml(html, full.length, compact.length, 2);
   if (html.size >= layout.htmlByteLimit) {
     // Cannot happen (sizes are summed before joining); kept so a template change that breaks the sum shows.
     throw new AppError('digest_too_big', `digest for ${view.email}: ${html.size} bytes of HTML, over ${layout.htmlByteLimit}`);
   }
 
   const text = new QpBodyWriter(layout.arenas);
-  const textShell = splitShell(t.digestShellText(shellView(full.length, compact.length, true, false)));
+  const textShell = shell.text(full.length, compact.length);
   text.addText(textShell[0]);
   for (const c of full) addBlock(text, c.block.text, c.readerText?.() ?? fillOne(t.fullText, c.view), c.lit);
   text.addText(textShell[1]);
@@ -323,15 +301,6 @@ function addBlock<S extends HtmlSegment | QpSegment>(
       if (lit[item.slot]) w.addSegment((item.open ? OPEN_SEG : CLOSE_SEG) as S);
     } else w.addSegment(item);
   }
-}
-
-function splitShell(filled: string): [string, string, string] {
-  const a = filled.indexOf(CARDS_MARK);
-  const b = filled.indexOf(COMPACT_MARK);
-  // No compact lines: the template leaves their section (and its slot) out.
-  if (a >= 0 && b < 0) return [filled.slice(0, a), filled.slice(a + CARDS_MARK.length), ''];
-  if (a < 0 || b < a) throw new AppError('template_invalid', 'digest template: the paper card block must come before the compact block');
-  return [filled.slice(0, a), filled.slice(a + CARDS_MARK.length, b), filled.slice(b + COMPACT_MARK.length)];
 }
 
 /**

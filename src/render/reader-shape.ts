@@ -16,10 +16,13 @@ import { encodeHtmlSegment, htmlWireLength, type HtmlBodyWriter, type HtmlSegmen
 import { S_TEXT } from '../mail/html-7bit.ts';
 import { escapeValue, type BlockPieces } from './render-templates.ts';
 
-/** A value's mark: MARK_OPEN, the slot as one character from '0', MARK_CLOSE. */
+/**
+ * A value's mark: MARK_OPEN, the slot as one character of the private use area, MARK_CLOSE. Characters no
+ * template holds and Handlebars never escapes (a slot written as '<' or '=' came back as an entity).
+ */
 const MARK_OPEN = '\u0003';
 const MARK_CLOSE = '\u0004';
-const SLOT_BASE = 0x30;
+const SLOT_BASE = 0xe000;
 
 /** Slots: the paper's number, the feedback links, the author's name, then one mute link per matched topic. */
 export const SLOT_N = 0;
@@ -28,7 +31,9 @@ export const SLOT_LESS = 2;
 export const SLOT_FOLLOW = 3;
 export const SLOT_FOLLOW_NAME = 4;
 export const SLOT_MUTE = 5;
-/** Topics per shape at most (a subscriber has at most MAX_TOPICS; marks stay one character). */
+/** Slots a part may have (a mark's slot is one character: U+E000 to U+E3FF). */
+export const MAX_SLOTS = 1024;
+/** Topics per shape at most (a subscriber has at most MAX_TOPICS). */
 const MAX_MATCHED = 60;
 
 /** One reader part as text around value slots: texts.length === slots.length + 1. */
@@ -121,12 +126,12 @@ export class ReaderShapes {
   }
 }
 
-function mark(slot: number): string {
+export function mark(slot: number): string {
   return MARK_OPEN + String.fromCharCode(SLOT_BASE + slot) + MARK_CLOSE;
 }
 
 /** A filled part cut at its marks; null when a mark is not one of ours (the part is then filled per reader). */
-function parse(filled: string, slotCount: number, html: boolean): ShapedPart | null {
+export function parse(filled: string, slotCount: number, html: boolean): ShapedPart | null {
   const texts: string[] = [];
   const slots: number[] = [];
   let at = 0;
@@ -143,7 +148,11 @@ function parse(filled: string, slotCount: number, html: boolean): ShapedPart | n
   if (last.includes(MARK_CLOSE)) return null;
   texts.push(flat(last));
   if (texts.some((t) => t.includes(MARK_CLOSE))) return null;
-  if (!html) return { texts, slots, size: 0 };
+  return html ? htmlPart(texts, slots) : { texts, slots, size: 0 };
+}
+
+/** An HTML part from its texts and slots: their size measured and their segments encoded once. */
+export function htmlPart(texts: string[], slots: number[]): ShapedPart {
   let size = 0;
   for (const t of texts) size += htmlWireLength(t);
   return { texts, slots, size, segments: segmentChain(texts, TEXT_KEY) };

@@ -40,6 +40,8 @@ const READS_PAPER = /\{\{[^}]*(?:p|@root|\.\.\/)/;
 
 export interface CompiledTemplates {
   digestShellHtml: Fill;
+  /** The HTML shell's source after MJML (digest-shell.ts checks it writes no value unescaped). */
+  digestShellSource: string;
   digestShellText: Fill;
   fullHtml: BlockPieces;
   fullText: BlockPieces;
@@ -146,6 +148,7 @@ export function compileTemplateSources(sources: TemplateSources): CompiledTempla
     });
   return {
     digestShellHtml: html(digestHtml.shell, 'digest.mjml'),
+    digestShellSource: digestHtml.shell,
     digestShellText: text(digestText.shell, 'digest.txt.hbs'),
     fullHtml: pieces(digestHtml.card, 'digest.mjml paper card', false),
     fullText: pieces(digestText.card, 'digest.txt.hbs paper card', true),

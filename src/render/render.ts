@@ -8,6 +8,7 @@ import { CardCache, DEFAULT_CARD_CACHE_BYTES } from './card-cache.ts';
 import { feedbackView, matchedView, renderDigestEmail, safeLinks, topicKey, type DigestLayout } from './digest-email.ts';
 import { ArenaPool } from '../mail/qp-body.ts';
 import { ReaderShapes } from './reader-shape.ts';
+import { ShellShapes } from './digest-shell.ts';
 import { paperDaysLabel, plural, safeHref, tidy } from './render-format.ts';
 import { buildParts, type PaperInput } from './render-parts.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
@@ -46,7 +47,7 @@ export interface RendererOptions {
   compactPapers?: number;
   /** Bytes of encoded cards kept per renderer (RENDER_CACHE_MB). */
   cardCacheBytes?: number;
-  /** false: every reader part filled by Handlebars (tests compare the two ways; reader-shape.ts). */
+  /** false: the shell and every reader part filled by Handlebars (tests compare the two ways; reader-shape.ts, digest-shell.ts). */
   readerShapes?: boolean;
 }
 
@@ -71,6 +72,7 @@ export async function createRenderer(opts: RendererOptions = {}): Promise<Render
     compactPapers: opts.compactPapers ?? DEFAULT_COMPACT_PAPERS,
     arenas: new ArenaPool(),
     shapes: opts.readerShapes === false ? undefined : new ReaderShapes(templates),
+    shellShapes: opts.readerShapes === false ? undefined : new ShellShapes(templates),
   };
   const renderer = makeRenderer(templates, cache, layout);
   warmUp(renderer);

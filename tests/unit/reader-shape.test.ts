@@ -50,13 +50,16 @@ function paper(i: number, reader: number): DigestPaperView {
 }
 
 const view = (n: number, reader: number): DigestView => ({
-  email: `r${reader}@example.org`,
+  email: reader === 2 ? 'zoë.ångström@exämple.org' : `r${reader}@example.org`,
   edition: '2025-11-25',
   papers: Array.from({ length: n }, (_, i) => paper(i, reader)),
-  links: LINKS,
+  // Some readers have "You may also like" (one without authors), one has a cap of their own.
+  suggestions: reader % 2 === 1 ? [paper(500, reader), { ...paper(501, reader), authors: [] }, paper(502, reader)].slice(0, reader) : undefined,
+  maxPapers: reader === 4 ? 30 : undefined,
+  links: reader === 3 ? { ...LINKS, webView: 'https://digest.example.org/digests/a?b=1&c="2"' } : LINKS,
 });
 
-describe('reader parts filled once per shape', () => {
+describe('reader parts and shell filled once per shape', () => {
   let shaped: Renderer;
   let perReader: Renderer;
   beforeAll(async () => {
@@ -84,6 +87,15 @@ describe('reader parts filled once per shape', () => {
         b.release?.();
       }
     }
+  });
+
+  it('a paper matched by ten topics reads the same (more values than fit one ASCII mark character)', () => {
+    const many = view(4, 1);
+    for (const p of many.papers) p.matchedTopics = Array.from({ length: 10 }, (_, k) => ({ text: `topic ${k} <${k}>`, muteUrl: `https://digest.example.org/mute/t${k}` }));
+    const a = shaped.digest(many);
+    expect(a.html).toBe(perReader.digest(many).html);
+    expect(a.text).toBe(perReader.digest(many).text);
+    expect(a.html).toContain('href="https://digest.example.org/mute/t9"');
   });
 
   it('a topic text holding the mark character is filled per reader, and reads the same', () => {
