@@ -295,8 +295,30 @@ export class HtmlBodyWriter extends ArenaWriter {
 
   private push(b: Buffer): void {
     if (b.length === 0) return;
-    this.parts.push(b);
+    if (this.runStart >= 0) {
+      this.arena.set(b, this.used);
+      this.used += b.length;
+    } else this.parts.push(b);
     this.bytes += b.length;
+  }
+
+  /** Where the current run started in the arena (-1: no run). */
+  private runStart = -1;
+
+  /**
+   * Starts a run: until endRun(), segments are copied into the arena and values written there too, so
+   * that a reader's part of a card (a few short segments and values: reader-shape.ts) becomes ONE Buffer
+   * part instead of ten (each a Buffer view, ~0.2 µs to make, and a part the MIME builder copies apart).
+   * `need`: at most the bytes the run writes.
+   */
+  beginRun(need: number): void {
+    this.room(need);
+    this.runStart = this.used;
+  }
+
+  endRun(): void {
+    if (this.runStart >= 0 && this.used > this.runStart) this.parts.push(this.arena.subarray(this.runStart, this.used));
+    this.runStart = -1;
   }
 
   /**
@@ -356,11 +378,15 @@ export class HtmlBodyWriter extends ArenaWriter {
       this.addText(value);
       return;
     }
-    const a = this.room(value.length);
+    const inRun = this.runStart >= 0;
+    const a = inRun ? this.arena : this.room(value.length);
     const start = this.used;
-    const end = start + a.write(value, start, 'latin1');
-    this.push(a.subarray(start, end));
-    this.used = end;
+    // Byte by byte: for ~100 characters cheaper than Buffer#write's call into C++.
+    let o = start;
+    for (let i = 0; i < value.length; i++) a[o++] = value.charCodeAt(i);
+    if (inRun) this.bytes += value.length;
+    else this.push(a.subarray(start, o));
+    this.used = o;
     lay.col += value.length;
     lay.utf8 += value.length;
     this.textBytes += value.length;
@@ -382,11 +408,19 @@ export class HtmlBodyWriter extends ArenaWriter {
 
   private addPiece(text: string): void {
     if (text === '') return;
-    const a = this.room(maxOut(text.length));
+    const need = maxOut(text.length);
+    if (this.runStart >= 0 && this.arena.length - this.used < need) {
+      // Cannot happen when beginRun's `need` was right; if it was not, the run goes on in a new arena.
+      this.endRun();
+      this.room(need);
+      this.runStart = this.used;
+    }
+    const a = this.room(need);
     const start = this.used;
     const before = this.lay.utf8;
     const o = encodeInto(text, a, start, this.lay);
-    this.push(a.subarray(start, o));
+    if (this.runStart >= 0) this.bytes += o - start;
+    else this.push(a.subarray(start, o));
     this.textBytes += this.lay.utf8 - before;
     this.used = o;
   }

@@ -296,7 +296,7 @@ function addBlock<S extends HtmlSegment | QpSegment>(
     if (item === null) {
       const piece = reader[r++] ?? '';
       if (typeof piece === 'string') w.addText(piece);
-      else writeShapedHtml(w as unknown as HtmlBodyWriter, piece.part, piece.values);
+      else writeShapedHtml(w as unknown as HtmlBodyWriter, piece.part, piece.values, true);
     } else if ('slot' in item) {
       if (lit[item.slot]) w.addSegment((item.open ? OPEN_SEG : CLOSE_SEG) as S);
     } else w.addSegment(item);
