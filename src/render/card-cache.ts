@@ -47,6 +47,8 @@ export interface CardBytes {
   slots: SlotTopics;
   /** Topic key (topicKeyOf) -> index, for every topic the entry was built with. */
   topicIndex: Map<string, number>;
+  /** What readers see lit, per set of their matched topics (digest-email.ts litSlots; bounded there). */
+  lit: Map<string, { lit: boolean[]; extra: { full: number; compact: number } }>;
 }
 
 interface Entry {
@@ -130,7 +132,7 @@ export class CardCache {
     const view = { n: 0, p: marked, matched: [] };
     const full = encodeBlock(this.t.fullHtml, this.t.fullText, view);
     const compact = encodeBlock(this.t.compactHtml, this.t.compactText, view);
-    return { full, compact, parts, slots, topicIndex: new Map(topics.map((t, i) => [t, i])) };
+    return { full, compact, parts, slots, topicIndex: new Map(topics.map((t, i) => [t, i])), lit: new Map() };
   }
 
   private topicHighlighter(topicKey: string): Highlight | null {

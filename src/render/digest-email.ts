@@ -163,9 +163,8 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const take = (i: number, kind: 'full' | 'compact', reader: ReaderFill): Chosen | undefined => {
     const card = cards[i]!;
     const block = kind === 'full' ? card.full : card.compact;
-    const lit = litSlots(card, view.papers[i] as DigestPaperView);
-    let size = block.htmlBytes + reader.size;
-    for (const item of block.html) if (item !== null && 'slot' in item && item.open && lit[item.slot]) size += SLOT_BYTES;
+    const { lit, extra } = litSlots(card, view.papers[i] as DigestPaperView);
+    const size = block.htmlBytes + reader.size + (kind === 'full' ? extra.full : extra.compact);
     if (used + size >= budget) {
       const [f, c] = kind === 'full' ? [full.length + 1, compact.length] : [full.length, compact.length + 1];
       if (used + size + shellBytes(f, c) >= layout.htmlByteLimit) return undefined;
@@ -271,13 +270,39 @@ function fillOne(pieces: BlockPieces, view: object): string[] {
 }
 
 /** The slots lit for this reader: those naming one of the topics that matched the paper for them. */
-function litSlots(card: CardBytes, paper: DigestPaperView): boolean[] {
+/** What a reader sees lit in a card: the same for every reader with the same matched topics. */
+interface Lit {
+  lit: boolean[];
+  /** Bytes the lit slots' tags add to the full card and to the compact line. */
+  extra: { full: number; compact: number };
+}
+
+/** Readers' lit slots kept per card (one entry per set of matched topics; a card has a handful). */
+const LIT_PER_CARD = 64;
+
+/**
+ * The slots lit for this reader: those naming one of the topics that matched the paper for them. Kept on
+ * the card per topic set: a broad paper has dozens of slots, and every reader of it asked again.
+ */
+function litSlots(card: CardBytes, paper: DigestPaperView): Lit {
+  const key = paper.matchedTopics.length === 1 ? (paper.matchedTopics[0]!.highlight ?? paper.matchedTopics[0]!.text) : topicKey(paper).join('\u0000');
+  const known = card.lit.get(key);
+  if (known !== undefined) return known;
   const mine = new Set<number>();
   for (const m of paper.matchedTopics) {
     const i = card.topicIndex.get(topicKeyOf(m.highlight ?? m.text));
     if (i !== undefined) mine.add(i);
   }
-  return card.slots.map((topics) => topics.some((k) => mine.has(k)));
+  const lit = card.slots.map((topics) => topics.some((k) => mine.has(k)));
+  const extra = (block: EncodedBlock) => {
+    let n = 0;
+    for (const item of block.html) if (item !== null && 'slot' in item && item.open && lit[item.slot]) n += SLOT_BYTES;
+    return n;
+  };
+  const made = { lit, extra: { full: extra(card.full), compact: extra(card.compact) } };
+  if (card.lit.size >= LIT_PER_CARD) card.lit.clear();
+  card.lit.set(key, made);
+  return made;
 }
 
 interface BodyWriter<S> {
