@@ -36,7 +36,15 @@ export interface EncodedBlock {
   text: Array<QpSegment | null>;
   /** Size of the shared HTML pieces as a client reads them (HtmlSegment.size: the clipping size counts these). */
   htmlBytes: number;
+  /**
+   * At most the bytes the shared pieces take when written (segments, a line break at each join, every
+   * highlight tag lit): what a writer reserves to copy the block into its arena (digest-email.ts).
+   */
+  htmlMaxBytes: number;
 }
+
+/** A highlight tag as written, at most (HIGHLIGHT_OPEN is 73 characters). */
+const SLOT_MAX_BYTES = 96;
 
 export interface CardBytes {
   full: EncodedBlock;
@@ -168,6 +176,7 @@ export class CardCache {
 
 function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): EncodedBlock {
   let htmlBytes = 0;
+  let htmlMaxBytes = 0;
   const encodedHtml: EncodedBlock['html'] = [];
   for (const piece of html) {
     if (piece.reader) {
@@ -177,15 +186,17 @@ function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): Encode
     for (const part of splitMarks(piece.fill(view))) {
       if (typeof part !== 'string') {
         encodedHtml.push(part);
+        htmlMaxBytes += SLOT_MAX_BYTES;
         continue;
       }
       const seg = encodeHtmlSegment(part);
       htmlBytes += seg.size;
+      htmlMaxBytes += seg.bytes.length + 2;
       encodedHtml.push(seg);
     }
   }
   const encodedText = text.map((piece) => (piece.reader ? null : encodeSegment(withoutMarks(piece.fill(view)))));
-  return { html: encodedHtml, text: encodedText, htmlBytes };
+  return { html: encodedHtml, text: encodedText, htmlBytes, htmlMaxBytes };
 }
 
 function blockBytes(b: EncodedBlock): number {

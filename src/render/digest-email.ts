@@ -12,14 +12,14 @@
 // (full cards first; when even those do not all fit, the rest become compact lines, and what does not
 // fit as a line is left to the web view).
 import { AppError } from '../errors.ts';
-import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, htmlWireLength, type HtmlSegment } from '../mail/html-body.ts';
+import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, htmlWireLength } from '../mail/html-body.ts';
 import { digestShell, type ShellShapes } from './digest-shell.ts';
 import { decodeQuotedPrintable, QpBodyWriter, type ArenaPool, type QpSegment } from '../mail/qp-body.ts';
 import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
 import { authorsLine, digestSubject, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
-import { filledSize, fillPart, slotValues, writeShapedHtml, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
+import { filledSize, fillPart, shapedMaxBytes, slotValues, writeShapedHtml, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
@@ -197,9 +197,9 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
 
   const html = new HtmlBodyWriter(layout.arenas);
   shell.writeHtml(html, full.length, compact.length, 0);
-  for (const c of full) addBlock(html, c.block.html, c.readerHtml, c.lit);
+  for (const c of full) addHtmlBlock(html, c.block, c.readerHtml, c.lit);
   shell.writeHtml(html, full.length, compact.length, 1);
-  for (const c of compact) addBlock(html, c.block.html, c.readerHtml, c.lit);
+  for (const c of compact) addHtmlBlock(html, c.block, c.readerHtml, c.lit);
   shell.writeHtml(html, full.length, compact.length, 2);
   if (html.size >= layout.htmlByteLimit) {
     // Cannot happen (sizes are summed before joining); kept so a template change that breaks the sum shows.
@@ -209,9 +209,9 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const text = new QpBodyWriter(layout.arenas);
   const textShell = shell.text(full.length, compact.length);
   text.addText(textShell[0]);
-  for (const c of full) addBlock(text, c.block.text, c.readerText?.() ?? fillOne(t.fullText, c.view), c.lit);
+  for (const c of full) addTextBlock(text, c.block.text, c.readerText?.() ?? fillOne(t.fullText, c.view));
   text.addText(textShell[1]);
-  for (const c of compact) addBlock(text, c.block.text, c.readerText?.() ?? fillOne(t.compactText, c.view), c.lit);
+  for (const c of compact) addTextBlock(text, c.block.text, c.readerText?.() ?? fillOne(t.compactText, c.view));
   text.addText(textShell[2]);
 
   const body = html.encoded();
@@ -305,26 +305,34 @@ function litSlots(card: CardBytes, paper: DigestPaperView): Lit {
   return made;
 }
 
-interface BodyWriter<S> {
-  addSegment(seg: S): void;
-  addText(text: string): void;
-}
-
-function addBlock<S extends HtmlSegment | QpSegment>(
-  w: BodyWriter<S>,
-  items: ReadonlyArray<S | { slot: number; open: boolean } | null>,
-  reader: ReadonlyArray<ReaderHtml>,
-  lit: boolean[],
-): void {
+/**
+ * A card or line of the HTML, with this reader's highlights and parts, copied into the writer's arena as
+ * ONE Buffer part: a card is ~10-20 segments (its highlights cut it) and a Buffer view per segment was
+ * ~400 small objects per friendly digest for the collector, and as many parts for the MIME builder to copy.
+ */
+function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyArray<ReaderHtml>, lit: boolean[]): void {
+  let need = block.htmlMaxBytes;
+  for (const piece of reader) need += typeof piece === 'string' ? 9 * piece.length + 16 : shapedMaxBytes(piece.part, piece.values);
+  w.beginRun(need);
   let r = 0;
-  for (const item of items) {
+  for (const item of block.html) {
     if (item === null) {
       const piece = reader[r++] ?? '';
       if (typeof piece === 'string') w.addText(piece);
-      else writeShapedHtml(w as unknown as HtmlBodyWriter, piece.part, piece.values, true);
+      else writeShapedHtml(w, piece.part, piece.values);
     } else if ('slot' in item) {
-      if (lit[item.slot]) w.addSegment((item.open ? OPEN_SEG : CLOSE_SEG) as S);
+      if (lit[item.slot]) w.addSegment(item.open ? OPEN_SEG : CLOSE_SEG);
     } else w.addSegment(item);
+  }
+  w.endRun();
+}
+
+/** A card or line of the text part: its shared pieces by reference, the reader's encoded here. */
+function addTextBlock(w: QpBodyWriter, items: ReadonlyArray<QpSegment | null>, reader: readonly string[]): void {
+  let r = 0;
+  for (const item of items) {
+    if (item === null) w.addText(reader[r++] ?? '');
+    else w.addSegment(item);
   }
 }
 

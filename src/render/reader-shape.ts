@@ -181,24 +181,29 @@ function segmentChain(texts: readonly string[], startKey: number): HtmlSegment[]
  * A part met in another state than text (a template whose reader part starts inside a tag) is encoded
  * for it here, uncached.
  */
-export function writeShapedHtml(w: HtmlBodyWriter, part: ShapedPart, values: readonly string[], run = false): void {
+export function writeShapedHtml(w: HtmlBodyWriter, part: ShapedPart, values: readonly string[]): void {
   const key = w.layoutKey;
   const segments = key === TEXT_KEY && part.segments ? part.segments : segmentChain(part.texts, key);
   const n = part.slots.length;
-  if (run) {
-    // At most: every segment, a line break in each, every value encoded at its worst (9 bytes a character).
-    let need = 2 * (n + 1);
-    for (const seg of segments) need += seg.bytes.length;
-    for (const slot of part.slots) need += 9 * values[slot]!.length + 16;
-    w.beginRun(need);
-  }
   for (let k = 0; k < n; k++) {
     const value = values[part.slots[k]!]!;
     w.addSegment(segments[k]!, value.length);
     w.addValue(value);
   }
   w.addSegment(segments[n]!);
-  if (run) w.endRun();
+}
+
+/**
+ * At most the bytes writeShapedHtml writes (HtmlBodyWriter.beginRun's `need`): its texts encoded from
+ * another state than text are assumed as large as references make them, a line break at each join, and
+ * every value encoded at its worst (9 bytes a character).
+ */
+export function shapedMaxBytes(part: ShapedPart, values: readonly string[]): number {
+  let need = 2 * (part.texts.length + 1);
+  if (part.segments) for (const seg of part.segments) need += seg.bytes.length;
+  else for (const t of part.texts) need += 9 * t.length + 16;
+  for (const slot of part.slots) need += 9 * values[slot]!.length + 16;
+  return need;
 }
 
 /** A string V8 keeps as one flat sequence (a slice of Handlebars' output is otherwise a view of a rope). */
