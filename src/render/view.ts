@@ -227,8 +227,7 @@ export class DigestLoader {
       maxPapers: r.max_papers,
       suggestions,
       links: {
-        preferences: this.links.preferences(subscriber),
-        unsubscribe: this.links.unsubscribe(subscriber),
+        ...this.links.manage(subscriber),
         webView: this.links.webViewOf(token),
         home: this.links.home(),
       },
