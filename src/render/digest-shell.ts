@@ -93,13 +93,21 @@ function shapedShell(shapes: ShellShapes, layout: Layout): DigestShell {
     if (last?.full !== full || last.compact !== compact) last = { full, compact, made: shapes.shape(layout(full, compact, true, plain)) };
     return last.made;
   };
+  // A value's size as sent, escaped: most values are the same in every layout asked about (a long digest
+  // asks for several near the clipping size), so each is measured once.
+  const wire = new Map<string, number>();
+  const wireOf = (value: string): number => {
+    let n = wire.get(value);
+    if (n === undefined) wire.set(value, (n = htmlWireLength(escapeValue(value))));
+    return n;
+  };
   return {
     size(full, compact) {
-      const { shape, escaped } = shaped(full, compact);
+      const { shape, values } = shaped(full, compact);
       let size = 0;
       for (const part of shape.html) {
         size += part.size;
-        for (const slot of part.slots) size += htmlWireLength(escaped()[slot]!);
+        for (const slot of part.slots) size += wireOf(values[slot]!);
       }
       return size;
     },
