@@ -348,10 +348,11 @@ export function topicKey(paper: DigestPaperView): string[] {
 export function feedbackView(paper: DigestPaperView): FeedbackView | null {
   const f = paper.feedback;
   if (f === undefined) return null;
-  const follow = f.follow === undefined ? '#' : safeHref(f.follow.url);
+  const check = f.canonical === true ? (url: string) => url : safeHref;
+  const follow = f.follow === undefined ? '#' : check(f.follow.url);
   return {
-    more: safeHref(f.more),
-    less: safeHref(f.less),
+    more: check(f.more),
+    less: check(f.less),
     follow: follow === '#' ? null : follow,
     followName: f.follow === undefined ? '' : tidy(f.follow.name),
   };

@@ -18,6 +18,12 @@ export interface FeedbackLinks {
   more: string;
   less: string;
   follow?: { url: string; name: string } | undefined;
+  /**
+   * The links were made by Links over a canonical PUBLIC_URL (DigestLoader checks it once): safeHref would
+   * give them back unchanged, so the renderer does not parse them again (three links per paper shown,
+   * ~0.2 µs each: 2.5% of a sending thread in a CPU profile).
+   */
+  canonical?: boolean;
 }
 
 export interface DigestView {

@@ -8,6 +8,7 @@ import type { Links } from '../links.ts';
 import { decodeItems, type LedgerItem } from '../plan/items.ts';
 import type { DigestStatus, SubscriberStatus } from '../types.ts';
 import type { DigestPaperView, DigestView, FeedbackLinks } from './render.ts';
+import { safeHref } from './render-format.ts';
 
 /** A like: topic's terms (queries.like_terms) as a topic query whose words the highlighter marks. */
 function likeHighlightQuery(likeTerms: string): string {
@@ -162,7 +163,14 @@ export class DigestLoader {
     this.topics = st.topics;
     this.suggestions = st.suggestions;
     this.cacheSize = opts.paperCache ?? DEFAULT_PAPER_CACHE;
+    // Our links are PUBLIC_URL + path segments of token characters (digits, letters, '.', '-', '_') and
+    // ids: canonical (safeHref leaves them as they are) exactly when a path under PUBLIC_URL is.
+    const probe = `${links.base}/feedback/1.view-1.0.abc_-/1/more`;
+    this.canonicalLinks = safeHref(probe) === probe;
   }
+
+  /** Whether the feedback links this loader makes need no checking by the renderer (FeedbackLinks.canonical). */
+  private readonly canonicalLinks: boolean;
 
   /** The ledger row, its subscriber and the renderer's input; undefined when there is no such row. */
   load(digestId: number): LoadedDigest | undefined {
@@ -184,6 +192,7 @@ export class DigestLoader {
       more: this.links.feedback(token, paperId, 'more'),
       less: this.links.feedback(token, paperId, 'less'),
       follow: authors[0] === undefined ? undefined : { url: this.links.follow(token, 0, paperId), name: authors[0] },
+      canonical: this.canonicalLinks,
     });
     // One signed mute link per topic, however many papers it matched.
     const muteUrls = new Map<number, string>();

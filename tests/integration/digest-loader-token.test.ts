@@ -68,3 +68,24 @@ describe('one feedback token per digest', () => {
     expect(tokens.signed.filter((p) => p.startsWith('paper:'))).toEqual([]);
   });
 });
+
+describe('links the renderer need not check again', () => {
+  it('marks feedback links canonical only under a canonical PUBLIC_URL, and a renderer reads either kind the same', async () => {
+    const { createRenderer } = await import('../../src/render/render.ts');
+    const renderer = await createRenderer();
+    const tokens = new Tokens('x'.repeat(40));
+    for (const [base, canonical] of [
+      [BASE, true],
+      ['http://localhost:8080', true], // a port: safeHref parses such links, and gives them back as they are
+      ['https://Digest.Example.org', false], // URL would lower-case the host: the renderer must see it done
+    ] as const) {
+      const { view } = new DigestLoader(t.db, new Links(base, tokens, systemClock)).load(digestId)!;
+      expect(view.papers[0]!.feedback!.canonical).toBe(canonical);
+      const email = renderer.digest(view);
+      const more = new URL(view.papers[0]!.feedback!.more).href;
+      expect(email.html).toContain(`href="${more}"`);
+      expect(email.text).toContain(more);
+      email.release?.();
+    }
+  });
+});
