@@ -29,12 +29,62 @@ export class ArenaPool {
  * back by release() once the email has been sent). Without a pool, plain Buffers left to the collector.
  */
 export abstract class ArenaWriter {
+  /** The body: Buffer parts, shared ones by reference, the reader's own cut from the arenas. */
+  readonly parts: Buffer[] = [];
+  /** Encoded bytes so far. */
+  bytes = 0;
   protected arena: Buffer;
   protected used = 0;
   private readonly taken: Buffer[] = [];
+  /** Where the current run started in the arena (-1: no run). */
+  private runStart = -1;
 
   constructor(private readonly pool?: ArenaPool) {
     this.arena = this.newArena(0);
+  }
+
+  /**
+   * Starts a run: until endRun(), shared segments are copied into the arena and the reader's text written
+   * there too, so that a card with its highlights and the reader's part (ten to twenty pieces) becomes ONE
+   * Buffer part (a Buffer view costs ~0.2 µs to make and is garbage after the send; ~400 of them per
+   * friendly digest before runs, and as many parts for the MIME builder to copy). `need`: at most the
+   * bytes the run writes.
+   */
+  beginRun(need: number): void {
+    this.room(need);
+    this.runStart = this.used;
+  }
+
+  endRun(): void {
+    if (this.runStart >= 0 && this.used > this.runStart) this.parts.push(this.arena.subarray(this.runStart, this.used));
+    this.runStart = -1;
+  }
+
+  /** Appends shared bytes: by reference, or copied when in a run. */
+  protected push(b: Buffer): void {
+    if (b.length === 0) return;
+    if (this.runStart >= 0) {
+      this.arena.set(b, this.used);
+      this.used += b.length;
+    } else this.parts.push(b);
+    this.bytes += b.length;
+  }
+
+  /** The arena with `need` bytes free at `used`; a run that would not fit (beginRun's need was short) goes on in a new one. */
+  protected space(need: number): Buffer {
+    if (this.runStart >= 0 && this.arena.length - this.used < need) {
+      this.endRun();
+      this.room(need);
+      this.runStart = this.used;
+    }
+    return this.room(need);
+  }
+
+  /** Bytes [start, end) just written into the arena: a part of their own, or, in a run, already in place. */
+  protected wrote(start: number, end: number): void {
+    if (this.runStart >= 0) this.bytes += end - start;
+    else if (end > start) this.push(this.arena.subarray(start, end));
+    this.used = end;
   }
 
   /** Gives the arenas back: the parts cut from them must not be read after this. */

@@ -19,6 +19,11 @@ export { ArenaPool } from './arena.ts';
 const CR = 0x0d;
 const LF = 0x0a;
 const SOFT_BREAK = Buffer.from('=\r\n', 'latin1');
+const CRLF_BYTES = Buffer.from('\r\n', 'latin1');
+/** Characters of content per line (the 76th is a soft break's '='), as quoted-printable.ts writes them. */
+const MAX_CONTENT = 75;
+/** What addValue writes as it is: printable ASCII but '=' (the blank, at a line's end, would need escaping). */
+const QP_LITERAL_RUN = /^[!-<>-~]*$/;
 
 /** A piece encoded once, to be joined into many bodies. */
 export interface QpSegment {
@@ -50,9 +55,6 @@ function columnAfter(b: Uint8Array, from: number, to: number, startCol: number):
 
 /** Quoted-printable body being put together: shared segments by reference, own text encoded here. */
 export class QpBodyWriter extends ArenaWriter {
-  readonly parts: Buffer[] = [];
-  /** Encoded bytes so far. */
-  bytes = 0;
   /** UTF-8 bytes of the text so far (before encoding). */
   textBytes = 0;
   private col = 0;
@@ -60,10 +62,53 @@ export class QpBodyWriter extends ArenaWriter {
   addSegment(seg: QpSegment): void {
     const b = this.col === 0 ? seg.atLineStart : seg.bytes;
     if (b.length === 0) return;
-    this.parts.push(b);
-    this.bytes += b.length;
+    this.push(b);
     this.textBytes += seg.textBytes;
     this.col = seg.endCol;
+  }
+
+  /** A line break of the text (what a segment starting with one would write after a soft break). */
+  addBreak(): void {
+    this.push(CRLF_BYTES);
+    this.textBytes += 1;
+    this.col = 0;
+  }
+
+  /**
+   * A reader's value between two segments (a link, a number: render/reader-shape.ts): printable ASCII
+   * but '=' and the blank is written as it is, with soft breaks at the line's end and a dot that would
+   * start a line escaped, as encodeQuotedPrintableInto does; anything else is encoded as text.
+   */
+  addValue(value: string): void {
+    if (!QP_LITERAL_RUN.test(value)) {
+      this.addText(value);
+      return;
+    }
+    const a = this.space(4 * value.length + 3);
+    const start = this.used;
+    let o = start;
+    let col = this.col;
+    for (let i = 0; i < value.length; i++) {
+      const c = value.charCodeAt(i);
+      if (col >= MAX_CONTENT) {
+        a[o++] = 0x3d;
+        a[o++] = CR;
+        a[o++] = LF;
+        col = 0;
+      }
+      if (col === 0 && c === 0x2e) {
+        a[o++] = 0x3d;
+        a[o++] = 0x32;
+        a[o++] = 0x45;
+        col = 3;
+        continue;
+      }
+      a[o++] = c;
+      col++;
+    }
+    this.col = col;
+    this.textBytes += value.length;
+    this.wrote(start, o);
   }
 
   /**
@@ -87,17 +132,15 @@ export class QpBodyWriter extends ArenaWriter {
   private addPiece(text: string): void {
     if (text === '') return;
     const max = 3 * text.length; // UTF-8 bytes per UTF-16 unit, at most
-    const a = this.room(max + maxEncodedLength(max));
+    const a = this.space(max + maxEncodedLength(max));
     const inAt = a.length - max; // the UTF-8 input at the arena's end, the output from `used`
     const n = a.write(text, inAt, 'utf8');
     const start = this.used;
     const end = encodeQuotedPrintableInto(a, inAt, inAt + n, a, start, this.col);
     if (end > inAt) throw new Error('quoted-printable arena overrun'); // cannot happen: need covers the worst case
-    this.parts.push(a.subarray(start, end));
-    this.bytes += end - start;
     this.textBytes += n;
     this.col = columnAfter(a, start, end, this.col);
-    this.used = end;
+    this.wrote(start, end);
   }
 }
 

@@ -19,7 +19,7 @@ import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
 import { authorsLine, digestSubject, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
-import { filledSize, fillPart, shapedMaxBytes, slotValues, writeShapedHtml, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
+import { filledSize, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
@@ -63,18 +63,20 @@ interface Chosen {
   /** The reader's pieces of this block, HTML, filled (in piece order). */
   readerHtml: ReaderHtml[];
   /** The same pieces of the text part, when the block has a shape (else filled from `view`). */
-  readerText: (() => string[]) | undefined;
+  readerText: (() => ReaderText[]) | undefined;
   view: ReaderView;
 }
 
 /** A reader piece of the HTML: filled by Handlebars, or a shape's part and the reader's values for it. */
 type ReaderHtml = string | { part: ShapedPart; values: string[] };
+/** The same for the text part. */
+type ReaderText = ReaderHtml;
 
 /** A block's reader pieces filled for one reader: HTML strings, their size as sent, the text pieces. */
 interface ReaderFill {
   html: ReaderHtml[];
   size: number;
-  text: (() => string[]) | undefined;
+  text: (() => ReaderText[]) | undefined;
 }
 
 /** What a reader part of a card is filled with: their number, the shared parts, their topics and links. */
@@ -157,7 +159,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     });
     return { html, size, text: () => {
       const plain = slotValues(v.n, v.fb, mutes, false);
-      return shape.text.map((part) => fillPart(part, plain));
+      return shape.text.map((part) => ({ part, values: plain }));
     } };
   };
   const take = (i: number, kind: 'full' | 'compact', reader: ReaderFill): Chosen | undefined => {
@@ -327,12 +329,15 @@ function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyAr
   w.endRun();
 }
 
-/** A card or line of the text part: its shared pieces by reference, the reader's encoded here. */
-function addTextBlock(w: QpBodyWriter, items: ReadonlyArray<QpSegment | null>, reader: readonly string[]): void {
+/** A card or line of the text part: its shared pieces by reference, the reader's written here. */
+function addTextBlock(w: QpBodyWriter, items: ReadonlyArray<QpSegment | null>, reader: readonly ReaderText[]): void {
   let r = 0;
   for (const item of items) {
-    if (item === null) w.addText(reader[r++] ?? '');
-    else w.addSegment(item);
+    if (item === null) {
+      const piece = reader[r++] ?? '';
+      if (typeof piece === 'string') w.addText(piece);
+      else writeShapedText(w, piece.part, piece.values);
+    } else w.addSegment(item);
   }
 }
 

@@ -14,6 +14,8 @@
 // filled per reader as before (digest-email.ts falls back), as are topic texts holding a mark character.
 import { encodeHtmlSegment, htmlWireLength, type HtmlBodyWriter, type HtmlSegment } from '../mail/html-body.ts';
 import { S_TEXT } from '../mail/html-7bit.ts';
+import { encodeSegment, type QpBodyWriter, type QpSegment } from '../mail/qp-body.ts';
+import { maxEncodedLength } from '../mail/quoted-printable.ts';
 import { escapeValue, type BlockPieces } from './render-templates.ts';
 
 /**
@@ -44,6 +46,12 @@ export interface ShapedPart {
   size: number;
   /** HTML parts: the texts encoded as 7bit segments, laid out from text state (where a reader part starts). */
   segments?: HtmlSegment[];
+  /**
+   * Text parts: the texts as quoted-printable segments. A text that starts a line ("\n   Less like this: ")
+   * is kept without its line break, which the writer puts first (QpBodyWriter.addBreak): joined after a
+   * value as a segment, it would start with a soft break, an empty line more per link.
+   */
+  qp?: Array<{ lead: boolean; seg: QpSegment }>;
 }
 
 export interface ReaderShape {
@@ -148,7 +156,35 @@ export function parse(filled: string, slotCount: number, html: boolean): ShapedP
   if (last.includes(MARK_CLOSE)) return null;
   texts.push(flat(last));
   if (texts.some((t) => t.includes(MARK_CLOSE))) return null;
-  return html ? htmlPart(texts, slots) : { texts, slots, size: 0 };
+  return html ? htmlPart(texts, slots) : textPart(texts, slots);
+}
+
+/** A text part from its texts and slots: the texts encoded once as quoted-printable segments. */
+export function textPart(texts: string[], slots: number[]): ShapedPart {
+  const qp = texts.map((t) => {
+    const lead = t.startsWith('\n');
+    return { lead, seg: encodeSegment(lead ? t.slice(1) : t) };
+  });
+  return { texts, slots, size: 0, qp };
+}
+
+/** Writes a shaped text part with one reader's values, as one Buffer part (a run of the writer's arena). */
+export function writeShapedText(w: QpBodyWriter, part: ShapedPart, values: readonly string[]): void {
+  const qp = part.qp!;
+  let need = 0;
+  for (const q of qp) need += q.seg.bytes.length + 2;
+  for (const slot of part.slots) {
+    const n = 3 * values[slot]!.length;
+    need += n + maxEncodedLength(n);
+  }
+  w.beginRun(need);
+  for (let k = 0; k < qp.length; k++) {
+    const q = qp[k]!;
+    if (q.lead) w.addBreak();
+    w.addSegment(q.seg);
+    if (k < part.slots.length) w.addValue(values[part.slots[k]!]!);
+  }
+  w.endRun();
 }
 
 /** An HTML part from its texts and slots: their size measured and their segments encoded once. */
@@ -215,7 +251,7 @@ function shapeBytes(s: ReaderShape): number {
   let n = 0;
   // A text as a string (2 bytes a character) and, in HTML parts, as its encoded segment (~1 a character).
   for (const p of s.html) for (const t of p.texts) n += 3 * t.length + 96;
-  for (const p of s.text) for (const t of p.texts) n += 2 * t.length + 16;
+  for (const p of s.text) for (const t of p.texts) n += 3 * t.length + 96;
   return n;
 }
 

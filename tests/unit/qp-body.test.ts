@@ -44,6 +44,32 @@ describe('quoted-printable bodies joined from pieces', () => {
     }
   });
 
+  it('values and line breaks written between segments, in runs or not, from any column: same text, valid lines', () => {
+    const values = ['https://digest.example.org/feedback/12.view-9.0.abc/5/more', '.dotted.value.' + 'y'.repeat(70), 'a=b', 'Zoë Ångström', '7'];
+    for (let start = 0; start < 80; start += 3) {
+      for (const run of [false, true]) {
+        const w = new QpBodyWriter(new ArenaPool(256, 4));
+        w.addText('z'.repeat(start));
+        if (run) w.beginRun(4096);
+        let joined = 'z'.repeat(start);
+        for (const v of values) {
+          w.addSegment(encodeSegment('   More like this: '));
+          w.addValue(v);
+          w.addBreak();
+          joined += `   More like this: ${v}\n`;
+        }
+        if (run) w.endRun();
+        expect(decodeQuotedPrintable(w.parts)).toBe(joined);
+        expect(w.textBytes).toBe(Buffer.byteLength(joined));
+        const all = Buffer.concat(w.parts);
+        expect(w.bytes).toBe(all.length);
+        assertLines(all);
+        expect(all.toString('latin1')).not.toMatch(/\r\n\./);
+        if (run) expect(w.parts.length).toBeLessThanOrEqual(2);
+      }
+    }
+  });
+
   it('a long reader text, encoded in pieces from pooled arenas, is byte for byte the text encoded at once', () => {
     // 40 KB of everything the cut must respect: blanks, CRLF, emoji (surrogate pairs), "=", leading dots,
     // long runs without '>' or a line break. Reused arenas must not leak one email's bytes into another.

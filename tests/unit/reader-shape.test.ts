@@ -79,6 +79,13 @@ describe('reader parts and shell filled once per shape', () => {
         expect(a.encoded!.htmlTransfer).toBe('7bit');
         const lines = Buffer.concat(a.encoded!.html).toString('latin1').split('\r\n');
         for (const line of lines) expect(line.length).toBeLessThanOrEqual(HTML_MAX_LINE);
+        // The text part as quoted-printable: ASCII lines of at most 76, none starting with a dot.
+        const text = Buffer.concat(a.encoded!.text);
+        expect(text.every((c) => c < 0x80)).toBe(true);
+        for (const line of text.toString('latin1').split('\r\n')) {
+          expect(line.length).toBeLessThanOrEqual(76);
+          expect(line.startsWith('.')).toBe(false);
+        }
         // The reader's own values are where they belong, escaped.
         expect(a.html).toContain(`href="https://digest.example.org/feedback/${reader}.view-${900 + reader}.0.`);
         expect(a.html).toContain('href="https://digest.example.org/mute/q?t&#x3D;1&amp;r&#x3D;');
