@@ -349,10 +349,7 @@ export class HtmlBodyWriter extends ArenaWriter {
     }
     const a = this.space(value.length);
     const start = this.used;
-    // Byte by byte: for ~100 characters cheaper than Buffer#write's call into C++.
-    let o = start;
-    for (let i = 0; i < value.length; i++) a[o++] = value.charCodeAt(i);
-    this.wrote(start, o);
+    this.wrote(start, start + a.write(value, start, 'latin1'));
     lay.col += value.length;
     lay.utf8 += value.length;
     this.textBytes += value.length;

@@ -20,10 +20,6 @@ const CR = 0x0d;
 const LF = 0x0a;
 const SOFT_BREAK = Buffer.from('=\r\n', 'latin1');
 const CRLF_BYTES = Buffer.from('\r\n', 'latin1');
-/** Characters of content per line (the 76th is a soft break's '='), as quoted-printable.ts writes them. */
-const MAX_CONTENT = 75;
-/** What addValue writes as it is: printable ASCII but '=' (the blank, at a line's end, would need escaping). */
-const QP_LITERAL_RUN = /^[!-<>-~]*$/;
 
 /** A piece encoded once, to be joined into many bodies. */
 export interface QpSegment {
@@ -72,43 +68,6 @@ export class QpBodyWriter extends ArenaWriter {
     this.push(CRLF_BYTES);
     this.textBytes += 1;
     this.col = 0;
-  }
-
-  /**
-   * A reader's value between two segments (a link, a number: render/reader-shape.ts): printable ASCII
-   * but '=' and the blank is written as it is, with soft breaks at the line's end and a dot that would
-   * start a line escaped, as encodeQuotedPrintableInto does; anything else is encoded as text.
-   */
-  addValue(value: string): void {
-    if (!QP_LITERAL_RUN.test(value)) {
-      this.addText(value);
-      return;
-    }
-    const a = this.space(4 * value.length + 3);
-    const start = this.used;
-    let o = start;
-    let col = this.col;
-    for (let i = 0; i < value.length; i++) {
-      const c = value.charCodeAt(i);
-      if (col >= MAX_CONTENT) {
-        a[o++] = 0x3d;
-        a[o++] = CR;
-        a[o++] = LF;
-        col = 0;
-      }
-      if (col === 0 && c === 0x2e) {
-        a[o++] = 0x3d;
-        a[o++] = 0x32;
-        a[o++] = 0x45;
-        col = 3;
-        continue;
-      }
-      a[o++] = c;
-      col++;
-    }
-    this.col = col;
-    this.textBytes += value.length;
-    this.wrote(start, o);
   }
 
   /**

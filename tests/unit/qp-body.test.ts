@@ -44,7 +44,7 @@ describe('quoted-printable bodies joined from pieces', () => {
     }
   });
 
-  it('values and line breaks written between segments, in runs or not, from any column: same text, valid lines', () => {
+  it('reader values and line breaks written between segments, in runs or not, from any column: same text, valid lines', () => {
     const values = ['https://digest.example.org/feedback/12.view-9.0.abc/5/more', '.dotted.value.' + 'y'.repeat(70), 'a=b', 'Zoë Ångström', '7'];
     for (let start = 0; start < 80; start += 3) {
       for (const run of [false, true]) {
@@ -54,7 +54,7 @@ describe('quoted-printable bodies joined from pieces', () => {
         let joined = 'z'.repeat(start);
         for (const v of values) {
           w.addSegment(encodeSegment('   More like this: '));
-          w.addValue(v);
+          w.addText(v);
           w.addBreak();
           joined += `   More like this: ${v}\n`;
         }
