@@ -87,7 +87,7 @@ interface ReaderView {
   fb: FeedbackView | null;
 }
 
-type FeedbackView = { more: string; less: string; follow: string | null; followName: string };
+type FeedbackView = { more: string; less: string; follow: string | null; followName: string; canonical: boolean };
 
 export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: DigestView, layout: DigestLayout): RenderedEmail {
   const total = view.papers.length;
@@ -360,6 +360,7 @@ export function feedbackView(paper: DigestPaperView): FeedbackView | null {
     less: check(f.less),
     follow: follow === '#' ? null : follow,
     followName: f.follow === undefined ? '' : tidy(f.follow.name),
+    canonical: f.canonical === true,
   };
 }
 

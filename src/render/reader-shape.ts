@@ -262,12 +262,14 @@ function shapeBytes(s: ReaderShape): number {
  */
 export function slotValues(
   n: number,
-  fb: { more: string; less: string; follow: string | null; followName: string } | null,
+  fb: { more: string; less: string; follow: string | null; followName: string; canonical?: boolean } | null,
   muteUrls: readonly string[],
   html: boolean,
 ): string[] {
   const v = html ? escapeValue : (s: string) => s;
-  const values = [String(n), fb ? v(fb.more) : '', fb ? v(fb.less) : '', fb?.follow ? v(fb.follow) : '', fb ? v(fb.followName) : ''];
+  // Canonical links (FeedbackLinks.canonical) hold nothing HTML escapes: written as they are.
+  const link = html && fb?.canonical !== true ? escapeValue : (s: string) => s;
+  const values = [String(n), fb ? link(fb.more) : '', fb ? link(fb.less) : '', fb?.follow ? link(fb.follow) : '', fb ? v(fb.followName) : ''];
   for (const u of muteUrls) values.push(v(u));
   return values;
 }

@@ -165,8 +165,9 @@ export class DigestLoader {
     this.cacheSize = opts.paperCache ?? DEFAULT_PAPER_CACHE;
     // Our links are PUBLIC_URL + path segments of token characters (digits, letters, '.', '-', '_') and
     // ids: canonical (safeHref leaves them as they are) exactly when a path under PUBLIC_URL is.
+    // (And hold nothing HTML escapes, which a canonical URL's query may: such a PUBLIC_URL is checked per link.)
     const probe = `${links.base}/feedback/1.view-1.0.abc_-/1/more`;
-    this.canonicalLinks = safeHref(probe) === probe;
+    this.canonicalLinks = safeHref(probe) === probe && !/[&<>"'`=]/.test(probe);
   }
 
   /** Whether the feedback links this loader makes need no checking by the renderer (FeedbackLinks.canonical). */

@@ -44,6 +44,8 @@ function paper(i: number, reader: number): DigestPaperView {
             more: `https://digest.example.org/feedback/${token}/${i}/more`,
             less: `https://digest.example.org/feedback/${token}/${i}/less`,
             follow: i % 5 === 4 ? undefined : { url: `https://digest.example.org/follow/${token}/0/${i}`, name: NAMES[i % NAMES.length]! },
+            // As the loader marks its own links (no checking or escaping needed): must read the same.
+            canonical: reader === 5,
           },
     runTopics: TOPICS,
   };
