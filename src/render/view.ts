@@ -53,10 +53,17 @@ export interface LoadedDigest {
   view: DigestView;
 }
 
-/** The row with its subscriber. */
+/**
+ * The row with its subscriber, and the subscriber's topics as JSON [[id, text, like_terms], …] (to name the
+ * matched topics and build their mute links; a like: topic's terms are what gets highlighted). One
+ * statement instead of two: a second statement per digest cost ~25 µs of a sending thread (better-sqlite3
+ * makes an object per row), the JSON ~2 µs to parse.
+ */
 const SQL_DIGEST_ROW = `
   SELECT d.id, d.subscriber_id, d.edition, d.status, d.from_paper, d.to_paper, d.attempts, d.items, d.topic_ids,
-         s.email, s.status AS subscriber_status, s.token_salt, s.max_papers
+         s.email, s.status AS subscriber_status, s.token_salt, s.max_papers,
+         (SELECT json_group_array(json_array(t.id, t.text, q.like_terms))
+          FROM topics t JOIN queries q ON q.id = t.query_id WHERE t.subscriber_id = d.subscriber_id) AS topics
   FROM digests d
   JOIN subscribers s ON s.id = d.subscriber_id
   WHERE d.id = ?`;
@@ -76,12 +83,6 @@ const SQL_PAPER_TOPICS = `
   SELECT (SELECT t.text FROM topics t WHERE t.query_id = qm.query_id LIMIT 1) AS text, q.like_terms
   FROM query_matches qm JOIN queries q ON q.id = qm.query_id WHERE qm.paper_id = ?`;
 
-/**
- * Topic texts of the subscriber (to name the matched topics and build their mute links), and the terms
- * of like: topics (their words are what gets highlighted).
- */
-const SQL_SUBSCRIBER_TOPICS = `
-  SELECT t.id, t.text, q.like_terms FROM topics t JOIN queries q ON q.id = t.query_id WHERE t.subscriber_id = ?`;
 
 /** The row's "you may also like" papers, best first (written by the planner, see src/feedback/suggest.ts). */
 const SQL_SUGGESTIONS = `SELECT paper_id FROM digest_suggestions WHERE digest_id = ? ORDER BY score DESC, paper_id LIMIT 3`;
@@ -100,6 +101,8 @@ interface RowSql {
   subscriber_status: SubscriberStatus;
   token_salt: string;
   max_papers: number | null;
+  /** JSON: [[id, text, like_terms], …] */
+  topics: string;
 }
 
 /** SQL_PAPER's row. */
@@ -113,7 +116,6 @@ function statements(db: Db) {
     row: statement(db, SQL_DIGEST_ROW),
     paper: statement(db, SQL_PAPER),
     paperTopics: statement(db, SQL_PAPER_TOPICS),
-    topics: statement(db, SQL_SUBSCRIBER_TOPICS),
     suggestions: statement(db, SQL_SUGGESTIONS),
   };
 }
@@ -146,7 +148,6 @@ export class DigestLoader {
   private readonly row;
   private readonly paper;
   private readonly paperTopics;
-  private readonly topics;
   private readonly suggestions;
   private readonly papers = new Map<number, CachedPaper>();
   private readonly cacheSize: number;
@@ -160,7 +161,6 @@ export class DigestLoader {
     this.row = st.row;
     this.paper = st.paper;
     this.paperTopics = st.paperTopics;
-    this.topics = st.topics;
     this.suggestions = st.suggestions;
     this.cacheSize = opts.paperCache ?? DEFAULT_PAPER_CACHE;
     // Our links are PUBLIC_URL + path segments of token characters (digits, letters, '.', '-', '_') and
@@ -181,9 +181,9 @@ export class DigestLoader {
     const subscriber: DigestRecipient = { id: r.subscriber_id, email: r.email, status: r.subscriber_status, tokenSalt: r.token_salt };
     const topicText = new Map<number, string>();
     const topicHighlight = new Map<number, string>();
-    for (const t of this.topics.all(r.subscriber_id) as { id: number; text: string; like_terms: string | null }[]) {
-      topicText.set(t.id, t.text);
-      if (t.like_terms !== null) topicHighlight.set(t.id, likeHighlightQuery(t.like_terms));
+    for (const [id, text, likeTerms] of JSON.parse(r.topics) as Array<[number, string, string | null]>) {
+      topicText.set(id, text);
+      if (likeTerms !== null) topicHighlight.set(id, likeHighlightQuery(likeTerms));
     }
     // The digest's own token, signed once: the web view link and every feedback and follow link of this
     // digest (its papers and suggestions) carry it, so a digest costs one HMAC however many papers it
