@@ -27,7 +27,7 @@ const SELECT_SAMPLE_IDS = `SELECT id FROM digests WHERE id % @step = 0 ORDER BY 
 const COUNT_DIGESTS = `SELECT count(*) AS n FROM digests`;
 
 export function measurePerDigest(
-  deps: { db: Db; links: Links; renderer: Pick<Renderer, 'digest'>; from: string },
+  deps: { db: Db; links: Links; renderer: Pick<Renderer, 'digest' | 'emailPapers'>; from: string },
   sample: number,
 ): PerDigestCost {
   const { db } = deps;
@@ -47,7 +47,7 @@ export function measurePerDigest(
   const now = new Date();
   for (const id of ids) {
     const t0 = performance.now();
-    const loaded = loader.load(id);
+    const loaded = loader.load(id, { papers: deps.renderer.emailPapers });
     const t1 = performance.now();
     if (!loaded) continue;
     const mail = deps.renderer.digest(loaded.view);

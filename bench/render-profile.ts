@@ -9,7 +9,11 @@ const fixture = JSON.parse(readFileSync(new URL('../samples/daily-papers-sample.
   papers: Array<{ title: string; abstract: string; authors: string[] }>;
 };
 const topics = ['reinforcement learning', 'language models', 'video generation'];
-const papers: DigestPaperView[] = Array.from({ length: 200 }, (_, i) => {
+// `--papers N`: a digest of the first N papers (default 200; up to any N, to show the work per digest does
+// not grow with the papers it holds past those it shows).
+const sizeArg = process.argv.indexOf('--papers');
+const held = sizeArg > 0 ? Number(process.argv[sizeArg + 1]) : 200;
+const papers: DigestPaperView[] = Array.from({ length: Math.max(200, held) }, (_, i) => {
   const f = fixture.papers[i % fixture.papers.length]!;
   return {
     title: f.title,
@@ -33,9 +37,7 @@ const links = { preferences: 'https://d.example/p/tok', unsubscribe: 'https://d.
 const renderer = await createRenderer();
 const builder = createMessageBuilder({ from: 'Digest <d@d.example>' });
 const rounds = Number(process.argv[2] ?? 500);
-// `--papers 18`: a friendly-sized digest instead (the first N papers).
-const sizeArg = process.argv.indexOf('--papers');
-const shown = sizeArg > 0 ? papers.slice(0, Number(process.argv[sizeArg + 1])) : papers;
+const shown = papers.slice(0, held);
 let renderMs = 0;
 let buildMs = 0;
 let bytes = 0;

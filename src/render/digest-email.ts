@@ -17,7 +17,7 @@ import { digestShell, type ShellShapes } from './digest-shell.ts';
 import { decodeQuotedPrintable, QpBodyWriter, type ArenaPool, type QpSegment } from '../mail/qp-body.ts';
 import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
-import { authorsLine, digestSubject, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
+import { authorsLine, digestSubject, distinctTopics, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
 import { filledSize, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
@@ -89,13 +89,18 @@ interface ReaderView {
 
 type FeedbackView = { more: string; less: string; follow: string | null; followName: string; canonical: boolean };
 
+/** Papers an email with this layout looks at, at most: full cards, then the compact lines it may try. */
+export function emailPaperLimit(layout: Pick<DigestLayout, 'fullPapers' | 'compactPapers'>): number {
+  return layout.fullPapers + Math.min(MAX_COMPACT_CANDIDATES, layout.compactPapers);
+}
+
 export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: DigestView, layout: DigestLayout): RenderedEmail {
-  const total = view.papers.length;
+  const total = view.paperCount ?? view.papers.length;
   if (total === 0) {
     throw new AppError('digest_empty', `digest for ${view.email} (${view.edition}) has no papers to render`);
   }
   const links = safeLinks(view.links);
-  const subject = digestSubject(total, topicsInOrder(view.papers), view.edition);
+  const subject = digestSubject(total, view.topicTexts ? distinctTopics(view.topicTexts) : topicsInOrder(view.papers), view.edition);
   const days = paperDaysLabel(view.paperDays);
   const shell = digestShell(t, {
     subject,
@@ -124,7 +129,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   // (preference "most papers per email") bounds both; the rest are on the web view.
   const cap = view.maxPapers != null && view.maxPapers > 0 ? Math.min(total, Math.trunc(view.maxPapers)) : total;
   const fullCount = Math.min(cap, layout.fullPapers);
-  const candidates = Math.min(cap, fullCount + Math.min(MAX_COMPACT_CANDIDATES, layout.compactPapers));
+  const candidates = Math.min(cap, view.papers.length, emailPaperLimit({ fullPapers: fullCount, compactPapers: layout.compactPapers }));
   // A paper's card, reader view and signed links are made only when the paper is looked at: a broad digest
   // holds ~190 papers and shows ~40, and the rest cost nothing (measured: broad render 7.0 -> see
   // BENCHMARKS.md, when every candidate was prepared and filled up front).

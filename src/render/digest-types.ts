@@ -30,8 +30,12 @@ export interface DigestView {
   email: string;
   /** YYYY-MM-DD */
   edition: string;
-  /** Already in display order (the planner sorts). */
+  /** Already in display order (the planner sorts). For an email, possibly only the first ones (paperCount). */
   papers: DigestPaperView[];
+  /** All the digest's papers, when `papers` holds only the first ones (DigestLoader's LoadOptions.papers). */
+  paperCount?: number | undefined;
+  /** Then also every matched topic's text, in order of first appearance over all of them (for the subject). */
+  topicTexts?: string[] | undefined;
   /** First and last batch day of the papers (metadata: "papers of 24–25 Nov"); never decides anything. */
   paperDays?: { first: string; last: string } | undefined;
   /** The paper list was pruned (DIGEST_RETENTION_DAYS): the web view says so instead of listing. */

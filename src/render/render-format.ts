@@ -106,8 +106,13 @@ export function topicsInOrder(papers: ReadonlyArray<{ matchedTopics: ReadonlyArr
   // Distinct texts first (a broad digest names the same two or three topics ~200 times), then tidied.
   const raw = new Set<string>();
   for (const p of papers) for (const t of p.matchedTopics) raw.add(t.text);
+  return distinctTopics(raw);
+}
+
+/** Topic texts tidied, each once, in order, none empty. */
+export function distinctTopics(texts: Iterable<string>): string[] {
   const seen = new Set<string>();
-  for (const t of raw) seen.add(tidy(t));
+  for (const t of texts) seen.add(tidy(t));
   seen.delete('');
   return [...seen];
 }

@@ -5,7 +5,7 @@
 // the rest as compact lines, under Gmail's clipping size by construction.
 import type { Logger } from '../log.ts';
 import { CardCache, DEFAULT_CARD_CACHE_BYTES } from './card-cache.ts';
-import { feedbackView, matchedView, renderDigestEmail, safeLinks, topicKey, type DigestLayout } from './digest-email.ts';
+import { emailPaperLimit, feedbackView, matchedView, renderDigestEmail, safeLinks, topicKey, type DigestLayout } from './digest-email.ts';
 import { ArenaPool } from '../mail/qp-body.ts';
 import { ReaderShapes } from './reader-shape.ts';
 import { ShellShapes } from './digest-shell.ts';
@@ -30,6 +30,8 @@ export interface Renderer {
   confirm(view: ConfirmView): RenderedEmail;
   /** Full HTML page listing ALL papers (no cap), no external assets. */
   webView(view: DigestView): string;
+  /** Papers a digest email looks at, at most (the rest are counted): what the loader need make (LoadOptions.papers). */
+  emailPapers?: number;
   /** The card cache of this renderer (this thread): entries, bytes, hits, misses. */
   cacheStats?(): { entries: number; bytes: number; hits: number; misses: number };
 }
@@ -136,7 +138,7 @@ function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: DigestLayo
   };
 
   const cacheStats = () => ({ entries: cache.size, bytes: cache.bytes, hits: cache.hits, misses: cache.misses });
-  return { digest, webView, confirm, cacheStats };
+  return { digest, webView, confirm, cacheStats, emailPapers: emailPaperLimit(layout) };
 }
 
 /** Web page card parts (whole abstract), not cached: the page is opened rarely. */

@@ -32,7 +32,7 @@ import { verpFrom } from '../bounces/verp.ts';
 export interface LoopDeps {
   db: Db;
   mailer: Mailer;
-  renderer: Pick<Renderer, 'digest'>;
+  renderer: Pick<Renderer, 'digest' | 'emailPapers'>;
   links: Links;
   clock: Clock;
   config: SenderConfig;
@@ -227,7 +227,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   const handle = async (id: number): Promise<SentRecord | undefined> => {
     let loaded: LoadedDigest | undefined;
     try {
-      loaded = loader.load(id);
+      loaded = loader.load(id, { papers: deps.renderer.emailPapers });
     } catch (e) {
       broken(id, 'cannot load the digest', e);
       return undefined;
