@@ -1,8 +1,9 @@
-// One subscriber's digest email, put together from bytes: the shell (their address, links, counts) is
-// filled and encoded per message; each paper's card or compact line comes encoded from the run's card
-// cache (card-cache.ts) with only the reader's own pieces (number, matched topics, mute links) filled
-// and encoded here. Work per digest is then the reader's few lines per paper plus copying bytes: the
-// escaping, highlighting, template filling and quoted-printable encoding of a paper happen once per run.
+// One subscriber's digest email, put together from bytes: the shell (their address, links, counts) and
+// each card's reader part (number, matched topics, mute and feedback links) come from shapes filled once
+// per run, with only the reader's values escaped and written between their encoded texts
+// (digest-shell.ts, reader-shape.ts); each paper's card or compact line comes encoded from the run's card
+// cache (card-cache.ts). Work per digest is then the reader's values plus copying bytes: the escaping,
+// highlighting, template filling and encoding of a paper and of the templates happen once per run.
 //
 // Long digests: the first DIGEST_FULL_PAPERS papers (in display order, the planner's: README "When digests go out") are
 // shown in full, the rest as compact lines (title, authors, why matched; no abstract), and a button
