@@ -1,36 +1,62 @@
 // The console's deliveries page: the recent editions' rows by state, what is waiting and why, and the
-// relay's last errors. Every query reads through an index: digests_edition (edition, status) for the
-// recent editions, digests_queue (status, next_attempt_at) for what waits.
+// relay's last errors. Every query reads through an index (migration 007): digests_edition (edition, id,
+// status) for the recent editions, digests_queue (status, next_attempt_at, id DESC; waiting and in-flight
+// rows only) for what waits, digests_trouble (edition; retry, failed and unknown rows) for the errors. The
+// partial indexes are used only by a query that repeats their WHERE (an OR of equalities, in that order)
+// or asks for one of its states with `=`.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { normaliseReason } from '../report/status.ts';
 
 export const STATES = ['planned', 'sending', 'retry', 'sent', 'failed', 'unknown', 'suppressed'] as const;
 
-/** Rows by edition and state, for the editions from yesterday on (UTC; an edition is a local date). */
+/**
+ * Rows by state, per edition from yesterday on (UTC; an edition is a local date), from digests_edition
+ * alone: every row of an edition (status NULL here) and its rows not sent, by state; sent = the rest.
+ * The index holds status after id (migration 007), so grouping by status sorts what it groups: sorting
+ * only the unsent rows keeps it near what it was (bench/admin.ts, 88,000 rows an edition: 14 ms, 32 ms
+ * while half of today's rows are still planned; grouping every row by status 40-57 ms; 10-14 ms before 007).
+ */
 const SQL_BY_STATE = `
-  SELECT edition, status, count(*) AS n FROM digests WHERE edition >= :from GROUP BY edition, status ORDER BY edition DESC`;
+  SELECT edition, status, count(*) AS n FROM digests WHERE edition >= :from AND status <> 'sent' GROUP BY edition, status
+  UNION ALL
+  SELECT edition, NULL, count(*) FROM digests WHERE edition >= :from GROUP BY edition`;
 
-/** What is waiting to be sent, soonest first (planned rows have no next_attempt_at and come first). */
+/**
+ * What is waiting to be sent, soonest first: planned rows in the order they are claimed (lowest id
+ * first; rows planned before 002 with a next_attempt_at after them), then retries by due time, then the
+ * rows in flight. Each part is read from digests_queue in its own order (planned rows run backwards in
+ * it: see migration 007), at most :limit rows each, and the few rows read are sorted.
+ */
 const SQL_WAITING = `
   SELECT d.id, s.email, d.subscriber_id AS subscriberId, d.status, d.edition, d.attempts,
          d.next_attempt_at AS nextAttemptAt, d.claimed_at AS claimedAt, d.smtp_code AS code, d.smtp_response AS response
-  FROM digests d JOIN subscribers s ON s.id = d.subscriber_id
-  WHERE d.status IN ('planned', 'retry', 'sending')
-  ORDER BY d.status, d.next_attempt_at LIMIT :limit`;
+  FROM (SELECT 0 AS k, id FROM (SELECT id FROM digests WHERE status = 'planned' AND next_attempt_at IS NULL ORDER BY id LIMIT :limit)
+        UNION ALL
+        SELECT 0, id FROM (SELECT id FROM digests WHERE status = 'planned' AND next_attempt_at IS NOT NULL ORDER BY next_attempt_at, id LIMIT :limit)
+        UNION ALL
+        SELECT 1, id FROM (SELECT id FROM digests WHERE status = 'retry' ORDER BY next_attempt_at LIMIT :limit)
+        UNION ALL
+        SELECT 2, id FROM (SELECT id FROM digests WHERE status = 'sending' ORDER BY next_attempt_at LIMIT :limit)) w
+  CROSS JOIN digests d ON d.id = w.id
+  JOIN subscribers s ON s.id = d.subscriber_id
+  ORDER BY w.k, d.next_attempt_at, d.id LIMIT :limit`;
 
-const SQL_WAITING_COUNT = `SELECT status, count(*) AS n FROM digests WHERE status IN ('planned', 'retry', 'sending') GROUP BY status`;
+const SQL_WAITING_COUNT = `
+  SELECT status, count(*) AS n FROM digests WHERE status = 'planned' OR status = 'retry' OR status = 'sending' GROUP BY status`;
 
 /**
- * The relay's answers that were not a success, newest first, over the last week's editions. SQLite reads
- * the rows in those states through digests_queue and sorts them: 135 ms with 27,000 failed rows in a
- * 2.6-million-row ledger (bench/admin.ts); walking digests_edition backwards instead was slower (330 ms)
- * whenever the week had few errors.
+ * The relay's answers that were not a success, newest first, over the last week's editions: the week's
+ * rows in those states come from digests_trouble (edition) and are sorted. INDEXED BY: left to itself
+ * SQLite may walk the whole table backwards for `ORDER BY d.id DESC LIMIT` (no statistics: no ANALYZE is
+ * run), slow whenever the week had few errors. bench/admin.ts (27,000 failed rows in a 2.6-million-row
+ * ledger, 7,300 of them in the week): 14 ms; 35 ms before migration 007, through the full status index
+ * (every failed row of every edition).
  */
 const SQL_LAST_ERRORS = `
   SELECT d.id, s.email, d.subscriber_id AS subscriberId, d.status, d.edition, d.smtp_code AS code, d.smtp_response AS response
-  FROM digests d JOIN subscribers s ON s.id = d.subscriber_id
-  WHERE d.edition >= :weekAgo AND d.status IN ('retry', 'failed', 'unknown') AND d.smtp_response IS NOT NULL
+  FROM digests d INDEXED BY digests_trouble JOIN subscribers s ON s.id = d.subscriber_id
+  WHERE d.edition >= :weekAgo AND (d.status = 'retry' OR d.status = 'failed' OR d.status = 'unknown') AND d.smtp_response IS NOT NULL
   ORDER BY d.id DESC LIMIT :limit`;
 
 export interface WaitingRow {
@@ -63,11 +89,14 @@ function why(r: WaitingRow): string {
 export function deliveries(db: Db, now: Date, limit = 50): DeliveriesView {
   const day = (offset: number) => new Date(now.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
   const editions = new Map<string, Record<string, number>>();
-  for (const r of statement<{ from: string }, { edition: string; status: string; n: number }>(db, SQL_BY_STATE).all({ from: day(-1) })) {
+  const totals = new Map<string, number>();
+  for (const r of statement<{ from: string }, { edition: string; status: string | null; n: number }>(db, SQL_BY_STATE).all({ from: day(-1) })) {
     let c = editions.get(r.edition);
     if (!c) editions.set(r.edition, (c = Object.fromEntries(STATES.map((s) => [s, 0]))));
-    c[r.status] = r.n;
+    if (r.status === null) totals.set(r.edition, r.n);
+    else c[r.status] = r.n;
   }
+  for (const [edition, c] of editions) c.sent = (totals.get(edition) ?? 0) - Object.values(c).reduce((a, b) => a + b, 0);
   const waiting = statement<{ limit: number }, WaitingRow>(db, SQL_WAITING).all({ limit }).map((r) => ({ ...r, why: why(r) }));
   const waitingCounts: Record<string, number> = { planned: 0, retry: 0, sending: 0 };
   for (const r of statement<[], { status: string; n: number }>(db, SQL_WAITING_COUNT).all()) waitingCounts[r.status] = r.n;
@@ -75,7 +104,9 @@ export function deliveries(db: Db, now: Date, limit = 50): DeliveriesView {
     .all({ weekAgo: day(-7), limit: 20 })
     .map((r) => ({ ...r, reason: normaliseReason(r.code, r.response ?? '') }));
   return {
-    editions: [...editions].map(([edition, counts]) => ({ edition, counts, total: Object.values(counts).reduce((a, b) => a + b, 0) })),
+    editions: [...editions]
+      .sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0))
+      .map(([edition, counts]) => ({ edition, counts, total: totals.get(edition) ?? 0 })),
     waiting,
     waitingCounts,
     lastErrors,

@@ -35,7 +35,7 @@ const SQL_SUBSCRIBER_DAYS = `
   SELECT CASE WHEN day < :from THEN '' ELSE day END AS day, sum(delta) AS delta, sum(unsub) AS unsub
   FROM changes GROUP BY 1 ORDER BY 1`;
 
-/** Digests by delivery date and outcome (covering index digests_edition (edition, status)). */
+/** Digests by delivery date and outcome (covering index digests_edition (edition, id, status)). */
 const SQL_DIGEST_DAYS = `
   SELECT edition AS day, sum(status = 'sent') AS sent, sum(status IN ('failed', 'unknown')) AS failed
   FROM digests WHERE edition >= :from AND edition <= :to GROUP BY edition`;

@@ -131,13 +131,15 @@ const SQL_MAX_PAPER = `SELECT coalesce(max(id), 0) AS id FROM papers`;
  * matcher has not looked at yet is never skipped by the watermark. `open`: a row of theirs is still
  * planned, sending or retrying (its papers overlap: a second row would show them twice), or a row
  * already has this slot's date (a row of the old batch-dated model): the slot runs without a new row.
+ * The open rows are found through the partial index digests_subscriber_open (migration 007), whose WHERE
+ * the query repeats word for word (an IN list would not let SQLite use it).
  */
 const SQL_FIND_SLOTS = `
   INSERT INTO plan_slots (id, slot, watermark, through, open, grouped)
   SELECT s.id, l.local_date, s.watermark,
          min(:maxPaper, (SELECT min(q.matched_through) FROM topics t JOIN queries q ON q.id = t.query_id
                          WHERE t.subscriber_id = s.id AND t.muted = 0)),
-         EXISTS (SELECT 1 FROM digests d WHERE d.subscriber_id = s.id AND d.status IN ('planned', 'sending', 'retry'))
+         EXISTS (SELECT 1 FROM digests d WHERE d.subscriber_id = s.id AND (d.status = 'planned' OR d.status = 'retry' OR d.status = 'sending'))
            OR EXISTS (SELECT 1 FROM digests d WHERE d.subscriber_id = s.id AND d.edition = l.local_date),
          0
   FROM subscribers s

@@ -39,12 +39,15 @@ const SQL_EDITION_COUNTS = `
   GROUP BY edition
   ORDER BY edition DESC`;
 
-/** Raw failure responses of those editions, grouped; normalised and merged in JS. */
+/**
+ * Raw failure responses of those editions, grouped; normalised and merged in JS. The rows come from the
+ * partial index digests_trouble (migration 007), whose WHERE the query repeats word for word.
+ */
 const SQL_EDITION_FAILURES = `
   SELECT edition, smtp_code AS code, smtp_response AS response, count(*) AS n
   FROM digests
   WHERE edition IN (SELECT DISTINCT edition FROM digests ORDER BY edition DESC LIMIT :limit)
-    AND status IN ('failed', 'retry', 'unknown') AND smtp_response IS NOT NULL
+    AND (status = 'retry' OR status = 'failed' OR status = 'unknown') AND smtp_response IS NOT NULL
   GROUP BY edition, smtp_code, smtp_response`;
 
 /** Ledger totals for the metrics endpoint. */
@@ -59,7 +62,7 @@ const SQL_TOTALS = `
          coalesce(sum(status = 'retry'), 0)            AS retrying
   FROM digests`;
 
-/** Digests sent for the editions (local delivery dates) since a day: the digests_edition index, no scan. */
+/** Digests sent for the editions (local delivery dates) since a day: covered by digests_edition, no scan. */
 const SQL_SENT_SINCE = `SELECT count(*) AS n FROM digests WHERE edition >= ? AND status = 'sent'`;
 
 /** Digests sent since a time (by edition date, so within a day of the time zones' spread). */

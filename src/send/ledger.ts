@@ -38,6 +38,40 @@
 // And the sending threads take turns for that write among themselves (write-turn.ts) rather than on
 // SQLite's lock, whose busy handler sleeps at least 1 ms per collision (measured: 1.1 ms per digest in
 // each of two threads, 0.3 ms with turns).
+// Decision on the pages a digest writes (migration 007; measured with bench/ledger.ts: 100,000 digests
+// planned by the real planner, three lanes doing claim -> recordSentThenClaim and nothing else, CPU of
+// that loop, runs alternated with the code before on the shared 2-core machine). A digest's transaction
+// costs mostly the pages it writes: each is a WAL frame (two pwrite()s and a checksum at the COMMIT, then
+// a copy and a share of the fsyncs at the next checkpoint), 4-5 µs of CPU apiece, against ~5 µs for the
+// transaction itself (SQLite's six shm lock calls) and ~15 µs for its three statements. With 001's
+// indexes it wrote 10.1 pages (41 KB) and cost 73 µs: every status change moved an entry of three indexes
+// between ranges far apart (the claimed row left the front of the planned range, the delivered one went
+// to the end of the sent range): 3.1 pages in digests_edition, 3.0 in digests_queue, 1.0 in
+// digests_subscriber_status, besides ~2 for the rows themselves and 1 for the subscriber's watermark.
+// Migration 007 lays them out so that what one transaction changes sits on one leaf of each: the queue
+// holds only open rows, planned ones backwards (the lowest id, claimed next, ends the planned range, next
+// to the retry and sending ranges); digests_edition is (edition, id, status), where an entry keeps its
+// place when its status changes and the reports still count statuses from the index alone; the planner's
+// "has this subscriber an open row" reads a partial index of open rows. Now 6.0 pages (24 KB) and 56 µs
+// per digest (-23%, medians of three runs each at load ~1; with 7 days of delivered rows in the ledger
+// 10.3 -> 6.0 pages, 76 -> 56-62 µs, the same on a ledger upgraded by the migration). In V8 profiles of a
+// real sending thread (`npm run bench -- --subscribers 20000 --workers 1 --profile DIR`, four runs each,
+// load 1.5-8.7) the ledger went from 14-16% of the thread to 12-14%: a profile samples wall time, so it
+// also counts the checkpoints' fsync waits, which fewer pages do not shorten. Claims are still lowest id
+// first. Not the half we aimed for: what is left is what a digest must write (the rows' own pages: a row
+// grows by ~160 bytes when claimed and recorded, so a full page splits every few digests; the
+// subscriber's; one leaf of each of three indexes), the transaction and the statements.
+// Measured and not done: claiming from the highest id
+// (it keeps 001's index leaves together too, 8.1 pages, but the growing rows then meet full pages and the
+// table's own pages go from 1.8 to 2.3 per digest); cache_size -500 to -16000 and mmap_size 256 MB on the
+// sending connection (no difference beyond noise: what a digest touches stays cached); a count of open
+// rows on the subscriber row, kept by triggers, instead of the planner's partial index (5.0 pages, but the
+// triggers took about the CPU the page saved); the claim as SELECT then UPDATE instead of UPDATE …
+// RETURNING (1.3 µs).
+// Fewer pages per digest would mean more digests per automatic checkpoint, and with synchronous = NORMAL
+// the WAL is synced only at a checkpoint (see above): 1000 frames were ~100 digests and would now be ~170.
+// So a connection that records deliveries checkpoints every LEDGER_CHECKPOINT_FRAMES (600) frames, still
+// ~100 digests, no more for a power loss to roll back than before (cost: ~2 µs per digest, in the 56).
 import { hostname } from 'node:os';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
@@ -57,16 +91,28 @@ export function claimantId(): string {
 export const DEFAULT_LEASE_MS = 15 * 60 * 1000;
 
 /**
- * Claims the next row: a retry that has come due (earliest first), else a planned row (lowest id).
- * Both subqueries walk the digests_queue index (status, next_attempt_at), so a claim stays O(log n)
- * however many rows the edition has. `AND status IN (…)` is the compare-and-set.
+ * Automatic checkpoint of a connection that records deliveries: every this many WAL frames (SQLite's
+ * default is 1000). About 100 digests' worth, as 1000 frames were before migration 007 made a digest
+ * write ~6 pages instead of ~10: the WAL is synced only at a checkpoint (synchronous = NORMAL), so this
+ * bounds what a power loss can roll back (see the decisions at the top).
+ */
+export const LEDGER_CHECKPOINT_FRAMES = 600;
+
+/**
+ * Claims the next row: a retry that has come due (earliest first), else a planned row (lowest id; rows
+ * planned by releases before 002 may carry a next_attempt_at: those last, earliest first, as before).
+ * The subqueries walk the digests_queue index (status, next_attempt_at, id DESC; only planned, retry and
+ * sending rows: migration 007), so a claim stays O(log n) however many rows the ledger has. Planned rows
+ * run backwards in it: the lowest id is read from the end of the planned range, next to the retry and
+ * sending ranges the same transaction writes. `AND status IN (…)` is the compare-and-set.
  */
 const SQL_CLAIM_NEXT = `
   UPDATE digests
   SET status = 'sending', claimed_by = :claimant, claimed_at = :now
   WHERE id = coalesce(
           (SELECT id FROM digests WHERE status = 'retry' AND next_attempt_at <= :now ORDER BY next_attempt_at LIMIT 1),
-          (SELECT id FROM digests WHERE status = 'planned' ORDER BY status, next_attempt_at LIMIT 1))
+          (SELECT id FROM digests WHERE status = 'planned' AND next_attempt_at IS NULL ORDER BY id LIMIT 1),
+          (SELECT id FROM digests WHERE status = 'planned' AND next_attempt_at IS NOT NULL ORDER BY next_attempt_at, id LIMIT 1))
     AND status IN ('planned', 'retry')
   RETURNING id`;
 
@@ -116,14 +162,14 @@ const SQL_MARK_UNKNOWN = `
   UPDATE digests SET status = 'unknown', smtp_response = :response
   WHERE id = :id AND claimed_by IS :claimant AND status = 'sending'`;
 
-/** Claims still marked as in flight. */
-const SQL_SENDING_ROWS = `SELECT id, claimed_by, claimed_at FROM digests WHERE status = 'sending'`;
+/** Claims still marked as in flight, lowest id first (sorted: a handful of rows, and digests_queue holds them by id descending). */
+const SQL_SENDING_ROWS = `SELECT id, claimed_by, claimed_at FROM digests WHERE status = 'sending' ORDER BY id`;
 
 /** The earliest retry still to come. */
 const SQL_NEXT_RETRY_AT = `SELECT min(next_attempt_at) AS at FROM digests WHERE status = 'retry'`;
 
 /** Rows waiting to be sent (for progress). */
-const SQL_OPEN_COUNT = `SELECT count(*) AS n FROM digests WHERE status IN ('planned', 'retry', 'sending')`;
+const SQL_OPEN_COUNT = `SELECT count(*) AS n FROM digests WHERE status = 'planned' OR status = 'retry' OR status = 'sending'`;
 
 /** One delivered row. */
 export interface SentRecord {
@@ -152,6 +198,10 @@ export class Ledger {
     db: Db,
     readonly claimant: string = claimantId(),
   ) {
+    // Only ever lowered: a connection told to checkpoint more often, or never (0: by hand), stays so.
+    if ((db.pragma('wal_autocheckpoint', { simple: true }) as number) > LEDGER_CHECKPOINT_FRAMES) {
+      db.pragma(`wal_autocheckpoint = ${LEDGER_CHECKPOINT_FRAMES}`);
+    }
     const s = {
       claimNext: statement(db, SQL_CLAIM_NEXT),
       sent: statement(db, SQL_MARK_SENT),
