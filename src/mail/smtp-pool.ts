@@ -1,16 +1,18 @@
 // Our SMTP connection pool: nodemailer's SMTPConnection (its documented lower-level API: connect, login,
 // send, reset, quit) driven directly, one message at a time per connection. nodemailer still does the
 // protocol: greeting, EHLO, STARTTLS or smtps, AUTH, PIPELINING (MAIL FROM + RCPT TO + DATA in one write,
-// RFC 2920), timeouts, reply parsing, the data stream (with our dot-stuffing: data-phase.ts). What we skip
-// is its per-message machinery around that: sendMail -> MailMessage -> MailComposer / MimeNode (a raw
-// message is still wrapped in a node, its headers parsed for the envelope, a stream pipeline with an
-// AbortController built per message) -> the pool's queue. Measured in one sending thread (friendly 20k,
+// RFC 2920), timeouts, reply parsing; the message itself, one Buffer, is written by data-phase.ts (dots
+// stuffed when needed, no stream). What we skip is its per-message machinery around that: sendMail ->
+// MailMessage -> MailComposer / MimeNode (a raw message is still wrapped in a node, its headers parsed for
+// the envelope, a stream pipeline with an AbortController built per message) -> the pool's queue. Measured in one sending thread (friendly 20k,
 // `--workers 1 --profile`): that machinery was 0.30-0.35 ms of CPU per digest (mailer + composer 0.22,
 // pool 0.05, stream pipeline and its AbortSignal/DOMException ~0.08) out of 2.8 ms; the data stream and
 // the socket writes themselves (0.3-0.4 ms on a loaded machine, most of it the kernel taking 86 KB) stay.
-// Tried and left out: handing the body and its terminator to the socket in one write instead of two
-// (SMTPConnection's data stream writes the terminator once the body has drained) measured no difference
-// (socket writes 0.21 vs 0.19 of render time, within noise): the cost is the bytes, not the calls.
+// Handing the body and its terminator to the socket in one write instead of two was first tried here and
+// measured no difference (socket writes 0.21 vs 0.19 of render time, within noise). It is done now, over
+// plain TCP, with the data stream itself gone (data-phase.ts): in bench/smtp-send.ts, which measures the
+// send path alone in CPU per message, it is 69.5 -> 65.2 µs per 67 KB message (the stream and the
+// dot-stuffing scan were the larger part; see data-phase.ts).
 //
 // What nodemailer's pool did and this keeps:
 // - at most `poolSize` connections, each reused for up to `maxMessages` messages, then QUIT and reopened;
