@@ -13,7 +13,6 @@ import { fork } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
-import { stuffingScan } from '../src/mail/dot-stuffing.ts';
 import { createMessageBuilder } from '../src/mail/raw-message.ts';
 import { SmtpPool } from '../src/mail/smtp-pool.ts';
 import { createRenderer, type DigestPaperView, type DigestView } from '../src/render/render.ts';
@@ -151,7 +150,7 @@ stopSink();
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 console.log(
-  `\n${raw.length} byte message${values.dots ? ' (every 7th line starts with ".")' : ''}, ${MESSAGES} messages × ${ROUNDS} rounds, pool ${POOL}, relay ${values.sink}, scan ${stuffingScan()}: ` +
+  `\n${raw.length} byte message${values.dots ? ' (every 7th line starts with ".")' : ''}, ${MESSAGES} messages × ${ROUNDS} rounds, pool ${POOL}, relay ${values.sink}: ` +
     `median ${median(results.map((x) => x.user + x.system)).toFixed(1)} µs CPU per message ` +
     `(user ${median(results.map((x) => x.user)).toFixed(1)}, system ${median(results.map((x) => x.system)).toFixed(1)})`,
 );
