@@ -31,7 +31,7 @@
 // below: SMTPConnection.send() still does everything else (envelope, PIPELINING, the 354, the answer to the
 // final ".", timeouts, errors; it only calls write(message), end() and reads outByteCount of what
 // _createSendStream returns, and close() calls unpipe()). It writes dotStuffMessage(message) (the message
-// itself unless dot-stuffing.ts's SIMD scan finds something to stuff) and the same terminator:
+// itself unless there is something to stuff) and the same terminator:
 // - over plain TCP in one write (cork, body, terminator, uncork: one syscall and one segment fewer per
 //   message). DATA_SENT when the kernel has taken all of it: at once when it did so inside write() (always,
 //   in the bench), else in the write's callback, which libuv runs from the same poll callback that wrote
@@ -49,7 +49,8 @@
 // smtp-sink; CPU of the sending process per message, user + system): before -> after, six alternating
 // runs of each, medians 167 -> 108 µs (user 117 -> 69, system 42 -> 36). Step by step, variants
 // alternating in one process (15 rounds of 1,500): stream 100.5 µs; no stream, dotStuff's indexOf walk
-// 93.6; the SIMD scan instead (its first, 16-byte version) 69.5; one write 65.2 (38.1 user, 27.0 system).
+// 93.6; a hand-assembled WebAssembly SIMD scan instead 69.5 and one write 65.2 (38.1 user, 27.0 system).
+// The scan was left out (dot-stuffing.ts says why): without it the figures above are ~15-20 µs higher.
 // What is left is mostly the kernel taking 67 KB and the exchange's syscalls (1 fewer per message now),
 // and nodemailer's reply handling (a setImmediate per reply: ~6.5 event-loop turns per message, strace).
 // In `npm run bench` (20k friendly, --workers 1): the ceiling's CPU per message 0.283 -> 0.208 ms; in the
