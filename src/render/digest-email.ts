@@ -149,22 +149,21 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   // templates and topics that have none, filled by Handlebars here.
   const fillReader = (i: number, kind: 'full' | 'compact'): ReaderFill => {
     const v = views[i]!;
-    const shape = layout.shapes?.shape(kind, v.matched.map((m) => m.text), v.fb === null ? 0 : v.fb.follow === null ? 1 : 2);
+    const shape = layout.shapes?.shape(kind, v.matched.length, v.fb === null ? 0 : v.fb.follow === null ? 1 : 2);
     if (!shape) {
       const html = fillOne(kind === 'full' ? t.fullHtml : t.compactHtml, v);
       let size = 0;
       for (const s of html) size += htmlWireLength(s);
       return { html, size, text: undefined };
     }
-    const mutes = v.matched.map((m) => m.muteUrl);
-    const values = slotValues(v.n, v.fb, mutes, true);
+    const values = slotValues(v.n, v.fb, v.matched, true);
     let size = 0;
     const html = shape.html.map((part) => {
       size += filledSize(part, values);
       return { part, values };
     });
     return { html, size, text: () => {
-      const plain = slotValues(v.n, v.fb, mutes, false);
+      const plain = slotValues(v.n, v.fb, v.matched, false);
       return shape.text.map((part) => ({ part, values: plain }));
     } };
   };

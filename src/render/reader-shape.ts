@@ -2,16 +2,19 @@
 // Handlebars ONCE per shape instead of once per reader and paper.
 //
 // A shape is what decides how a reader part reads apart from the reader's own values: the block (full
-// card or compact line), the topic texts that matched (in order) and which feedback links there are. The
-// part is filled once with marks in place of the values (the number, each link, the author's name) and
-// kept as text between the marks; per reader and paper only the values are escaped and put between the
-// texts. Topic texts are few and shared by many readers (friendly 100k: 1,391 distinct texts), so a
-// run fills a few thousand shapes at most, each paper-independent. Before, Handlebars filled ~40 reader
-// parts per friendly digest (6.5% of a sending thread in a CPU profile), and measuring their size for the
-// clipping cap walked every filled string again (`take`, 3.9%); a shape's text size is measured once.
+// card or compact line), how many of their topics matched and which feedback links there are. The part is
+// filled once with marks in place of the values (the number, each link, the author's name, each topic's
+// text) and kept as text between the marks; per reader and paper only the values are escaped and put
+// between the texts. A run fills a few dozen shapes. Before, Handlebars filled ~40 reader parts per
+// friendly digest (6.5% of a sending thread in a CPU profile), and measuring their size for the clipping
+// cap walked every filled string again (`take`, 3.9%); a shape's text size is measured once.
+// The topic texts were first part of the shape (fewer values per reader): friendly runs made a few thousand
+// shapes, but broad ones (three of 42 common phrases per reader, any one to three of them matching a paper,
+// in the reader's order) made tens of thousands, past the byte budget: the cache kept starting over and
+// making shapes was 5% of a broad sending thread.
 //
 // Templates whose reader parts read the paper (`p.…`, `@root`, `../`) get no shapes: their parts are
-// filled per reader as before (digest-email.ts falls back), as are topic texts holding a mark character.
+// filled per reader as before (digest-email.ts falls back).
 import { encodeHtmlSegment, htmlWireLength, type HtmlBodyWriter, type HtmlSegment } from '../mail/html-body.ts';
 import { S_TEXT } from '../mail/html-7bit.ts';
 import { encodeSegment, type QpBodyWriter, type QpSegment } from '../mail/qp-body.ts';
@@ -26,7 +29,7 @@ const MARK_OPEN = '\u0003';
 const MARK_CLOSE = '\u0004';
 const SLOT_BASE = 0xe000;
 
-/** Slots: the paper's number, the feedback links, the author's name, then one mute link per matched topic. */
+/** Slots: the paper's number, the feedback links, the author's name, then per matched topic its mute link and its text. */
 export const SLOT_N = 0;
 export const SLOT_MORE = 1;
 export const SLOT_LESS = 2;
@@ -93,9 +96,9 @@ export class ReaderShapes {
   }
 
   /** The shape of a reader part, or null when this one must be filled per reader (see the header). */
-  shape(kind: 'full' | 'compact', matched: readonly string[], fb: FeedbackKind): ReaderShape | null {
-    if (!this.usable[kind] || matched.length > MAX_MATCHED) return null;
-    const key = `${kind}${fb}${matched.join('\u0000')}`;
+  shape(kind: 'full' | 'compact', matched: number, fb: FeedbackKind): ReaderShape | null {
+    if (!this.usable[kind] || matched > MAX_MATCHED) return null;
+    const key = `${kind}${fb}${matched}`;
     const hit = this.map.get(key);
     if (hit !== undefined) return hit;
     const made = this.make(kind, matched, fb);
@@ -109,15 +112,14 @@ export class ReaderShapes {
     return made;
   }
 
-  private make(kind: 'full' | 'compact', matched: readonly string[], fb: FeedbackKind): ReaderShape | null {
-    for (const t of matched) if (t.includes(MARK_OPEN) || t.includes(MARK_CLOSE)) return null;
+  private make(kind: 'full' | 'compact', matched: number, fb: FeedbackKind): ReaderShape | null {
     const view = {
       n: mark(SLOT_N),
       p: null,
-      matched: matched.map((text, j) => ({ text, muteUrl: mark(SLOT_MUTE + j) })),
+      matched: Array.from({ length: matched }, (_, j) => ({ text: mark(SLOT_MUTE + 2 * j + 1), muteUrl: mark(SLOT_MUTE + 2 * j) })),
       fb: fb === 0 ? null : { more: mark(SLOT_MORE), less: mark(SLOT_LESS), follow: fb === 2 ? mark(SLOT_FOLLOW) : null, followName: fb === 2 ? mark(SLOT_FOLLOW_NAME) : '' },
     };
-    const slots = SLOT_MUTE + matched.length;
+    const slots = SLOT_MUTE + 2 * matched;
     const parts = (pieces: BlockPieces, html: boolean): ShapedPart[] | null => {
       const out: ShapedPart[] = [];
       for (const p of pieces) {
@@ -263,14 +265,14 @@ function shapeBytes(s: ReaderShape): number {
 export function slotValues(
   n: number,
   fb: { more: string; less: string; follow: string | null; followName: string; canonical?: boolean } | null,
-  muteUrls: readonly string[],
+  matched: ReadonlyArray<{ text: string; muteUrl: string }>,
   html: boolean,
 ): string[] {
   const v = html ? escapeValue : (s: string) => s;
   // Canonical links (FeedbackLinks.canonical) hold nothing HTML escapes: written as they are.
   const link = html && fb?.canonical !== true ? escapeValue : (s: string) => s;
   const values = [String(n), fb ? link(fb.more) : '', fb ? link(fb.less) : '', fb?.follow ? link(fb.follow) : '', fb ? v(fb.followName) : ''];
-  for (const u of muteUrls) values.push(v(u));
+  for (const m of matched) values.push(v(m.muteUrl), v(m.text));
   return values;
 }
 
