@@ -1,61 +1,14 @@
 // Where a digest message's bytes go: `npx tsx bench/message-bytes.ts`. Renders a friendly digest (18
 // papers) and a broad one (190 papers: DIGEST_FULL_PAPERS in full, the rest compact) with realistic links
-// (signed-token lengths, per-paper feedback links, mute links), builds each message as the sender does,
+// (bench/sample-digest.ts: signed-token lengths, the digest's feedback links, mute links), builds each message as the sender does,
 // and prints the split: HTML and text parts as the reader sees them and as encoded, the transfer
 // encoding's expansion, lines for the relay to read, per full card / compact line / shell, markup against
 // visible text. Papers are the bundled sample's real abstracts.
-import { readFileSync } from 'node:fs';
 import { createMessageBuilder } from '../src/mail/raw-message.ts';
-import { createRenderer, type DigestPaperView, type DigestView } from '../src/render/render.ts';
+import { createRenderer } from '../src/render/render.ts';
+import { sampleDigest } from './sample-digest.ts';
 
-const fixture = JSON.parse(readFileSync(new URL('../samples/daily-papers-sample.json', import.meta.url), 'utf8')) as {
-  papers: Array<{ title: string; abstract: string; authors: string[]; categories?: string[] }>;
-};
-const BASE = 'https://digest.example.org';
-/** A signed token as src/tokens.ts makes them: `<id>.<purpose>.<expiry>.<43 base64url characters>`. */
-const token = (purpose: string) => `48213.${purpose}.0.${'Qk3xZr8vY2mNwq4TfL0aHs7pJ9dKc1EuG6bVyXo5iRt'}`;
-const topics = ['reinforcement learning', 'language models', 'video generation'];
-
-function papers(n: number): DigestPaperView[] {
-  return Array.from({ length: n }, (_, i) => {
-    const f = fixture.papers[i % fixture.papers.length]!;
-    const id = 2511_10000 + i;
-    const tok = token(`paper-${id}`);
-    const matched = [topics[i % 3]!, ...(i % 4 === 0 ? [topics[(i + 1) % 3]!] : [])];
-    return {
-      title: f.title,
-      url: `https://arxiv.org/abs/2511.${10000 + i}`,
-      authors: f.authors,
-      abstract: f.abstract,
-      upvotes: (i * 7) % 40,
-      categories: f.categories ?? ['cs.LG', 'cs.CL'],
-      publishedAt: '2025-11-24',
-      codeUrl: i % 3 === 0 ? `https://github.com/example/repo-${i}` : null,
-      matchedTopics: matched.map((t) => ({ text: t, muteUrl: `${BASE}/mute/${token(`mute-${topics.indexOf(t) + 11}`)}` })),
-      feedback: {
-        more: `${BASE}/feedback/${tok}/${id}/more`,
-        less: `${BASE}/feedback/${tok}/${id}/less`,
-        follow: f.authors[0] ? { url: `${BASE}/follow/${tok}/0/${id}`, name: f.authors[0] } : undefined,
-      },
-      runTopics: topics,
-    };
-  });
-}
-
-function view(n: number): DigestView {
-  return {
-    email: 'reader.name@university.example.edu',
-    edition: '2025-11-25',
-    papers: papers(n),
-    paperDays: { first: '2025-11-24', last: '2025-11-24' },
-    links: {
-      preferences: `${BASE}/preferences/${token('manage')}`,
-      unsubscribe: `${BASE}/unsubscribe/${token('manage')}`,
-      webView: `${BASE}/digests/${token('view-991')}`,
-      home: `${BASE}/`,
-    },
-  };
-}
+const view = sampleDigest;
 
 const renderer = await createRenderer();
 const builder = createMessageBuilder({ from: 'Paper Digest <digest@digest.example.org>' });
@@ -63,7 +16,7 @@ const builder = createMessageBuilder({ from: 'Paper Digest <digest@digest.exampl
 function measure(n: number) {
   const mail = renderer.digest(view(n));
   const raw = builder.build(
-    { to: 'reader.name@university.example.edu', subject: mail.subject, html: '', text: '', encoded: mail.encoded, listUnsubscribe: { url: `${BASE}/u` } },
+    { to: 'reader.name@university.example.edu', subject: mail.subject, html: '', text: '', encoded: mail.encoded, listUnsubscribe: { url: 'https://digest.example.org/u' } },
     'digest-1.2025-11-25@digest.example.org',
     new Date(),
   ).raw;

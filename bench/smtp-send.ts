@@ -10,12 +10,13 @@
 // compare runs made one after the other (before / after alternating), never wall time.
 //   --profile FILE  writes a V8 CPU profile of the last round (summarise: npx tsx bench/profile-summary.ts FILE)
 import { fork } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { createMessageBuilder } from '../src/mail/raw-message.ts';
 import { SmtpPool } from '../src/mail/smtp-pool.ts';
-import { createRenderer, type DigestPaperView, type DigestView } from '../src/render/render.ts';
+import { createRenderer } from '../src/render/render.ts';
+import { sampleDigest } from './sample-digest.ts';
 import { POSTFIX_SMTP_SINK, startPostfixSink } from './postfix-sink.ts';
 import type { SinkMessage } from './sink.ts';
 
@@ -34,55 +35,13 @@ const MESSAGES = Number(values.messages);
 const ROUNDS = Number(values.rounds);
 const POOL = Number(values.pool);
 
-// --- the message: as bench/message-bytes.ts builds a digest
-const fixture = JSON.parse(readFileSync(new URL('../samples/daily-papers-sample.json', import.meta.url), 'utf8')) as {
-  papers: Array<{ title: string; abstract: string; authors: string[]; categories?: string[] }>;
-};
-const BASE = 'https://digest.example.org';
-const token = (purpose: string) => `48213.${purpose}.0.${'Qk3xZr8vY2mNwq4TfL0aHs7pJ9dKc1EuG6bVyXo5iRt'}`;
-const topics = ['reinforcement learning', 'language models', 'video generation'];
-function papers(n: number): DigestPaperView[] {
-  return Array.from({ length: n }, (_, i) => {
-    const f = fixture.papers[i % fixture.papers.length]!;
-    const id = 2511_10000 + i;
-    const tok = token(`paper-${id}`);
-    const matched = [topics[i % 3]!, ...(i % 4 === 0 ? [topics[(i + 1) % 3]!] : [])];
-    return {
-      title: f.title,
-      url: `https://arxiv.org/abs/2511.${10000 + i}`,
-      authors: f.authors,
-      abstract: f.abstract,
-      upvotes: (i * 7) % 40,
-      categories: f.categories ?? ['cs.LG', 'cs.CL'],
-      publishedAt: '2025-11-24',
-      codeUrl: i % 3 === 0 ? `https://github.com/example/repo-${i}` : null,
-      matchedTopics: matched.map((t) => ({ text: t, muteUrl: `${BASE}/mute/${token(`mute-${topics.indexOf(t) + 11}`)}` })),
-      feedback: {
-        more: `${BASE}/feedback/${tok}/${id}/more`,
-        less: `${BASE}/feedback/${tok}/${id}/less`,
-        follow: f.authors[0] ? { url: `${BASE}/follow/${tok}/0/${id}`, name: f.authors[0] } : undefined,
-      },
-      runTopics: topics,
-    };
-  });
-}
-const view: DigestView = {
-  email: 'reader.name@university.example.edu',
-  edition: '2025-11-25',
-  papers: papers(Number(values.papers)),
-  paperDays: { first: '2025-11-24', last: '2025-11-24' },
-  links: {
-    preferences: `${BASE}/preferences/${token('manage')}`,
-    unsubscribe: `${BASE}/unsubscribe/${token('manage')}`,
-    webView: `${BASE}/digests/${token('view-991')}`,
-    home: `${BASE}/`,
-  },
-};
+// --- the message (bench/sample-digest.ts)
+const view = sampleDigest(Number(values.papers));
 const renderer = await createRenderer();
 const mail = renderer.digest(view);
 let raw = Buffer.from(
   createMessageBuilder({ from: 'Paper Digest <digest@digest.example.org>' }).build(
-    { to: view.email, subject: mail.subject, html: '', text: '', encoded: mail.encoded, listUnsubscribe: { url: `${BASE}/u` } },
+    { to: view.email, subject: mail.subject, html: '', text: '', encoded: mail.encoded, listUnsubscribe: { url: view.links.unsubscribe } },
     'digest-1.2025-11-25@digest.example.org',
     new Date(),
   ).raw,
