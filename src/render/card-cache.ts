@@ -19,7 +19,7 @@ import { createHighlighter } from '../topics/highlight.ts';
 import { makeHighlighter, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
 import { tidy, trimOnWord } from './render-format.ts';
 import { BoundedCache, buildParts, EMAIL_ABSTRACT_CHARS, samePaper, type Highlight, type PaperInput, type PaperParts } from './render-parts.ts';
-import type { BlockPieces } from './render-templates.ts';
+import type { BlockPieces, CardBlocks } from './render-templates.ts';
 
 /** A highlight slot's open or close tag in a block: inserted for readers whose topics it names. */
 export interface SlotRef {
@@ -56,7 +56,14 @@ export interface CardBytes {
   /** Topic key (topicKeyOf) -> index, for every topic the entry was built with. */
   topicIndex: Map<string, number>;
   /** What readers see lit, per set of their matched topics (digest-email.ts litSlots; bounded there). */
-  lit: Map<string, { lit: boolean[]; extra: { full: number; compact: number } }>;
+  lit: Map<string, LitSlots>;
+}
+
+/** What a reader sees lit in a card: the same for every reader with the same matched topics. */
+export interface LitSlots {
+  lit: boolean[];
+  /** Bytes the lit slots' tags add to the full card and to the compact line. */
+  extra: { full: number; compact: number };
 }
 
 interface Entry {
@@ -65,12 +72,6 @@ interface Entry {
   bytes: number;
 }
 
-export interface CardTemplates {
-  fullHtml: BlockPieces;
-  fullText: BlockPieces;
-  compactHtml: BlockPieces;
-  compactText: BlockPieces;
-}
 
 /** Default RENDER_CACHE_MB. */
 export const DEFAULT_CARD_CACHE_BYTES = 32 * 1024 * 1024;
@@ -85,7 +86,7 @@ export class CardCache {
   misses = 0;
 
   constructor(
-    private readonly t: CardTemplates,
+    private readonly t: CardBlocks,
     private readonly maxBytes: number = DEFAULT_CARD_CACHE_BYTES,
     private readonly logger?: Logger,
   ) {}

@@ -16,7 +16,7 @@ import { AppError } from '../errors.ts';
 import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, htmlWireLength } from '../mail/html-body.ts';
 import { digestShell, type ShellShapes } from './digest-shell.ts';
 import { decodeQuotedPrintable, QpBodyWriter, type ArenaPool, type QpSegment } from '../mail/qp-body.ts';
-import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
+import type { CardBytes, CardCache, EncodedBlock, LitSlots } from './card-cache.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
 import { authorsLine, digestSubject, distinctTopics, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
@@ -276,14 +276,6 @@ function fillOne(pieces: BlockPieces, view: object): string[] {
   return out;
 }
 
-/** The slots lit for this reader: those naming one of the topics that matched the paper for them. */
-/** What a reader sees lit in a card: the same for every reader with the same matched topics. */
-interface Lit {
-  lit: boolean[];
-  /** Bytes the lit slots' tags add to the full card and to the compact line. */
-  extra: { full: number; compact: number };
-}
-
 /** Readers' lit slots kept per card (one entry per set of matched topics; a card has a handful). */
 const LIT_PER_CARD = 64;
 
@@ -291,7 +283,7 @@ const LIT_PER_CARD = 64;
  * The slots lit for this reader: those naming one of the topics that matched the paper for them. Kept on
  * the card per topic set: a broad paper has dozens of slots, and every reader of it asked again.
  */
-function litSlots(card: CardBytes, paper: DigestPaperView): Lit {
+function litSlots(card: CardBytes, paper: DigestPaperView): LitSlots {
   const key = paper.matchedTopics.length === 1 ? (paper.matchedTopics[0]!.highlight ?? paper.matchedTopics[0]!.text) : topicKey(paper).join('\u0000');
   const known = card.lit.get(key);
   if (known !== undefined) return known;

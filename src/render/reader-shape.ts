@@ -19,7 +19,7 @@ import { encodeHtmlSegment, htmlWireLength, type HtmlBodyWriter, type HtmlSegmen
 import { S_TEXT } from '../mail/html-7bit.ts';
 import { encodeSegment, type QpBodyWriter, type QpSegment } from '../mail/qp-body.ts';
 import { maxEncodedLength } from '../mail/quoted-printable.ts';
-import { escapeValue, type BlockPieces } from './render-templates.ts';
+import { escapeValue, type BlockPieces, type CardBlocks } from './render-templates.ts';
 
 /**
  * A value's mark: MARK_OPEN, the slot as one character of the private use area, MARK_CLOSE. Characters no
@@ -30,12 +30,12 @@ const MARK_CLOSE = '\u0004';
 const SLOT_BASE = 0xe000;
 
 /** Slots: the paper's number, the feedback links, the author's name, then per matched topic its mute link and its text. */
-export const SLOT_N = 0;
-export const SLOT_MORE = 1;
-export const SLOT_LESS = 2;
-export const SLOT_FOLLOW = 3;
-export const SLOT_FOLLOW_NAME = 4;
-export const SLOT_MUTE = 5;
+const SLOT_N = 0;
+const SLOT_MORE = 1;
+const SLOT_LESS = 2;
+const SLOT_FOLLOW = 3;
+const SLOT_FOLLOW_NAME = 4;
+const SLOT_MUTE = 5;
 /** Slots a part may have (a mark's slot is one character: U+E000 to U+E3FF). */
 export const MAX_SLOTS = 1024;
 /** Topics per shape at most (a subscriber has at most MAX_TOPICS). */
@@ -65,14 +65,7 @@ export interface ReaderShape {
 /** What a shape's feedback links are: none, more/less only, or more/less and follow an author. */
 export type FeedbackKind = 0 | 1 | 2;
 
-export interface ShapeTemplates {
-  fullHtml: BlockPieces;
-  fullText: BlockPieces;
-  compactHtml: BlockPieces;
-  compactText: BlockPieces;
-}
-
-/** Default bytes of shapes kept per renderer (a shape is ~1 KB: a few thousand fit). */
+/** Bytes of shapes kept per renderer: a shape is ~1-2 KB and a run makes a few dozen (a bound, not a need). */
 export const DEFAULT_SHAPE_BYTES = 4 * 1024 * 1024;
 /** What a shape costs beyond its texts (arrays, map slot, key). */
 const SHAPE_OVERHEAD = 400;
@@ -84,15 +77,11 @@ export class ReaderShapes {
   private readonly usable: { full: boolean; compact: boolean };
 
   constructor(
-    private readonly t: ShapeTemplates,
+    private readonly t: CardBlocks,
     private readonly maxBytes = DEFAULT_SHAPE_BYTES,
   ) {
     const free = (pieces: BlockPieces) => pieces.every((p) => !p.reader || !p.readsPaper);
     this.usable = { full: free(t.fullHtml) && free(t.fullText), compact: free(t.compactHtml) && free(t.compactText) };
-  }
-
-  get bytes(): number {
-    return this.used;
   }
 
   /** The shape of a reader part, or null when this one must be filled per reader (see the header). */

@@ -38,6 +38,9 @@ export const escapeValue: (value: string) => string = Handlebars.Utils.escapeExp
 /** A reader part names the paper (`p`), the root view or a parent scope: its fill is not the same for every paper. */
 const READS_PAPER = /\{\{[^}]*(?:p|@root|\.\.\/)/;
 
+/** The card blocks' pieces: what the card cache and the reader shapes fill. */
+export type CardBlocks = Pick<CompiledTemplates, 'fullHtml' | 'fullText' | 'compactHtml' | 'compactText'>;
+
 export interface CompiledTemplates {
   digestShellHtml: Fill;
   /** The HTML shell's source after MJML (digest-shell.ts checks it writes no value unescaped). */
