@@ -1,6 +1,6 @@
 // `npm run bench -- --subscribers 100000 --papers 1000 --topics 3 [--topics-profile broad] [--smtp smtp://host:port]`
 //   --topics-profile: friendly (default: half the list gets 5-30 papers) or broad (everyone has common
-//   two-word phrases: ~150-250 papers per digest, long digests with compact lines); other options: --pool N (SMTP_POOL_SIZE, 5), --workers N (SEND_WORKERS), --worker-heap-mb N (SEND_WORKER_HEAP_MB), --sample N (naive baseline, 200),
+//   two-word phrases: ~150-250 papers per digest, long digests with compact lines); other options: --pool N (SMTP_POOL_SIZE, the service's default: 10), --workers N (SEND_WORKERS), --worker-heap-mb N (SEND_WORKER_HEAP_MB), --sample N (naive baseline, 200),
 //   --ceiling-messages N, --seed N, --profile DIR (a CPU profile per stage), --json FILE, --keep (keep the temp dir),
 //   --sink postfix|node (the relay: Postfix's smtp-sink, the default where installed, or bench/sink.ts),
 //   --learning (a third of the subscribers with a like: topic and a feedback profile),
@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../src/clock.ts';
-import { loadConfig } from '../src/config.ts';
+import { DEFAULT_SMTP_POOL_SIZE, loadConfig } from '../src/config.ts';
 import { planDigests } from '../src/plan/planner.ts';
 import { sendPending } from '../src/send/sender.ts';
 import type { SendSummary } from '../src/send/send-types.ts';
@@ -46,7 +46,7 @@ const { values: o } = parseArgs({
     'topics-profile': { type: 'string', default: 'friendly' },
     smtp: { type: 'string' },
     sink: { type: 'string', default: existsSync(POSTFIX_SMTP_SINK) ? 'postfix' : 'node' },
-    pool: { type: 'string', default: '5' },
+    pool: { type: 'string', default: String(DEFAULT_SMTP_POOL_SIZE) },
     workers: { type: 'string' },
     'worker-heap-mb': { type: 'string' },
     /** Send with `digest run` (compiled CLI) in a child process: its peak RSS is what an operator's run takes. */
