@@ -19,7 +19,7 @@ import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import { toMailError, type MailError } from '../mail/errors.ts';
 import { domainOf } from '../mail/smtp-mailer.ts';
-import type { Mailer, SentMail } from '../mail/types.ts';
+import type { Mailer, OutgoingMail, SentMail } from '../mail/types.ts';
 import { Ledger, type SentRecord } from './ledger.ts';
 import { afterFailure } from './retry-policy.ts';
 import type { RelayWatch } from './relay-watch.ts';
@@ -206,22 +206,15 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   };
 
   const startSend = ({ row, subscriber, view }: LoadedDigest, mail: RenderedEmail): Promise<SentMail> =>
-    deps.mailer.send({
-      to: subscriber.email,
-      subject: mail.subject,
-      // Getters: the SMTP mailer sends `encoded` (bytes joined from the run's card cache) and never
-      // reads these; a mailer that does (tests, the local catcher) gets the decoded text.
-      get html() {
-        return mail.html;
-      },
-      get text() {
-        return mail.text;
-      },
-      encoded: mail.encoded,
-      messageId: `digest-${row.id}.${row.edition}@${fromDomain}`,
-      listUnsubscribe: { url: view.links.unsubscribe, mailto: config.UNSUBSCRIBE_MAILTO },
-      envelopeFrom: verp?.envelopeFor(row.id),
-    });
+    deps.mailer.send(
+      new DigestMail(
+        subscriber.email,
+        mail,
+        `digest-${row.id}.${row.edition}@${fromDomain}`,
+        { url: view.links.unsubscribe, mailto: config.UNSUBSCRIBE_MAILTO },
+        verp?.envelopeFor(row.id),
+      ),
+    );
 
   /** Sends one claimed row. Returns the delivery for the lane to record (see lane), or undefined. */
   const handle = async (id: number): Promise<SentRecord | undefined> => {
@@ -367,4 +360,35 @@ function graceAfterAbort(signal: AbortSignal | undefined, graceMs: number): Prom
     if (signal.aborted) start();
     else signal.addEventListener('abort', start, { once: true });
   });
+}
+
+/**
+ * A digest as the mailer gets it. The SMTP mailer sends `encoded` (bytes joined from the run's card cache)
+ * and never reads html/text; a mailer that does (tests, the local catcher) gets the decoded text.
+ * A class with its getters on the prototype, not an object literal with `get html()` closing over the
+ * lane's scope: such a literal kept the loaded digest and its rendered email alive past their scavenge
+ * (see EncodedEmail in render/digest-email.ts for the measurement).
+ */
+class DigestMail implements OutgoingMail {
+  readonly subject: string;
+  readonly encoded: RenderedEmail['encoded'];
+
+  constructor(
+    readonly to: string,
+    private readonly mail: RenderedEmail,
+    readonly messageId: string,
+    readonly listUnsubscribe: { url: string; mailto?: string | undefined },
+    readonly envelopeFrom: string | undefined,
+  ) {
+    this.subject = mail.subject;
+    this.encoded = mail.encoded;
+  }
+
+  get html(): string {
+    return this.mail.html;
+  }
+
+  get text(): string {
+    return this.mail.text;
+  }
 }
