@@ -159,6 +159,35 @@ describe('digest email', () => {
     for (const h of hitsOf(c.html)) expect(h).toMatch(/^challeng/);
   });
 
+  it('the card cache stays within its bytes and keeps the cards readers keep asking for', async () => {
+    const [a, b, c, d] = papers(4);
+    // Each paper's entry size, from a cache with room for everything (the warm-up card is in both).
+    const sizeOf = async (p: DigestPaperView) => {
+      const r = await createRenderer({ cardCacheBytes: 1e9 });
+      const before = r.cacheStats!().bytes;
+      r.digest(digestView([p]));
+      return r.cacheStats!().bytes - before;
+    };
+    const [sa, sb, sc, sd] = [await sizeOf(a!), await sizeOf(b!), await sizeOf(c!), await sizeOf(d!)];
+    const budget = Math.max(sa + sb + sc, sa + sc + sd);
+    expect(budget).toBeLessThan(sa + sb + sc + sd);
+    const r = await createRenderer({ cardCacheBytes: budget });
+    r.digest(digestView([a!])); // the warm-up card goes first when the budget needs room
+    r.digest(digestView([b!]));
+    r.digest(digestView([c!]));
+    r.digest(digestView([a!])); // asked for again: a second chance
+    r.digest(digestView([d!])); // over the budget: the oldest card not asked for again goes (b), not a
+    const full = r.cacheStats!();
+    expect(full.bytes).toBeLessThanOrEqual(budget);
+    r.digest(digestView([a!]));
+    r.digest(digestView([c!]));
+    r.digest(digestView([d!]));
+    expect(r.cacheStats!().misses).toBe(full.misses);
+    r.digest(digestView([b!]));
+    expect(r.cacheStats!().misses).toBe(full.misses + 1);
+    expect(r.cacheStats!().bytes).toBeLessThanOrEqual(budget);
+  });
+
   it('escapes feed strings and turns non-http(s) links into #', () => {
     const [base] = papers(1);
     const evil: DigestPaperView = {
