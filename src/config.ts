@@ -94,7 +94,7 @@ const envSchema = z.object({
   // A web write that meets the lock is tried again for this long (event loop free in between), then 503.
   WEB_LOCK_WAIT_MS: int(0, 60_000).default(1_000),
   SEND_WORKERS: int(1, 64).default(Math.min(2, availableParallelism())),
-  // V8 heap cap of each sending thread (old generation, MB); default RENDER_CACHE_MB + 96 (send-workers.ts).
+  // V8 heap cap of each sending thread (old generation, MB); default RENDER_CACHE_MB + 64 (send-workers.ts).
   SEND_WORKER_HEAP_MB: int(8, 16_384).optional(),
   SUBSCRIBE_RATE_LIMIT: int(1, 100_000).default(10),
   TRUST_PROXY: bool.default(false),
