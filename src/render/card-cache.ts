@@ -18,7 +18,7 @@ import { encodeSegment, type QpSegment } from '../mail/qp-body.ts';
 import { createHighlighter } from '../topics/highlight.ts';
 import { makeHighlighter, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
 import { tidy, trimOnWord } from './render-format.ts';
-import { BoundedCache, buildParts, EMAIL_ABSTRACT_CHARS, samePaper, type Highlight, type PaperInput, type PaperParts } from './render-parts.ts';
+import { BoundedCache, buildParts, EMAIL_ABSTRACT_CHARS, copyPaperInput, samePaper, type Highlight, type PaperInput, type PaperParts } from './render-parts.ts';
 import type { BlockPieces, CardBlocks } from './render-templates.ts';
 
 /** A highlight slot's open or close tag in a block: inserted for readers whose topics it names. */
@@ -122,7 +122,7 @@ export class CardCache {
     for (const t of runTopics) topics.add(topicKeyOf(t));
     for (const t of matched) topics.add(topicKeyOf(t));
     const card = this.build(paper, [...topics]);
-    const entry: Entry = { paper: fieldsOf(paper), card, bytes: ENTRY_OVERHEAD + blockBytes(card.full) + blockBytes(card.compact) };
+    const entry: Entry = { paper: copyPaperInput(paper), card, bytes: ENTRY_OVERHEAD + blockBytes(card.full) + blockBytes(card.compact) };
     this.entries.set(key, entry);
     this.used += entry.bytes;
     for (const [k, e] of this.entries) {
@@ -198,25 +198,6 @@ function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): Encode
   }
   const encodedText = text.map((piece) => (piece.reader ? null : encodeSegment(withoutMarks(piece.fill(view)))));
   return { html: encodedHtml, text: encodedText, htmlBytes, htmlMaxBytes };
-}
-
-/**
- * The fields samePaper compares, copied: the paper a digest hands in is its own view (DigestLoader's
- * LoadedPaper, whose feedback closure holds the whole digest it was loaded for: subscriber, token, topic
- * maps). Kept as it was, every entry held one digest's objects alive for the run (a heap snapshot of a
- * friendly send thread: ~1,000 entries, so ~1,000 digests' views, walked by every major collection).
- */
-function fieldsOf(p: PaperInput): PaperInput {
-  return {
-    title: p.title,
-    url: p.url,
-    authors: p.authors,
-    abstract: p.abstract,
-    upvotes: p.upvotes,
-    categories: p.categories,
-    publishedAt: p.publishedAt,
-    codeUrl: p.codeUrl,
-  };
 }
 
 function blockBytes(b: EncodedBlock): number {

@@ -23,8 +23,8 @@
 // the ledger is 0.27 ms of CPU per digest out of 2.55, and most of it is the COMMIT (0.09-0.10 ms: SQLite
 // writing the transaction's pages to the WAL, plus its share of the automatic checkpoints); the UPDATEs and
 // the claim are ~0.04 ms. A group commit could save at most about that commit share, and only when
-// deliveries of several lanes finish together: a thread had 2-3 lanes (SMTP_POOL_SIZE 5 over 2 threads; 5 lanes since the default became 10),
-// so without waiting a batch would hold 1-2 rows, and waiting holds connections idle or claims ahead
+// deliveries of several lanes finish together: a thread had 2-3 lanes (SMTP_POOL_SIZE 5 over 2 threads;
+// 5 lanes since the default became 10), so without waiting a batch would hold 1-2 rows, and waiting holds connections idle or claims ahead
 // (what a crash turns 'unknown'). Not done. Checkpointing 10x less often (wal_autocheckpoint 10000 on the
 // sending connections) measured 0.27 -> 0.18 ms per digest, but with synchronous = NORMAL the WAL is only
 // synced at a checkpoint, so a power loss could roll back 10x more recorded sends and claims (rows planned
