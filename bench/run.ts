@@ -51,6 +51,8 @@ const { values: o } = parseArgs({
     'worker-heap-mb': { type: 'string' },
     /** Send with `digest run` (compiled CLI) in a child process: its peak RSS is what an operator's run takes. */
     'send-in-child': { type: 'boolean', default: false },
+    'child-node-options': { type: 'string' },
+    'save-message': { type: 'string' },
     sample: { type: 'string', default: '200' },
     'ceiling-messages': { type: 'string' },
     seed: { type: 'string', default: '1' },
@@ -199,6 +201,8 @@ try {
   const sample = loadDigest(db, sampleId, app.links)!;
   const sampleMail = app.renderer.digest(sample.view);
   const raw = prebuildMessage({ from: MAIL_FROM, to: sample.subscriber.email, mail: sampleMail, unsubscribeUrl: sample.view.links.unsubscribe });
+  // `--save-message FILE`: the ceiling's message (a digest of the mean size, as built) to read or measure.
+  if (o['save-message']) writeFileSync(o['save-message'], raw);
   const ceilingMessages = o['ceiling-messages'] ? Number(o['ceiling-messages']) : Math.min(Math.max(sent.sent, 2_000), 50_000);
   const ceilingCpuBefore = cpuMs();
   const ceiling = await clock.run(
@@ -316,10 +320,15 @@ async function sendInChild(config: ReturnType<typeof loadConfig>): Promise<SendS
     ...(o.workers ? { SEND_WORKERS: o.workers } : {}),
     ...(o['worker-heap-mb'] ? { SEND_WORKER_HEAP_MB: o['worker-heap-mb'] } : {}),
   };
+  // e.g. `--child-node-options="--cpu-prof --cpu-prof-dir /tmp/prof"`: a V8 profile of every thread of
+  // `digest run` (node's own options, before the script; the child gets a fixed environment).
+  const nodeArgs = o['child-node-options']?.split(/\s+/).filter(Boolean) ?? [];
   let peakKb = 0;
   const stdout = await new Promise<string>((resolve, reject) => {
-    const child = execFile(process.execPath, [bin, 'run'], { env, maxBuffer: 1 << 24 }, (err, out, stderr) => {
+    const child = execFile(process.execPath, [...nodeArgs, bin, 'run'], { env, maxBuffer: 1 << 30 }, (err, out, stderr) => {
       clearInterval(poll);
+      // What `digest run` printed (with --child-node-options such as --trace-gc-nvp, a lot): kept with --keep.
+      writeFileSync(join(dir, 'digest-run.log'), `${out}${stderr}`);
       if (err) reject(new Error(`digest run failed: ${stderr || err.message}`));
       else resolve(out);
     });

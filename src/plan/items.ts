@@ -40,34 +40,67 @@ const MAPPED = 0;
  * Throws on a malformed blob (a row the planner did not write): the caller fails that row alone.
  */
 export function decodeItems(blob: Uint8Array, fromPaper: number, topicIds: string): LedgerItem[] {
-  if (blob.length === 0) return [];
-  const ids = topicIds === '' ? [] : topicIds.split(',').map(Number);
+  const ids = parseTopicIds(topicIds);
+  const out: LedgerItem[] = [];
+  eachItem(blob, fromPaper, ids.length, (paperId, mask) => out.push({ paperId, topicIds: maskIds(mask, ids) }));
+  return out;
+}
+
+/** A row's topic_ids column as numbers (in the order its masks' bits refer to). */
+export function parseTopicIds(topicIds: string): number[] {
+  return topicIds === '' ? [] : topicIds.split(',').map(Number);
+}
+
+/** The topic ids a row mask (bit i = ids[i]) stands for. */
+export function maskIds(mask: number, ids: readonly number[]): number[] {
+  const topics: number[] = [];
+  for (let bit = 0; bit < ids.length; bit++) if (mask & (1 << bit)) topics.push(ids[bit]!);
+  return topics;
+}
+
+/**
+ * Walks a row's packed list in display order without making anything: `fn(paperId, mask)` per paper, the
+ * mask over the row's bits (bit i = the i-th of its `topicCount` topic ids). Returns the number of papers.
+ * Decision: the sending loader made an object and an array per paper held (~190 in a broad digest, of which
+ * the email shows 50), and a hex string sliced twice per paper; in a broad 20k run they were the largest
+ * item of what survived the young generation (175 of 667 MB sampled). Reading nibbles in place makes none.
+ */
+export function eachItem(blob: Uint8Array, fromPaper: number, topicCount: number, fn: (paperId: number, mask: number) => void): number {
+  if (blob.length === 0) return 0;
   let map: Uint8Array | undefined;
   let start = 0;
   if (blob[0] === MAPPED) {
     const k = blob[1] ?? 0;
     map = blob.subarray(2, 2 + k);
     start = 2 + k;
-    if (k === 0 || map.length !== k || map.some((bit) => bit >= ids.length) || blob.length <= start) {
-      throw new Error(`malformed mapped paper list (${k} bits for ${ids.length} topics, ${blob.length} bytes)`);
+    if (k === 0 || map.length !== k || map.some((bit) => bit >= topicCount) || blob.length <= start) {
+      throw new Error(`malformed mapped paper list (${k} bits for ${topicCount} topics, ${blob.length} bytes)`);
     }
   }
   const header = blob[start]!;
   const ow = header >> 4;
   const mw = header & 15;
-  const hex = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString('hex', start + 1);
   const width = ow + mw;
-  if (ow === 0 || width % 2 !== 0 || hex.length % width !== 0) throw new Error(`malformed paper list (header ${header}, ${blob.length} bytes)`);
-  const out: LedgerItem[] = [];
-  for (let at = 0; at < hex.length; at += width) {
-    const off = parseInt(hex.slice(at, at + ow), 16);
-    let mask = mw === 0 ? 1 : parseInt(hex.slice(at + ow, at + width), 16);
+  const nibbles = (blob.length - start - 1) * 2;
+  if (ow === 0 || width % 2 !== 0 || nibbles % width !== 0) throw new Error(`malformed paper list (header ${header}, ${blob.length} bytes)`);
+  const data = start + 1;
+  // Nibble i of the records: high half of byte data + i/2 when i is even, low half when odd.
+  const nibble = (i: number) => {
+    const b = blob[data + (i >> 1)]!;
+    return i & 1 ? b & 15 : b >> 4;
+  };
+  let n = 0;
+  for (let at = 0; at < nibbles; at += width) {
+    let off = 0;
+    for (let i = 0; i < ow; i++) off = off * 16 + nibble(at + i);
+    let mask = 0;
+    if (mw === 0) mask = 1;
+    else for (let i = 0; i < mw; i++) mask = mask * 16 + nibble(at + ow + i);
     if (map) mask = remapMask(mask, map);
-    const topics: number[] = [];
-    for (let bit = 0; bit < ids.length; bit++) if (mask & (1 << bit)) topics.push(ids[bit]!);
-    out.push({ paperId: fromPaper + off, topicIds: topics });
+    fn(fromPaper + off, mask);
+    n++;
   }
-  return out;
+  return n;
 }
 
 /** A group mask as the row's mask: group bit j is the row's bit map[j]. */

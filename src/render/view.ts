@@ -5,7 +5,7 @@ import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { paperFromRow, type PaperRow } from '../db/paper-row.ts';
 import type { Links } from '../links.ts';
-import { decodeItems, type LedgerItem } from '../plan/items.ts';
+import { eachItem, maskIds, parseTopicIds } from '../plan/items.ts';
 import type { DigestStatus, SubscriberStatus } from '../types.ts';
 import type { DigestPaperView, DigestView, FeedbackLinks } from './render.ts';
 import { safeHref } from './render-format.ts';
@@ -35,7 +35,6 @@ export interface DigestRecord {
   fromPaper: number;
   toPaper: number;
   attempts: number;
-  items: LedgerItem[];
   /** The paper list was pruned after DIGEST_RETENTION_DAYS: the web view says the digest expired. */
   expired: boolean;
 }
@@ -187,7 +186,7 @@ export class DigestLoader {
   load(digestId: number, opts: LoadOptions = {}): LoadedDigest | undefined {
     const r = this.row.get(digestId) as RowSql | undefined;
     if (!r) return undefined;
-    const items = r.items === null ? [] : decodeItems(r.items, r.from_paper, r.topic_ids);
+    const rowTopics = parseTopicIds(r.topic_ids);
     const subscriber: DigestRecipient = { id: r.subscriber_id, email: r.email, status: r.subscriber_status, tokenSalt: r.token_salt };
     const topicText = new Map<number, string>();
     const topicHighlight = new Map<number, string>();
@@ -223,19 +222,25 @@ export class DigestLoader {
     // Past `limit`, a paper is only counted, its days and topics noted (see LoadOptions.papers).
     const limit = opts.papers ?? Infinity;
     const topicsSeen = new Set<number>();
-    for (const item of items) {
-      const paper = this.paperFields(item.paperId);
-      if (!paper) continue; // a paper deleted since planning is left out
-      const { fields, batchDay } = paper;
-      if (first === undefined || batchDay < first) first = batchDay;
-      if (last === undefined || batchDay > last) last = batchDay;
-      count++;
-      for (const topicId of item.topicIds) if (topicText.has(topicId)) topicsSeen.add(topicId);
-      if (papers.length >= limit) continue;
-      const matchedTopics = item.topicIds
-        .filter((topicId) => topicText.has(topicId)) // a topic deleted since planning is not named
-        .map((topicId) => ({ text: topicText.get(topicId)!, muteUrl: muteUrl(topicId), highlight: topicHighlight.get(topicId) }));
-      papers.push(new LoadedPaper(fields, matchedTopics, () => feedback(item.paperId, fields.authors)));
+    // The packed list is walked in place (plan/items.ts eachItem): nothing is made for the papers past
+    // `limit` but their day and topics, and nothing of the list outlives this call.
+    if (r.items !== null) {
+      eachItem(r.items, r.from_paper, rowTopics.length, (paperId, mask) => {
+        const paper = this.paperFields(paperId);
+        if (!paper) return; // a paper deleted since planning is left out
+        const { fields, batchDay } = paper;
+        if (first === undefined || batchDay < first) first = batchDay;
+        if (last === undefined || batchDay > last) last = batchDay;
+        count++;
+        for (let bit = 0; bit < rowTopics.length; bit++) {
+          if (mask & (1 << bit) && topicText.has(rowTopics[bit]!)) topicsSeen.add(rowTopics[bit]!);
+        }
+        if (papers.length >= limit) return;
+        const matchedTopics = maskIds(mask, rowTopics)
+          .filter((topicId) => topicText.has(topicId)) // a topic deleted since planning is not named
+          .map((topicId) => ({ text: topicText.get(topicId)!, muteUrl: muteUrl(topicId), highlight: topicHighlight.get(topicId) }));
+        papers.push(new LoadedPaper(fields, matchedTopics, () => feedback(paperId, fields.authors)));
+      });
     }
     const suggestions: DigestPaperView[] = [];
     if (r.items !== null) {
@@ -268,7 +273,6 @@ export class DigestLoader {
       fromPaper: r.from_paper,
       toPaper: r.to_paper,
       attempts: r.attempts,
-      items,
       expired: r.items === null,
     };
     return { row, subscriber, view };
