@@ -175,7 +175,7 @@ export class DigestLoader {
     // Our links are PUBLIC_URL + path segments of token characters (digits, letters, '.', '-', '_') and
     // ids: canonical (safeHref leaves them as they are) exactly when a path under PUBLIC_URL is.
     // (And hold nothing HTML escapes, which a canonical URL's query may: such a PUBLIC_URL is checked per link.)
-    const probe = `${links.base}/feedback/1.view-1.0.abc_-/1/more`;
+    const probe = `${links.base}/feedback/1.v1.abc_-/1/more`;
     this.canonicalLinks = safeHref(probe) === probe && !/[&<>"'`=]/.test(probe);
   }
 
