@@ -146,6 +146,11 @@ describe('a reader teaches their digest from the email', () => {
     expect(new Set(links.map((l) => linkParts(l).token))).toEqual(new Set([token]));
     const day4 = digestsOf(READER).at(-1)!;
     expect(h.tokens.peek(token)?.purpose).toBe(`view:${day4.id}`);
+    // The compact form (src/tokens.ts): half the length of the long one, in every signed link of the email.
+    expect(token).toMatch(/^[0-9a-z]+\.v[0-9a-z]+\.[A-Za-z0-9_-]{22}$/);
+    const signed = [...lastText.matchAll(/https?:\/\/\S+\/(?:mute|preferences|unsubscribe|digests)\/(\S+)/g)].map((m) => m[1]!);
+    expect(signed.length).toBeGreaterThan(3);
+    for (const t of signed) expect(t).toMatch(/^[0-9a-z]+\.(m|t[0-9a-z]+|v[0-9a-z]+)\.[A-Za-z0-9_-]{22}$/);
     // The URL shapes are as before: only the token changed.
     const first = papersOf(lastText)[0]!;
     expect(new URL(first.more!).pathname).toMatch(new RegExp(`^/feedback/${token}/\\d+/more$`));
@@ -179,12 +184,26 @@ describe('a reader teaches their digest from the email', () => {
     const naming = h.tokens.sign(reader, `view:${theirs.id}`);
     expect(await postJson(`/feedback/${naming}/${theirs.papers[0]}/more`)).toEqual(refused);
     // The other subscriber's own digest token with the reader's id put in front: the signature does not hold.
-    const swapped = h.links.digestToken(other, theirs.id).replace(/^\d+\./, `${reader.id}.`);
+    const swapped = h.links.digestToken(other, theirs.id).replace(/^[0-9a-z]+\./, `${reader.id.toString(36)}.`);
+    expect(swapped).not.toBe(h.links.digestToken(other, theirs.id));
     expect(await postJson(`/feedback/${swapped}/${theirs.papers[0]}/less`)).toEqual(refused);
     // The reader's own manage token is for another purpose.
     expect((await fetch(`${h.base}/feedback/${h.tokens.sign(reader, 'manage')}/${paperId}/less`)).status).toBe(403);
     // The refused clicks recorded nothing.
     expect(h.core.db.prepare('SELECT count(*) AS n, sum(vote) AS sum FROM feedback').get()).toEqual(votesBefore);
+  });
+
+  it('a link from an email sent before the compact tokens (long form, the digest\'s own token) still works', async () => {
+    const reader = subject(READER);
+    const day4 = digestsOf(READER).at(-1)!;
+    const long = h.tokens.signLong(reader, `view:${day4.id}`);
+    expect(long).toMatch(/^\d+\.view-\d+\.0\.[A-Za-z0-9_-]{43}$/);
+    expect((await fetch(`${h.base}/digests/${long}`)).status).toBe(200);
+    expect((await fetch(`${h.base}/feedback/${long}/${day4.papers[3]}/more`)).status).toBe(200);
+    expect((await fetch(`${h.base}/preferences/${h.tokens.signLong(reader, 'manage')}`)).status).toBe(200);
+    // Edited to another subscriber's id, it is refused as a compact one is.
+    const other = subject('other@example.org');
+    expect((await fetch(`${h.base}/digests/${long.replace(/^\d+\./, `${other.id}.`)}`)).status).toBe(403);
   });
 
   it('a link from an older email (one token per paper) still works, and still names its paper only', async () => {
