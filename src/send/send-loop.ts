@@ -19,7 +19,7 @@ import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import { toMailError, type MailError } from '../mail/errors.ts';
 import { domainOf } from '../mail/smtp-mailer.ts';
-import type { Mailer, OutgoingMail, SentMail } from '../mail/types.ts';
+import type { Mailer, SentMail } from '../mail/types.ts';
 import { Ledger, type SentRecord } from './ledger.ts';
 import { afterFailure } from './retry-policy.ts';
 import type { RelayWatch } from './relay-watch.ts';
@@ -28,6 +28,7 @@ import type { RenderedEmail, Renderer } from '../render/render.ts';
 import { emptySummary, type ProgressDelta, type SenderConfig, type SendSummary } from './send-types.ts';
 import { DigestLoader, type LoadedDigest } from '../render/view.ts';
 import { verpFrom } from '../bounces/verp.ts';
+import { DigestMail } from './digest-mail.ts';
 
 /** A digest handed to the mailer: what the send loop needs of it until the relay has answered. */
 interface InFlight {
@@ -385,35 +386,4 @@ function graceAfterAbort(signal: AbortSignal | undefined, graceMs: number): Prom
     if (signal.aborted) start();
     else signal.addEventListener('abort', start, { once: true });
   });
-}
-
-/**
- * A digest as the mailer gets it. The SMTP mailer sends `encoded` (bytes joined from the run's card cache)
- * and never reads html/text; a mailer that does (tests, the local catcher) gets the decoded text.
- * A class with its getters on the prototype, not an object literal with `get html()` closing over the
- * lane's scope: such a literal kept the loaded digest and its rendered email alive past their scavenge
- * (see EncodedEmail in render/digest-email.ts for the measurement).
- */
-class DigestMail implements OutgoingMail {
-  readonly subject: string;
-  readonly encoded: RenderedEmail['encoded'];
-
-  constructor(
-    readonly to: string,
-    private readonly mail: RenderedEmail,
-    readonly messageId: string,
-    readonly listUnsubscribe: { url: string; mailto?: string | undefined },
-    readonly envelopeFrom: string | undefined,
-  ) {
-    this.subject = mail.subject;
-    this.encoded = mail.encoded;
-  }
-
-  get html(): string {
-    return this.mail.html;
-  }
-
-  get text(): string {
-    return this.mail.text;
-  }
 }
