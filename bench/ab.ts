@@ -12,12 +12,12 @@
 // the host), more than most single changes move it; a change is only worth claiming when its runs and the
 // base's, interleaved, do not overlap. Needs Postfix's smtp-sink (apt-get install postfix).
 import { execFileSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { POSTFIX_SMTP_SINK, startPostfixSink } from './postfix-sink.ts';
+import { POSTFIX_SMTP_SINK, procStats, startPostfixSink } from './postfix-sink.ts';
 
 const { values: o } = parseArgs({
   options: {
@@ -135,15 +135,13 @@ async function runOnce(b: Build): Promise<Run> {
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     // The child's CPU (every thread) and high-water mark, read from /proc until it exits.
-    let cpuTicks = 0;
-    let peakKb = 0;
+    // Each the largest seen: a poll that catches the process exited but not yet reaped reads no VmHWM.
+    const last = { cpuSeconds: 0, maxRssMb: 0 };
     const poll = setInterval(() => {
       try {
-        const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        cpuTicks = Math.max(cpuTicks, Number(fields[11]) + Number(fields[12]));
-        const hwm = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-        peakKb = Math.max(peakKb, Number(hwm?.[1] ?? 0));
+        const now = procStats(child.pid!);
+        last.cpuSeconds = Math.max(last.cpuSeconds, now.cpuSeconds);
+        last.maxRssMb = Math.max(last.maxRssMb, now.maxRssMb);
       } catch {
         // exited between two polls
       }
@@ -153,7 +151,7 @@ async function runOnce(b: Build): Promise<Run> {
     const seconds = (performance.now() - started) / 1000;
     const sent = /sent (\d+)/.exec(out);
     if (code !== 0 || !sent) throw new Error(`digest run (${b.name}) failed (${code}): ${out.slice(-500)}`);
-    return { seconds, sent: Number(sent[1]), cpuMs: cpuTicks * 10, sinkCpuMs: (sink.stats().cpuSeconds - sinkBefore) * 1000, peakRssMb: Math.round(peakKb / 1024) };
+    return { seconds, sent: Number(sent[1]), cpuMs: last.cpuSeconds * 1000, sinkCpuMs: (sink.stats().cpuSeconds - sinkBefore) * 1000, peakRssMb: last.maxRssMb };
   } finally {
     sink.stop();
   }

@@ -58,7 +58,8 @@ async function waitListening(child: ChildProcess, port: number): Promise<void> {
   throw new Error(`smtp-sink did not listen on port ${port}`);
 }
 
-function procStats(pid: number): SinkStats {
+/** CPU seconds (utime + stime, every thread) and peak RSS of a process, from /proc. */
+export function procStats(pid: number): SinkStats {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime, in clock ticks (100 per second)
