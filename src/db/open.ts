@@ -54,6 +54,7 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     if (!options.readonly) db.pragma('journal_mode = WAL');
     db.pragma('foreign_keys = ON');
     db.pragma('synchronous = NORMAL');
+    db.pragma('temp.auto_vacuum = FULL');
     if (options.migrate ?? true) migrate(db);
     if (options.checkWritable ?? (!options.readonly && (options.migrate ?? true))) probeWrite(db);
   } catch (e) {
