@@ -8,7 +8,7 @@
 // them) and is rebuilt with the union when a reader's topic is new to it (rare: a topic edited mid-run).
 //
 // Bounded in bytes (RENDER_CACHE_MB per thread, default 32 MB): an entry is its encoded bytes plus a
-// fixed overhead per piece; least recently used entries go first. A full card is ~3-4 KB encoded (HTML
+// fixed overhead per piece; entries not used lately go first (second chance, see card()). A full card is ~3-4 KB encoded (HTML
 // and text), a compact line ~0.8 KB: 32 MB holds ~7,000 entries. Measured (bench, broad 100k, 1,000
 // papers): 898 entries, 5 MB, 100.0% hits; keyed by (paper, reader's topic set) instead, a 10k broad run
 // built 236,620 cards for 2,000 sampled digests (41% hits) and rendered 7× slower.
@@ -70,6 +70,8 @@ interface Entry {
   paper: PaperInput;
   card: CardBytes;
   bytes: number;
+  /** Read since eviction last passed it over (second chance, see card()). */
+  used: boolean;
 }
 
 
@@ -108,9 +110,7 @@ export class CardCache {
     const hit = this.entries.get(key);
     if (hit !== undefined && samePaper(hit.paper, paper) && matched.every((t) => hit.card.topicIndex.has(topicKeyOf(t)))) {
       this.hits++;
-      // Most recently used last: Map keeps insertion order, so re-inserting moves it.
-      this.entries.delete(key);
-      this.entries.set(key, hit);
+      hit.used = true;
       return hit.card;
     }
     this.misses++;
@@ -122,12 +122,21 @@ export class CardCache {
     for (const t of runTopics) topics.add(topicKeyOf(t));
     for (const t of matched) topics.add(topicKeyOf(t));
     const card = this.build(paper, [...topics]);
-    const entry: Entry = { paper: copyPaperInput(paper), card, bytes: ENTRY_OVERHEAD + blockBytes(card.full) + blockBytes(card.compact) };
+    const entry: Entry = { paper: copyPaperInput(paper), card, bytes: ENTRY_OVERHEAD + blockBytes(card.full) + blockBytes(card.compact), used: false };
     this.entries.set(key, entry);
     this.used += entry.bytes;
+    // Second chance (CLOCK): oldest first, but an entry used since it was last passed over moves to the
+    // end instead of going (a Map's iteration visits it again there, flag cleared). A hit only sets a
+    // flag: moving the entry to the end on every hit (a Map delete and set, ~50 a digest) was ~3% of
+    // rendering a broad digest, for an order that matters only here. The new entry stays.
     for (const [k, e] of this.entries) {
-      if (this.used <= this.maxBytes || k === key) break;
-      this.remove(k, e);
+      if (this.used <= this.maxBytes) break;
+      if (k === key) continue;
+      if (e.used) {
+        e.used = false;
+        this.entries.delete(k);
+        this.entries.set(k, e);
+      } else this.remove(k, e);
     }
     return card;
   }

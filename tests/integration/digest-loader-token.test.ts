@@ -89,3 +89,28 @@ describe('links the renderer need not check again', () => {
     }
   });
 });
+
+describe('suggestions', () => {
+  it('shows the best three, highest score first and the lower paper id on a tie, however the rows are stored', () => {
+    const local = tempDatabase();
+    try {
+      const { paperIds: ids } = seedBatch(local.db, '2025-11-25', Array.from({ length: 6 }, (_, i) => ({ title: `Paper ${i}` })));
+      const s = seedSubscriber(local.db, { email: 'ordered@example.org', topics: ['paper'] });
+      const id = Number(
+        local.db
+          .prepare(
+            `INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at)
+             VALUES (?, '2025-11-25', 'planned', 0, ?, ?, ?, 1, ?)`,
+          )
+          .run(s.id, ids.at(-1), String(s.topicIds[0]), encodeItems([{ paperId: ids[0]!, topicBits: [0] }], 0), new Date().toISOString()).lastInsertRowid,
+      );
+      // Stored in an order that is neither by score nor by id; ids[2] and ids[4] tie.
+      const insert = local.db.prepare('INSERT INTO digest_suggestions (digest_id, paper_id, score) VALUES (?, ?, ?)');
+      for (const [paper, score] of [[ids[5]!, 0.5], [ids[4]!, 2.25], [ids[1]!, 0.75], [ids[2]!, 2.25], [ids[3]!, 3]] as const) insert.run(id, paper, score);
+      const view = new DigestLoader(local.db, new Links(BASE, new Tokens('x'.repeat(40)), systemClock)).load(id)!.view;
+      expect(view.suggestions!.map((p) => p.title)).toEqual(['Paper 3', 'Paper 2', 'Paper 4']);
+    } finally {
+      local.cleanup();
+    }
+  });
+});
