@@ -211,6 +211,18 @@ describe('planDigests (ledger)', () => {
     expect(rowItems(row!)[0]!.topicIds).toEqual(sub.topicIds.slice(0, 2));
   });
 
+  it('leaves no temp pages behind on its connection (each later transaction there would walk them)', async () => {
+    seedBatch(db, '2025-11-25', Array.from({ length: 120 }, (_, i) => ({ title: `Reinforcement learning study ${i}` })));
+    seedSubscribers(db, Array.from({ length: 400 }, (_, i) => ({ email: `rl${i}@example.com`, topics: ['reinforcement learning', `study ${i}`] })));
+    const tempPages = () => db.pragma('temp.page_count', { simple: true }) as number;
+    let highest = 0;
+    matchPending(db);
+    const r = await planDigests(db, { clock, mode: 'now', chunkSize: 400, onChunk: () => (highest = Math.max(highest, tempPages())) });
+    expect(r.planned).toBe(400);
+    expect(highest).toBeGreaterThan(40); // the chunk's temp tables did grow (400 topic sets' lists)
+    expect(tempPages()).toBeLessThanOrEqual(8); // and gave their pages back: root pages, the pointer map
+  });
+
   describe("due mode: each subscriber's own slot", () => {
     it('Asia/Tokyo and America/New_York get their digest at their own 07:00, dated their own day', async () => {
       seedBatch(db, '2025-11-25', [{ title: 'World models' }]);
