@@ -1,0 +1,59 @@
+// `node bench/load-render-loop.mjs <dist dir> <database> [rounds]`: the sender's work per digest without
+// the SMTP exchange and the ledger's writes: DigestLoader.load, render, MIME build, over every ledger row of
+// a database that holds an edition (e.g. the database of a `digest run`, or `npm run bench -- --keep`), in
+// one thread, `rounds` times (default 3; the first warms up). Prints CPU per digest (process.cpuUsage).
+// Two builds (a `dist/` each: build a base revision in a worktree) run alternately on the same database
+// compare like for like; on this shared machine one build's rounds drift by 10-40%, so alternate and repeat.
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const [distArg, dbArg, roundsArg] = process.argv.slice(2);
+if (!distArg || !dbArg) {
+  console.error('usage: node bench/load-render-loop.mjs <dist dir> <database> [rounds]');
+  process.exit(2);
+}
+const dist = pathToFileURL(resolve(distArg)).href;
+const rounds = Number(roundsArg ?? 3);
+const { openDatabase } = await import(`${dist}/db/open.js`);
+const { DigestLoader } = await import(`${dist}/render/view.js`);
+const { createRenderer } = await import(`${dist}/render/render.js`);
+const { createMessageBuilder } = await import(`${dist}/mail/raw-message.js`);
+const { Links } = await import(`${dist}/links.js`);
+const { Tokens } = await import(`${dist}/tokens.js`);
+const { systemClock } = await import(`${dist}/clock.js`);
+
+const db = openDatabase(resolve(dbArg), { migrate: false });
+const links = new Links('https://digest.bench.example', new Tokens('bench-secret-key-0123456789abcdef0123456789'), systemClock);
+const renderer = await createRenderer();
+const builder = createMessageBuilder({ from: 'Paper Digest <digest@bench.example>' });
+const ids = db.prepare('SELECT id FROM digests WHERE items IS NOT NULL ORDER BY id').all().map((r) => r.id);
+const now = new Date();
+for (let round = 0; round < rounds; round++) {
+  const loader = new DigestLoader(db, links);
+  let bytes = 0;
+  let loadMs = 0;
+  let renderMs = 0;
+  const cpu = process.cpuUsage();
+  for (const id of ids) {
+    const a = performance.now();
+    const loaded = loader.load(id, { papers: renderer.emailPapers });
+    const b = performance.now();
+    const mail = renderer.digest(loaded.view);
+    renderMs += performance.now() - b;
+    loadMs += b - a;
+    const built = builder.build(
+      { to: loaded.subscriber.email, subject: mail.subject, html: '', text: '', encoded: mail.encoded, listUnsubscribe: { url: loaded.view.links.unsubscribe } },
+      `loop-${id}@bench.example`,
+      now,
+    );
+    bytes += built.raw.length;
+    mail.release?.();
+  }
+  const used = process.cpuUsage(cpu);
+  const per = (x) => (x / ids.length).toFixed(3);
+  console.log(
+    `round ${round + 1}: ${ids.length} digests, CPU ${per((used.user + used.system) / 1000)} ms per digest ` +
+      `(load ${per(loadMs)} + render ${per(renderMs)} ms wall, the rest MIME build); messages ${(bytes / ids.length / 1024).toFixed(1)} KB`,
+  );
+}
+db.close();
