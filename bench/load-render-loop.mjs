@@ -1,15 +1,17 @@
-// `node bench/load-render-loop.mjs <dist dir> <database> [rounds]`: the sender's work per digest without
+// `node bench/load-render-loop.mjs <dist dir> <database> [rounds] [rows]`: the sender's work per digest without
 // the SMTP exchange and the ledger's writes: DigestLoader.load, render, MIME build, over every ledger row of
 // a database that holds an edition (e.g. the database of a `digest run`, or `npm run bench -- --keep`), in
-// one thread, `rounds` times (default 3; the first warms up). Prints CPU per digest (process.cpuUsage).
+// one thread, `rounds` times (default 3; the first warms up), over the first `rows` rows (default all).
+// Prints CPU per digest (process.cpuUsage). Under `valgrind --tool=callgrind` (slow: use a few hundred rows)
+// it counts instructions instead, which the machine's drift does not move.
 // Two builds (a `dist/` each: build a base revision in a worktree) run alternately on the same database
 // compare like for like; on this shared machine one build's rounds drift by 10-40%, so alternate and repeat.
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
-const [distArg, dbArg, roundsArg] = process.argv.slice(2);
+const [distArg, dbArg, roundsArg, rowsArg] = process.argv.slice(2);
 if (!distArg || !dbArg) {
-  console.error('usage: node bench/load-render-loop.mjs <dist dir> <database> [rounds]');
+  console.error('usage: node bench/load-render-loop.mjs <dist dir> <database> [rounds] [rows]');
   process.exit(2);
 }
 const dist = pathToFileURL(resolve(distArg)).href;
@@ -26,7 +28,7 @@ const db = openDatabase(resolve(dbArg), { migrate: false });
 const links = new Links('https://digest.bench.example', new Tokens('bench-secret-key-0123456789abcdef0123456789'), systemClock);
 const renderer = await createRenderer();
 const builder = createMessageBuilder({ from: 'Paper Digest <digest@bench.example>' });
-const ids = db.prepare('SELECT id FROM digests WHERE items IS NOT NULL ORDER BY id').all().map((r) => r.id);
+const ids = db.prepare('SELECT id FROM digests WHERE items IS NOT NULL ORDER BY id LIMIT ?').all(Number(rowsArg ?? -1)).map((r) => r.id);
 const now = new Date();
 for (let round = 0; round < rounds; round++) {
   const loader = new DigestLoader(db, links);

@@ -339,11 +339,12 @@ export class HtmlBodyWriter extends ArenaWriter {
   /**
    * A reader's value between two segments (a link, a number: reader-shape.ts): printable ASCII that
    * changes no state and holds no usable space is copied as it is, with the line kept within HTML_MAX_LINE
-   * by the `reserve` of the segment before it; anything else is encoded as text.
+   * by the `reserve` of the segment before it; anything else is encoded as text. `plain`: the caller
+   * knows the value is such (a canonical link of ours, a number), so it is not tested again.
    */
-  addValue(value: string): void {
+  addValue(value: string, plain = false): void {
     const lay = this.lay;
-    if (!HOT_RUN.test(value) || lay.col + value.length > HTML_MAX_LINE) {
+    if ((!plain && !HOT_RUN.test(value)) || lay.col + value.length > HTML_MAX_LINE) {
       this.addText(value);
       return;
     }

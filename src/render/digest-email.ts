@@ -20,7 +20,7 @@ import type { CardBytes, CardCache, EncodedBlock, LitSlots } from './card-cache.
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
 import { authorsLine, digestSubject, distinctTopics, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
-import { filledSize, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
+import { filledSize, plainSlots, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
@@ -69,7 +69,8 @@ interface Chosen {
 }
 
 /** A reader piece of the HTML: filled by Handlebars, or a shape's part and the reader's values for it. */
-type ReaderHtml = string | { part: ShapedPart; values: string[] };
+/** `plain`: slots of `values` known to need no checking (reader-shape.ts plainSlots; 0 for text parts). */
+type ReaderHtml = string | { part: ShapedPart; values: string[]; plain?: number };
 /** The same for the text part. */
 type ReaderText = ReaderHtml;
 
@@ -157,10 +158,11 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
       return { html, size, text: undefined };
     }
     const values = slotValues(v.n, v.fb, v.matched, true);
+    const plain = plainSlots(v.fb);
     let size = 0;
     const html = shape.html.map((part) => {
-      size += filledSize(part, values);
-      return { part, values };
+      size += filledSize(part, values, plain);
+      return { part, values, plain };
     });
     return { html, size, text: () => {
       const plain = slotValues(v.n, v.fb, v.matched, false);
@@ -327,7 +329,7 @@ function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyAr
     if (item === null) {
       const piece = reader[r++] ?? '';
       if (typeof piece === 'string') w.addText(piece);
-      else writeShapedHtml(w, piece.part, piece.values);
+      else writeShapedHtml(w, piece.part, piece.values, piece.plain);
     } else if ('slot' in item) {
       if (lit[item.slot]) w.addSegment(item.open ? OPEN_SEG : CLOSE_SEG);
     } else w.addSegment(item);

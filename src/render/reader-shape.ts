@@ -209,14 +209,15 @@ function segmentChain(texts: readonly string[], startKey: number): HtmlSegment[]
  * A part met in another state than text (a template whose reader part starts inside a tag) is encoded
  * for it here, uncached.
  */
-export function writeShapedHtml(w: HtmlBodyWriter, part: ShapedPart, values: readonly string[]): void {
+export function writeShapedHtml(w: HtmlBodyWriter, part: ShapedPart, values: readonly string[], plain = 0): void {
   const key = w.layoutKey;
   const segments = key === TEXT_KEY && part.segments ? part.segments : segmentChain(part.texts, key);
   const n = part.slots.length;
   for (let k = 0; k < n; k++) {
-    const value = values[part.slots[k]!]!;
+    const slot = part.slots[k]!;
+    const value = values[slot]!;
     w.addSegment(segments[k]!, value.length);
-    w.addValue(value);
+    w.addValue(value, isPlain(plain, slot));
   }
   w.addSegment(segments[n]!);
 }
@@ -265,6 +266,24 @@ export function slotValues(
   return values;
 }
 
+/**
+ * The slots of a reader's HTML values known to be printable ASCII with nothing to escape and no blank
+ * (HtmlBodyWriter.addValue's hot path), as a bit mask: the number, and the feedback links when they are
+ * canonical (FeedbackLinks.canonical: PUBLIC_URL and token characters). Such a value is written and sized
+ * as it is, without the regular expressions that check any other (~250 values in a broad digest: testing
+ * each twice was ~5% of rendering it, bench/load-render-loop.mjs).
+ */
+export function plainSlots(fb: { follow: string | null; canonical?: boolean } | null): number {
+  let mask = 1 << SLOT_N;
+  if (fb?.canonical === true) mask |= (1 << SLOT_MORE) | (1 << SLOT_LESS) | (fb.follow === null ? 0 : 1 << SLOT_FOLLOW);
+  return mask;
+}
+
+/** Whether slot `slot` is in a plainSlots mask (only the first slots ever are). */
+function isPlain(plain: number, slot: number): boolean {
+  return slot < SLOT_MUTE && ((plain >> slot) & 1) === 1;
+}
+
 /** A shaped part with one reader's values: the string to encode, and (HTML) its size as sent. */
 export function fillPart(part: ShapedPart, values: readonly string[]): string {
   let s = part.texts[0]!;
@@ -273,8 +292,8 @@ export function fillPart(part: ShapedPart, values: readonly string[]): string {
 }
 
 /** The size a filled HTML part adds (its texts' size, measured once, plus the values it shows). */
-export function filledSize(part: ShapedPart, values: readonly string[]): number {
+export function filledSize(part: ShapedPart, values: readonly string[], plain = 0): number {
   let size = part.size;
-  for (const slot of part.slots) size += htmlWireLength(values[slot]!);
+  for (const slot of part.slots) size += isPlain(plain, slot) ? values[slot]!.length : htmlWireLength(values[slot]!);
   return size;
 }

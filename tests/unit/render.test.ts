@@ -188,6 +188,30 @@ describe('digest email', () => {
     expect(r.cacheStats!().bytes).toBeLessThanOrEqual(budget);
   });
 
+  it('writes canonical feedback links exactly as checked ones, in the same bytes and within the same budget', async () => {
+    // Links marked canonical skip the checks (safeHref, the 7bit writer's value test, the wire size); the
+    // email must not change. A budget that cuts the email short shows the sizes are counted the same too.
+    const withFeedback = (canonical: boolean) =>
+      papers(60, ['reinforcement learning', 'MoE']).map((p, i) => ({
+        ...p,
+        feedback: {
+          more: `https://digest.example.org/feedback/8bg.v8bg.4hYdPfykoNKNzG43vyAX1p/${900 + i}/more`,
+          less: `https://digest.example.org/feedback/8bg.v8bg.4hYdPfykoNKNzG43vyAX1p/${900 + i}/less`,
+          follow: i % 3 === 0 ? undefined : { url: `https://digest.example.org/follow/8bg.v8bg.4hYdPfykoNKNzG43vyAX1p/0/${900 + i}`, name: p.authors[0]! },
+          canonical,
+        },
+      }));
+    for (const htmlByteLimit of [102_000, 40_000]) {
+      const r = await createRenderer({ htmlByteLimit });
+      const checked = r.digest(digestView(withFeedback(false)));
+      const canonical = r.digest(digestView(withFeedback(true)));
+      expect(canonical.shownPapers).toBe(checked.shownPapers);
+      expect(Buffer.concat(canonical.encoded!.html).equals(Buffer.concat(checked.encoded!.html))).toBe(true);
+      expect(Buffer.concat(canonical.encoded!.text).equals(Buffer.concat(checked.encoded!.text))).toBe(true);
+      expect(canonical.html).toContain('href="https://digest.example.org/feedback/8bg.v8bg.4hYdPfykoNKNzG43vyAX1p/900/more"');
+    }
+  });
+
   it('escapes feed strings and turns non-http(s) links into #', () => {
     const [base] = papers(1);
     const evil: DigestPaperView = {
