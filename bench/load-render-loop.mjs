@@ -2,8 +2,9 @@
 // the SMTP exchange and the ledger's writes: DigestLoader.load, render, MIME build, over every ledger row of
 // a database that holds an edition (e.g. the database of a `digest run`, or `npm run bench -- --keep`), in
 // one thread, `rounds` times (default 3; the first warms up), over the first `rows` rows (default all).
-// Prints CPU per digest (process.cpuUsage). Under `valgrind --tool=callgrind` (slow: use a few hundred rows)
-// it counts instructions instead, which the machine's drift does not move.
+// Prints CPU per digest (process.cpuUsage). Measured: `valgrind --tool=callgrind` over 300 rows counts
+// instructions, but V8's tiering makes one build's totals vary by ~10% between runs, so it settles no more
+// than alternating runs do.
 // Two builds (a `dist/` each: build a base revision in a worktree) run alternately on the same database
 // compare like for like; on this shared machine one build's rounds drift by 10-40%, so alternate and repeat.
 import { resolve } from 'node:path';
