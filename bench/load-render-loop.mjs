@@ -5,6 +5,8 @@
 // Prints CPU per digest (process.cpuUsage). Measured: `valgrind --tool=callgrind` over 300 rows counts
 // instructions, but V8's tiering makes one build's totals vary by ~10% between runs, so it settles no more
 // than alternating runs do.
+// The loop is bench/per-digest.ts's (the `per-digest CPU` stage of `npm run bench`), which measures the
+// working tree only; this one loads a given build's `dist/`, so a base and a change run on one database.
 // Two builds (a `dist/` each: build a base revision in a worktree) run alternately on the same database
 // compare like for like; on this shared machine one build's rounds drift by 10-40%, so alternate and repeat.
 import { resolve } from 'node:path';

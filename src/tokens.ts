@@ -142,6 +142,7 @@ function compactCode(purpose: TokenPurpose): string | undefined {
   if (purpose === 'manage') return 'm';
   if (purpose === 'feed') return 'f';
   const colon = purpose.indexOf(':');
+  if (colon < 0) return undefined; // confirm
   const kind = purpose.slice(0, colon);
   const id = Number(purpose.slice(colon + 1));
   if (!Number.isSafeInteger(id) || id < 0) return undefined;
