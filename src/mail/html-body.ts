@@ -30,6 +30,7 @@
 import { nextState, S_COMMENT, S_RAW, S_TAG, S_TEXT, writeRef } from './html-7bit.ts';
 import { ArenaWriter, type ArenaPool } from './arena.ts';
 import { encodeQuotedPrintable } from './quoted-printable.ts';
+import type { FixedRun } from './html-fixed-run.ts';
 
 /** A line is broken at the first usable space past this column... */
 const TARGET = 760;
@@ -39,7 +40,7 @@ export const HTML_MAX_LINE = 990;
 const HARD_CHECK = HTML_MAX_LINE - 12;
 /** Past TARGET, a space in text waits this long for a space between tags; one inside a tag, twice that. */
 const TEXT_GRACE = 60;
-const CRLF = Buffer.from('\r\n', 'latin1');
+export const CRLF = Buffer.from('\r\n', 'latin1');
 
 /** Kinds of break candidates, best first. */
 const K_GAP = 0;
@@ -47,7 +48,7 @@ const K_TEXT = 1;
 const K_TAG = 2;
 
 /** What the layout carries from one piece to the next. */
-interface Layout {
+export interface Layout {
   col: number;
   state: number;
   /** A tag being read opens <style> or <script>: its content is raw text. */
@@ -83,7 +84,7 @@ export interface HtmlSegment {
 }
 
 /** Largest output for `units` UTF-16 units: `&#065535;` is 9 bytes, plus breaks. */
-function maxOut(units: number): number {
+export function maxOut(units: number): number {
   return units * 9 + 16;
 }
 
@@ -91,7 +92,7 @@ function maxOut(units: number): number {
  * Encodes `text` into `out` from `o`, laid out from `lay` (updated). Returns the new offset. `first`:
  * when given, the usable spaces met before the first break are pushed to it (offset from `o0`).
  */
-function encodeInto(text: string, out: Buffer, o: number, lay: Layout, first?: number[]): number {
+export function encodeInto(text: string, out: Buffer, o: number, lay: Layout, first?: number[]): number {
   const o0 = o;
   let { col, state, rawNext } = lay;
   let utf8 = 0;
@@ -334,6 +335,41 @@ export class HtmlBodyWriter extends ArenaWriter {
     }
     lay.state = seg.endState;
     lay.rawNext = seg.rawNext;
+  }
+
+  /**
+   * Joins a run laid out once for any column (html-fixed-run.ts): its head on the current line, the
+   * space after it as the line break, then its pieces as they are, each highlight tag of `lit` slots
+   * written between them. Nothing is laid out here: a card's ~10-30 pieces cost a copy each instead of
+   * addSegment's layout. False (nothing written) when the head does not fit on the current line or the
+   * body is not in the run's state: the caller joins the run's segments instead.
+   */
+  addFixed(run: FixedRun, lit: readonly boolean[], open: Buffer, close: Buffer): boolean {
+    const lay = this.lay;
+    if (lay.fallback || run.startKey !== this.layoutKey || lay.col + run.head.length > HTML_MAX_LINE) return false;
+    this.push(run.head);
+    this.push(CRLF);
+    let col = run.tailFixed;
+    let tags = 0;
+    const pieces = run.pieces;
+    for (let k = 0; k < pieces.length; k++) {
+      const p = pieces[k]!;
+      if (typeof p !== 'number') {
+        this.push(p);
+        continue;
+      }
+      if (!lit[p >> 1]) continue;
+      const tag = (p & 1) === 1 ? open : close;
+      this.push(tag);
+      tags += tag.length;
+      if (k > run.tailFrom) col += tag.length;
+    }
+    lay.crlf += run.crlf + 1;
+    this.textBytes += run.textBytes + tags;
+    lay.col = col;
+    lay.state = run.endState;
+    lay.rawNext = run.rawNext;
+    return true;
   }
 
   /**

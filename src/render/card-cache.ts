@@ -14,9 +14,10 @@
 // built 236,620 cards for 2,000 sampled digests (41% hits) and rendered 7× slower.
 import type { Logger } from '../log.ts';
 import { encodeHtmlSegment, type HtmlSegment } from '../mail/html-body.ts';
+import { encodeFixedRun, type FixedRun } from '../mail/html-fixed-run.ts';
 import { encodeSegment, type QpSegment } from '../mail/qp-body.ts';
 import { createHighlighter } from '../topics/highlight.ts';
-import { makeHighlighter, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
+import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, makeHighlighter, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
 import { tidy, trimOnWord } from './render-format.ts';
 import { BoundedCache, buildParts, EMAIL_ABSTRACT_CHARS, copyPaperInput, samePaper, type Highlight, type PaperInput, type PaperParts } from './render-parts.ts';
 import type { BlockPieces, CardBlocks } from './render-templates.ts';
@@ -28,11 +29,20 @@ export interface SlotRef {
 }
 
 /**
+ * A shared piece with highlight slots, laid out once for any column (html-fixed-run.ts); the `skip` items
+ * after it are the same piece as segments and slots, joined instead when the fixed run cannot be.
+ */
+export interface FixedItem {
+  fixed: FixedRun;
+  skip: number;
+}
+
+/**
  * One block (full card or compact line) of one paper: shared pieces encoded (HTML as 7bit, html-body.ts;
  * text as quoted-printable), reader pieces null.
  */
 export interface EncodedBlock {
-  html: Array<HtmlSegment | SlotRef | null>;
+  html: Array<HtmlSegment | SlotRef | FixedItem | null>;
   text: Array<QpSegment | null>;
   /** Size of the shared HTML pieces as a client reads them (HtmlSegment.size: the clipping size counts these). */
   htmlBytes: number;
@@ -42,6 +52,9 @@ export interface EncodedBlock {
    */
   htmlMaxBytes: number;
 }
+
+/** The highlight tags' lengths as written (plain ASCII). */
+const TAG_LENGTH = { open: HIGHLIGHT_OPEN.length, close: HIGHLIGHT_CLOSE.length };
 
 /** A highlight tag as written, at most (HIGHLIGHT_OPEN is 73 characters). */
 const SLOT_MAX_BYTES = 96;
@@ -193,7 +206,15 @@ function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): Encode
       encodedHtml.push(null);
       continue;
     }
-    for (const part of splitMarks(piece.fill(view))) {
+    const parts = splitMarks(piece.fill(view));
+    if (parts.some((part) => typeof part !== 'string')) {
+      const fixed = encodeFixedRun(parts, TAG_LENGTH);
+      if (fixed !== null) {
+        encodedHtml.push({ fixed, skip: parts.length });
+        htmlMaxBytes += fixed.maxBytes;
+      }
+    }
+    for (const part of parts) {
       if (typeof part !== 'string') {
         encodedHtml.push(part);
         htmlMaxBytes += SLOT_MAX_BYTES;
@@ -211,7 +232,7 @@ function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): Encode
 
 function blockBytes(b: EncodedBlock): number {
   let n = 0;
-  for (const s of b.html) n += s !== null && 'bytes' in s ? s.bytes.length : 16;
+  for (const s of b.html) n += s !== null && 'bytes' in s ? s.bytes.length : s !== null && 'fixed' in s ? s.fixed.maxBytes + 16 * s.fixed.pieces.length : 16;
   for (const s of b.text) n += s?.bytes.length ?? 0;
   return n;
 }

@@ -28,6 +28,9 @@ const SHELL_SLACK = 256;
 /** The highlight span's tags, encoded once: a lit slot costs a reader two Buffer references. */
 const OPEN_SEG = encodeHtmlSegment(HIGHLIGHT_OPEN);
 const CLOSE_SEG = encodeHtmlSegment(HIGHLIGHT_CLOSE);
+/** The same tags as bytes, for runs laid out once (card-cache.ts FixedItem). */
+const OPEN_TAG = Buffer.from(HIGHLIGHT_OPEN, 'latin1');
+const CLOSE_TAG = Buffer.from(HIGHLIGHT_CLOSE, 'latin1');
 const SLOT_BYTES = OPEN_SEG.size + CLOSE_SEG.size;
 /**
  * Compact lines looked at past the full cards: more never fit under the clipping size (a line is at
@@ -307,6 +310,7 @@ function litSlots(card: CardBytes, paper: DigestPaperView): LitSlots {
   const extra = (block: EncodedBlock) => {
     let n = 0;
     for (const item of block.html) if (item !== null && 'slot' in item && item.open && lit[item.slot]) n += SLOT_BYTES;
+    // (A fixed run's tags are the same slots' tags: counted once, above, as its skipped items hold them.)
     return n;
   };
   const made = { lit, extra: { full: extra(card.full), compact: extra(card.compact) } };
@@ -325,11 +329,16 @@ function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyAr
   for (const piece of reader) need += typeof piece === 'string' ? 9 * piece.length + 16 : shapedMaxBytes(piece.part, piece.values);
   w.beginRun(need);
   let r = 0;
-  for (const item of block.html) {
+  const items = block.html;
+  for (let k = 0; k < items.length; k++) {
+    const item = items[k]!;
     if (item === null) {
       const piece = reader[r++] ?? '';
       if (typeof piece === 'string') w.addText(piece);
       else writeShapedHtml(w, piece.part, piece.values, piece.plain);
+    } else if ('fixed' in item) {
+      // Laid out once for any column; else its segments and slots (the next `skip` items) are joined.
+      if (w.addFixed(item.fixed, lit, OPEN_TAG, CLOSE_TAG)) k += item.skip;
     } else if ('slot' in item) {
       if (lit[item.slot]) w.addSegment(item.open ? OPEN_SEG : CLOSE_SEG);
     } else w.addSegment(item);

@@ -1,0 +1,106 @@
+// A card's shared run laid out once for any column (src/mail/html-fixed-run.ts) against the same run joined
+// segment by segment (HtmlBodyWriter.addSegment, the path it replaces): at every column a body can be at
+// and for every set of lit highlights, the same HTML once decoded, the same sizes (what the clipping cap
+// counts), and a valid 7bit layout: every line within HTML_MAX_LINE, none starting with '.' or '-'.
+import { describe, expect, it } from 'vitest';
+import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, HTML_MAX_LINE } from '../../src/mail/html-body.ts';
+import { encodeFixedRun, type RunSlot } from '../../src/mail/html-fixed-run.ts';
+import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN } from '../../src/render/card-highlight.ts';
+
+const OPEN = Buffer.from(HIGHLIGHT_OPEN, 'latin1');
+const CLOSE = Buffer.from(HIGHLIGHT_CLOSE, 'latin1');
+const TAGS = { open: OPEN.length, close: CLOSE.length };
+
+/** A card's shared run as the card cache cuts it: text pieces and highlight slots around words. */
+function cardRun(words: number, highlightEvery: number, word: (i: number) => string): Array<string | RunSlot> {
+  const parts: Array<string | RunSlot> = ['<div class="pd-c"> <h2><a href="https://arxiv.org/abs/2511.1">'];
+  let slot = 0;
+  let text = '';
+  for (let i = 0; i < words; i++) {
+    if (i % highlightEvery === 3) {
+      parts.push(text, { slot, open: true }, word(i), { slot, open: false });
+      slot++;
+      text = ' ';
+    } else text += `${word(i)} `;
+    if (i === 12) text += '</a></h2> <p class="pd-x">';
+  }
+  parts.push(`${text}</p> <p class="pd-muted">▲ 12 upvotes</p> `);
+  return parts.filter((p) => p !== '');
+}
+
+/** The run joined the old way, from column `col`, with `lit` slots' tags. */
+function joinedBySegments(parts: Array<string | RunSlot>, lit: boolean[], col: string): HtmlBodyWriter {
+  const w = new HtmlBodyWriter();
+  w.addText(col);
+  for (const p of parts) {
+    if (typeof p === 'string') w.addSegment(encodeHtmlSegment(p));
+    else if (lit[p.slot]) w.addSegment(encodeHtmlSegment(p.open ? HIGHLIGHT_OPEN : HIGHLIGHT_CLOSE));
+  }
+  w.addText(' <p>after</p>');
+  return w;
+}
+
+function joinedFixed(parts: Array<string | RunSlot>, lit: boolean[], col: string): HtmlBodyWriter {
+  const run = encodeFixedRun(parts, TAGS);
+  expect(run).not.toBeNull();
+  const w = new HtmlBodyWriter();
+  w.addText(col);
+  expect(w.addFixed(run!, lit, OPEN, CLOSE)).toBe(true);
+  w.addText(' <p>after</p>');
+  return w;
+}
+
+function linesOf(w: HtmlBodyWriter): string[] {
+  return Buffer.concat(w.parts).toString('latin1').split('\r\n');
+}
+
+const WORDS = ['reinforcement', 'learning', 'Élan', 'vital', 'résumé', 'of', '.5', 'accuracy', '-3', 'dB', '😀', '強化学習'];
+
+describe('a shared run laid out once for any column', () => {
+  const parts = cardRun(400, 7, (i) => WORDS[i % WORDS.length]!);
+  const slots = parts.filter((p) => typeof p !== 'string').length / 2;
+  const patterns: Array<[string, boolean[]]> = [
+    ['none lit', Array.from({ length: slots }, () => false)],
+    ['all lit', Array.from({ length: slots }, () => true)],
+    ['every third lit', Array.from({ length: slots }, (_, i) => i % 3 === 0)],
+  ];
+  // Columns a body can be at when a card comes: its start, mid-line, and as far as a head still fits.
+  const columns = ['', 'x'.repeat(400), `<p>${'y'.repeat(HTML_MAX_LINE - 10)}`];
+
+  for (const [name, lit] of patterns) {
+    for (const col of columns) {
+      it(`${name}, from column ${col.length}: the same HTML and sizes as segment by segment, lines within the limit`, () => {
+        const a = joinedBySegments(parts, lit, col);
+        const b = joinedFixed(parts, lit, col);
+        expect(b.fallback).toBe(false);
+        expect(decodeHtmlBody(Buffer.concat(b.parts))).toBe(decodeHtmlBody(Buffer.concat(a.parts)));
+        expect(b.size).toBe(a.size);
+        expect(b.textBytes).toBe(a.textBytes);
+        expect(b.size).toBe(Buffer.concat(b.parts).toString('latin1').replace(/\r\n/g, '\n').length);
+        for (const line of linesOf(b)) {
+          expect(line.length).toBeLessThanOrEqual(HTML_MAX_LINE);
+          expect(line).not.toMatch(/^[.-]/);
+          expect(line).toMatch(/^[\x20-\x7e\t]*$/);
+        }
+        // The body goes on from where the run ended: the column the writer keeps is the last line's length.
+        const last = linesOf(b).at(-1)!;
+        expect(last.endsWith('<p>after</p>')).toBe(true);
+      });
+    }
+  }
+
+  it('is declined when its head would not fit on the current line, and nothing is written', () => {
+    const run = encodeFixedRun(parts, TAGS)!;
+    const w = new HtmlBodyWriter();
+    w.addText(`<p>${'z'.repeat(HTML_MAX_LINE - 3)}`);
+    const before = w.bytes;
+    expect(w.addFixed(run, [], OPEN, CLOSE)).toBe(false);
+    expect(w.bytes).toBe(before);
+  });
+
+  it('is not made when it cannot be laid out so: a slot in its head, or a line with no usable space', () => {
+    expect(encodeFixedRun([{ slot: 0, open: true }, 'word', { slot: 0, open: false }, ' rest'], TAGS)).toBeNull();
+    expect(encodeFixedRun(['<div class="pd-c"> ', { slot: 0, open: true }, 'x'.repeat(1200), { slot: 0, open: false }], TAGS)).toBeNull();
+    expect(encodeFixedRun(['<dïv class="pd-c"> ', { slot: 0, open: true }, 'a', { slot: 0, open: false }], TAGS)).toBeNull();
+  });
+});
