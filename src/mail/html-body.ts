@@ -339,30 +339,32 @@ export class HtmlBodyWriter extends ArenaWriter {
 
   /**
    * Joins a run laid out once for any column (html-fixed-run.ts): its head on the current line, the
-   * space after it as the line break, then its pieces as they are, each highlight tag of `lit` slots
-   * written between them. Nothing is laid out here: a card's ~10-30 pieces cost a copy each instead of
-   * addSegment's layout. False (nothing written) when the head does not fit on the current line or the
+   * space after it as the line break, then its pieces as they are, a highlighted stretch inside its tags
+   * when `lit` says the reader sees that slot. Nothing is laid out here: a piece costs one copy, where
+   * addSegment decided a layout per segment (a card was ~10-30, three per highlight). False (nothing written) when the head does not fit on the current line or the
    * body is not in the run's state: the caller joins the run's segments instead.
    */
-  addFixed(run: FixedRun, lit: readonly boolean[], open: Buffer, close: Buffer): boolean {
+  addFixed(run: FixedRun, lit: readonly boolean[]): boolean {
     const lay = this.lay;
     if (lay.fallback || run.startKey !== this.layoutKey || lay.col + run.head.length > HTML_MAX_LINE) return false;
     this.push(run.head);
     this.push(CRLF);
+    const { bytes, slotOf, tailFrom } = run;
     let col = run.tailFixed;
     let tags = 0;
-    const pieces = run.pieces;
-    for (let k = 0; k < pieces.length; k++) {
-      const p = pieces[k]!;
-      if (typeof p !== 'number') {
-        this.push(p);
+    for (let k = 0; k < bytes.length; k++) {
+      const slot = slotOf[k]!;
+      if (slot < 0 || !lit[slot]) {
+        this.push(bytes[k]!);
         continue;
       }
-      if (!lit[p >> 1]) continue;
-      const tag = (p & 1) === 1 ? open : close;
-      this.push(tag);
-      tags += tag.length;
-      if (k > run.tailFrom) col += tag.length;
+      const b = run.lit[k]!;
+      this.push(b);
+      const t = b.length - bytes[k]!.length;
+      tags += t;
+      // On the last line: the whole stretch when it starts after the last break, else its close tag.
+      if (k > tailFrom) col += t;
+      else if (k === tailFrom) col += run.closeLength;
     }
     lay.crlf += run.crlf + 1;
     this.textBytes += run.textBytes + tags;

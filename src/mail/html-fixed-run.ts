@@ -7,8 +7,9 @@
 // space becomes the line break, and everything after starts at column 0, so its line breaks no longer
 // depend on the reader. They are placed once, as the encoder would place them with EVERY slot lit (each
 // tag counted at its length, never broken inside): a reader who sees fewer highlights gets the same breaks
-// on shorter lines, still within HTML_MAX_LINE. Per reader the run is then copied: its pieces, and the
-// tags of the slots that reader sees lit.
+// on shorter lines, still within HTML_MAX_LINE. Per reader the run is then copied, one piece at a time: a
+// highlighted stretch is kept twice, as it is and inside its tags, and the reader gets the one their
+// topics light (one copy per stretch, where segments took three: open tag, text, close tag).
 //
 // Same HTML, byte for byte once decoded (tests/unit/html-fixed-run.test.ts): only where lines break
 // differs. A run that cannot be laid out so (its head is not plain ASCII, a slot sits in the head or
@@ -25,19 +26,27 @@ export interface RunSlot {
 export interface FixedRun {
   /** Written on the current line, before the break: printable ASCII without a usable space. */
   head: Buffer;
-  /** From column 0: encoded bytes, and slot tags as slot * 2 + (open ? 1 : 0). */
-  pieces: Array<Buffer | number>;
-  /** Index of the last piece holding a line break (-1: none): tags after it add to the end column. */
+  /**
+   * From column 0, piece by piece: the encoded bytes, and for a highlighted stretch (slotOf[k] >= 0) the
+   * same bytes inside the highlight's tags (lit[k]), written instead for a reader who sees that slot lit:
+   * one copy per stretch either way.
+   */
+  bytes: Buffer[];
+  slotOf: Int32Array;
+  lit: Array<Buffer | undefined>;
+  /** The close tag's length (a lit stretch that holds the last line break ends that line with it). */
+  closeLength: number;
+  /** Index of the last piece holding a line break (-1: none). */
   tailFrom: number;
-  /** Bytes of the pieces on the last line (tags not counted). */
+  /** Bytes of the last line, every stretch on it unlit. */
   tailFixed: number;
   /** Line breaks inside the pieces (the one that replaces the head's space is not counted). */
   crlf: number;
-  /** Size as a client reads it, without tags: each line break counted as the space it replaces. */
+  /** Size as a client reads it, no stretch lit: each line break counted as the space it replaces. */
   size: number;
-  /** UTF-8 bytes of the HTML before encoding, without tags. */
+  /** UTF-8 bytes of the HTML before encoding, no stretch lit. */
   textBytes: number;
-  /** At most the bytes the run writes: head, break, pieces, every tag. */
+  /** At most the bytes the run writes: head, break, every stretch lit. */
   maxBytes: number;
   /** The layout key it must be joined in (text state), and the state it ends in. */
   startKey: number;
@@ -46,10 +55,11 @@ export interface FixedRun {
 }
 
 /**
- * Lays out a shared run (text pieces and slot tags, in order) for any column; null when it cannot be (see
- * the header). `tagLength`: how long the open and close tags are as written (plain ASCII).
+ * Lays out a shared run (text pieces, and highlighted stretches as open slot, text, close slot: what
+ * card-highlight.ts markedHtml makes) for any column; null when it cannot be (see the header). `tags`:
+ * the highlight's open and close tags (plain ASCII, written as they are).
  */
-export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tagLength: { open: number; close: number }): FixedRun | null {
+export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tags: { open: string; close: string }): FixedRun | null {
   const first = parts[0];
   if (typeof first !== 'string') return null;
   const probe = encodeHtmlSegment(first);
@@ -64,50 +74,71 @@ export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tagLength
   const headUtf8 = lay.utf8 + 1; // and the space the break replaces
   lay.col = 0;
   lay.utf8 = 0;
-  const startKey = S_TEXT * 2;
-  const pieces: FixedRun['pieces'] = [];
+  const open = Buffer.from(tags.open, 'latin1');
+  const close = Buffer.from(tags.close, 'latin1');
+  const bytes: Buffer[] = [];
+  const slotOf: number[] = [];
+  const lit: FixedRun['lit'] = [];
   let tailFrom = -1;
   let tailFixed = 0;
-  let bytes = 0;
-  let tags = 0;
-  const addText = (text: string) => {
-    if (text === '') return;
+  let total = 0;
+  let extra = 0;
+  const encode = (text: string): Buffer => {
     const scratch = Buffer.allocUnsafe(maxOut(text.length));
     const piece = Buffer.from(scratch.subarray(0, encodeInto(text, scratch, 0, lay)));
     const nl = piece.lastIndexOf('\r\n');
     if (nl >= 0) {
-      tailFrom = pieces.length;
+      tailFrom = bytes.length;
       tailFixed = piece.length - nl - 2;
     } else tailFixed += piece.length;
-    bytes += piece.length;
-    pieces.push(piece);
+    total += piece.length;
+    return piece;
   };
-  addText(first.slice(at + 1));
+  const rest = first.slice(at + 1);
+  if (rest !== '') {
+    bytes.push(encode(rest));
+    slotOf.push(-1);
+    lit.push(undefined);
+  }
   for (let k = 1; k < parts.length; k++) {
     const part = parts[k]!;
     if (typeof part === 'string') {
-      addText(part);
+      bytes.push(encode(part));
+      slotOf.push(-1);
+      lit.push(undefined);
       continue;
     }
-    // A tag is a whole element boundary in text: it leaves the state as it was, and nothing breaks inside it.
+    // A highlighted stretch: its open tag, its text, its close tag. The tags are whole elements in text:
+    // they leave the state as it was, nothing breaks inside them, and the layout counts them written.
+    const text = parts[k + 1];
+    const end = parts[k + 2];
+    if (!part.open || typeof text !== 'string' || typeof end !== 'object' || end.open || end.slot !== part.slot) return null;
     if (lay.state !== S_TEXT || lay.rawNext) return null;
-    const length = part.open ? tagLength.open : tagLength.close;
-    lay.col += length;
+    lay.col += open.length;
+    const piece = encode(text);
+    if (lay.state !== S_TEXT || lay.rawNext) return null;
+    lay.col += close.length;
     if (lay.col > HTML_MAX_LINE) return null;
-    tags += length;
-    pieces.push(part.slot * 2 + (part.open ? 1 : 0));
+    bytes.push(piece);
+    slotOf.push(part.slot);
+    lit.push(Buffer.concat([open, piece, close]));
+    extra += open.length + close.length;
+    k += 2;
   }
   if (lay.fallback) return null;
   return {
     head,
-    pieces,
+    bytes,
+    slotOf: Int32Array.from(slotOf),
+    lit,
+    closeLength: close.length,
     tailFrom,
     tailFixed,
     crlf: lay.crlf,
-    size: head.length + 1 + bytes - lay.crlf,
+    size: head.length + 1 + total - lay.crlf,
     textBytes: headUtf8 + lay.utf8,
-    maxBytes: head.length + 2 + bytes + tags,
-    startKey,
+    maxBytes: head.length + 2 + total + extra,
+    startKey: S_TEXT * 2,
     endState: lay.state,
     rawNext: lay.rawNext,
   };

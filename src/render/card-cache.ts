@@ -53,8 +53,8 @@ export interface EncodedBlock {
   htmlMaxBytes: number;
 }
 
-/** The highlight tags' lengths as written (plain ASCII). */
-const TAG_LENGTH = { open: HIGHLIGHT_OPEN.length, close: HIGHLIGHT_CLOSE.length };
+/** The highlight's tags, as a fixed run writes them (plain ASCII). */
+const TAGS = { open: HIGHLIGHT_OPEN, close: HIGHLIGHT_CLOSE };
 
 /** A highlight tag as written, at most (HIGHLIGHT_OPEN is 73 characters). */
 const SLOT_MAX_BYTES = 96;
@@ -208,7 +208,7 @@ function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): Encode
     }
     const parts = splitMarks(piece.fill(view));
     if (parts.some((part) => typeof part !== 'string')) {
-      const fixed = encodeFixedRun(parts, TAG_LENGTH);
+      const fixed = encodeFixedRun(parts, TAGS);
       if (fixed !== null) {
         encodedHtml.push({ fixed, skip: parts.length });
         htmlMaxBytes += fixed.maxBytes;
@@ -232,7 +232,7 @@ function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): Encode
 
 function blockBytes(b: EncodedBlock): number {
   let n = 0;
-  for (const s of b.html) n += s !== null && 'bytes' in s ? s.bytes.length : s !== null && 'fixed' in s ? s.fixed.maxBytes + 16 * s.fixed.pieces.length : 16;
+  for (const s of b.html) n += s !== null && 'bytes' in s ? s.bytes.length : s !== null && 'fixed' in s ? s.fixed.maxBytes + 16 * s.fixed.bytes.length + s.fixed.lit.reduce((n, b) => n + (b?.length ?? 0), 0) : 16;
   for (const s of b.text) n += s?.bytes.length ?? 0;
   return n;
 }

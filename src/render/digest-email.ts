@@ -28,9 +28,6 @@ const SHELL_SLACK = 256;
 /** The highlight span's tags, encoded once: a lit slot costs a reader two Buffer references. */
 const OPEN_SEG = encodeHtmlSegment(HIGHLIGHT_OPEN);
 const CLOSE_SEG = encodeHtmlSegment(HIGHLIGHT_CLOSE);
-/** The same tags as bytes, for runs laid out once (card-cache.ts FixedItem). */
-const OPEN_TAG = Buffer.from(HIGHLIGHT_OPEN, 'latin1');
-const CLOSE_TAG = Buffer.from(HIGHLIGHT_CLOSE, 'latin1');
 const SLOT_BYTES = OPEN_SEG.size + CLOSE_SEG.size;
 /**
  * Compact lines looked at past the full cards: more never fit under the clipping size (a line is at
@@ -338,7 +335,7 @@ function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyAr
       else writeShapedHtml(w, piece.part, piece.values, piece.plain);
     } else if ('fixed' in item) {
       // Laid out once for any column; else its segments and slots (the next `skip` items) are joined.
-      if (w.addFixed(item.fixed, lit, OPEN_TAG, CLOSE_TAG)) k += item.skip;
+      if (w.addFixed(item.fixed, lit)) k += item.skip;
     } else if ('slot' in item) {
       if (lit[item.slot]) w.addSegment(item.open ? OPEN_SEG : CLOSE_SEG);
     } else w.addSegment(item);

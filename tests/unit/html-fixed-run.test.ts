@@ -7,9 +7,7 @@ import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, HTML_MAX_LINE } from
 import { encodeFixedRun, type RunSlot } from '../../src/mail/html-fixed-run.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN } from '../../src/render/card-highlight.ts';
 
-const OPEN = Buffer.from(HIGHLIGHT_OPEN, 'latin1');
-const CLOSE = Buffer.from(HIGHLIGHT_CLOSE, 'latin1');
-const TAGS = { open: OPEN.length, close: CLOSE.length };
+const TAGS = { open: HIGHLIGHT_OPEN, close: HIGHLIGHT_CLOSE };
 
 /** A card's shared run as the card cache cuts it: text pieces and highlight slots around words. */
 function cardRun(words: number, highlightEvery: number, word: (i: number) => string): Array<string | RunSlot> {
@@ -36,17 +34,20 @@ function joinedBySegments(parts: Array<string | RunSlot>, lit: boolean[], col: s
     if (typeof p === 'string') w.addSegment(encodeHtmlSegment(p));
     else if (lit[p.slot]) w.addSegment(encodeHtmlSegment(p.open ? HIGHLIGHT_OPEN : HIGHLIGHT_CLOSE));
   }
-  w.addText(' <p>after</p>');
+  w.addText(AFTER);
   return w;
 }
+
+/** What follows the run: text the writer lays out from the column the run left it at. */
+const AFTER = ` <p>after ${'word '.repeat(400)}</p>`;
 
 function joinedFixed(parts: Array<string | RunSlot>, lit: boolean[], col: string): HtmlBodyWriter {
   const run = encodeFixedRun(parts, TAGS);
   expect(run).not.toBeNull();
   const w = new HtmlBodyWriter();
   w.addText(col);
-  expect(w.addFixed(run!, lit, OPEN, CLOSE)).toBe(true);
-  w.addText(' <p>after</p>');
+  expect(w.addFixed(run!, lit)).toBe(true);
+  w.addText(AFTER);
   return w;
 }
 
@@ -56,8 +57,12 @@ function linesOf(w: HtmlBodyWriter): string[] {
 
 const WORDS = ['reinforcement', 'learning', 'Élan', 'vital', 'résumé', 'of', '.5', 'accuracy', '-3', 'dB', '😀', '強化学習'];
 
-describe('a shared run laid out once for any column', () => {
-  const parts = cardRun(400, 7, (i) => WORDS[i % WORDS.length]!);
+const PHRASE = 'group relative policy optimization, a phrase that a line break may fall inside';
+
+describe.each([
+  ['words', cardRun(400, 7, (i) => WORDS[i % WORDS.length]!)],
+  ['phrases', cardRun(400, 5, (i) => (i % 5 === 3 ? PHRASE : WORDS[i % WORDS.length]!))],
+])('a shared run laid out once for any column (highlighted %s)', (_, parts) => {
   const slots = parts.filter((p) => typeof p !== 'string').length / 2;
   const patterns: Array<[string, boolean[]]> = [
     ['none lit', Array.from({ length: slots }, () => false)],
@@ -82,9 +87,12 @@ describe('a shared run laid out once for any column', () => {
           expect(line).not.toMatch(/^[.-]/);
           expect(line).toMatch(/^[\x20-\x7e\t]*$/);
         }
-        // The body goes on from where the run ended: the column the writer keeps is the last line's length.
-        const last = linesOf(b).at(-1)!;
-        expect(last.endsWith('<p>after</p>')).toBe(true);
+        // The body goes on from the column the run left: the text after it breaks where the layout says
+        // (a space in text, at the first one past column 820), which it would not if that column were wrong.
+        const lines = linesOf(b);
+        const joined = lines.findIndex((l) => l.includes('<p>after'));
+        expect(lines[joined]!.length).toBeGreaterThanOrEqual(820);
+        expect(lines[joined]!.length).toBeLessThanOrEqual(826);
       });
     }
   }
@@ -94,7 +102,7 @@ describe('a shared run laid out once for any column', () => {
     const w = new HtmlBodyWriter();
     w.addText(`<p>${'z'.repeat(HTML_MAX_LINE - 3)}`);
     const before = w.bytes;
-    expect(w.addFixed(run, [], OPEN, CLOSE)).toBe(false);
+    expect(w.addFixed(run, [])).toBe(false);
     expect(w.bytes).toBe(before);
   });
 
