@@ -13,9 +13,11 @@
 //
 // Same HTML, byte for byte once decoded (tests/unit/html-fixed-run.test.ts): only where lines break
 // differs. A run that cannot be laid out so (its head is not plain ASCII, a slot sits in the head or
-// outside text, a line finds no usable space) gets no fixed form and is joined segment by segment.
+// outside text, a line finds no usable space) gets no fixed form and is joined segment by segment. One
+// whose head does not fit on the line a reader's body has reached (a few columns from the limit) is
+// written for that reader as text (fixedRunHtml): no second form of every card is kept for that case.
 import { S_TEXT } from './html-7bit.ts';
-import { encodeHtmlSegment, encodeInto, HTML_MAX_LINE, maxOut, type Layout } from './html-body.ts';
+import { CRLF, decodeHtmlBody, encodeHtmlSegment, encodeInto, HTML_MAX_LINE, maxOut, type Layout } from './html-body.ts';
 
 /** A slot's open or close tag in a run. */
 export interface RunSlot {
@@ -142,4 +144,18 @@ export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tags: { o
     endState: lay.state,
     rawNext: lay.rawNext,
   };
+}
+
+/**
+ * The run's HTML with `lit` slots' highlights, as text: for a body where the run cannot be joined as it is
+ * (HtmlBodyWriter.addFixed said no), to be encoded from where that body is. Decoding gives back exactly what
+ * was encoded (html-7bit.ts): the run's own line breaks become the spaces they replaced.
+ */
+export function fixedRunHtml(run: FixedRun, lit: readonly boolean[]): string {
+  const parts: Buffer[] = [run.head, CRLF];
+  for (let k = 0; k < run.bytes.length; k++) {
+    const slot = run.slotOf[k]!;
+    parts.push(slot >= 0 && lit[slot] ? run.lit[k]! : run.bytes[k]!);
+  }
+  return decodeHtmlBody(Buffer.concat(parts));
 }

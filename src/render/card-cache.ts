@@ -28,13 +28,9 @@ export interface SlotRef {
   open: boolean;
 }
 
-/**
- * A shared piece with highlight slots, laid out once for any column (html-fixed-run.ts); the `skip` items
- * after it are the same piece as segments and slots, joined instead when the fixed run cannot be.
- */
+/** A shared piece with highlight slots, laid out once for any column (html-fixed-run.ts). */
 export interface FixedItem {
   fixed: FixedRun;
-  skip: number;
 }
 
 /**
@@ -207,12 +203,12 @@ function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): Encode
       continue;
     }
     const parts = splitMarks(piece.fill(view));
-    if (parts.some((part) => typeof part !== 'string')) {
-      const fixed = encodeFixedRun(parts, TAGS);
-      if (fixed !== null) {
-        encodedHtml.push({ fixed, skip: parts.length });
-        htmlMaxBytes += fixed.maxBytes;
-      }
+    const fixed = parts.some((part) => typeof part !== 'string') ? encodeFixedRun(parts, TAGS) : null;
+    if (fixed !== null) {
+      encodedHtml.push({ fixed });
+      htmlBytes += fixed.size;
+      htmlMaxBytes += fixed.maxBytes;
+      continue;
     }
     for (const part of parts) {
       if (typeof part !== 'string') {

@@ -14,6 +14,7 @@
 // fit as a line is left to the web view).
 import { AppError } from '../errors.ts';
 import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, htmlWireLength } from '../mail/html-body.ts';
+import { fixedRunHtml } from '../mail/html-fixed-run.ts';
 import { digestShell, type ShellShapes } from './digest-shell.ts';
 import { decodeQuotedPrintable, QpBodyWriter, type ArenaPool, type QpSegment } from '../mail/qp-body.ts';
 import type { CardBytes, CardCache, EncodedBlock, LitSlots } from './card-cache.ts';
@@ -306,8 +307,15 @@ function litSlots(card: CardBytes, paper: DigestPaperView): LitSlots {
   const lit = card.slots.map((topics) => topics.some((k) => mine.has(k)));
   const extra = (block: EncodedBlock) => {
     let n = 0;
-    for (const item of block.html) if (item !== null && 'slot' in item && item.open && lit[item.slot]) n += SLOT_BYTES;
-    // (A fixed run's tags are the same slots' tags: counted once, above, as its skipped items hold them.)
+    for (const item of block.html) {
+      if (item === null) continue;
+      if ('slot' in item) {
+        if (item.open && lit[item.slot]) n += SLOT_BYTES;
+      } else if ('fixed' in item) {
+        const { slotOf } = item.fixed;
+        for (let k = 0; k < slotOf.length; k++) if (slotOf[k]! >= 0 && lit[slotOf[k]!]) n += SLOT_BYTES;
+      }
+    }
     return n;
   };
   const made = { lit, extra: { full: extra(card.full), compact: extra(card.compact) } };
@@ -334,8 +342,8 @@ function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyAr
       if (typeof piece === 'string') w.addText(piece);
       else writeShapedHtml(w, piece.part, piece.values, piece.plain);
     } else if ('fixed' in item) {
-      // Laid out once for any column; else its segments and slots (the next `skip` items) are joined.
-      if (w.addFixed(item.fixed, lit)) k += item.skip;
+      // Laid out once for any column; where its head does not fit this body's line, encoded as text here.
+      if (!w.addFixed(item.fixed, lit)) w.addText(fixedRunHtml(item.fixed, lit));
     } else if ('slot' in item) {
       if (lit[item.slot]) w.addSegment(item.open ? OPEN_SEG : CLOSE_SEG);
     } else w.addSegment(item);

@@ -4,7 +4,7 @@
 // counts), and a valid 7bit layout: every line within HTML_MAX_LINE, none starting with '.' or '-'.
 import { describe, expect, it } from 'vitest';
 import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, HTML_MAX_LINE } from '../../src/mail/html-body.ts';
-import { encodeFixedRun, type RunSlot } from '../../src/mail/html-fixed-run.ts';
+import { encodeFixedRun, fixedRunHtml, type RunSlot } from '../../src/mail/html-fixed-run.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN } from '../../src/render/card-highlight.ts';
 
 const TAGS = { open: HIGHLIGHT_OPEN, close: HIGHLIGHT_CLOSE };
