@@ -97,13 +97,25 @@ describe.each([
     }
   }
 
-  it('is declined when its head would not fit on the current line, and nothing is written', () => {
+  it('is declined when its head would not fit on the current line, and then written as its text', () => {
     const run = encodeFixedRun(parts, TAGS)!;
+    const lit = patterns[2]![1];
+    const col = `<p>${'z'.repeat(HTML_MAX_LINE - 3)}`;
     const w = new HtmlBodyWriter();
-    w.addText(`<p>${'z'.repeat(HTML_MAX_LINE - 3)}`);
+    w.addText(col);
     const before = w.bytes;
-    expect(w.addFixed(run, [])).toBe(false);
+    expect(w.addFixed(run, lit)).toBe(false);
     expect(w.bytes).toBe(before);
+    // What the card writer does then (digest-email.ts): the run's HTML, encoded from where the body is.
+    w.addText(fixedRunHtml(run, lit));
+    w.addText(AFTER);
+    const a = joinedBySegments(parts, lit, col);
+    expect(decodeHtmlBody(Buffer.concat(w.parts))).toBe(decodeHtmlBody(Buffer.concat(a.parts)));
+    expect(w.size).toBe(a.size);
+    // At that column neither way can break before the head (no usable space since the line began): the
+    // part goes as quoted-printable of the same bytes, both ways (html-body.ts, its header).
+    expect(a.fallback).toBe(true);
+    expect(w.encoded().transfer).toBe('quoted-printable');
   });
 
   it('is not made when it cannot be laid out so: a slot in its head, or a line with no usable space', () => {
