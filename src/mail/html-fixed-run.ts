@@ -17,7 +17,8 @@
 // whose head does not fit on the line a reader's body has reached (a few columns from the limit) is
 // written for that reader as text (fixedRunHtml): no second form of every card is kept for that case.
 import { S_TEXT } from './html-7bit.ts';
-import { CRLF, decodeHtmlBody, encodeHtmlSegment, encodeInto, HTML_MAX_LINE, maxOut, type Layout } from './html-body.ts';
+import { decodeHtmlBody } from './html-7bit.ts';
+import { CRLF, encodeHtmlSegment, encodeInto, HTML_MAX_LINE, maxOut, type Layout } from './html-layout.ts';
 
 /** A slot's open or close tag in a run. */
 export interface RunSlot {
@@ -96,18 +97,17 @@ export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tags: { o
     total += piece.length;
     return piece;
   };
-  const rest = first.slice(at + 1);
-  if (rest !== '') {
-    bytes.push(encode(rest));
+  const addText = (text: string) => {
+    if (text === '') return;
+    bytes.push(encode(text));
     slotOf.push(-1);
     lit.push(undefined);
-  }
+  };
+  addText(first.slice(at + 1));
   for (let k = 1; k < parts.length; k++) {
     const part = parts[k]!;
     if (typeof part === 'string') {
-      bytes.push(encode(part));
-      slotOf.push(-1);
-      lit.push(undefined);
+      addText(part);
       continue;
     }
     // A highlighted stretch: its open tag, its text, its close tag. The tags are whole elements in text:
@@ -158,4 +158,11 @@ export function fixedRunHtml(run: FixedRun, lit: readonly boolean[]): string {
     parts.push(slot >= 0 && lit[slot] ? run.lit[k]! : run.bytes[k]!);
   }
   return decodeHtmlBody(Buffer.concat(parts));
+}
+
+/** Bytes a run holds (its pieces, and its stretches again inside their tags): what a cache counts for it. */
+export function fixedRunBytes(run: FixedRun): number {
+  let n = run.head.length;
+  for (let k = 0; k < run.bytes.length; k++) n += run.bytes[k]!.length + (run.lit[k]?.length ?? 0) + 16;
+  return n;
 }

@@ -14,7 +14,7 @@
 // built 236,620 cards for 2,000 sampled digests (41% hits) and rendered 7× slower.
 import type { Logger } from '../log.ts';
 import { encodeHtmlSegment, type HtmlSegment } from '../mail/html-body.ts';
-import { encodeFixedRun, type FixedRun } from '../mail/html-fixed-run.ts';
+import { encodeFixedRun, fixedRunBytes, type FixedRun } from '../mail/html-fixed-run.ts';
 import { encodeSegment, type QpSegment } from '../mail/qp-body.ts';
 import { createHighlighter } from '../topics/highlight.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, makeHighlighter, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
@@ -228,7 +228,12 @@ function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): Encode
 
 function blockBytes(b: EncodedBlock): number {
   let n = 0;
-  for (const s of b.html) n += s !== null && 'bytes' in s ? s.bytes.length : s !== null && 'fixed' in s ? s.fixed.maxBytes + 16 * s.fixed.bytes.length + s.fixed.lit.reduce((n, b) => n + (b?.length ?? 0), 0) : 16;
+  for (const s of b.html) {
+    if (s === null) n += 16;
+    else if ('bytes' in s) n += s.bytes.length;
+    else if ('fixed' in s) n += fixedRunBytes(s.fixed);
+    else n += 16;
+  }
   for (const s of b.text) n += s?.bytes.length ?? 0;
   return n;
 }
