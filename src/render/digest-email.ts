@@ -13,10 +13,11 @@
 // (full cards first; when even those do not all fit, the rest become compact lines, and what does not
 // fit as a line is left to the web view).
 import { AppError } from '../errors.ts';
-import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, htmlWireLength } from '../mail/html-body.ts';
+import { encodeHtmlSegment, HtmlBodyWriter, htmlWireLength } from '../mail/html-body.ts';
 import { fixedRunHtml } from '../mail/html-fixed-run.ts';
 import { digestShell, type ShellShapes } from './digest-shell.ts';
-import { decodeQuotedPrintable, QpBodyWriter, type ArenaPool, type QpSegment } from '../mail/qp-body.ts';
+import { EncodedEmail } from './encoded-email.ts';
+import { QpBodyWriter, type ArenaPool, type QpSegment } from '../mail/qp-body.ts';
 import type { CardBytes, CardCache, EncodedBlock, LitSlots } from './card-cache.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
 import { authorsLine, digestSubject, distinctTopics, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
@@ -90,6 +91,16 @@ interface ReaderView {
   fb: FeedbackView | null;
 }
 
+/** A paper's matched topics as the email uses them (the same for every paper that matched the same topics). */
+interface PaperTopics {
+  /** Sorted topic keys: the card cache's and highlighter's input (topicKey). */
+  keys: string[];
+  /** The keys joined: which set of highlights a reader sees lit (litSlots). */
+  litKey: string;
+  /** The reader part's "Matched:" lines, escaped and with their mute links checked. */
+  matched: Matched;
+}
+
 type FeedbackView = { more: string; less: string; follow: string | null; followName: string; canonical: boolean };
 
 /** Papers an email with this layout looks at, at most: full cards, then the compact lines it may try. */
@@ -138,13 +149,24 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   // BENCHMARKS.md, when every candidate was prepared and filled up front).
   const cards: CardBytes[] = [];
   const views: ReaderView[] = [];
+  const topics: PaperTopics[] = [];
+  // What follows from a paper's matched topics alone, made once per list: the loader gives the papers that
+  // matched the same topics one shared list (view.ts), so a broad digest's ~50 papers shown make ~3-7.
+  const byList = new Map<DigestPaperView['matchedTopics'], PaperTopics>();
   const prepare = (from: number, to: number) => {
     for (let i = from; i < to; i++) {
       if (cards[i] !== undefined) continue;
       const paper = view.papers[i] as DigestPaperView;
-      const card = cache.card(paper, topicKey(paper), paper.runTopics);
+      let mine = byList.get(paper.matchedTopics);
+      if (mine === undefined) {
+        const keys = topicKey(paper);
+        mine = { keys, litKey: keys.join('\u0000'), matched: matchedView(paper) };
+        byList.set(paper.matchedTopics, mine);
+      }
+      const card = cache.card(paper, mine.keys, paper.runTopics);
       cards[i] = card;
-      views[i] = { n: i + 1, p: card.parts, matched: matchedView(paper), fb: feedbackView(paper) };
+      topics[i] = mine;
+      views[i] = { n: i + 1, p: card.parts, matched: mine.matched, fb: feedbackView(paper) };
     }
   };
   // The reader's pieces of a block: from its shape (values between texts filled once per run), or, for
@@ -173,7 +195,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const take = (i: number, kind: 'full' | 'compact', reader: ReaderFill): Chosen | undefined => {
     const card = cards[i]!;
     const block = kind === 'full' ? card.full : card.compact;
-    const { lit, extra } = litSlots(card, view.papers[i] as DigestPaperView);
+    const { lit, extra } = litSlots(card, view.papers[i] as DigestPaperView, topics[i]!.litKey);
     const size = block.htmlBytes + reader.size + (kind === 'full' ? extra.full : extra.compact);
     if (used + size >= budget) {
       const [f, c] = kind === 'full' ? [full.length + 1, compact.length] : [full.length, compact.length + 1];
@@ -228,59 +250,6 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   return new EncodedEmail(subject, { html: body.parts, text: text.parts, htmlTransfer: body.transfer }, shown, full.length, html.size, [html, text]);
 }
 
-/**
- * A rendered email whose bodies are encoded bytes (text: quoted-printable; HTML: 7bit, or quoted-printable
- * of those 7bit bytes when they could not be laid out); .html and .text decode them when read.
- *
- * A class, its getters on the prototype, and it holds the two writers, not a closure. Decision, measured:
- * as an object literal with `get html()`/`get text()` and a `release` closure over renderDigestEmail's
- * scope, about a third of everything a sending thread allocated survived its first scavenge and was
- * promoted to the old generation (`node --trace-gc-nvp`: 4.2 of 12.6 MB per scavenge, the same with
- * 2 MB or 32 MB semi-spaces, in a loop that keeps nothing from one digest to the next); the old
- * generation then filled every ~250 ms and was marked and compacted. Cut out step by step, it came and
- * went with this object alone (returning {} after building it kept the survival; returning {} just before
- * did not). Our reading, not pinned down in V8's sources: something of the per-instance accessors is held
- * from the old generation, so the closures, their scope and through it every card, view and Buffer view
- * of the digest outlived their scavenge. With this class: 0.3% survives, and rendering alone went 0.378 ->
- * 0.262 ms of CPU per friendly digest (`npx tsx bench/render-profile.ts 3000 --papers 18`).
- */
-export class EncodedEmail implements RenderedEmail {
-  private decoded: { html?: string; text?: string } = {};
-  private released = false;
-
-  constructor(
-    readonly subject: string,
-    readonly encoded: { html: Buffer[]; text: Buffer[]; htmlTransfer?: '7bit' | 'quoted-printable' },
-    readonly shownPapers: number,
-    readonly fullPapers: number,
-    readonly htmlBytes: number,
-    /** Given back by release(): the writers whose arenas the parts were cut from. */
-    private readonly writers: ReadonlyArray<{ release(): void }> = [],
-  ) {}
-
-  get html(): string {
-    return (this.decoded.html ??= this.read('html'));
-  }
-
-  get text(): string {
-    return (this.decoded.text ??= this.read('text'));
-  }
-
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    for (const w of this.writers) w.release();
-  }
-
-  private read(part: 'html' | 'text'): string {
-    if (this.released) throw new AppError('digest_released', `the ${part} of a digest email was read after it was released`);
-    const encoded = this.encoded;
-    if (part === 'text') return decodeQuotedPrintable(encoded.text);
-    const bytes = encoded.htmlTransfer === '7bit' ? Buffer.concat(encoded.html) : Buffer.from(decodeQuotedPrintable(encoded.html), 'utf8');
-    return encoded.htmlTransfer === undefined ? bytes.toString('utf8') : decodeHtmlBody(bytes);
-  }
-}
-
 /** A view's reader parts filled by Handlebars (blocks without a shape: reader-shape.ts). */
 function fillOne(pieces: BlockPieces, view: object): string[] {
   const out: string[] = [];
@@ -293,10 +262,10 @@ const LIT_PER_CARD = 64;
 
 /**
  * The slots lit for this reader: those naming one of the topics that matched the paper for them. Kept on
- * the card per topic set: a broad paper has dozens of slots, and every reader of it asked again.
+ * the card per topic set: a broad paper has dozens of slots, and every reader of it asked again. `key`:
+ * the reader's matched topics as one string (PaperTopics.litKey).
  */
-function litSlots(card: CardBytes, paper: DigestPaperView): LitSlots {
-  const key = paper.matchedTopics.length === 1 ? (paper.matchedTopics[0]!.highlight ?? paper.matchedTopics[0]!.text) : topicKey(paper).join('\u0000');
+function litSlots(card: CardBytes, paper: DigestPaperView, key: string): LitSlots {
   const known = card.lit.get(key);
   if (known !== undefined) return known;
   const mine = new Set<number>();

@@ -206,15 +206,28 @@ export class DigestLoader {
       follow: authors[0] === undefined ? undefined : { url: this.links.follow(token, 0, paperId), name: authors[0] },
       canonical: this.canonicalLinks,
     });
-    // One signed mute link per topic, however many papers it matched.
-    const muteUrls = new Map<number, string>();
-    const muteUrl = (topicId: number): string => {
-      let url = muteUrls.get(topicId);
-      if (url === undefined) {
-        url = this.links.mute(subscriber, topicId);
-        muteUrls.set(topicId, url);
+    // A paper's matched topics, one list per topic mask: a row has a few distinct masks (2^topics at most)
+    // and ~50 papers shown, and the renderer works per list (digest-email.ts reads it by identity), so the
+    // papers that matched the same topics share one (read-only) list and its topic objects. One signed mute
+    // link per topic, however many papers it matched.
+    const matchedLists = new Map<number, DigestPaperView['matchedTopics']>();
+    const topicViews = new Map<number, DigestPaperView['matchedTopics'][number]>();
+    const matchedOf = (mask: number): DigestPaperView['matchedTopics'] => {
+      let list = matchedLists.get(mask);
+      if (list === undefined) {
+        list = [];
+        for (const topicId of maskIds(mask, rowTopics)) {
+          if (!topicText.has(topicId)) continue; // a topic deleted since planning is not named
+          let topic = topicViews.get(topicId);
+          if (topic === undefined) {
+            topic = { text: topicText.get(topicId)!, muteUrl: this.links.mute(subscriber, topicId), highlight: topicHighlight.get(topicId) };
+            topicViews.set(topicId, topic);
+          }
+          list.push(topic);
+        }
+        matchedLists.set(mask, list);
       }
-      return url;
+      return list;
     };
 
     const papers: DigestPaperView[] = [];
@@ -241,10 +254,7 @@ export class DigestLoader {
         count++;
         seen |= mask & known;
         if (papers.length >= limit) return;
-        const matchedTopics = maskIds(mask, rowTopics)
-          .filter((topicId) => topicText.has(topicId)) // a topic deleted since planning is not named
-          .map((topicId) => ({ text: topicText.get(topicId)!, muteUrl: muteUrl(topicId), highlight: topicHighlight.get(topicId) }));
-        papers.push(new LoadedPaper(fields, matchedTopics, () => feedback(paperId, fields.authors)));
+        papers.push(new LoadedPaper(fields, matchedOf(mask), () => feedback(paperId, fields.authors)));
       });
     }
     const suggestions: DigestPaperView[] = [];

@@ -7,7 +7,7 @@ import type { RenderedEmail } from '../render/render.ts';
  * and never reads html/text; a mailer that does (tests, the local catcher) gets the decoded text.
  * A class with its getters on the prototype, not an object literal with `get html()` closing over the
  * lane's scope: such a literal kept the loaded digest and its rendered email alive past their scavenge
- * (see EncodedEmail in render/digest-email.ts for the measurement).
+ * (see EncodedEmail in render/encoded-email.ts for the measurement).
  */
 export class DigestMail implements OutgoingMail {
   readonly subject: string;

@@ -7,6 +7,7 @@ import {
   escapeHtml,
   paperDaysLabel,
   safeHref,
+  tidy,
   trimOnWord,
   wrapText,
 } from '../../src/render/render-format.ts';
@@ -152,5 +153,27 @@ describe('paperDaysLabel', () => {
     expect(paperDaysLabel({ first: '2025-12-30', last: '2026-01-02' })).toBe('papers of 30 Dec 2025 – 2 Jan 2026');
     expect(paperDaysLabel({ first: '2025-13-01', last: '2025-13-02' })).toBe('');
     expect(paperDaysLabel(undefined)).toBe('');
+  });
+});
+
+describe('tidy', () => {
+  it('collapses every kind of whitespace a feed sends into single spaces, and leaves tidy text as it is', () => {
+    expect(tidy('  Speculative\n\tdecoding\u00a0 at\u2028scale  ')).toBe('Speculative decoding at scale');
+    expect(tidy('Ana  Silva')).toBe('Ana Silva');
+    expect(tidy(' Ana')).toBe('Ana');
+    expect(tidy('Ana ')).toBe('Ana');
+    expect(tidy('Ana Silva')).toBe('Ana Silva');
+    expect(tidy('')).toBe('');
+    // The fast path (tidy text returned as it is) agrees with the full collapse on generated strings
+    // made of letters and every whitespace character JavaScript knows.
+    const spaces = [' ', '\t', '\n', '\r', '\v', '\f', '\u00a0', '\u1680', '\u2000', '\u200a', '\u2028', '\u2029', '\u202f', '\u205f', '\u3000', '\ufeff'];
+    const alphabet = ['a', 'é', ' ', ' ', ...spaces];
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31);
+    for (let n = 0; n < 3000; n++) {
+      let text = '';
+      for (let len = next() % 8; len > 0; len--) text += alphabet[next() % alphabet.length];
+      expect(tidy(text)).toBe(text.replace(/\s+/g, ' ').trim());
+    }
   });
 });
