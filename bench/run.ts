@@ -4,7 +4,8 @@
 //   --ceiling-messages N, --seed N, --profile DIR (a CPU profile per stage), --json FILE, --keep (keep the temp dir),
 //   --sink postfix|node (the relay: Postfix's smtp-sink, the default where installed, or bench/sink.ts),
 //   --learning (a third of the subscribers with a like: topic and a feedback profile),
-//   --send-in-child (send with `digest run` in a child process and report its peak RSS: the service alone)
+//   --send-in-child (send with `digest run` in a child process and report its peak RSS: the service alone),
+//   --save-planned FILE (a copy of the database once planned, before sending: an edition to send or render again)
 //
 // Builds a synthetic database in a temporary directory, then runs the real pipeline stage by stage:
 // import (CSV, setup) -> ingest (parseFeed + ingestBatch) -> match (matchPending) -> plan (planDigests)
@@ -53,6 +54,8 @@ const { values: o } = parseArgs({
     'send-in-child': { type: 'boolean', default: false },
     'child-node-options': { type: 'string' },
     'save-message': { type: 'string' },
+    /** A copy of the database once planned, before sending: an edition to send again (`digest run`) or to render in a loop. */
+    'save-planned': { type: 'string' },
     sample: { type: 'string', default: '200' },
     'ceiling-messages': { type: 'string' },
     seed: { type: 'string', default: '1' },
@@ -159,6 +162,11 @@ try {
   const matched = await clock.run('match', () => matchPending(db), (r) => `${fmt.int(r.queries)} distinct queries, ${fmt.int(r.matches)} matches`);
   const plan = await clock.run('plan', () => planDigests(db, { clock: app.clock, mode: 'now' }), (r) => `${fmt.int(r.planned)} digests, ${fmt.int(r.items)} papers in them`);
   const sizes = distribution((db.prepare(`SELECT paper_count AS n FROM digests`).all() as { n: number }[]).map((r) => r.n));
+  if (o['save-planned']) {
+    // Outside the timed stages: a consistent copy (SQLite's online backup) of the planned edition.
+    await db.backup(o['save-planned']);
+    log(`  planned edition saved to ${o['save-planned']} (send it: DATABASE_PATH=… digest run; render it: node bench/load-render-loop.mjs dist …)`);
+  }
 
   // CPU time of this process (every thread) and of the sink over the send stage: per digest, it moves
   // much less with the machine's load than digests/s does (other engineers share the two cores).
