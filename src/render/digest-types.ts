@@ -3,8 +3,11 @@
 import type { PaperInput } from './render-parts.ts';
 
 export interface DigestPaperView extends PaperInput {
-  /** The subscriber's topics that matched, in order. `highlight`: the query whose words to mark (like: topics). */
-  matchedTopics: Array<{ text: string; muteUrl: string; highlight?: string | undefined }>;
+  /**
+   * The subscriber's topics that matched, in order. `highlight`: the query whose words to mark (like:
+   * topics). Read-only: the loader gives every paper with the same topics one shared list (view.ts).
+   */
+  matchedTopics: ReadonlyArray<Readonly<{ text: string; muteUrl: string; highlight?: string | undefined }>>;
   /** Signed per subscriber and paper: "more/less like this", follow the first author. */
   feedback?: FeedbackLinks | undefined;
   /**

@@ -215,7 +215,7 @@ export class DigestLoader {
     const matchedOf = (mask: number): DigestPaperView['matchedTopics'] => {
       let list = matchedLists.get(mask);
       if (list === undefined) {
-        list = [];
+        const made: Array<DigestPaperView['matchedTopics'][number]> = [];
         for (const topicId of maskIds(mask, rowTopics)) {
           if (!topicText.has(topicId)) continue; // a topic deleted since planning is not named
           let topic = topicViews.get(topicId);
@@ -223,8 +223,9 @@ export class DigestLoader {
             topic = { text: topicText.get(topicId)!, muteUrl: this.links.mute(subscriber, topicId), highlight: topicHighlight.get(topicId) };
             topicViews.set(topicId, topic);
           }
-          list.push(topic);
+          made.push(topic);
         }
+        list = made;
         matchedLists.set(mask, list);
       }
       return list;
