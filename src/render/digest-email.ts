@@ -151,7 +151,6 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   let papers: ReadonlyArray<DigestPaperView> = view.papers;
   const cards: CardBytes[] = [];
   const views: ReaderView[] = [];
-  const topics: PaperTopics[] = [];
   // What follows from a paper's matched topics alone, made once per list: the loader gives the papers that
   // matched the same topics one shared list (view.ts), so a broad digest's ~50 papers shown make ~3-7.
   const byList = new Map<DigestPaperView['matchedTopics'], PaperTopics>();
@@ -167,7 +166,6 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
       }
       const card = cache.card(paper, mine.keys, paper.runTopics);
       cards[i] = card;
-      topics[i] = mine;
       views[i] = { n: i + 1, p: card.parts, matched: mine.matched, fb: feedbackView(paper) };
     }
   };
@@ -197,7 +195,8 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const take = (i: number, kind: 'full' | 'compact', reader: ReaderFill): Chosen | undefined => {
     const card = cards[i]!;
     const block = kind === 'full' ? card.full : card.compact;
-    const { lit, extra } = litSlots(card, papers[i]!, topics[i]!.litKey);
+    const paper = papers[i]!;
+    const { lit, extra } = litSlots(card, paper, byList.get(paper.matchedTopics)!.litKey);
     const size = block.htmlBytes + reader.size + (kind === 'full' ? extra.full : extra.compact);
     if (used + size >= budget) {
       const [f, c] = kind === 'full' ? [full.length + 1, compact.length] : [full.length, compact.length + 1];
@@ -263,7 +262,6 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   papers = [];
   cards.length = 0;
   views.length = 0;
-  topics.length = 0;
   full.length = 0;
   compact.length = 0;
   byList.clear();

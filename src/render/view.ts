@@ -213,21 +213,19 @@ export class DigestLoader {
     const matchedLists = new Map<number, DigestPaperView['matchedTopics']>();
     const topicViews = new Map<number, DigestPaperView['matchedTopics'][number]>();
     const matchedOf = (mask: number): DigestPaperView['matchedTopics'] => {
-      let list = matchedLists.get(mask);
-      if (list === undefined) {
-        const made: Array<DigestPaperView['matchedTopics'][number]> = [];
-        for (const topicId of maskIds(mask, rowTopics)) {
-          if (!topicText.has(topicId)) continue; // a topic deleted since planning is not named
-          let topic = topicViews.get(topicId);
-          if (topic === undefined) {
-            topic = { text: topicText.get(topicId)!, muteUrl: this.links.mute(subscriber, topicId), highlight: topicHighlight.get(topicId) };
-            topicViews.set(topicId, topic);
-          }
-          made.push(topic);
+      const known = matchedLists.get(mask);
+      if (known !== undefined) return known;
+      const list: Array<DigestPaperView['matchedTopics'][number]> = [];
+      for (const topicId of maskIds(mask, rowTopics)) {
+        if (!topicText.has(topicId)) continue; // a topic deleted since planning is not named
+        let topic = topicViews.get(topicId);
+        if (topic === undefined) {
+          topic = { text: topicText.get(topicId)!, muteUrl: this.links.mute(subscriber, topicId), highlight: topicHighlight.get(topicId) };
+          topicViews.set(topicId, topic);
         }
-        list = made;
-        matchedLists.set(mask, list);
+        list.push(topic);
       }
+      matchedLists.set(mask, list);
       return list;
     };
 
