@@ -70,3 +70,44 @@ describe('the loader makes only the papers an email can show', () => {
     }
   });
 });
+
+describe("each paper names its own matched topics, papers of one digest sharing one list per topic set", () => {
+  it('names per card exactly the topics that matched it, and not a topic deleted since planning', () => {
+    const { paperIds } = seedBatch(t.db, '2025-11-26', [
+      { title: 'Alpha card', authors: ['Ada One'] },
+      { title: 'Beta card', authors: ['Bo Two'] },
+      { title: 'Gamma card', authors: ['Cy Three'] },
+      { title: 'Delta card', authors: ['Di Four'] },
+    ]);
+    const s = seedSubscriber(t.db, { email: 'masks@example.org', topics: ['diffusion', 'agents'] });
+    const bits = [[0], [0, 1], [0], [1]];
+    const from = paperIds[0]! - 1;
+    const id = Number(
+      t.db
+        .prepare(
+          `INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at)
+           VALUES (?, '2025-11-26', 'planned', ?, ?, ?, ?, 4, ?)`,
+        )
+        .run(s.id, from, paperIds.at(-1), s.topicIds.join(','), encodeItems(paperIds.map((paperId, i) => ({ paperId, topicBits: bits[i]! })), from), new Date().toISOString())
+        .lastInsertRowid,
+    );
+    const loader = new DigestLoader(t.db, new Links('https://digest.example.org', new Tokens('x'.repeat(40)), systemClock));
+    const view = loader.load(id, { papers: renderer.emailPapers })!.view;
+    expect(view.papers.map((p) => p.matchedTopics.map((m) => m.text))).toEqual([['diffusion'], ['diffusion', 'agents'], ['diffusion'], ['agents']]);
+    expect(view.papers[0]!.matchedTopics).toBe(view.papers[2]!.matchedTopics);
+    // Each card's "Matched:" line in the text part, between its title and the next card.
+    const cards = (text: string) => ['Alpha', 'Beta', 'Gamma', 'Delta'].map((t) => text.slice(text.indexOf(`${t} card`)).split(/\n\d+\. /)[0]!);
+    const mail = renderer.digest(view);
+    expect(cards(mail.text).map((c) => /Matched: ([^\n]*)/.exec(c)?.[1])).toEqual(['diffusion', 'diffusion; agents', 'diffusion', 'agents']);
+    mail.release?.();
+
+    // The subscriber deletes "agents" after planning: no card names it, and a paper only it matched stays, unnamed.
+    t.db.prepare('DELETE FROM topics WHERE id = ?').run(s.topicIds[1]);
+    const after = new DigestLoader(t.db, new Links('https://digest.example.org', new Tokens('x'.repeat(40)), systemClock)).load(id, { papers: renderer.emailPapers })!.view;
+    expect(after.papers.map((p) => p.matchedTopics.map((m) => m.text))).toEqual([['diffusion'], ['diffusion'], ['diffusion'], []]);
+    const again = renderer.digest(after);
+    expect(again.text).not.toContain('agents');
+    expect(again.html).not.toContain('agents');
+    again.release?.();
+  });
+});
