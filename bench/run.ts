@@ -5,7 +5,9 @@
 //   --sink postfix|node (the relay: Postfix's smtp-sink, the default where installed, or bench/sink.ts),
 //   --learning (a third of the subscribers with a like: topic and a feedback profile),
 //   --send-in-child (send with `digest run` in a child process and report its peak RSS: the service alone),
-//   --save-planned FILE (a copy of the database once planned, before sending: an edition to send or render again)
+//   --save-planned FILE (a copy of the database once planned, before sending: an edition to send or render again),
+//   --render-free (implies --send-in-child: every thread of `digest run` sends its first rendered digest to
+//   every reader, bench/render-free.mjs: what the run costs beside rendering, a floor no renderer can beat)
 //
 // Builds a synthetic database in a temporary directory, then runs the real pipeline stage by stage:
 // import (CSV, setup) -> ingest (parseFeed + ingestBatch) -> match (matchPending) -> plan (planDigests)
@@ -53,6 +55,8 @@ const { values: o } = parseArgs({
     /** Send with `digest run` (compiled CLI) in a child process: its peak RSS is what an operator's run takes. */
     'send-in-child': { type: 'boolean', default: false },
     'child-node-options': { type: 'string' },
+    /** The send stage with rendering free (bench/render-free.mjs): a floor, not the service's rate. */
+    'render-free': { type: 'boolean', default: false },
     'save-message': { type: 'string' },
     /** A copy of the database once planned, before sending: an edition to send again (`digest run`) or to render in a loop. */
     'save-planned': { type: 'string' },
@@ -174,7 +178,7 @@ try {
   const sinkCpuBefore = postfix?.stats().cpuSeconds;
   const sent = await clock.run(
     'render+send',
-    () => (o['send-in-child'] ? sendInChild(config) : sendPending(app, { retryWindowMs: 0 })),
+    () => (o['send-in-child'] || o['render-free'] ? sendInChild(config) : sendPending(app, { retryWindowMs: 0 })),
     (r, s) =>
       `${fmt.int(r.sent)} sent, ${r.failed} failed, ${r.retrying} retrying; ${fmt.rate(r.sent / s)} digests/s; ` +
       (childRun
@@ -266,13 +270,14 @@ try {
           `CPU in the send stage: ${(sendCpuMs / Math.max(1, sent.sent)).toFixed(3)} ms per digest in this process (every thread)` +
             (sinkSendCpuMs === undefined ? '' : ` + ${(sinkSendCpuMs / Math.max(1, sent.sent)).toFixed(3)} ms in the sink`),
         ]),
+    ...(o['render-free'] ? ['RENDER-FREE FLOOR (--render-free): each thread sent its first rendered digest to every reader; no renderer can beat these rates'] : []),
     `END TO END (ingest -> match -> plan -> render+send): ${fmt.s(endToEnd)} s, ${fmt.int(sent.sent)} digests = ${fmt.rate(ourRate)} digests/s`,
     `vs ceiling (pre-built message, same pool and sink): ${fmt.rate(ceiling.perSecond)} messages/s -> ours = ${((ourRate / ceiling.perSecond) * 100).toFixed(0)}% of the ceiling`,
     `vs naive (per-subscriber JS matching + mjml2html): ${fmt.rate(naive.digestsPerSecond)} digests/s -> ours = ${(ourRate / naive.digestsPerSecond).toFixed(1)}× the naive rate`,
     `matching: distinct FTS5 queries ${fmt.s(matched.ms / 1000)} s vs per-subscriber JS loop ${fmt.s(naive.matchSecondsForAll)} s (extrapolated) -> ${(naive.matchSecondsForAll / (matched.ms / 1000)).toFixed(0)}× faster`,
     `peak RSS: bench process ${peakRssMb()} MB (pipeline stages ${peakPipeline} MB${childRun ? ', the send stage\'s being `digest run`\'s' : ''}); sink ${sinkStats ? `${sinkStats.maxRssMb} MB, ${sinkStats.messages < 0 ? '' : `${fmt.int(sinkStats.messages)} messages, ${fmt.int(sinkStats.bytes / 1e6)} MB received, `}${sinkStats.cpuSeconds} CPU s` : 'external (not measured)'}`,
     '',
-    'targets:',
+    o['render-free'] ? 'targets, at the floor (a MISS here no rendering work can make up):' : 'targets:',
     target(ourRate >= rateTarget, `end to end ≥ ${fmt.int(rateTarget)} digests/s (${fmt.rate(ourRate)})`),
     target(ourRate >= ceilingShare * ceiling.perSecond, `≥ ${ceilingShare * 100}% of the ceiling (${((ourRate / ceiling.perSecond) * 100).toFixed(0)}%)`),
     ...(broad ? [target(growthPer100k < 100, `database growth < 100 MB per 100k-subscriber edition (${growthPer100k.toFixed(0)} MB)`)] : []),
@@ -331,6 +336,7 @@ async function sendInChild(config: ReturnType<typeof loadConfig>): Promise<SendS
   // e.g. `--child-node-options="--cpu-prof --cpu-prof-dir /tmp/prof"`: a V8 profile of every thread of
   // `digest run` (node's own options, before the script; the child gets a fixed environment).
   const nodeArgs = o['child-node-options']?.split(/\s+/).filter(Boolean) ?? [];
+  if (o['render-free']) nodeArgs.push('--import', fileURLToPath(new URL('./render-free.mjs', import.meta.url)));
   let peakKb = 0;
   const stdout = await new Promise<string>((resolve, reject) => {
     const child = execFile(process.execPath, [...nodeArgs, bin, 'run'], { env, maxBuffer: 1 << 30 }, (err, out, stderr) => {
