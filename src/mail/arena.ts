@@ -70,6 +70,12 @@ export abstract class ArenaWriter {
     this.bytes += b.length;
   }
 
+  /** Appends bytes a run's `need` may not have counted: in a run, room is made for them first. */
+  protected pushUncounted(b: Buffer): void {
+    if (this.runStart >= 0) this.space(b.length);
+    this.push(b);
+  }
+
   /** The arena with `need` bytes free at `used`; a run that would not fit (beginRun's need was short) goes on in a new one. */
   protected space(need: number): Buffer {
     if (this.runStart >= 0 && this.arena.length - this.used < need) {

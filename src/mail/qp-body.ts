@@ -43,6 +43,25 @@ export function encodeSegment(text: string): QpSegment {
   return { bytes, atLineStart: bytes.subarray(SOFT_BREAK.length), endCol: columnAfter(bytes, 0, bytes.length, 0), textBytes: input.length };
 }
 
+/**
+ * A reader's text encoded for one column, to be joined wherever the body is at that column (a digest's
+ * matched topics, the same on many of its cards: render/topic-runs.ts).
+ */
+export interface QpRun {
+  /** The column it was encoded from. */
+  col: number;
+  bytes: Buffer;
+  endCol: number;
+  textBytes: number;
+}
+
+export function encodeQpRun(text: string, col: number): QpRun {
+  const input = Buffer.from(text, 'utf8');
+  const out = Buffer.allocUnsafe(maxEncodedLength(input.length));
+  const end = encodeQuotedPrintableInto(input, 0, input.length, out, 0, col);
+  return { col, bytes: out.subarray(0, end), endCol: columnAfter(out, 0, end, col), textBytes: input.length };
+}
+
 /** The output column after bytes [from, to) written starting at column `startCol`. */
 function columnAfter(b: Uint8Array, from: number, to: number, startCol: number): number {
   for (let i = to - 1; i >= from; i--) if (b[i] === LF && i > from && b[i - 1] === CR) return to - i - 1;
@@ -61,6 +80,18 @@ export class QpBodyWriter extends ArenaWriter {
     this.push(b);
     this.textBytes += seg.textBytes;
     this.col = seg.endCol;
+  }
+
+  /** The output column the next piece starts at. */
+  get column(): number {
+    return this.col;
+  }
+
+  /** A run encoded for the current column (encodeQpRun with `column`): the caller checks run.col. */
+  addRun(run: QpRun): void {
+    this.pushUncounted(run.bytes);
+    this.textBytes += run.textBytes;
+    this.col = run.endCol;
   }
 
   /** A line break of the text (what a segment starting with one would write after a soft break). */

@@ -24,6 +24,7 @@ import { authorsLine, digestSubject, distinctTopics, paperDaysLabel, plural, saf
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
 import { filledSize, plainSlots, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
+import { TopicRuns } from './topic-runs.ts';
 
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
 const SHELL_SLACK = 256;
@@ -72,7 +73,8 @@ interface Chosen {
 
 /** A reader piece of the HTML: filled by Handlebars, or a shape's part and the reader's values for it. */
 /** `plain`: slots of `values` known to need no checking (reader-shape.ts plainSlots; 0 for text parts). */
-type ReaderHtml = string | { part: ShapedPart; values: string[]; plain?: number };
+/** `topics`: the digest's runs of the card's topic list, which writes its matched values (topic-runs.ts). */
+type ReaderHtml = string | { part: ShapedPart; values: string[]; plain?: number; topics?: TopicRuns };
 /** The same for the text part. */
 type ReaderText = ReaderHtml;
 
@@ -88,6 +90,8 @@ interface ReaderView {
   n: number;
   p: unknown;
   matched: Matched;
+  /** The same list's values and runs, shared by the digest's cards that matched the same topics. */
+  topics: TopicRuns;
   fb: FeedbackView | null;
 }
 
@@ -99,6 +103,8 @@ interface PaperTopics {
   litKey: string;
   /** The reader part's "Matched:" lines, escaped and with their mute links checked. */
   matched: Matched;
+  /** Their values and encoded runs (topic-runs.ts). */
+  topics: TopicRuns;
 }
 
 type FeedbackView = { more: string; less: string; follow: string | null; followName: string; canonical: boolean };
@@ -161,12 +167,13 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
       let mine = byList.get(paper.matchedTopics);
       if (mine === undefined) {
         const keys = topicKey(paper);
-        mine = { keys, litKey: keys.join('\u0000'), matched: matchedView(paper) };
+        const matched = matchedView(paper);
+        mine = { keys, litKey: keys.join('\u0000'), matched, topics: new TopicRuns(matched) };
         byList.set(paper.matchedTopics, mine);
       }
       const card = cache.card(paper, mine.keys, paper.runTopics);
       cards[i] = card;
-      views[i] = { n: i + 1, p: card.parts, matched: mine.matched, fb: feedbackView(paper) };
+      views[i] = { n: i + 1, p: card.parts, matched: mine.matched, topics: mine.topics, fb: feedbackView(paper) };
     }
   };
   // The reader's pieces of a block: from its shape (values between texts filled once per run), or, for
@@ -180,16 +187,17 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
       for (const s of html) size += htmlWireLength(s);
       return { html, size, text: undefined };
     }
-    const values = slotValues(v.n, v.fb, v.matched, true);
+    const topics = v.topics;
+    const values = slotValues(v.n, v.fb, topics.html, true);
     const plain = plainSlots(v.fb);
     let size = 0;
     const html = shape.html.map((part) => {
-      size += filledSize(part, values, plain);
-      return { part, values, plain };
+      size += filledSize(part, values, plain, topics);
+      return { part, values, plain, topics };
     });
     return { html, size, text: () => {
-      const plain = slotValues(v.n, v.fb, v.matched, false);
-      return shape.text.map((part) => ({ part, values: plain }));
+      const plain = slotValues(v.n, v.fb, topics.text, false);
+      return shape.text.map((part) => ({ part, values: plain, topics }));
     } };
   };
   const take = (i: number, kind: 'full' | 'compact', reader: ReaderFill): Chosen | undefined => {
@@ -327,7 +335,7 @@ function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyAr
     if (item === null) {
       const piece = reader[r++] ?? '';
       if (typeof piece === 'string') w.addText(piece);
-      else writeShapedHtml(w, piece.part, piece.values, piece.plain);
+      else writeShapedHtml(w, piece.part, piece.values, piece.plain, piece.topics);
     } else if ('fixed' in item) {
       // Laid out once for any column; where its head does not fit this body's line, encoded as text here.
       if (!w.addFixed(item.fixed, lit)) w.addText(fixedRunHtml(item.fixed, lit));
@@ -345,7 +353,7 @@ function addTextBlock(w: QpBodyWriter, items: ReadonlyArray<QpSegment | null>, r
     if (item === null) {
       const piece = reader[r++] ?? '';
       if (typeof piece === 'string') w.addText(piece);
-      else writeShapedText(w, piece.part, piece.values);
+      else writeShapedText(w, piece.part, piece.values, piece.topics);
     } else w.addSegment(item);
   }
 }

@@ -20,6 +20,7 @@ import { S_TEXT } from '../mail/html-7bit.ts';
 import { encodeSegment, type QpBodyWriter, type QpSegment } from '../mail/qp-body.ts';
 import { maxEncodedLength } from '../mail/quoted-printable.ts';
 import { escapeValue, type BlockPieces, type CardBlocks } from './render-templates.ts';
+import { FIRST_TOPIC_SLOT, runSpan, type RunSpan, type TopicRuns } from './topic-runs.ts';
 
 /**
  * A value's mark: MARK_OPEN, the slot as one character of the private use area, MARK_CLOSE. Characters no
@@ -35,7 +36,7 @@ const SLOT_MORE = 1;
 const SLOT_LESS = 2;
 const SLOT_FOLLOW = 3;
 const SLOT_FOLLOW_NAME = 4;
-const SLOT_MUTE = 5;
+const SLOT_MUTE = FIRST_TOPIC_SLOT;
 /** Slots a part may have (a mark's slot is one character: U+E000 to U+E3FF). */
 export const MAX_SLOTS = 1024;
 /** Topics per shape at most (a subscriber has at most MAX_TOPICS). */
@@ -55,6 +56,8 @@ export interface ShapedPart {
    * value as a segment, it would start with a soft break, an empty line more per link.
    */
   qp?: Array<{ lead: boolean; seg: QpSegment }>;
+  /** Reader parts: where the matched topics' values lie, written as one run per digest (topic-runs.ts). */
+  run?: RunSpan | undefined;
 }
 
 export interface ReaderShape {
@@ -121,7 +124,17 @@ export class ReaderShapes {
     };
     const html = parts(kind === 'full' ? this.t.fullHtml : this.t.compactHtml, true);
     const text = parts(kind === 'full' ? this.t.fullText : this.t.compactText, false);
-    return html === null || text === null ? null : { html, text };
+    if (html === null || text === null) return null;
+    for (const part of html) {
+      const span = runSpan(part.slots);
+      const before = span && part.segments![span.from]!;
+      if (span && before) part.run = { ...span, key: before.endState * 2 + (before.rawNext ? 1 : 0) };
+    }
+    for (const part of text) {
+      const span = runSpan(part.slots);
+      if (span) part.run = { ...span, key: 0 };
+    }
+    return { html, text };
   }
 }
 
@@ -159,8 +172,11 @@ export function textPart(texts: string[], slots: number[]): ShapedPart {
   return { texts, slots, size: 0, qp };
 }
 
-/** Writes a shaped text part with one reader's values, as one Buffer part (a run of the writer's arena). */
-export function writeShapedText(w: QpBodyWriter, part: ShapedPart, values: readonly string[]): void {
+/**
+ * Writes a shaped text part with one reader's values, as one Buffer part (a run of the writer's arena).
+ * `topics`: the digest's runs of the card's topic list, for its matched values (topic-runs.ts).
+ */
+export function writeShapedText(w: QpBodyWriter, part: ShapedPart, values: readonly string[], topics?: TopicRuns): void {
   const qp = part.qp!;
   let need = 0;
   for (const q of qp) need += q.seg.bytes.length + 2;
@@ -169,10 +185,16 @@ export function writeShapedText(w: QpBodyWriter, part: ShapedPart, values: reado
     need += n + maxEncodedLength(n);
   }
   w.beginRun(need);
+  const run = topics === undefined ? undefined : part.run;
   for (let k = 0; k < qp.length; k++) {
     const q = qp[k]!;
     if (q.lead) w.addBreak();
     w.addSegment(q.seg);
+    if (k === run?.from) {
+      w.addRun(topics!.textRun(part, w.column));
+      k = run.to;
+      continue;
+    }
     // (A value is encoded as text: a hand-written copy loop for plain ASCII measured no faster.)
     if (k < part.slots.length) w.addText(values[part.slots[k]!]!);
   }
@@ -209,11 +231,22 @@ function segmentChain(texts: readonly string[], startKey: number): HtmlSegment[]
  * A part met in another state than text (a template whose reader part starts inside a tag) is encoded
  * for it here, uncached.
  */
-export function writeShapedHtml(w: HtmlBodyWriter, part: ShapedPart, values: readonly string[], plain = 0): void {
+export function writeShapedHtml(w: HtmlBodyWriter, part: ShapedPart, values: readonly string[], plain = 0, topics?: TopicRuns): void {
   const key = w.layoutKey;
-  const segments = key === TEXT_KEY && part.segments ? part.segments : segmentChain(part.texts, key);
+  const shared = key === TEXT_KEY && part.segments !== undefined;
+  const segments = shared ? part.segments! : segmentChain(part.texts, key);
+  // The matched topics as one segment (topic-runs.ts), laid out from the state the shared segments reach.
+  const run = shared && topics !== undefined ? part.run : undefined;
   const n = part.slots.length;
   for (let k = 0; k < n; k++) {
+    if (k === run?.from) {
+      const seg = topics!.htmlRun(part).seg;
+      // The segment before keeps room for the run's first stretch, where it cannot break.
+      w.addSegment(segments[k]!, seg.breaks.length > 0 ? seg.breaks[0]! >>> 2 : seg.firstLine);
+      w.addSegment(seg);
+      k = run.to;
+      continue;
+    }
     const slot = part.slots[k]!;
     const value = values[slot]!;
     w.addSegment(segments[k]!, value.length);
@@ -249,20 +282,21 @@ function shapeBytes(s: ReaderShape): number {
 }
 
 /**
- * One reader's values for a part, in slot order: the number, the links, the author's name, the mute
- * links. HTML values are escaped as Handlebars would have escaped them.
+ * One reader's values for a part, in slot order: the number, the links, the author's name, then per
+ * matched topic its mute link and its text (`topics`: TopicRuns.html or .text, escaped or not already).
+ * HTML values are escaped as Handlebars would have escaped them.
  */
 export function slotValues(
   n: number,
   fb: { more: string; less: string; follow: string | null; followName: string; canonical?: boolean } | null,
-  matched: ReadonlyArray<{ text: string; muteUrl: string }>,
+  topics: readonly string[],
   html: boolean,
 ): string[] {
   const v = html ? escapeValue : (s: string) => s;
   // Canonical links (FeedbackLinks.canonical) hold nothing HTML escapes: written as they are.
   const link = html && fb?.canonical !== true ? escapeValue : (s: string) => s;
   const values = [String(n), fb ? link(fb.more) : '', fb ? link(fb.less) : '', fb?.follow ? link(fb.follow) : '', fb ? v(fb.followName) : ''];
-  for (const m of matched) values.push(v(m.muteUrl), v(m.text));
+  for (const t of topics) values.push(t);
   return values;
 }
 
@@ -291,9 +325,22 @@ export function fillPart(part: ShapedPart, values: readonly string[]): string {
   return s;
 }
 
-/** The size a filled HTML part adds (its texts' size, measured once, plus the values it shows). */
-export function filledSize(part: ShapedPart, values: readonly string[], plain = 0): number {
+/**
+ * The size a filled HTML part adds (its texts' size, measured once, plus the values it shows; its matched
+ * topics' measured once per digest when `topics` is given).
+ */
+export function filledSize(part: ShapedPart, values: readonly string[], plain = 0, topics?: TopicRuns): number {
   let size = part.size;
-  for (const slot of part.slots) size += isPlain(plain, slot) ? values[slot]!.length : htmlWireLength(values[slot]!);
+  const run = topics === undefined ? undefined : part.run;
+  const slots = part.slots;
+  for (let k = 0; k < slots.length; k++) {
+    if (k === run?.from) {
+      size += topics!.htmlRun(part).valuesSize;
+      k = run.to;
+      continue;
+    }
+    const slot = slots[k]!;
+    size += isPlain(plain, slot) ? values[slot]!.length : htmlWireLength(values[slot]!);
+  }
   return size;
 }

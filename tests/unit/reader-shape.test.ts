@@ -4,6 +4,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, HTML_MAX_LINE } from '../../src/mail/html-body.ts';
 import { createRenderer, type DigestPaperView, type DigestView, type Renderer } from '../../src/render/render.ts';
+import { runSpan } from '../../src/render/topic-runs.ts';
 
 const LINKS = {
   preferences: 'https://digest.example.org/preferences/tok-pref',
@@ -107,6 +108,43 @@ describe('reader parts and shell filled once per shape', () => {
     expect(a.html).toContain('href="https://digest.example.org/mute/t9"');
   });
 
+  it('cards sharing one topic list, as the loader gives them, read the same: each list written once per digest', () => {
+    // The loader hands the papers that matched the same topics ONE list (view.ts): its values are then
+    // joined as one run of bytes per digest (topic-runs.ts). One list is longer than a text line, so its run
+    // is cut by soft breaks; one needs escaping and references.
+    const long = `${'very long topic '.repeat(9)}end`;
+    const lists = [
+      [{ text: 'reinforcement learning', muteUrl: 'https://digest.example.org/mute/1.mute-0.0.sig0' }],
+      [
+        { text: 'Pokémon <script>alert(1)</script> & co', muteUrl: 'https://digest.example.org/mute/q?t=1&r=2' },
+        { text: '強化学習', muteUrl: 'https://digest.example.org/mute/1.mute-3.0.sig3' },
+      ],
+      [
+        { text: long, muteUrl: 'https://digest.example.org/mute/1.mute-4.0.sig4' },
+        { text: "O'Brien's = method", muteUrl: 'https://digest.example.org/mute/1.mute-5.0.sig5' },
+        { text: 'reinforcement learning', muteUrl: 'https://digest.example.org/mute/1.mute-0.0.sig0' },
+      ],
+    ];
+    for (const n of [18, 80]) {
+      for (const reader of [0, 5]) {
+        const shared = view(n, reader);
+        shared.papers.forEach((p, i) => (p.matchedTopics = lists[i % lists.length]!));
+        const a = shaped.digest(shared);
+        const b = perReader.digest(shared);
+        expect(a.html).toBe(b.html);
+        expect(a.text).toBe(b.text);
+        expect(a.htmlBytes).toBe(b.htmlBytes);
+        expect(a.shownPapers).toBe(b.shownPapers);
+        expect(a.text).toContain(`Matched: ${long}; O'Brien's = method; reinforcement learning\n`);
+        expect(a.html).toContain('<strong>Pokémon &lt;script&gt;alert(1)&lt;/script&gt; &amp; co</strong>');
+        for (const line of Buffer.concat(a.encoded!.text).toString('latin1').split('\r\n')) expect(line.length).toBeLessThanOrEqual(76);
+        for (const line of Buffer.concat(a.encoded!.html).toString('latin1').split('\r\n')) expect(line.length).toBeLessThanOrEqual(HTML_MAX_LINE);
+        a.release?.();
+        b.release?.();
+      }
+    }
+  });
+
   it('a topic text holding the mark character reads the same (topic texts are values, never parsed for marks)', () => {
     const odd = view(3, 1);
     for (const p of odd.papers) p.matchedTopics = [{ text: 'odd \u0003\u0031\u0004 topic', muteUrl: 'https://digest.example.org/mute/x' }];
@@ -155,5 +193,15 @@ describe('HtmlBodyWriter.addValue after a segment', () => {
     w.addText('</p>');
     expect(decodeHtmlBody(Buffer.concat(w.parts))).toBe('<p>Zoë Ångström</p>');
     expect(Buffer.concat(w.parts).every((b) => b < 0x80)).toBe(true);
+  });
+});
+
+describe('runSpan: where the matched topics of a part are one stretch', () => {
+  it('finds the stretch of topic slots (5 on), and refuses one with another value inside it', () => {
+    // Slots: 0 the number, 1-4 the feedback links and the author, 5 on per topic its mute link and its text.
+    expect(runSpan([0, 6, 5, 8, 7, 1, 2])).toEqual({ from: 1, to: 4 });
+    expect(runSpan([6, 8])).toEqual({ from: 0, to: 1 });
+    expect(runSpan([0, 1, 2])).toBeUndefined();
+    expect(runSpan([6, 1, 8])).toBeUndefined();
   });
 });
