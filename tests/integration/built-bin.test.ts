@@ -2,7 +2,7 @@
 // and the `digest` bin run it. A module-resolution hook in the child records every module it loads, in
 // every thread: no TypeScript source and no tsx may be among them, and the send worker threads of a big
 // run start from the compiled dist/send/send-worker.js. dist/ is rebuilt first when a source file is
-// newer than the last build (incremental tsc, ~10 s; CI builds it in `npm ci` through `prepare`).
+// newer than the last build (a clean build, ~10 s; CI builds it in `npm ci` through `prepare`).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -12,7 +12,6 @@ import { countByStatus, seedBatch, seedSubscribers } from '../helpers/seed.ts';
 import { runNodeChild } from '../helpers/run-child.ts';
 
 const BIN = join(REPO_ROOT, 'bin', 'digest.js');
-const BUILD_INFO = join(REPO_ROOT, 'dist', '.tsbuildinfo');
 
 function newestSource(dir: string): number {
   let newest = 0;
@@ -24,10 +23,11 @@ function newestSource(dir: string): number {
 }
 
 function ensureBuilt(): void {
+  // MJML's output, the build's last step (`npm run build` empties dist/, runs tsc, then compiles the
+  // templates): its time is the build's. (A bare `tsc -p tsconfig.build.json` leaves it missing or stale,
+  // and the service then compiles the templates at start-up, loading MJML.)
   const templatesJson = join(REPO_ROOT, 'dist', 'templates.json');
-  // Both halves of the build: tsc's output and MJML's (a bare `tsc -p tsconfig.build.json` leaves the
-  // second stale, and the service then compiles the templates at start-up, loading MJML).
-  const built = existsSync(BUILD_INFO) && existsSync(templatesJson) ? Math.min(statSync(BUILD_INFO).mtimeMs, statSync(templatesJson).mtimeMs) : 0;
+  const built = existsSync(templatesJson) ? statSync(templatesJson).mtimeMs : 0;
   const sources = Math.max(newestSource(join(REPO_ROOT, 'src')), newestSource(join(REPO_ROOT, 'templates')));
   if (built >= sources) return;
   execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: 'pipe', timeout: 120_000 });
