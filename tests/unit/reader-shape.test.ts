@@ -3,7 +3,7 @@
 // HTML still 7bit in lines within the limit, whatever the topics, links and names hold.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, HTML_MAX_LINE } from '../../src/mail/html-body.ts';
-import { createRenderer, type DigestPaperView, type DigestView, type Renderer } from '../../src/render/render.ts';
+import { createRenderer, type DigestPaperView, type DigestView, type RenderedEmail, type Renderer } from '../../src/render/render.ts';
 import { runSpan } from '../../src/render/topic-runs.ts';
 
 const LINKS = {
@@ -62,6 +62,14 @@ const view = (n: number, reader: number): DigestView => ({
   links: reader === 3 ? { ...LINKS, webView: 'https://digest.example.org/digests/a?b=1&c="2"' } : LINKS,
 });
 
+/** Reads the same as the per-reader fill: HTML, text, clipping size, papers shown. */
+function expectSameEmail(a: RenderedEmail, b: RenderedEmail): void {
+  expect(a.html).toBe(b.html);
+  expect(a.text).toBe(b.text);
+  expect(a.htmlBytes).toBe(b.htmlBytes);
+  expect(a.shownPapers).toBe(b.shownPapers);
+}
+
 describe('reader parts and shell filled once per shape', () => {
   let shaped: Renderer;
   let perReader: Renderer;
@@ -75,10 +83,7 @@ describe('reader parts and shell filled once per shape', () => {
       for (let reader = 0; reader < 6; reader++) {
         const a = shaped.digest(view(n, reader));
         const b = perReader.digest(view(n, reader));
-        expect(a.html).toBe(b.html);
-        expect(a.text).toBe(b.text);
-        expect(a.htmlBytes).toBe(b.htmlBytes);
-        expect(a.shownPapers).toBe(b.shownPapers);
+        expectSameEmail(a, b);
         expect(a.encoded!.htmlTransfer).toBe('7bit');
         const lines = Buffer.concat(a.encoded!.html).toString('latin1').split('\r\n');
         for (const line of lines) expect(line.length).toBeLessThanOrEqual(HTML_MAX_LINE);
@@ -131,10 +136,7 @@ describe('reader parts and shell filled once per shape', () => {
         shared.papers.forEach((p, i) => (p.matchedTopics = lists[i % lists.length]!));
         const a = shaped.digest(shared);
         const b = perReader.digest(shared);
-        expect(a.html).toBe(b.html);
-        expect(a.text).toBe(b.text);
-        expect(a.htmlBytes).toBe(b.htmlBytes);
-        expect(a.shownPapers).toBe(b.shownPapers);
+        expectSameEmail(a, b);
         expect(a.text).toContain(`Matched: ${long}; O'Brien's = method; reinforcement learning\n`);
         expect(a.html).toContain('<strong>Pokémon &lt;script&gt;alert(1)&lt;/script&gt; &amp; co</strong>');
         for (const line of Buffer.concat(a.encoded!.text).toString('latin1').split('\r\n')) expect(line.length).toBeLessThanOrEqual(76);
