@@ -125,15 +125,7 @@ export class ReaderShapes {
     const html = parts(kind === 'full' ? this.t.fullHtml : this.t.compactHtml, true);
     const text = parts(kind === 'full' ? this.t.fullText : this.t.compactText, false);
     if (html === null || text === null) return null;
-    for (const part of html) {
-      const span = runSpan(part.slots);
-      const before = span && part.segments![span.from]!;
-      if (span && before) part.run = { ...span, key: before.endState * 2 + (before.rawNext ? 1 : 0) };
-    }
-    for (const part of text) {
-      const span = runSpan(part.slots);
-      if (span) part.run = { ...span, key: 0 };
-    }
+    for (const part of [...html, ...text]) part.run = runSpan(part.slots);
     return { html, text };
   }
 }

@@ -19,14 +19,14 @@ import { escapeValue } from './render-templates.ts';
 export interface RunSpan {
   from: number;
   to: number;
-  /** HTML parts: the layout key the run starts in (the state its text before ends in). */
-  key: number;
 }
 
 /** What a run needs of a shaped part (reader-shape.ts ShapedPart). */
 interface RunPart {
   texts: string[];
   slots: number[];
+  /** HTML parts: the texts' segments, each laid out from the state the one before ends in. */
+  segments?: HtmlSegment[] | undefined;
   run?: RunSpan | undefined;
 }
 
@@ -55,14 +55,16 @@ export class TopicRuns {
     }
   }
 
-  /** The HTML run of `part` (which must have one: part.run). */
+  /** The HTML run of `part` (which must have one, and its segments: part.run, part.segments). */
   htmlRun(part: RunPart): HtmlRun {
     let run = this.htmlRuns.get(part);
     if (run === undefined) {
       const span = part.run!;
       let valuesSize = 0;
       for (let k = span.from; k <= span.to; k++) valuesSize += htmlWireLength(this.html[part.slots[k]! - FIRST_TOPIC_SLOT]!);
-      run = { seg: encodeHtmlSegment(runText(part, this.html), span.key), valuesSize };
+      // Laid out from the state the part's text before it ends in (HtmlBodyWriter.layoutKey there).
+      const before = part.segments![span.from]!;
+      run = { seg: encodeHtmlSegment(runText(part, this.html), before.endState * 2 + (before.rawNext ? 1 : 0)), valuesSize };
       this.htmlRuns.set(part, run);
     }
     return run;
@@ -91,7 +93,7 @@ function runText(part: RunPart, values: readonly string[]): string {
  * Where the matched values of a part lie, if they are one stretch with no other value in it (our
  * templates; one that puts a feedback link between two topics gets no run and is written per value).
  */
-export function runSpan(slots: readonly number[]): { from: number; to: number } | undefined {
+export function runSpan(slots: readonly number[]): RunSpan | undefined {
   let from = -1;
   let to = -1;
   for (let k = 0; k < slots.length; k++) {

@@ -4,7 +4,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, HTML_MAX_LINE } from '../../src/mail/html-body.ts';
 import { createRenderer, type DigestPaperView, type DigestView, type RenderedEmail, type Renderer } from '../../src/render/render.ts';
-import { runSpan } from '../../src/render/topic-runs.ts';
+import { runSpan, TopicRuns } from '../../src/render/topic-runs.ts';
+import { decodeQuotedPrintable } from '../../src/mail/qp-body.ts';
 
 const LINKS = {
   preferences: 'https://digest.example.org/preferences/tok-pref',
@@ -205,5 +206,29 @@ describe('runSpan: where the matched topics of a part are one stretch', () => {
     expect(runSpan([6, 8])).toEqual({ from: 0, to: 1 });
     expect(runSpan([0, 1, 2])).toBeUndefined();
     expect(runSpan([6, 1, 8])).toBeUndefined();
+  });
+});
+
+describe('TopicRuns.textRun: a topic list encoded for the column it lands on', () => {
+  it('reads the same from any column, keeps lines within 76, and is encoded again for another column', () => {
+    const topics = new TopicRuns([
+      { text: `Pokémon ${'long topic '.repeat(6)}end`, muteUrl: 'https://digest.example.org/mute/a' },
+      { text: 'reinforcement learning', muteUrl: 'https://digest.example.org/mute/b' },
+    ]);
+    // A text part's "Matched: {{text}}; {{text}}": the topic texts are slots 6 and 8.
+    const part = { texts: ['\n   Matched: ', '; ', ''], slots: [6, 8], run: runSpan([6, 8]) };
+    const want = `Pokémon ${'long topic '.repeat(6)}end; reinforcement learning`;
+    const at12 = topics.textRun(part, 12);
+    const at60 = topics.textRun(part, 60);
+    for (const [run, col] of [[at12, 12], [at60, 60]] as const) {
+      expect(run.col).toBe(col);
+      expect(decodeQuotedPrintable([run.bytes])).toBe(want);
+      const lines = run.bytes.toString('latin1').split('\r\n');
+      expect(col + lines[0]!.length).toBeLessThanOrEqual(76);
+      for (const line of lines) expect(line.length).toBeLessThanOrEqual(76);
+      expect(run.endCol).toBe(lines.length === 1 ? col + lines[0]!.length : lines.at(-1)!.length);
+    }
+    expect(at60.bytes.equals(at12.bytes)).toBe(false);
+    expect(topics.textRun(part, 60)).toBe(at60);
   });
 });
