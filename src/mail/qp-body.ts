@@ -11,13 +11,15 @@
 // - the column after every piece is known (after a shared piece: fixed, computed once).
 // A piece's last blank is escaped (=20) even when the next piece goes on with the line: one harmless
 // escape per piece, which a decoder reads as the same space.
-import { encodeQuotedPrintableInto, maxEncodedLength } from './quoted-printable.ts';
+import { encodeQuotedPrintableInto, MAX_CONTENT, maxEncodedLength } from './quoted-printable.ts';
 import { ArenaWriter } from './arena.ts';
 
 export { ArenaPool } from './arena.ts';
 
 const CR = 0x0d;
 const LF = 0x0a;
+const EQUALS = 0x3d;
+const DOT = 0x2e;
 const SOFT_BREAK = Buffer.from('=\r\n', 'latin1');
 const CRLF_BYTES = Buffer.from('\r\n', 'latin1');
 
@@ -31,6 +33,11 @@ export interface QpSegment {
   endCol: number;
   /** UTF-8 bytes of the piece before encoding (what a mail client shows: the clipping size counts these). */
   textBytes: number;
+}
+
+/** CRLF and `seg` as written at a line's start: what QpBodyWriter.addLineThen copies. */
+export function leadSegment(seg: QpSegment): Buffer {
+  return Buffer.concat([CRLF_BYTES, seg.atLineStart]);
 }
 
 export function encodeSegment(text: string): QpSegment {
@@ -99,6 +106,53 @@ export class QpBodyWriter extends ArenaWriter {
     this.push(CRLF_BYTES);
     this.textBytes += 1;
     this.col = 0;
+  }
+
+  /**
+   * A line break, then `seg` at the start of the new line: addBreak() and addSegment(seg) as one copy.
+   * `led` is CRLF followed by seg.atLineStart (leadSegment), made once with the segment.
+   */
+  addLineThen(seg: QpSegment, led: Buffer): void {
+    this.push(led);
+    this.textBytes += 1 + seg.textBytes;
+    this.col = seg.endCol;
+  }
+
+  /**
+   * A value known to be printable ASCII without '=' (a number, a canonical link: reader-shape.ts
+   * plainSlots), written as encodeQuotedPrintableInto would write it, without its pass over every byte:
+   * a line's worth at a time, with its soft breaks and the =2E of a '.' that starts a line. (~150 links
+   * of ~75 characters in a broad digest's text part; each was copied to the arena, then encoded there.)
+   */
+  addPlain(value: string): void {
+    const n = value.length;
+    const a = this.space(maxEncodedLength(n));
+    const start = this.used;
+    let o = start;
+    let col = this.col;
+    for (let i = 0; i < n; ) {
+      if (col >= MAX_CONTENT) {
+        a[o++] = EQUALS;
+        a[o++] = CR;
+        a[o++] = LF;
+        col = 0;
+      }
+      if (col === 0 && value.charCodeAt(i) === DOT) {
+        a[o++] = EQUALS;
+        a[o++] = 0x32;
+        a[o++] = 0x45;
+        col = 3;
+        i++;
+        continue;
+      }
+      const take = Math.min(n - i, MAX_CONTENT - col);
+      o += a.write(take === n ? value : value.slice(i, i + take), o, 'latin1');
+      col += take;
+      i += take;
+    }
+    this.textBytes += n;
+    this.col = col;
+    this.wrote(start, o);
   }
 
   /**

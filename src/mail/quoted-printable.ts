@@ -26,7 +26,7 @@ const TAB = 0x09;
 const CR = 0x0d;
 const LF = 0x0a;
 /** Characters of content per line; the 76th is the '=' of a soft break. */
-const MAX_CONTENT = 75;
+export const MAX_CONTENT = 75;
 
 /** Largest output for `inputBytes` bytes of input: every byte escaped, plus soft breaks. */
 export function maxEncodedLength(inputBytes: number): number {

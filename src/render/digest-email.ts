@@ -72,7 +72,7 @@ interface Chosen {
 }
 
 /** A reader piece of the HTML: filled by Handlebars, or a shape's part and the reader's values for it. */
-/** `plain`: slots of `values` known to need no checking (reader-shape.ts plainSlots; 0 for text parts). */
+/** `plain`: slots of `values` known to be printable ASCII with nothing to escape (reader-shape.ts plainSlots). */
 /** `topics`: the digest's runs of the card's topic list, which writes its matched values (topic-runs.ts). */
 type ReaderHtml = string | { part: ShapedPart; values: string[]; plain?: number; topics?: TopicRuns };
 /** The same for the text part. */
@@ -196,8 +196,8 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
       return { part, values, plain, topics };
     });
     return { html, size, text: () => {
-      const plain = slotValues(v.n, v.fb, topics.text, false);
-      return shape.text.map((part) => ({ part, values: plain, topics }));
+      const textValues = slotValues(v.n, v.fb, topics.text, false);
+      return shape.text.map((part) => ({ part, values: textValues, plain, topics }));
     } };
   };
   const take = (i: number, kind: 'full' | 'compact', reader: ReaderFill): Chosen | undefined => {
@@ -353,7 +353,7 @@ function addTextBlock(w: QpBodyWriter, items: ReadonlyArray<QpSegment | null>, r
     if (item === null) {
       const piece = reader[r++] ?? '';
       if (typeof piece === 'string') w.addText(piece);
-      else writeShapedText(w, piece.part, piece.values, piece.topics);
+      else writeShapedText(w, piece.part, piece.values, piece.plain, piece.topics);
     } else w.addSegment(item);
   }
 }

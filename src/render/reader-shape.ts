@@ -17,7 +17,7 @@
 // filled per reader as before (digest-email.ts falls back).
 import { encodeHtmlSegment, htmlWireLength, type HtmlBodyWriter, type HtmlSegment } from '../mail/html-body.ts';
 import { S_TEXT } from '../mail/html-7bit.ts';
-import { encodeSegment, type QpBodyWriter, type QpSegment } from '../mail/qp-body.ts';
+import { encodeSegment, leadSegment, type QpBodyWriter, type QpSegment } from '../mail/qp-body.ts';
 import { maxEncodedLength } from '../mail/quoted-printable.ts';
 import { escapeValue, type BlockPieces, type CardBlocks } from './render-templates.ts';
 import { FIRST_TOPIC_SLOT, runSpan, type RunSpan, type TopicRuns } from './topic-runs.ts';
@@ -52,10 +52,12 @@ export interface ShapedPart {
   segments?: HtmlSegment[];
   /**
    * Text parts: the texts as quoted-printable segments. A text that starts a line ("\n   Less like this: ")
-   * is kept without its line break, which the writer puts first (QpBodyWriter.addBreak): joined after a
-   * value as a segment, it would start with a soft break, an empty line more per link.
+   * is kept without its line break, which the writer puts first: joined after a value as a segment, it
+   * would start with a soft break, an empty line more per link. `led`: that break and the segment as
+   * written at a line's start, one copy (QpBodyWriter.addLineThen; four per card were a fifth of the
+   * pieces a broad digest copies).
    */
-  qp?: Array<{ lead: boolean; seg: QpSegment }>;
+  qp?: Array<{ seg: QpSegment; led: Buffer | undefined }>;
   /** Reader parts: where the matched topics' values lie, written as one run per digest (topic-runs.ts). */
   run?: RunSpan | undefined;
 }
@@ -159,7 +161,8 @@ export function parse(filled: string, slotCount: number, html: boolean): ShapedP
 export function textPart(texts: string[], slots: number[]): ShapedPart {
   const qp = texts.map((t) => {
     const lead = t.startsWith('\n');
-    return { lead, seg: encodeSegment(lead ? t.slice(1) : t) };
+    const seg = encodeSegment(lead ? t.slice(1) : t);
+    return { seg, led: lead ? leadSegment(seg) : undefined };
   });
   return { texts, slots, size: 0, qp };
 }
@@ -168,7 +171,7 @@ export function textPart(texts: string[], slots: number[]): ShapedPart {
  * Writes a shaped text part with one reader's values, as one Buffer part (a run of the writer's arena).
  * `topics`: the digest's runs of the card's topic list, for its matched values (topic-runs.ts).
  */
-export function writeShapedText(w: QpBodyWriter, part: ShapedPart, values: readonly string[], topics?: TopicRuns): void {
+export function writeShapedText(w: QpBodyWriter, part: ShapedPart, values: readonly string[], plain = 0, topics?: TopicRuns): void {
   const qp = part.qp!;
   let need = 0;
   for (const q of qp) need += q.seg.bytes.length + 2;
@@ -180,15 +183,20 @@ export function writeShapedText(w: QpBodyWriter, part: ShapedPart, values: reado
   const run = topics === undefined ? undefined : part.run;
   for (let k = 0; k < qp.length; k++) {
     const q = qp[k]!;
-    if (q.lead) w.addBreak();
-    w.addSegment(q.seg);
+    if (q.led !== undefined) w.addLineThen(q.seg, q.led);
+    else w.addSegment(q.seg);
     if (k === run?.from) {
       w.addRun(topics!.textRun(part, w.column));
       k = run.to;
       continue;
     }
-    // (A value is encoded as text: a hand-written copy loop for plain ASCII measured no faster.)
-    if (k < part.slots.length) w.addText(values[part.slots[k]!]!);
+    if (k < part.slots.length) {
+      // A plain value (a number, a canonical link) is copied a line at a time; any other is encoded. (A
+      // byte-by-byte copy loop for plain ASCII measured no faster than encoding: what addPlain saves is the pass.)
+      const slot = part.slots[k]!;
+      if (isPlain(plain, slot)) w.addPlain(values[slot]!);
+      else w.addText(values[slot]!);
+    }
   }
   w.endRun();
 }
@@ -297,7 +305,8 @@ export function slotValues(
  * (HtmlBodyWriter.addValue's hot path), as a bit mask: the number, and the feedback links when they are
  * canonical (FeedbackLinks.canonical: PUBLIC_URL and token characters). Such a value is written and sized
  * as it is, without the regular expressions that check any other (~250 values in a broad digest: testing
- * each twice was ~5% of rendering it, bench/load-render-loop.mjs).
+ * each twice was ~5% of rendering it, bench/load-render-loop.mjs). In the text part the same slots are
+ * copied by QpBodyWriter.addPlain rather than encoded byte by byte.
  */
 export function plainSlots(fb: { follow: string | null; canonical?: boolean } | null): number {
   let mask = 1 << SLOT_N;

@@ -4,7 +4,7 @@
 import PostalMime from 'postal-mime';
 import { describe, expect, it } from 'vitest';
 import { createMessageBuilder } from '../../src/mail/raw-message.ts';
-import { ArenaPool, decodeQuotedPrintable, encodeSegment, QpBodyWriter } from '../../src/mail/qp-body.ts';
+import { ArenaPool, decodeQuotedPrintable, encodeSegment, leadSegment, QpBodyWriter } from '../../src/mail/qp-body.ts';
 import { encodeQuotedPrintable } from '../../src/mail/quoted-printable.ts';
 
 const pieces = [
@@ -66,6 +66,55 @@ describe('quoted-printable bodies joined from pieces', () => {
         assertLines(all);
         expect(all.toString('latin1')).not.toMatch(/\r\n\./);
         if (run) expect(w.parts.length).toBeLessThanOrEqual(2);
+      }
+    }
+  });
+
+  it('a plain value copied a line at a time (addPlain) is byte for byte what encoding it gives, from every column', () => {
+    // Printable ASCII without '=': canonical links (one over two lines from most columns, dots that land at
+    // a line's start), a number, a value exactly one line long.
+    const plain = [
+      'https://digest.example.org/feedback/8.v8.ZGtQwP2v2PpBOh88oz-tIw/695/more',
+      `${'a'.repeat(74)}.${'b'.repeat(74)}.${'.'.repeat(80)}`,
+      '42',
+      'x'.repeat(75),
+      '.',
+    ];
+    for (const value of plain) {
+      for (let start = 0; start <= 75; start++) {
+        for (const run of [false, true]) {
+          const write = (plainCopy: boolean) => {
+            const w = new QpBodyWriter(new ArenaPool(128, 4)); // arenas smaller than some values' encoding
+            w.addText('z'.repeat(start));
+            if (run) w.beginRun(64);
+            if (plainCopy) w.addPlain(value);
+            else w.addText(value);
+            w.addSegment(encodeSegment(' tail'));
+            if (run) w.endRun();
+            return { bytes: Buffer.concat(w.parts), col: w.column, textBytes: w.textBytes, counted: w.bytes };
+          };
+          const copied = write(true);
+          const encoded = write(false);
+          expect(copied.bytes.toString('latin1'), `${value.slice(0, 12)}… from column ${start}`).toBe(encoded.bytes.toString('latin1'));
+          expect([copied.col, copied.textBytes, copied.counted]).toEqual([encoded.col, encoded.textBytes, copied.bytes.length]);
+          assertLines(copied.bytes);
+        }
+      }
+    }
+  });
+
+  it('a line break and a segment copied as one (addLineThen) write what addBreak and addSegment write', () => {
+    for (const text of ['   Less like this: ', '.dot first', '', 'y'.repeat(90)]) {
+      const seg = encodeSegment(text);
+      for (const start of [0, 5, 75]) {
+        const one = new QpBodyWriter();
+        const two = new QpBodyWriter();
+        for (const w of [one, two]) w.addText('z'.repeat(start));
+        one.addLineThen(seg, leadSegment(seg));
+        two.addBreak();
+        two.addSegment(seg);
+        expect(Buffer.concat(one.parts).toString('latin1')).toBe(Buffer.concat(two.parts).toString('latin1'));
+        expect([one.column, one.textBytes, one.bytes]).toEqual([two.column, two.textBytes, two.bytes]);
       }
     }
   });
