@@ -99,6 +99,8 @@ interface ReaderView {
 interface PaperTopics {
   /** Sorted topic keys: the card cache's and highlighter's input (topicKey). */
   keys: string[];
+  /** The same as the card cache looks them up (topicKeyOf), made once per list instead of once per card. */
+  cacheKeys: string[];
   /** The keys joined: which set of highlights a reader sees lit (litSlots). */
   litKey: string;
   /** The reader part's "Matched:" lines, escaped and with their mute links checked. */
@@ -168,10 +170,10 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
       if (mine === undefined) {
         const keys = topicKey(paper);
         const matched = matchedView(paper);
-        mine = { keys, litKey: keys.join('\u0000'), matched, topics: new TopicRuns(matched) };
+        mine = { keys, cacheKeys: keys.map(topicKeyOf), litKey: keys.join('\u0000'), matched, topics: new TopicRuns(matched) };
         byList.set(paper.matchedTopics, mine);
       }
-      const card = cache.card(paper, mine.keys, paper.runTopics);
+      const card = cache.card(paper, mine.cacheKeys, paper.runTopics);
       cards[i] = card;
       views[i] = { n: i + 1, p: card.parts, matched: mine.matched, topics: mine.topics, fb: feedbackView(paper) };
     }
