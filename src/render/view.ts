@@ -10,6 +10,8 @@ import { eachItem, maskIds, parseTopicIds } from '../plan/items.ts';
 import type { DigestStatus, SubscriberStatus } from '../types.ts';
 import type { DigestPaperView, DigestView, FeedbackLinks } from './render.ts';
 import { safeHref } from './render-format.ts';
+import { dayNumber, PaperDays } from './paper-days.ts';
+import { LoadedPaper, type PaperFields } from './loaded-paper.ts';
 
 /** A like: topic's terms (queries.like_terms) as a topic query whose words the highlighter marks. */
 function likeHighlightQuery(likeTerms: string): string {
@@ -122,12 +124,12 @@ function statements(db: Db) {
   };
 }
 
-/** A paper's fields as every digest shows them (the matched topics and feedback links are per subscriber). */
-type PaperFields = Omit<DigestPaperView, 'matchedTopics' | 'feedback'>;
 
 interface CachedPaper {
   fields: PaperFields;
   batchDay: string;
+  /** batchDay as a number (dayNumber), 0 when it is not YYYY-MM-DD. */
+  day: number;
 }
 
 export interface DigestLoaderOptions {
@@ -162,6 +164,8 @@ export class DigestLoader {
   private readonly paper;
   private readonly paperTopics;
   private readonly papers = new Map<number, CachedPaper>();
+  /** The day of every paper read (the cache's and those it let go): papers past an email's are only counted. */
+  private readonly days = new PaperDays();
   private readonly cacheSize: number;
 
   constructor(
@@ -232,29 +236,54 @@ export class DigestLoader {
     const papers: DigestPaperView[] = [];
     let first: string | undefined;
     let last: string | undefined;
+    // The same as day numbers (dayNumber), where the papers' days have one: compared as numbers.
+    let firstDay = Number.MAX_SAFE_INTEGER;
+    let lastDay = 0;
+    let firstText = '';
+    let lastText = '';
     let count = 0;
     // Past `limit`, a paper is only counted, its days and topics noted (see LoadOptions.papers).
     const limit = opts.papers ?? Infinity;
     // The row's topic bits whose topic still exists (a topic deleted since planning is not named), and
     // those any counted paper matched: a mask per row, not a lookup per paper and bit (~190 papers × 3
     // bits in a broad digest).
-    let known = 0;
-    for (let bit = 0; bit < rowTopics.length; bit++) if (topicText.has(rowTopics[bit]!)) known |= 1 << bit;
+    let knownBits = 0;
+    for (let bit = 0; bit < rowTopics.length; bit++) if (topicText.has(rowTopics[bit]!)) knownBits |= 1 << bit;
     let seen = 0;
     // The packed list is walked in place (plan/items.ts eachItem): nothing is made for the papers past
     // `limit` but their day and topics, and nothing of the list outlives this call.
     if (r.items !== null) {
       eachItem(r.items, r.from_paper, rowTopics.length, (paperId, mask) => {
-        const paper = this.paperFields(paperId);
-        if (!paper) return; // a paper deleted since planning is left out
-        const { fields, batchDay } = paper;
-        if (first === undefined || batchDay < first) first = batchDay;
-        if (last === undefined || batchDay > last) last = batchDay;
+        // Past the email's papers, one read of the day index (paper-days.ts) when it knows the paper.
+        // (A paper deleted while the run goes on is still counted there, as a cached one is still shown.)
+        const indexed = papers.length >= limit ? this.days.get(paperId) : 0;
+        const paper = indexed === 0 ? this.paperFields(paperId) : undefined;
+        if (indexed === 0 && !paper) return; // a paper deleted since planning is left out
+        const day = paper ? paper.day : indexed;
+        if (day !== 0) {
+          if (day < firstDay) {
+            firstDay = day;
+            firstText = paper ? paper.batchDay : this.days.text(day);
+          }
+          if (day > lastDay) {
+            lastDay = day;
+            lastText = paper ? paper.batchDay : this.days.text(day);
+          }
+        } else {
+          const { batchDay } = paper!;
+          if (first === undefined || batchDay < first) first = batchDay;
+          if (last === undefined || batchDay > last) last = batchDay;
+        }
         count++;
-        seen |= mask & known;
-        if (papers.length >= limit) return;
+        seen |= mask & knownBits;
+        if (!paper || papers.length >= limit) return;
+        const { fields } = paper;
         papers.push(new LoadedPaper(fields, matchedOf(mask), () => feedback(paperId, fields.authors)));
       });
+    }
+    if (lastDay !== 0) {
+      if (first === undefined || firstText < first) first = firstText;
+      if (last === undefined || lastText > last) last = lastText;
     }
     const suggestions: DigestPaperView[] = [];
     if (r.items !== null) {
@@ -317,11 +346,12 @@ export class DigestLoader {
         .map((t) => (t.like_terms !== null ? likeHighlightQuery(t.like_terms) : t.text))
         .filter((t): t is string => t !== null && t !== ''),
     };
-    const paper: CachedPaper = { batchDay, fields };
+    const paper: CachedPaper = { batchDay, day: dayNumber(batchDay), fields };
     if (this.cacheSize > 0) {
       // Bounded: past the limit the oldest entry goes (Map keeps insertion order).
       if (this.papers.size >= this.cacheSize) this.papers.delete(this.papers.keys().next().value!);
       this.papers.set(id, paper);
+      this.days.set(id, batchDay);
     }
     return paper;
   }
@@ -333,46 +363,6 @@ function bestSuggestions(json: string): number[] {
   const pairs = JSON.parse(json) as Array<[number, number]>;
   pairs.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
   return pairs.slice(0, MAX_SUGGESTIONS).map((p) => p[0]);
-}
-
-/**
- * A paper as one digest shows it: the run's shared fields, this reader's matched topics, and feedback
- * links built when first read. A long digest holds far more papers than its email shows (broad: ~190
- * held, ~40 shown), so the unshown ones' links are never built (the links share the digest's one
- * token, signed in load(), so what is saved is string building, no longer an HMAC each). A class with
- * one shape: building ~190 per digest by object spread was 9% of a broad send's CPU.
- */
-class LoadedPaper implements DigestPaperView {
-  readonly title: string;
-  readonly url: string;
-  readonly authors: string[];
-  readonly abstract: string;
-  readonly upvotes: number;
-  readonly categories: string[];
-  readonly publishedAt: string | null;
-  readonly codeUrl: string | null | undefined;
-  readonly runTopics: string[] | undefined;
-  private links: FeedbackLinks | undefined;
-
-  constructor(
-    fields: PaperFields,
-    readonly matchedTopics: DigestPaperView['matchedTopics'],
-    private readonly build: () => FeedbackLinks,
-  ) {
-    this.title = fields.title;
-    this.url = fields.url;
-    this.authors = fields.authors;
-    this.abstract = fields.abstract;
-    this.upvotes = fields.upvotes;
-    this.categories = fields.categories;
-    this.publishedAt = fields.publishedAt;
-    this.codeUrl = fields.codeUrl;
-    this.runTopics = fields.runTopics;
-  }
-
-  get feedback(): FeedbackLinks {
-    return (this.links ??= this.build());
-  }
 }
 
 /** The ledger row, its subscriber and the renderer's input; undefined when there is no such row. */

@@ -71,6 +71,49 @@ describe('the loader makes only the papers an email can show', () => {
   });
 });
 
+describe('papers past the email’s, counted by their days', () => {
+  it('the intro names the same days whether a paper was read before or not, a day that is no date included', () => {
+    // 120 papers over four batches; the earliest and the latest days only on papers past the email's 50,
+    // and one batch whose day is not a date (stored as given: the loader must not drop or misorder it).
+    const batches = [
+      { date: '2025-12-03', n: 60 },
+      { date: '2025-11-30', n: 30 },
+      { date: '2025-12-05', n: 20 },
+      { date: '2025-12-0x', n: 10 },
+    ];
+    const ids: number[] = [];
+    for (const b of batches) ids.push(...seedBatch(t.db, b.date, Array.from({ length: b.n }, (_, i) => ({ title: `Day ${b.date} paper ${i} on agents` }))).paperIds);
+    const s = seedSubscriber(t.db, { email: 'days@example.org', topics: ['agents'] });
+    const from = Math.min(...ids) - 1;
+    const id = Number(
+      t.db
+        .prepare(
+          `INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at)
+           VALUES (?, '2025-12-06', 'planned', ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(s.id, from, Math.max(...ids), s.topicIds.join(','), encodeItems(ids.map((paperId) => ({ paperId, topicBits: [0] })), from), ids.length, new Date().toISOString())
+        .lastInsertRowid,
+    );
+    const links = new Links('https://digest.example.org', new Tokens('x'.repeat(40)), systemClock);
+    const every = new DigestLoader(t.db, links, { paperCache: 0 }).load(id)!.view;
+    expect(every.paperDays).toEqual({ first: '2025-11-30', last: '2025-12-0x' });
+    // One loader, as in a send run: the first load reads every paper, the second finds the 70 past the
+    // email's in its day index; a third, with the index only (the cache holds 10 papers), the same.
+    const run = new DigestLoader(t.db, links);
+    const small = new DigestLoader(t.db, links, { paperCache: 10 });
+    for (const loader of [run, run, small, small]) {
+      const cut = loader.load(id, { papers: renderer.emailPapers })!.view;
+      expect(cut.papers).toHaveLength(renderer.emailPapers!);
+      expect([cut.paperCount, cut.paperDays]).toEqual([120, every.paperDays]);
+    }
+    const mail = renderer.digest(run.load(id, { papers: renderer.emailPapers })!.view);
+    const whole = renderer.digest(every);
+    expect(mail.text).toBe(whole.text);
+    mail.release?.();
+    whole.release?.();
+  });
+});
+
 describe("each paper names its own matched topics, papers of one digest sharing one list per topic set", () => {
   it('names per card exactly the topics that matched it, and not a topic deleted since planning', () => {
     const { paperIds } = seedBatch(t.db, '2025-11-26', [

@@ -1,0 +1,70 @@
+// The batch day of each paper a send run has read, by paper id, in one typed array: all the loader needs of
+// the papers a digest holds but its email does not show (render/view.ts, LoadOptions.papers), ~140 of a
+// broad digest's ~190. Those are only counted and their days noted, for the intro's "papers of 24-26 Nov".
+//
+// Decision: with every paper read through the paper cache (a Map lookup and a string comparison each), the
+// walk over a broad digest's ~190 papers was ~37 µs of its ~1.1 ms load + render (line ticks of a CPU
+// profile of bench/load-render-loop.mjs over a 20k broad edition: the time went to cache misses on the Map's
+// entries and on each paper's day string, which the message bytes streaming through the thread keep
+// evicting). A day as a number in an array indexed by id is one read from a few KB that stay in cache.
+//
+// Bounded: ids within MAX_SPAN of each other (4 bytes each: 1 MB at most). A run's papers are a few
+// thousand consecutive ids; a paper outside the span is simply not kept here, and the loader reads it
+// through its cache as before.
+
+/** Ids one array covers at most. */
+const MAX_SPAN = 1 << 18;
+/** Ids a new array covers at first. */
+const FIRST_SPAN = 4096;
+
+/** A YYYY-MM-DD day as YYYYMMDD (ordered as the texts are), or 0 for any other text. */
+export function dayNumber(day: string): number {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) return 0;
+  return Number(day.slice(0, 4)) * 10_000 + Number(day.slice(5, 7)) * 100 + Number(day.slice(8, 10));
+}
+
+export class PaperDays {
+  private days = new Int32Array(0);
+  private base = 0;
+  /** Each day number's text (a run holds a few days). */
+  private readonly texts = new Map<number, string>();
+
+  /** Keeps paper `id`'s day, unless the day is not YYYY-MM-DD or the id lies too far from the others. */
+  set(id: number, day: string): void {
+    const n = dayNumber(day);
+    if (n === 0 || !this.cover(id)) return;
+    this.days[id - this.base] = n;
+    this.texts.set(n, day);
+  }
+
+  /** Paper `id`'s day as YYYYMMDD (dayNumber), or 0 when it is not kept. */
+  get(id: number): number {
+    const i = id - this.base;
+    return i >= 0 && i < this.days.length ? this.days[i]! : 0;
+  }
+
+  /** The text of a day number that get() returned. */
+  text(n: number): string {
+    return this.texts.get(n)!;
+  }
+
+  /** Makes the array cover `id` (grown to twice what is needed, within MAX_SPAN); false if it cannot. */
+  private cover(id: number): boolean {
+    if (this.days.length === 0) {
+      this.base = Math.max(0, id - FIRST_SPAN / 2);
+      this.days = new Int32Array(FIRST_SPAN);
+    }
+    const i = id - this.base;
+    if (i >= 0 && i < this.days.length) return true;
+    const lo = Math.min(this.base, id);
+    const hi = Math.max(this.base + this.days.length, id + 1);
+    if (hi - lo > MAX_SPAN) return false;
+    const span = Math.min(MAX_SPAN, 2 * (hi - lo));
+    const base = Math.max(0, id < this.base ? hi - span : lo);
+    const days = new Int32Array(span);
+    days.set(this.days, this.base - base);
+    this.days = days;
+    this.base = base;
+    return true;
+  }
+}
