@@ -159,6 +159,8 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   let papers: ReadonlyArray<DigestPaperView> = view.papers;
   const cards: CardBytes[] = [];
   const views: ReaderView[] = [];
+  /** Each prepared paper's list (byList's entry), so that take() does not look it up again. */
+  const lists: PaperTopics[] = [];
   // What follows from a paper's matched topics alone, made once per list: the loader gives the papers that
   // matched the same topics one shared list (view.ts), so a broad digest's ~50 papers shown make ~3-7.
   const byList = new Map<DigestPaperView['matchedTopics'], PaperTopics>();
@@ -175,6 +177,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
       }
       const card = cache.card(paper, mine.cacheKeys, paper.runTopics);
       cards[i] = card;
+      lists[i] = mine;
       views[i] = { n: i + 1, p: card.parts, matched: mine.matched, topics: mine.topics, fb: feedbackView(paper) };
     }
   };
@@ -205,8 +208,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const take = (i: number, kind: 'full' | 'compact', reader: ReaderFill): Chosen | undefined => {
     const card = cards[i]!;
     const block = kind === 'full' ? card.full : card.compact;
-    const paper = papers[i]!;
-    const { lit, extra } = litSlots(card, paper, byList.get(paper.matchedTopics)!.litKey);
+    const { lit, extra } = litSlots(card, papers[i]!, lists[i]!.litKey);
     const size = block.htmlBytes + reader.size + (kind === 'full' ? extra.full : extra.compact);
     if (used + size >= budget) {
       const [f, c] = kind === 'full' ? [full.length + 1, compact.length] : [full.length, compact.length + 1];
@@ -272,6 +274,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   papers = [];
   cards.length = 0;
   views.length = 0;
+  lists.length = 0;
   full.length = 0;
   compact.length = 0;
   byList.clear();
