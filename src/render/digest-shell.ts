@@ -113,7 +113,7 @@ function shapedShell(shapes: ShellShapes, layout: Layout): DigestShell {
     },
     writeHtml(w, full, compact, piece) {
       const { shape, escaped } = shaped(full, compact);
-      writeShapedHtml(w, shape.html[piece], escaped());
+      writeShapedHtml(w, { part: shape.html[piece], values: escaped() });
     },
     text(full, compact) {
       const { shape, values } = shaped(full, compact);
