@@ -22,7 +22,7 @@ import type { CardBytes, CardCache, EncodedBlock, LitSlots } from './card-cache.
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
 import { authorsLine, digestSubject, distinctTopics, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
-import { filledSize, linkPrefixSlots, plainSlots, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPiece } from './reader-shape.ts';
+import { filledSize, linkPrefixSlots, plainSlots, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
 import type { DigestPaperView, DigestView, LinkPrefixes, RenderedEmail } from './digest-types.ts';
 import { LinkPrefixBytes } from './link-prefixes.ts';
 import { feedbackView, matchedView, safeLinks, topicKey, type FeedbackView, type Matched } from './reader-values.ts';
@@ -73,7 +73,10 @@ interface Chosen {
 }
 
 /** A reader piece of the HTML: filled by Handlebars, or a shape's part and the reader's values for it. */
-type ReaderHtml = string | ShapedPiece;
+/** `plain`: slots of `values` known to be printable ASCII with nothing to escape (reader-shape.ts plainSlots). */
+/** `topics`: the digest's runs of the card's topic list, which writes its matched values (topic-runs.ts). */
+/** `links`: the digest's link prefixes as bytes, which its feedback and follow links start with (link-prefixes.ts). */
+type ReaderHtml = string | { part: ShapedPart; values: string[]; plain?: number; topics?: TopicRuns; links?: LinkPrefixBytes | undefined };
 /** The same for the text part. */
 type ReaderText = ReaderHtml;
 
@@ -351,7 +354,7 @@ function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyAr
     if (item === null) {
       const piece = reader[r++] ?? '';
       if (typeof piece === 'string') w.addText(piece);
-      else writeShapedHtml(w, piece);
+      else writeShapedHtml(w, piece.part, piece.values, piece.plain, piece.topics, piece.links);
     } else if ('fixed' in item) {
       // Laid out once for any column; where its head does not fit this body's line, encoded as text here.
       if (!w.addFixed(item.fixed, lit)) w.addText(fixedRunHtml(item.fixed, lit));
@@ -369,7 +372,7 @@ function addTextBlock(w: QpBodyWriter, items: ReadonlyArray<QpSegment | null>, r
     if (item === null) {
       const piece = reader[r++] ?? '';
       if (typeof piece === 'string') w.addText(piece);
-      else writeShapedText(w, piece);
+      else writeShapedText(w, piece.part, piece.values, piece.plain, piece.topics, piece.links);
     } else w.addSegment(item);
   }
 }

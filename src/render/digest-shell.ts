@@ -113,7 +113,7 @@ function shapedShell(shapes: ShellShapes, layout: Layout): DigestShell {
     },
     writeHtml(w, full, compact, piece) {
       const { shape, escaped } = shaped(full, compact);
-      writeShapedHtml(w, { part: shape.html[piece], values: escaped() });
+      writeShapedHtml(w, shape.html[piece], escaped());
     },
     text(full, compact) {
       const { shape, values } = shaped(full, compact);

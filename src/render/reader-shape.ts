@@ -170,20 +170,17 @@ export function textPart(texts: string[], slots: number[]): ShapedPart {
 }
 
 /**
- * A shaped part with one reader's values, as the writers below take it. `plain`: the slots known to be
- * printable ASCII with nothing to escape (plainSlots); `topics`: the digest's runs of the card's topic list,
- * for its matched values (topic-runs.ts); `links`: the digest's link prefixes as bytes (link-prefixes.ts).
+ * Writes a shaped text part with one reader's values, as one Buffer part (a run of the writer's arena).
+ * `topics`: the digest's runs of the card's topic list, for its matched values (topic-runs.ts).
  */
-export interface ShapedPiece {
-  part: ShapedPart;
-  values: readonly string[];
-  plain?: number | undefined;
-  topics?: TopicRuns | undefined;
-  links?: LinkPrefixBytes | undefined;
-}
-
-/** Writes a shaped text part with one reader's values, as one Buffer part (a run of the writer's arena). */
-export function writeShapedText(w: QpBodyWriter, { part, values, plain = 0, topics, links }: ShapedPiece): void {
+export function writeShapedText(
+  w: QpBodyWriter,
+  part: ShapedPart,
+  values: readonly string[],
+  plain = 0,
+  topics?: TopicRuns,
+  links?: LinkPrefixBytes,
+): void {
   const qp = part.qp!;
   let need = 0;
   for (const q of qp) need += q.seg.bytes.length + 2;
@@ -249,7 +246,14 @@ function segmentChain(texts: readonly string[], startKey: number): HtmlSegment[]
  * A part met in another state than text (a template whose reader part starts inside a tag) is encoded
  * for it here, uncached.
  */
-export function writeShapedHtml(w: HtmlBodyWriter, { part, values, plain = 0, topics, links }: ShapedPiece): void {
+export function writeShapedHtml(
+  w: HtmlBodyWriter,
+  part: ShapedPart,
+  values: readonly string[],
+  plain = 0,
+  topics?: TopicRuns,
+  links?: LinkPrefixBytes,
+): void {
   const key = w.layoutKey;
   const shared = key === TEXT_KEY && part.segments !== undefined;
   const segments = shared ? part.segments! : segmentChain(part.texts, key);
