@@ -56,19 +56,11 @@ export class Links {
    * the digest's token (digestToken).
    */
   feedback(token: string, paperId: number, direction: 'more' | 'less'): string {
-    return `${this.feedbackPrefix(token)}${paperId}/${direction}`;
-  }
-  /** What every feedback link of the digest whose token is `token` starts with. */
-  feedbackPrefix(token: string): string {
-    return `${this.base}/feedback/${token}/`;
-  }
-  /** What every follow link of the digest whose token is `token` starts with. */
-  followPrefix(token: string): string {
-    return `${this.base}/follow/${token}/`;
+    return `${this.base}/feedback/${token}/${paperId}/${direction}`;
   }
   /** Follow the paper's author at `authorIndex` (0-based): GET confirms, POST adds an author: topic. `token` as for feedback(). */
   follow(token: string, authorIndex: number, paperId: number): string {
-    return `${this.followPrefix(token)}${authorIndex}/${paperId}`;
+    return `${this.base}/follow/${token}/${authorIndex}/${paperId}`;
   }
   /** The personal Atom feed of matched papers (last 30 days). */
   feed(s: TokenSubject): string {

@@ -151,28 +151,6 @@ export class HtmlBodyWriter extends ArenaWriter {
   }
 
   /**
-   * A plain value (addValue's `plain`) that starts with `prefix`'s characters, whose bytes the caller made
-   * once (a digest's link prefix, link-prefixes.ts): those copied, the rest (a paper id and a direction) by
-   * a loop, without Buffer#write's ~150 ns a call.
-   */
-  addValueAfter(value: string, prefix: Buffer): void {
-    const lay = this.lay;
-    if (lay.col + value.length > HTML_MAX_LINE) {
-      this.addText(value);
-      return;
-    }
-    const a = this.space(value.length);
-    const start = this.used;
-    a.set(prefix, start);
-    let o = start + prefix.length;
-    for (let i = prefix.length; i < value.length; i++) a[o++] = value.charCodeAt(i);
-    this.wrote(start, o);
-    lay.col += value.length;
-    lay.utf8 += value.length;
-    this.textBytes += value.length;
-  }
-
-  /**
    * Encodes the reader's own text at the current column, in pieces that fit a pooled arena, never cut
    * inside a surrogate pair (an emoji cut in two would be written as two U+FFFD).
    */

@@ -123,16 +123,14 @@ export class QpBodyWriter extends ArenaWriter {
    * plainSlots), written as encodeQuotedPrintableInto would write it, without its pass over every byte:
    * a line's worth at a time, with its soft breaks and the =2E of a '.' that starts a line. (~150 links
    * of ~75 characters in a broad digest's text part; each was copied to the arena, then encoded there.)
-   * `from`: only value[from..] is written (the rest, a link's prefix, went before as a run: link-prefixes.ts).
-   * A short stretch is copied by a loop: Buffer#write costs ~150 ns a call, whatever the length.
    */
-  addPlain(value: string, from = 0): void {
+  addPlain(value: string): void {
     const n = value.length;
-    const a = this.space(maxEncodedLength(n - from));
+    const a = this.space(maxEncodedLength(n));
     const start = this.used;
     let o = start;
     let col = this.col;
-    for (let i = from; i < n; ) {
+    for (let i = 0; i < n; ) {
       if (col >= MAX_CONTENT) {
         a[o++] = EQUALS;
         a[o++] = CR;
@@ -148,12 +146,11 @@ export class QpBodyWriter extends ArenaWriter {
         continue;
       }
       const take = Math.min(n - i, MAX_CONTENT - col);
-      if (take <= SHORT_COPY) for (let k = 0; k < take; k++) a[o++] = value.charCodeAt(i + k);
-      else o += a.write(take === n ? value : value.slice(i, i + take), o, 'latin1');
+      o += a.write(take === n ? value : value.slice(i, i + take), o, 'latin1');
       col += take;
       i += take;
     }
-    this.textBytes += n - from;
+    this.textBytes += n;
     this.col = col;
     this.wrote(start, o);
   }
@@ -190,9 +187,6 @@ export class QpBodyWriter extends ArenaWriter {
     this.wrote(start, end);
   }
 }
-
-/** Up to this many characters a plain value's stretch is copied by a loop rather than Buffer#write. */
-const SHORT_COPY = 16;
 
 /** Characters encoded at a time: worst case 3 UTF-8 bytes each, escaped (×3): ~12.7 KB of scratch. */
 const TEXT_PIECE = 1024;

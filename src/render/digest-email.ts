@@ -22,10 +22,8 @@ import type { CardBytes, CardCache, EncodedBlock, LitSlots } from './card-cache.
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
 import { authorsLine, digestSubject, distinctTopics, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
-import { filledSize, linkPrefixSlots, plainSlots, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
-import type { DigestPaperView, DigestView, LinkPrefixes, RenderedEmail } from './digest-types.ts';
-import { LinkPrefixBytes } from './link-prefixes.ts';
-import { feedbackView, matchedView, safeLinks, topicKey, type FeedbackView, type Matched } from './reader-values.ts';
+import { filledSize, plainSlots, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
+import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 import { TopicRuns } from './topic-runs.ts';
 
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
@@ -59,6 +57,7 @@ export interface DigestLayout {
   shellShapes?: ShellShapes | undefined;
 }
 
+type Matched = Array<{ text: string; muteUrl: string }>;
 
 interface Chosen {
   index: number;
@@ -75,8 +74,7 @@ interface Chosen {
 /** A reader piece of the HTML: filled by Handlebars, or a shape's part and the reader's values for it. */
 /** `plain`: slots of `values` known to be printable ASCII with nothing to escape (reader-shape.ts plainSlots). */
 /** `topics`: the digest's runs of the card's topic list, which writes its matched values (topic-runs.ts). */
-/** `links`: the digest's link prefixes as bytes, which its feedback and follow links start with (link-prefixes.ts). */
-type ReaderHtml = string | { part: ShapedPart; values: string[]; plain?: number; topics?: TopicRuns; links?: LinkPrefixBytes | undefined };
+type ReaderHtml = string | { part: ShapedPart; values: string[]; plain?: number; topics?: TopicRuns };
 /** The same for the text part. */
 type ReaderText = ReaderHtml;
 
@@ -111,6 +109,7 @@ interface PaperTopics {
   topics: TopicRuns;
 }
 
+type FeedbackView = { more: string; less: string; follow: string | null; followName: string; canonical: boolean };
 
 /** Papers an email with this layout looks at, at most: full cards, then the compact lines it may try. */
 export function emailPaperLimit(layout: Pick<DigestLayout, 'fullPapers' | 'compactPapers'>): number {
@@ -165,18 +164,6 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   // What follows from a paper's matched topics alone, made once per list: the loader gives the papers that
   // matched the same topics one shared list (view.ts), so a broad digest's ~50 papers shown make ~3-7.
   const byList = new Map<DigestPaperView['matchedTopics'], PaperTopics>();
-  // The digest's link prefixes as bytes (one LinkPrefixes object per digest from the loader).
-  let prefixesOf: LinkPrefixes | undefined;
-  let prefixBytes: LinkPrefixBytes | undefined;
-  const linksOf = (fb: FeedbackView | null): LinkPrefixBytes | undefined => {
-    const prefixes = fb?.prefixes;
-    if (prefixes === undefined) return undefined;
-    if (prefixes !== prefixesOf) {
-      prefixesOf = prefixes;
-      prefixBytes = new LinkPrefixBytes(linkPrefixSlots(prefixes));
-    }
-    return prefixBytes;
-  };
   const prepare = (from: number, to: number) => {
     for (let i = from; i < to; i++) {
       if (cards[i] !== undefined) continue;
@@ -208,15 +195,14 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     const topics = v.topics;
     const values = slotValues(v.n, v.fb, topics.html, true);
     const plain = plainSlots(v.fb);
-    const links = linksOf(v.fb);
     let size = 0;
     const html = shape.html.map((part) => {
       size += filledSize(part, values, plain, topics);
-      return { part, values, plain, topics, links };
+      return { part, values, plain, topics };
     });
     return { html, size, text: () => {
       const textValues = slotValues(v.n, v.fb, topics.text, false);
-      return shape.text.map((part) => ({ part, values: textValues, plain, topics, links }));
+      return shape.text.map((part) => ({ part, values: textValues, plain, topics }));
     } };
   };
   const take = (i: number, kind: 'full' | 'compact', reader: ReaderFill): Chosen | undefined => {
@@ -354,7 +340,7 @@ function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyAr
     if (item === null) {
       const piece = reader[r++] ?? '';
       if (typeof piece === 'string') w.addText(piece);
-      else writeShapedHtml(w, piece.part, piece.values, piece.plain, piece.topics, piece.links);
+      else writeShapedHtml(w, piece.part, piece.values, piece.plain, piece.topics);
     } else if ('fixed' in item) {
       // Laid out once for any column; where its head does not fit this body's line, encoded as text here.
       if (!w.addFixed(item.fixed, lit)) w.addText(fixedRunHtml(item.fixed, lit));
@@ -372,7 +358,43 @@ function addTextBlock(w: QpBodyWriter, items: ReadonlyArray<QpSegment | null>, r
     if (item === null) {
       const piece = reader[r++] ?? '';
       if (typeof piece === 'string') w.addText(piece);
-      else writeShapedText(w, piece.part, piece.values, piece.plain, piece.topics, piece.links);
+      else writeShapedText(w, piece.part, piece.values, piece.plain, piece.topics);
     } else w.addSegment(item);
   }
+}
+
+/**
+ * The matched topic texts as one highlighter's input: sorted, so the same set shares one cache entry. A
+ * like: topic is highlighted by its terms (an OR query of the example's distinctive words).
+ */
+export function topicKey(paper: DigestPaperView): string[] {
+  return paper.matchedTopics.map((m) => m.highlight ?? m.text).sort();
+}
+
+/** The reader's feedback links of a paper (signed per subscriber and paper, so never in the shared bytes). */
+export function feedbackView(paper: DigestPaperView): FeedbackView | null {
+  const f = paper.feedback;
+  if (f === undefined) return null;
+  const check = f.canonical === true ? (url: string) => url : safeHref;
+  const follow = f.follow === undefined ? '#' : check(f.follow.url);
+  return {
+    more: check(f.more),
+    less: check(f.less),
+    follow: follow === '#' ? null : follow,
+    followName: f.follow === undefined ? '' : tidy(f.follow.name),
+    canonical: f.canonical === true,
+  };
+}
+
+export function matchedView(paper: DigestPaperView): Matched {
+  return paper.matchedTopics.map((m) => ({ text: tidy(m.text), muteUrl: safeHref(m.muteUrl) }));
+}
+
+export function safeLinks(links: DigestView['links']): DigestView['links'] {
+  return {
+    preferences: safeHref(links.preferences),
+    unsubscribe: safeHref(links.unsubscribe),
+    webView: safeHref(links.webView),
+    home: safeHref(links.home),
+  };
 }

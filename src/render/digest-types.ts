@@ -27,17 +27,6 @@ export interface FeedbackLinks {
    * paper shown, ~0.2 µs each for each: 2.5% and 2% of a sending thread in a CPU profile).
    */
   canonical?: boolean;
-  /**
-   * What `more` and `less` (`feedback`) and the follow link (`follow`) start with: the same object for every
-   * paper of a digest (DigestLoader), so the renderer writes those bytes once per digest (link-prefixes.ts).
-   */
-  prefixes?: LinkPrefixes | undefined;
-}
-
-/** The start of a digest's feedback and follow links (Links.feedbackPrefix, Links.followPrefix). */
-export interface LinkPrefixes {
-  feedback: string;
-  follow: string;
 }
 
 export interface DigestView {

@@ -21,8 +21,6 @@ import { encodeSegment, leadSegment, type QpBodyWriter, type QpSegment } from '.
 import { maxEncodedLength } from '../mail/quoted-printable.ts';
 import { escapeValue, type BlockPieces, type CardBlocks } from './render-templates.ts';
 import { FIRST_TOPIC_SLOT, runSpan, type RunSpan, type TopicRuns } from './topic-runs.ts';
-import type { LinkPrefixBytes } from './link-prefixes.ts';
-import type { LinkPrefixes } from './digest-types.ts';
 
 /**
  * A value's mark: MARK_OPEN, the slot as one character of the private use area, MARK_CLOSE. Characters no
@@ -173,14 +171,7 @@ export function textPart(texts: string[], slots: number[]): ShapedPart {
  * Writes a shaped text part with one reader's values, as one Buffer part (a run of the writer's arena).
  * `topics`: the digest's runs of the card's topic list, for its matched values (topic-runs.ts).
  */
-export function writeShapedText(
-  w: QpBodyWriter,
-  part: ShapedPart,
-  values: readonly string[],
-  plain = 0,
-  topics?: TopicRuns,
-  links?: LinkPrefixBytes,
-): void {
+export function writeShapedText(w: QpBodyWriter, part: ShapedPart, values: readonly string[], plain = 0, topics?: TopicRuns): void {
   const qp = part.qp!;
   let need = 0;
   for (const q of qp) need += q.seg.bytes.length + 2;
@@ -203,14 +194,8 @@ export function writeShapedText(
       // A plain value (a number, a canonical link) is copied a line at a time; any other is encoded. (A
       // byte-by-byte copy loop for plain ASCII measured no faster than encoding: what addPlain saves is the pass.)
       const slot = part.slots[k]!;
-      const value = values[slot]!;
-      if (!isPlain(plain, slot)) w.addText(value);
-      else {
-        // A link whose start is the digest's prefix: that encoded once per column, then the tail.
-        const from = links === undefined ? 0 : links.prefixLength(slot, value);
-        if (from > 0) w.addRun(links!.text(slot, w.column));
-        w.addPlain(value, from);
-      }
+      if (isPlain(plain, slot)) w.addPlain(values[slot]!);
+      else w.addText(values[slot]!);
     }
   }
   w.endRun();
@@ -246,14 +231,7 @@ function segmentChain(texts: readonly string[], startKey: number): HtmlSegment[]
  * A part met in another state than text (a template whose reader part starts inside a tag) is encoded
  * for it here, uncached.
  */
-export function writeShapedHtml(
-  w: HtmlBodyWriter,
-  part: ShapedPart,
-  values: readonly string[],
-  plain = 0,
-  topics?: TopicRuns,
-  links?: LinkPrefixBytes,
-): void {
+export function writeShapedHtml(w: HtmlBodyWriter, part: ShapedPart, values: readonly string[], plain = 0, topics?: TopicRuns): void {
   const key = w.layoutKey;
   const shared = key === TEXT_KEY && part.segments !== undefined;
   const segments = shared ? part.segments! : segmentChain(part.texts, key);
@@ -272,9 +250,7 @@ export function writeShapedHtml(
     const slot = part.slots[k]!;
     const value = values[slot]!;
     w.addSegment(segments[k]!, value.length);
-    const prefixed = links !== undefined && isPlain(plain, slot) && links.prefixLength(slot, value) > 0;
-    if (prefixed) w.addValueAfter(value, links.html(slot));
-    else w.addValue(value, isPlain(plain, slot));
+    w.addValue(value, isPlain(plain, slot));
   }
   w.addSegment(segments[n]!);
 }
@@ -322,15 +298,6 @@ export function slotValues(
   const values = [String(n), fb ? link(fb.more) : '', fb ? link(fb.less) : '', fb?.follow ? link(fb.follow) : '', fb ? v(fb.followName) : ''];
   for (const t of topics) values.push(t);
   return values;
-}
-
-/** The slots a digest's link prefixes go in (LinkPrefixBytes): the feedback links' and the follow link's. */
-export function linkPrefixSlots(prefixes: LinkPrefixes): Array<string | undefined> {
-  const bySlot: Array<string | undefined> = [];
-  bySlot[SLOT_MORE] = prefixes.feedback;
-  bySlot[SLOT_LESS] = prefixes.feedback;
-  bySlot[SLOT_FOLLOW] = prefixes.follow;
-  return Array.from(bySlot);
 }
 
 /**

@@ -5,8 +5,7 @@
 // the rest as compact lines, under Gmail's clipping size by construction.
 import type { Logger } from '../log.ts';
 import { CardCache, DEFAULT_CARD_CACHE_BYTES } from './card-cache.ts';
-import { emailPaperLimit, renderDigestEmail, type DigestLayout } from './digest-email.ts';
-import { feedbackView, matchedView, safeLinks, topicKey } from './reader-values.ts';
+import { emailPaperLimit, feedbackView, matchedView, renderDigestEmail, safeLinks, topicKey, type DigestLayout } from './digest-email.ts';
 import { ArenaPool } from '../mail/qp-body.ts';
 import { ReaderShapes } from './reader-shape.ts';
 import { ShellShapes } from './digest-shell.ts';

@@ -204,13 +204,11 @@ export class DigestLoader {
     // digest (its papers and suggestions) carry it, so a digest costs one HMAC however many papers it
     // shows (one per paper shown was ~5% of a sending thread). The feedback service checks the paper.
     const token = this.links.digestToken(subscriber, r.id);
-    const prefixes = { feedback: this.links.feedbackPrefix(token), follow: this.links.followPrefix(token) };
     const feedback = (paperId: number, authors: string[]): FeedbackLinks => ({
       more: this.links.feedback(token, paperId, 'more'),
       less: this.links.feedback(token, paperId, 'less'),
       follow: authors[0] === undefined ? undefined : { url: this.links.follow(token, 0, paperId), name: authors[0] },
       canonical: this.canonicalLinks,
-      prefixes,
     });
     // A paper's matched topics, one list per topic mask: a row has a few distinct masks (2^topics at most)
     // and ~50 papers shown, and the renderer works per list (digest-email.ts reads it by identity), so the
