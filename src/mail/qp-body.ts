@@ -101,16 +101,9 @@ export class QpBodyWriter extends ArenaWriter {
     this.col = run.endCol;
   }
 
-  /** A line break of the text (what a segment starting with one would write after a soft break). */
-  addBreak(): void {
-    this.push(CRLF_BYTES);
-    this.textBytes += 1;
-    this.col = 0;
-  }
-
   /**
-   * A line break, then `seg` at the start of the new line: addBreak() and addSegment(seg) as one copy.
-   * `led` is CRLF followed by seg.atLineStart (leadSegment), made once with the segment.
+   * A line break, then `seg` at the start of the new line, as one copy (addText('\n') then addSegment(seg)
+   * write the same). `led` is CRLF followed by seg.atLineStart (leadSegment), made once with the segment.
    */
   addLineThen(seg: QpSegment, led: Buffer): void {
     this.push(led);

@@ -6,7 +6,8 @@
 // walk over a broad digest's ~190 papers was ~37 µs of its ~1.1 ms load + render (line ticks of a CPU
 // profile of bench/load-render-loop.mjs over a 20k broad edition: the time went to cache misses on the Map's
 // entries and on each paper's day string, which the message bytes streaming through the thread keep
-// evicting). A day as a number in an array indexed by id is one read from a few KB that stay in cache.
+// evicting). A day as a small id in an array indexed by paper id is one read from a few KB that stay in
+// cache, and a paper whose day is the first's or the last's so far (nearly all) needs no string compared.
 //
 // Bounded: ids within MAX_SPAN of each other (4 bytes each: 1 MB at most). A run's papers are a few
 // thousand consecutive ids; a paper outside the span is simply not kept here, and the loader reads it
@@ -17,35 +18,42 @@ const MAX_SPAN = 1 << 18;
 /** Ids a new array covers at first. */
 const FIRST_SPAN = 4096;
 
-/** A YYYY-MM-DD day as YYYYMMDD (ordered as the texts are), or 0 for any other text. */
-export function dayNumber(day: string): number {
-  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) return 0;
-  return Number(day.slice(0, 4)) * 10_000 + Number(day.slice(5, 7)) * 100 + Number(day.slice(8, 10));
-}
-
 export class PaperDays {
+  /** Day ids (intern()) by paper id - base; 0 where not known. */
   private days = new Int32Array(0);
   private base = 0;
-  /** Each day number's text (a run holds a few days). */
-  private readonly texts = new Map<number, string>();
+  /** Each day's text by its id (id 0 stands for none), and the ids by text: a run holds a few days. */
+  private readonly texts: string[] = [''];
+  private readonly ids = new Map<string, number>();
 
-  /** Keeps paper `id`'s day, unless the day is not YYYY-MM-DD or the id lies too far from the others. */
-  set(id: number, day: string): void {
-    const n = dayNumber(day);
-    if (n === 0 || !this.cover(id)) return;
-    this.days[id - this.base] = n;
-    this.texts.set(n, day);
+  /**
+   * A small id for a day's text (from 1), the same for the same text: what get() returns and the loader
+   * compares, so that papers of one day are told apart from the first and last day without reading a string.
+   */
+  intern(day: string): number {
+    let id = this.ids.get(day);
+    if (id === undefined) {
+      id = this.texts.length;
+      this.texts.push(day);
+      this.ids.set(day, id);
+    }
+    return id;
   }
 
-  /** Paper `id`'s day as YYYYMMDD (dayNumber), or 0 when it is not kept. */
+  /** Keeps paper `id`'s day (its intern() id), unless the id lies too far from the others. */
+  set(id: number, day: number): void {
+    if (this.cover(id)) this.days[id - this.base] = day;
+  }
+
+  /** Paper `id`'s day id (intern()), or 0 when it is not kept. */
   get(id: number): number {
     const i = id - this.base;
     return i >= 0 && i < this.days.length ? this.days[i]! : 0;
   }
 
-  /** The text of a day number that get() returned. */
-  text(n: number): string {
-    return this.texts.get(n)!;
+  /** The text of a day id. */
+  text(day: number): string {
+    return this.texts[day]!;
   }
 
   /** Makes the array cover `id` (grown to twice what is needed, within MAX_SPAN); false if it cannot. */

@@ -10,7 +10,7 @@ import { eachItem, maskIds, parseTopicIds } from '../plan/items.ts';
 import type { DigestStatus, SubscriberStatus } from '../types.ts';
 import type { DigestPaperView, DigestView, FeedbackLinks } from './render.ts';
 import { safeHref } from './render-format.ts';
-import { dayNumber, PaperDays } from './paper-days.ts';
+import { PaperDays } from './paper-days.ts';
 import { LoadedPaper, type PaperFields } from './loaded-paper.ts';
 
 /** A like: topic's terms (queries.like_terms) as a topic query whose words the highlighter marks. */
@@ -127,8 +127,7 @@ function statements(db: Db) {
 
 interface CachedPaper {
   fields: PaperFields;
-  batchDay: string;
-  /** batchDay as a number (dayNumber), 0 when it is not YYYY-MM-DD. */
+  /** The day of the batch that first brought it, as its id in the loader's day index (PaperDays.intern). */
   day: number;
 }
 
@@ -234,13 +233,9 @@ export class DigestLoader {
     };
 
     const papers: DigestPaperView[] = [];
-    let first: string | undefined;
-    let last: string | undefined;
-    // The same as day numbers (dayNumber), where the papers' days have one: compared as numbers.
-    let firstDay = Number.MAX_SAFE_INTEGER;
+    // The first and last batch day of the papers counted, as day ids (PaperDays.intern; 0: none yet).
+    let firstDay = 0;
     let lastDay = 0;
-    let firstText = '';
-    let lastText = '';
     let count = 0;
     // Past `limit`, a paper is only counted, its days and topics noted (see LoadOptions.papers).
     const limit = opts.papers ?? Infinity;
@@ -260,19 +255,11 @@ export class DigestLoader {
         const paper = indexed === 0 ? this.paperFields(paperId) : undefined;
         if (indexed === 0 && !paper) return; // a paper deleted since planning is left out
         const day = paper ? paper.day : indexed;
-        if (day !== 0) {
-          if (day < firstDay) {
-            firstDay = day;
-            firstText = paper ? paper.batchDay : this.days.text(day);
-          }
-          if (day > lastDay) {
-            lastDay = day;
-            lastText = paper ? paper.batchDay : this.days.text(day);
-          }
-        } else {
-          const { batchDay } = paper!;
-          if (first === undefined || batchDay < first) first = batchDay;
-          if (last === undefined || batchDay > last) last = batchDay;
+        if (day !== firstDay && day !== lastDay) {
+          // Another day than the first's and the last's so far (rare): its text compared with theirs.
+          const text = this.days.text(day);
+          if (firstDay === 0 || text < this.days.text(firstDay)) firstDay = day;
+          if (lastDay === 0 || text > this.days.text(lastDay)) lastDay = day;
         }
         count++;
         seen |= mask & knownBits;
@@ -280,10 +267,6 @@ export class DigestLoader {
         const { fields } = paper;
         papers.push(new LoadedPaper(fields, matchedOf(mask), () => feedback(paperId, fields.authors)));
       });
-    }
-    if (lastDay !== 0) {
-      if (first === undefined || firstText < first) first = firstText;
-      if (last === undefined || lastText > last) last = lastText;
     }
     const suggestions: DigestPaperView[] = [];
     if (r.items !== null) {
@@ -298,7 +281,7 @@ export class DigestLoader {
       edition: r.edition,
       papers,
       ...(papers.length < count ? { paperCount: count, topicTexts: maskIds(seen, rowTopics).map((id) => topicText.get(id)!) } : {}),
-      paperDays: first !== undefined && last !== undefined ? { first, last } : undefined,
+      paperDays: firstDay !== 0 ? { first: this.days.text(firstDay), last: this.days.text(lastDay) } : undefined,
       expired: r.items === null,
       maxPapers: r.max_papers,
       suggestions,
@@ -346,12 +329,12 @@ export class DigestLoader {
         .map((t) => (t.like_terms !== null ? likeHighlightQuery(t.like_terms) : t.text))
         .filter((t): t is string => t !== null && t !== ''),
     };
-    const paper: CachedPaper = { batchDay, day: dayNumber(batchDay), fields };
+    const paper: CachedPaper = { day: this.days.intern(batchDay), fields };
     if (this.cacheSize > 0) {
       // Bounded: past the limit the oldest entry goes (Map keeps insertion order).
       if (this.papers.size >= this.cacheSize) this.papers.delete(this.papers.keys().next().value!);
       this.papers.set(id, paper);
-      this.days.set(id, batchDay);
+      this.days.set(id, paper.day);
     }
     return paper;
   }

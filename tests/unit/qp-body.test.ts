@@ -55,7 +55,7 @@ describe('quoted-printable bodies joined from pieces', () => {
         for (const v of values) {
           w.addSegment(encodeSegment('   More like this: '));
           w.addText(v);
-          w.addBreak();
+          w.addText('\n');
           joined += `   More like this: ${v}\n`;
         }
         if (run) w.endRun();
@@ -103,18 +103,18 @@ describe('quoted-printable bodies joined from pieces', () => {
     }
   });
 
-  it('a line break and a segment copied as one (addLineThen) write what addBreak and addSegment write', () => {
+  it('a line break and a segment copied as one (addLineThen): CRLF, then the segment as at a line start, from any column', () => {
     for (const text of ['   Less like this: ', '.dot first', '', 'y'.repeat(90)]) {
       const seg = encodeSegment(text);
       for (const start of [0, 5, 75]) {
-        const one = new QpBodyWriter();
-        const two = new QpBodyWriter();
-        for (const w of [one, two]) w.addText('z'.repeat(start));
-        one.addLineThen(seg, leadSegment(seg));
-        two.addBreak();
-        two.addSegment(seg);
-        expect(Buffer.concat(one.parts).toString('latin1')).toBe(Buffer.concat(two.parts).toString('latin1'));
-        expect([one.column, one.textBytes, one.bytes]).toEqual([two.column, two.textBytes, two.bytes]);
+        const w = new QpBodyWriter();
+        w.addText('z'.repeat(start));
+        w.addLineThen(seg, leadSegment(seg));
+        const bytes = Buffer.concat(w.parts);
+        expect(bytes.toString('latin1')).toBe(`${'z'.repeat(start)}\r\n${seg.atLineStart.toString('latin1')}`);
+        expect(decodeQuotedPrintable(w.parts)).toBe(`${'z'.repeat(start)}\n${text}`);
+        expect([w.column, w.textBytes, w.bytes]).toEqual([seg.endCol, start + 1 + Buffer.byteLength(text), bytes.length]);
+        assertLines(bytes);
       }
     }
   });
