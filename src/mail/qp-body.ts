@@ -119,33 +119,42 @@ export class QpBodyWriter extends ArenaWriter {
    */
   addPlain(value: string): void {
     const n = value.length;
+    if (n === 0) return;
     const a = this.space(maxEncodedLength(n));
     const start = this.used;
-    let o = start;
+    let p = start;
     let col = this.col;
-    for (let i = 0; i < n; ) {
-      if (col >= MAX_CONTENT) {
-        a[o++] = EQUALS;
-        a[o++] = CR;
-        a[o++] = LF;
-        col = 0;
-      }
-      if (col === 0 && value.charCodeAt(i) === DOT) {
-        a[o++] = EQUALS;
-        a[o++] = 0x32;
-        a[o++] = 0x45;
+    if (col >= MAX_CONTENT) {
+      p = escape3(a, p, EQUALS, CR, LF);
+      col = 0;
+    }
+    // Written whole, then opened where a soft break or a line-leading dot's escape goes (one per line of
+    // it). Written a line at a time instead, a link (a cons string) was sliced, which flattens it first:
+    // a new string and a copy per link.
+    let end = p + a.write(value, p, 'latin1');
+    for (let left = n; ; ) {
+      if (col === 0 && a[p] === DOT) {
+        a.copyWithin(p + 3, p + 1, end);
+        p = escape3(a, p, EQUALS, 0x32, 0x45);
+        end += 2;
         col = 3;
-        i++;
-        continue;
+        if (--left === 0) break;
       }
-      const take = Math.min(n - i, MAX_CONTENT - col);
-      o += a.write(take === n ? value : value.slice(i, i + take), o, 'latin1');
-      col += take;
-      i += take;
+      const room = MAX_CONTENT - col;
+      if (left <= room) {
+        col += left;
+        break;
+      }
+      p += room;
+      left -= room;
+      a.copyWithin(p + 3, p, end);
+      p = escape3(a, p, EQUALS, CR, LF);
+      end += 3;
+      col = 0;
     }
     this.textBytes += n;
     this.col = col;
-    this.wrote(start, o);
+    this.wrote(start, end);
   }
 
   /**
@@ -179,6 +188,14 @@ export class QpBodyWriter extends ArenaWriter {
     this.col = columnAfter(a, start, end, this.col);
     this.wrote(start, end);
   }
+}
+
+/** Three bytes at `o` (a soft break, an escape); returns the offset after them. */
+function escape3(a: Buffer, o: number, x: number, y: number, z: number): number {
+  a[o] = x;
+  a[o + 1] = y;
+  a[o + 2] = z;
+  return o + 3;
 }
 
 /** Characters encoded at a time: worst case 3 UTF-8 bytes each, escaped (×3): ~12.7 KB of scratch. */
