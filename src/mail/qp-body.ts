@@ -114,7 +114,7 @@ export class QpBodyWriter extends ArenaWriter {
   /**
    * A value known to be printable ASCII without '=' (a number, a canonical link: reader-shape.ts
    * plainSlots), written as encodeQuotedPrintableInto would write it, without its pass over every byte:
-   * a line's worth at a time, with its soft breaks and the =2E of a '.' that starts a line. (~150 links
+   * copied whole, with its soft breaks and the =2E of a '.' that starts a line put in after. (~150 links
    * of ~75 characters in a broad digest's text part; each was copied to the arena, then encoded there.)
    */
   addPlain(value: string): void {
