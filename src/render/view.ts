@@ -124,7 +124,6 @@ function statements(db: Db) {
   };
 }
 
-
 interface CachedPaper {
   fields: PaperFields;
   /** The day of the batch that first brought it, as its id in the loader's day index (PaperDays.intern). */
