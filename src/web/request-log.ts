@@ -1,8 +1,8 @@
 // One structured log line per request, with the signed tokens in link paths replaced: the logs
-// must not become a list of working unsubscribe and preferences links.
+// must not become a list of working unsubscribe, preferences, feedback or feed links.
 import type { FastifyInstance } from 'fastify';
 
-const TOKEN_PATH = /^\/(confirm|preferences|unsubscribe|mute|digests)\/[^/?#]+/;
+const TOKEN_PATH = /^\/(confirm|preferences|unsubscribe|mute|digests|feedback|follow|feed)\/[^/?#]+/;
 
 export function redactUrl(url: string): string {
   return url.replace(TOKEN_PATH, '/$1/[token]');
