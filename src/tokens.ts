@@ -5,7 +5,8 @@
 // Two forms, both verified:
 // - long, `<id>.<purpose>.<expiry|0>.<signature>`: the full 256-bit signature (43 characters); for a link
 //   that expires (confirm) and for every email sent before the compact form;
-// - compact, `<id36>.<code>.<signature>`: the links of a digest (manage, mute, its view token, the feed),
+// - compact, `<id36>.<code>.<signature>`: the links of a digest (manage, its view token, the feed; the mute
+//   tokens of emails sent before mute links carried the manage token),
 //   ids in base 36, the purpose as one letter and an id (`m`, `f`, `t<topic36>`, `v<digest36>`), and 128
 //   bits of the signature (22 characters), as the VERP tags already are. Decision, measured (issue 10):
 //   a broad digest carries ~320 signed links (feedback, follow and mute links, in its HTML and its text
@@ -21,7 +22,8 @@ import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObje
  * Purposes:
  * - confirm: double opt-in link (expires)
  * - manage: preferences page and unsubscribe (List-Unsubscribe, footer links)
- * - mute:<topicId>: one-click mute of one topic
+ * - mute:<topicId>: one-click mute of one topic, as emails sent before carry it; no longer signed (a mute
+ *   link is the manage token and the topic id: links.ts mute()), still accepted by /mute/:token
  * - view:<digestId>: one digest's own token: its web view, and the feedback links of its papers and
  *   suggestions ("more/less like this", follow an author; the paper must be in that digest)
  * - paper:<paperId>: feedback on one paper, as emails sent before the per-digest token carry it; no

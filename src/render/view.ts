@@ -202,6 +202,8 @@ export class DigestLoader {
     // digest (its papers and suggestions) carry it, so a digest costs one HMAC however many papers it
     // shows (one per paper shown was ~5% of a sending thread). The feedback service checks the paper.
     const token = this.links.digestToken(subscriber, r.id);
+    // The subscriber's manage token, signed once too: the footer's links and every mute link carry it.
+    const manageToken = this.links.manageToken(subscriber);
     const feedback = (paperId: number, authors: string[]): FeedbackLinks => ({
       more: this.links.feedback(token, paperId, 'more'),
       less: this.links.feedback(token, paperId, 'less'),
@@ -222,7 +224,7 @@ export class DigestLoader {
         if (!topicText.has(topicId)) continue; // a topic deleted since planning is not named
         let topic = topicViews.get(topicId);
         if (topic === undefined) {
-          topic = { text: topicText.get(topicId)!, muteUrl: this.links.mute(subscriber, topicId), highlight: topicHighlight.get(topicId) };
+          topic = { text: topicText.get(topicId)!, muteUrl: this.links.muteOf(manageToken, topicId), highlight: topicHighlight.get(topicId) };
           topicViews.set(topicId, topic);
         }
         list.push(topic);
@@ -285,7 +287,7 @@ export class DigestLoader {
       maxPapers: r.max_papers,
       suggestions,
       links: {
-        ...this.links.manage(subscriber),
+        ...this.links.manageOf(manageToken),
         webView: this.links.webViewOf(token),
         home: this.links.home(),
       },

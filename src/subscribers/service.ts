@@ -287,14 +287,18 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       return true;
     },
 
-    /** Checks a mute link and names its topic (for the GET page); changes nothing. */
-    describeMute(token: string): MuteView {
-      const { subscriber: s, topic } = resolveMute(token);
+    /**
+     * Checks a mute link and names its topic (for the GET page); changes nothing. `topicId`: the link's
+     * topic when its token is the manage token (links.ts mute()); without it, a token of an email sent
+     * before, which names the topic itself.
+     */
+    describeMute(token: string, topicId?: number): MuteView {
+      const { subscriber: s, topic } = resolveMute(token, topicId);
       return { email: s.email, topic: toTopicView(topic), preferencesUrl: links.preferences(s) };
     },
 
-    muteByToken(token: string): MuteView {
-      const { subscriber: s, topic } = resolveMute(token);
+    muteByToken(token: string, topicId?: number): MuteView {
+      const { subscriber: s, topic } = resolveMute(token, topicId);
       repo.setTopicMuted(db, s.id, topic.id, true);
       logger.info({ subscriberId: s.id, topicId: topic.id }, 'topic muted');
       return { email: s.email, topic: { ...toTopicView(topic), muted: true }, preferencesUrl: links.preferences(s) };
@@ -323,8 +327,10 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
     },
   };
 
-  function resolveMute(token: string): { subscriber: SubscriberRecord; topic: Topic } {
-    const { subscriber, targetId } = resolveLink(db, tokens, clock, token, 'mute');
+  function resolveMute(token: string, topicId: number | undefined): { subscriber: SubscriberRecord; topic: Topic } {
+    const link = topicId === undefined ? resolveLink(db, tokens, clock, token, 'mute') : resolveLink(db, tokens, clock, token, 'manage');
+    const { subscriber } = link;
+    const targetId = topicId ?? link.targetId;
     // An address that left gets nothing more to mute: say so, as the preferences page does.
     if (subscriber.status === 'unsubscribed') {
       throw new AppError('UNSUBSCRIBED', 'You are unsubscribed, so no topic of yours is sent any more. Subscribe again from the home page to choose topics.', {

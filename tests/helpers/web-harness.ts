@@ -89,7 +89,8 @@ export async function startWebHarness(
 
 /** The first link in an email's text part whose path starts with `prefix` (e.g. '/confirm/'). */
 export function linkIn(text: string, prefix: string): string {
-  const m = new RegExp(`https?://[^\\s<>"')\\]]*${prefix.replace(/\//g, '\\/')}[A-Za-z0-9._-]+`).exec(text);
+  // The whole path from the prefix on: a mute link is /mute/<token>/<topicId>.
+  const m = new RegExp(`https?://[^\\s<>"')\\]]*${prefix.replace(/\//g, '\\/')}[A-Za-z0-9._-]+(?:/[A-Za-z0-9._-]+)*`).exec(text);
   if (!m) throw new Error(`no ${prefix} link in:\n${text}`);
   return m[0];
 }

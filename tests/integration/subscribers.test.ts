@@ -33,6 +33,13 @@ function tokenOf(url: string): string {
   return url.split('/').pop()!;
 }
 
+/** A mute link's token (the subscriber's manage token) and topic id: /mute/<token>/<topicId>. */
+function muteArgs(url: string): [string, number] {
+  const m = /\/mute\/([^/]+)\/(\d+)$/.exec(url);
+  if (!m) throw new Error(`not a mute link: ${url}`);
+  return [m[1]!, Number(m[2])];
+}
+
 async function expectAppError(p: Promise<unknown> | (() => unknown), code: string, status?: number): Promise<AppError> {
   let caught: unknown;
   try {
@@ -76,7 +83,7 @@ describe('subscriber service', () => {
     expect(r).toMatchObject({ outcome: 'confirmed', status: 'confirmed', emailState: 'none' });
     const s = subject('admin@example.org');
     const [agents] = svc.findByEmail('admin@example.org')!.topics;
-    svc.muteByToken(tokenOf(links.mute(s, agents!.id)));
+    svc.muteByToken(...muteArgs(links.mute(s, agents!.id)));
 
     await svc.subscribe({ email: 'admin@example.org', topics: ['diffusion', 'Agents '] }, { confirmed: true });
     const topics = svc.findByEmail('admin@example.org')!.topics;
@@ -159,9 +166,9 @@ describe('subscriber service', () => {
   it('a mute link for a removed topic answers 410', async () => {
     const s = subject('admin@example.org');
     const topics = svc.findByEmail('admin@example.org')!.topics;
-    const muteDiffusion = tokenOf(links.mute(s, topics[0]!.id));
+    const muteDiffusion = muteArgs(links.mute(s, topics[0]!.id));
     svc.updatePreferences(tokenOf(links.preferences(s)), { topics: ['Agents'] });
-    await expectAppError(() => svc.muteByToken(muteDiffusion), 'TOPIC_GONE', 410);
+    await expectAppError(() => svc.muteByToken(...muteDiffusion), 'TOPIC_GONE', 410);
   });
 
   it('lists subscribers with status, topics and schedule', () => {

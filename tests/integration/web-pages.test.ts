@@ -105,18 +105,45 @@ describe('preferences, mute and preview', () => {
     await subscribeAndConfirm('mute@example.org', ['llm', 'agents']);
     const s = row('mute@example.org')!;
     const topic = h.subscribers.findByEmail('mute@example.org')!.topics[1]!;
-    const url = h.local(h.links.mute({ id: s.id, tokenSalt: s.token_salt }, topic.id));
+    const subject = { id: s.id, tokenSalt: s.token_salt };
+    const link = h.links.mute(subject, topic.id);
+    // The subscriber's manage token and the topic: no signature of its own (links.ts mute()).
+    expect(link).toBe(`${h.links.preferences(subject).replace('/preferences/', '/mute/')}/${topic.id}`);
+    const url = h.local(link);
     const page = await fetch(url);
-    expect(await page.text()).toContain('agents');
+    const html = await page.text();
+    expect(html).toContain('agents');
     expect(h.subscribers.findByEmail('mute@example.org')!.topics[1]!.muted).toBe(false);
+    // The page's button posts to the link itself.
+    const action = /<form method="post" action="([^"]+)"/.exec(html)![1]!;
+    expect(`${h.base}${action}`).toBe(url);
     const res = await fetch(url, { method: 'POST' });
     expect(res.status).toBe(200);
     expect(h.subscribers.findByEmail('mute@example.org')!.topics.map((t) => t.muted)).toEqual([false, true]);
 
-    // A mute link for another subscriber's topic id, signed with this subscriber's salt, is refused.
+    // Another subscriber's topic id with this subscriber's token mutes nothing, and says no more than
+    // for a topic deleted since (no other subscriber's topics to find).
     const other = h.subscribers.findByEmail('prefs@example.org')!.topics[0]!;
-    const foreign = await fetch(h.local(h.links.mute({ id: s.id, tokenSalt: s.token_salt }, other.id)), { method: 'POST' });
+    const foreign = await fetch(h.local(h.links.mute(subject, other.id)), { method: 'POST' });
     expect(foreign.status).toBe(410);
+    expect(h.subscribers.findByEmail('prefs@example.org')!.topics[0]!.muted).toBe(false);
+    // A token altered by one character, or a token of another purpose with a topic id, is refused.
+    const token = url.split('/').at(-2)!;
+    const altered = token.slice(0, -1) + (token.endsWith('A') ? 'B' : 'A');
+    expect((await fetch(url.replace(token, altered), { method: 'POST' })).status).toBe(403);
+    const feedToken = h.links.feed(subject).split('/').pop()!;
+    expect((await fetch(url.replace(token, feedToken), { method: 'POST' })).status).toBe(403);
+    expect((await fetch(`${url}x`)).status).toBe(400);
+
+    // An email sent before carries a token that names the topic itself: it still mutes, from its own page.
+    h.subscribers.updatePreferences(h.links.preferences(subject).split('/').pop()!, { topics: [{ text: 'llm', muted: false }, { text: 'agents', muted: false }] });
+    expect(h.subscribers.findByEmail('mute@example.org')!.topics.map((t) => t.muted)).toEqual([false, false]);
+    const old = `${h.base}/mute/${h.tokens.sign(subject, `mute:${topic.id}`)}`;
+    const oldPage = await (await fetch(old)).text();
+    expect(oldPage).toContain('Mute this topic');
+    expect(`${h.base}${/<form method="post" action="([^"]+)"/.exec(oldPage)![1]!}`).toBe(old);
+    expect((await fetch(old, { method: 'POST' })).status).toBe(200);
+    expect(h.subscribers.findByEmail('mute@example.org')!.topics.map((t) => t.muted)).toEqual([false, true]);
 
     // After unsubscribing, the old email's mute link says so instead of offering to mute.
     const unsubscribe = h.local(h.links.unsubscribe({ id: s.id, tokenSalt: s.token_salt }));
