@@ -18,8 +18,6 @@ import { encodeQpRun, type QpRun } from '../mail/qp-body.ts';
 import { escapeValue } from './render-templates.ts';
 import { layOutRun, type HtmlRun, type RunTemplates } from './run-templates.ts';
 
-export type { HtmlRun } from './run-templates.ts';
-
 /** Where a part's matched values lie: slots[from..to] (reader-shape.ts ShapedPart.run). */
 export interface RunSpan {
   from: number;
