@@ -25,7 +25,6 @@ import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
 import { filledSize, plainSlots, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 import { TopicRuns } from './topic-runs.ts';
-import type { RunTemplates } from './run-templates.ts';
 
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
 const SHELL_SLACK = 256;
@@ -56,8 +55,6 @@ export interface DigestLayout {
   shapes?: ReaderShapes | undefined;
   /** The shell's shapes (digest-shell.ts); without them the shell is filled per layout. */
   shellShapes?: ShellShapes | undefined;
-  /** The matched topics' runs laid out once per run (run-templates.ts); without them, once per digest. */
-  runTemplates?: RunTemplates | undefined;
 }
 
 type Matched = Array<{ text: string; muteUrl: string }>;
@@ -175,7 +172,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
       if (mine === undefined) {
         const keys = topicKey(paper);
         const matched = matchedView(paper);
-        mine = { keys, cacheKeys: keys.map(topicKeyOf), litKey: keys.join('\u0000'), matched, topics: new TopicRuns(matched, layout.runTemplates) };
+        mine = { keys, cacheKeys: keys.map(topicKeyOf), litKey: keys.join('\u0000'), matched, topics: new TopicRuns(matched) };
         byList.set(paper.matchedTopics, mine);
       }
       const card = cache.card(paper, mine.cacheKeys, paper.runTopics);

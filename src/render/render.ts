@@ -8,7 +8,6 @@ import { CardCache, DEFAULT_CARD_CACHE_BYTES } from './card-cache.ts';
 import { emailPaperLimit, feedbackView, matchedView, renderDigestEmail, safeLinks, topicKey, type DigestLayout } from './digest-email.ts';
 import { ArenaPool } from '../mail/qp-body.ts';
 import { ReaderShapes } from './reader-shape.ts';
-import { RunTemplates } from './run-templates.ts';
 import { ShellShapes } from './digest-shell.ts';
 import { paperDaysLabel, plural, safeHref, tidy } from './render-format.ts';
 import { buildParts, type PaperInput } from './render-parts.ts';
@@ -76,7 +75,6 @@ export async function createRenderer(opts: RendererOptions = {}): Promise<Render
     arenas: new ArenaPool(),
     shapes: opts.readerShapes === false ? undefined : new ReaderShapes(templates),
     shellShapes: opts.readerShapes === false ? undefined : new ShellShapes(templates),
-    runTemplates: opts.readerShapes === false ? undefined : new RunTemplates(),
   };
   const renderer = makeRenderer(templates, cache, layout);
   warmUp(renderer);

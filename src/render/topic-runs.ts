@@ -11,12 +11,9 @@
 // stretch from a part's first matched value to its last, texts between included, is encoded once per
 // digest and list and joined as one segment: the HTML laid out once from the state the part is in there,
 // the text part encoded for the column it lands on (always the same: it follows a line's fixed start).
-// The HTML run itself comes from the renderer's templates when it can (run-templates.ts): laid out once per
-// part and topic texts, its mute links written in per digest.
-import type { HtmlSegment } from '../mail/html-body.ts';
+import { encodeHtmlSegment, htmlWireLength, type HtmlSegment } from '../mail/html-body.ts';
 import { encodeQpRun, type QpRun } from '../mail/qp-body.ts';
 import { escapeValue } from './render-templates.ts';
-import { layOutRun, type HtmlRun, type RunTemplates } from './run-templates.ts';
 
 /** Where a part's matched values lie: slots[from..to] (reader-shape.ts ShapedPart.run). */
 export interface RunSpan {
@@ -33,6 +30,12 @@ interface RunPart {
   run?: RunSpan | undefined;
 }
 
+/** A run of the HTML: its segment, and the size its values add (as filledSize sums them per value). */
+export interface HtmlRun {
+  seg: HtmlSegment;
+  valuesSize: number;
+}
+
 /** First slot of the matched topics' values (reader-shape.ts: per topic its mute link, then its text). */
 export const FIRST_TOPIC_SLOT = 5;
 
@@ -45,10 +48,7 @@ export class TopicRuns {
   private readonly htmlRuns = new Map<RunPart, HtmlRun>();
   private readonly textRuns = new Map<RunPart, QpRun>();
 
-  constructor(
-    matched: ReadonlyArray<{ text: string; muteUrl: string }>,
-    private readonly templates?: RunTemplates,
-  ) {
+  constructor(matched: ReadonlyArray<{ text: string; muteUrl: string }>) {
     for (const m of matched) {
       this.html.push(escapeValue(m.muteUrl), escapeValue(m.text));
       this.text.push(m.muteUrl, m.text);
@@ -59,10 +59,12 @@ export class TopicRuns {
   htmlRun(part: RunPart): HtmlRun {
     let run = this.htmlRuns.get(part);
     if (run === undefined) {
+      const span = part.run!;
+      let valuesSize = 0;
+      for (let k = span.from; k <= span.to; k++) valuesSize += htmlWireLength(this.html[part.slots[k]! - FIRST_TOPIC_SLOT]!);
       // Laid out from the state the part's text before it ends in (HtmlBodyWriter.layoutKey there).
-      const before = part.segments![part.run!.from]!;
-      const startKey = before.endState * 2 + (before.rawNext ? 1 : 0);
-      run = this.templates?.htmlRun(part, this.html, FIRST_TOPIC_SLOT, startKey) ?? layOutRun(part, this.html, FIRST_TOPIC_SLOT, startKey);
+      const before = part.segments![span.from]!;
+      run = { seg: encodeHtmlSegment(runText(part, this.html), before.endState * 2 + (before.rawNext ? 1 : 0)), valuesSize };
       this.htmlRuns.set(part, run);
     }
     return run;
