@@ -124,16 +124,21 @@ export function createFeedbackService(deps: FeedbackDeps) {
       const { subscriber, paper } = resolve(token, paperId);
       recordVote(db, subscriber.id, paper.id, direction === 'more' ? 1 : -1, clock.now());
       logger.info({ subscriberId: subscriber.id, paperId, direction }, 'feedback recorded');
-      const topics = (statement(db, SQL_MATCHING_TOPICS).all(subscriber.id, paper.id) as Array<{ id: number; text: string; muted: number }>)
-        .filter((t) => t.muted === 0)
-        .map((t) => ({ text: t.text, muteUrl: links.mute(subscriber, t.id) }));
+      // The manage token, signed once: the preferences link and every mute link carry it (links.ts mute()).
+      const manage = links.manageToken(subscriber);
+      // "Less like this" offers to mute the topics that brought the paper.
+      const muteTopics =
+        direction === 'less'
+          ? (statement(db, SQL_MATCHING_TOPICS).all(subscriber.id, paper.id) as Array<{ id: number; text: string; muted: number }>)
+              .filter((t) => t.muted === 0)
+              .map((t) => ({ text: t.text, muteUrl: links.muteOf(manage, t.id) }))
+          : [];
       return {
         email: subscriber.email,
         paper: { title: paper.title, url: paper.url },
         more: direction === 'more',
-        // "Less like this" offers to mute the topics that brought the paper.
-        muteTopics: direction === 'less' ? topics : [],
-        preferencesUrl: links.preferences(subscriber),
+        muteTopics,
+        preferencesUrl: links.manageOf(manage).preferences,
       };
     },
 

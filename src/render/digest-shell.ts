@@ -198,7 +198,9 @@ export class ShellShapes {
     if (values.length > MAX_SLOTS) throw new AppError('template_invalid', `digest shell: ${values.length} values, more than ${MAX_SLOTS}`);
     let shape = this.map.get(key);
     if (shape === undefined) {
+      // Walked again with marks: the same key and values, made anew.
       const seen = key;
+      key = '';
       values.length = 0;
       const marked = walk(view, true) as object;
       shape = this.make(marked, values);

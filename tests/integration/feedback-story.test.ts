@@ -235,6 +235,17 @@ describe('a reader teaches their digest from the email', () => {
     const page = await click(p.less!);
     expect(page).toContain('Mute this topic');
     expect(page).toContain('learning OR model OR agent OR policy');
+    // The offer is the subscriber's mute link (manage token and topic id): it opens the mute page for that
+    // topic, which changes nothing until its button is pressed.
+    const offer = /<a href="([^"]+)">Mute this topic<\/a>/.exec(page)![1]!.replaceAll('&#x2F;', '/');
+    expect(new URL(offer).pathname).toMatch(/^\/mute\/[0-9a-z]+\.m\.[A-Za-z0-9_-]{22}\/\d+$/);
+    const mutePage = await fetch(h.local(offer));
+    expect(mutePage.status).toBe(200);
+    const muteHtml = await mutePage.text();
+    expect(muteHtml).toContain('learning OR model OR agent OR policy');
+    expect(muteHtml).toContain('<form method="post"');
+    const muted = h.core.db.prepare('SELECT t.muted FROM topics t JOIN subscribers s ON s.id = t.subscriber_id WHERE s.email = ?').all(READER);
+    expect(muted).toEqual([{ muted: 0 }]);
   });
 
   it('following an author from the email adds an author: topic after a confirmation page', async () => {
