@@ -111,8 +111,12 @@ export class Tokens {
     const expected = claimed.compact
       ? this.mac(`c|${claimed.head}`, salt).subarray(0, COMPACT_SIGNATURE_BYTES)
       : this.mac(claimed.head, salt);
-    const given = Buffer.from(claimed.signature, 'base64url');
-    const match = given.length === expected.length && timingSafeEqual(given, expected);
+    // Compared as text, not as decoded bytes: the last character of a signature carries unused bits (22
+    // characters are 132 bits for 128; 43 are 258 for 256), which a decoder ignores, so 2-16 spellings of
+    // one signature would all pass. Only the one sign() writes does.
+    const given = Buffer.from(claimed.signature, 'latin1');
+    const wanted = Buffer.from(expected.toString('base64url'), 'latin1');
+    const match = given.length === wanted.length && timingSafeEqual(given, wanted);
     if (!match || !subject || subject.id !== claimed.subscriberId) return { ok: false, reason: 'bad-signature' };
     if (claimed.exp !== 0 && claimed.exp * 1000 < now.getTime()) return { ok: false, reason: 'expired' };
     return { ok: true, token: { subscriberId: claimed.subscriberId, purpose: claimed.purpose } };
