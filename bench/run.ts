@@ -15,7 +15,7 @@
 // In the same run it measures the ceiling (one pre-built message sent over and over by the service's own
 // pool) and the naive baseline (per-subscriber JS matching + mjml2html, on a sample), and prints our
 // rate against both. See BENCHMARKS.md.
-import { execFile, fork, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -33,11 +33,11 @@ import { createLogger } from '../src/log.ts';
 import { createApp } from '../src/main.ts';
 import { matchPending } from '../src/topics/matcher.ts';
 import { measureCeiling, prebuildMessage } from './ceiling.ts';
+import { generateInChild, importInChild, sendInChild } from './children.ts';
 import { setupLearning } from './learning.ts';
 import { distribution, fmt, peakRssMb, StageClock } from './measure.ts';
 import { measureNaive } from './naive.ts';
 import { measurePerDigest } from './per-digest.ts';
-import type { GenerateStats } from './generate.ts';
 import type { SinkMessage, SinkStats } from './sink.ts';
 import { POSTFIX_SMTP_SINK, startPostfixSink, type PostfixSink } from './postfix-sink.ts';
 
@@ -111,7 +111,7 @@ try {
   // In a child process, so that this process's memory figures are the service's alone.
   const population = await clock.run(
     'generate',
-    () => generateInChild(batchFile, csvFile),
+    () => generateInChild({ subscribers: SUBSCRIBERS, papers: PAPERS, topics: TOPICS, profile: PROFILE, seed: o.seed }, batchFile, csvFile),
     (p) => `${fmt.int(p.papers)} papers; ${fmt.int(p.rows)} CSV rows (${fmt.int(p.bytes / 1e6)} MB), ${fmt.int(p.distinctTopics)} distinct topics, top topic on ${(p.topTopicShare * 100).toFixed(1)}% of subscribers`,
   );
 
@@ -178,7 +178,7 @@ try {
   const sinkCpuBefore = postfix?.stats().cpuSeconds;
   const sent = await clock.run(
     'render+send',
-    () => (o['send-in-child'] || o['render-free'] ? sendInChild(config) : sendPending(app, { retryWindowMs: 0 })),
+    () => (o['send-in-child'] || o['render-free'] ? sendInChildRun(config) : sendPending(app, { retryWindowMs: 0 })),
     (r, s) =>
       `${fmt.int(r.sent)} sent, ${r.failed} failed, ${r.retrying} retrying; ${fmt.rate(r.sent / s)} digests/s; ` +
       (childRun
@@ -296,83 +296,18 @@ try {
   if (!o.keep) rmSync(dir, { recursive: true, force: true });
 }
 
-function generateInChild(batchFile: string, csvFile: string): Promise<GenerateStats> {
-  const script = fileURLToPath(new URL('./generate.ts', import.meta.url));
-  const args = ['--import', 'tsx', script, '--subscribers', String(SUBSCRIBERS), '--papers', String(PAPERS)];
-  args.push('--topics', String(TOPICS), '--topics-profile', PROFILE, '--seed', String(o.seed), '--batch', batchFile, '--csv', csvFile);
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, args, { maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`bench/generate.ts failed: ${stderr || err.message}`));
-      else resolve(JSON.parse(stdout) as GenerateStats);
-    });
+/** `digest run` in a child process, its peak RSS kept for the report. */
+async function sendInChildRun(config: ReturnType<typeof loadConfig>): Promise<SendSummary> {
+  const run = await sendInChild(config, {
+    pool: POOL,
+    workers: o.workers,
+    workerHeapMb: o['worker-heap-mb'],
+    nodeOptions: o['child-node-options'],
+    renderFree: o['render-free'],
+    logDir: dir,
   });
-}
-
-/** `node bin/digest.js import <csv>` (the compiled CLI) on the bench database; resolves the subscriber count. */
-function importInChild(csvFile: string, config: ReturnType<typeof loadConfig>): Promise<number> {
-  const bin = fileURLToPath(new URL('../bin/digest.js', import.meta.url));
-  const env = childEnv(config);
-  return new Promise((resolve, reject) => {
-    execFile(process.execPath, [bin, 'import', csvFile], { env, maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
-      if (err) return reject(new Error(`digest import failed: ${stderr || err.message}`));
-      const m = /imported ([\d,]+)/.exec(stdout);
-      resolve(m ? Number(m[1]!.replaceAll(',', '')) : Number.NaN);
-    });
-  });
-}
-
-/**
- * `node bin/digest.js run` on the bench database (planned already: it only sends). Its peak RSS is read
- * from /proc (VmHWM, the process's high-water mark over every thread) every 100 ms until it exits.
- */
-async function sendInChild(config: ReturnType<typeof loadConfig>): Promise<SendSummary> {
-  const bin = fileURLToPath(new URL('../bin/digest.js', import.meta.url));
-  const env: Record<string, string> = {
-    ...childEnv(config),
-    SMTP_POOL_SIZE: String(POOL),
-    ...(o.workers ? { SEND_WORKERS: o.workers } : {}),
-    ...(o['worker-heap-mb'] ? { SEND_WORKER_HEAP_MB: o['worker-heap-mb'] } : {}),
-  };
-  // e.g. `--child-node-options="--cpu-prof --cpu-prof-dir /tmp/prof"`: a V8 profile of every thread of
-  // `digest run` (node's own options, before the script; the child gets a fixed environment).
-  const nodeArgs = o['child-node-options']?.split(/\s+/).filter(Boolean) ?? [];
-  if (o['render-free']) nodeArgs.push('--import', fileURLToPath(new URL('./render-free.mjs', import.meta.url)));
-  let peakKb = 0;
-  const stdout = await new Promise<string>((resolve, reject) => {
-    const child = execFile(process.execPath, [...nodeArgs, bin, 'run'], { env, maxBuffer: 1 << 30 }, (err, out, stderr) => {
-      clearInterval(poll);
-      // What `digest run` printed (with --child-node-options such as --trace-gc-nvp, a lot): kept with --keep.
-      writeFileSync(join(dir, 'digest-run.log'), `${out}${stderr}`);
-      if (err) reject(new Error(`digest run failed: ${stderr || err.message}`));
-      else resolve(out);
-    });
-    const poll = setInterval(() => {
-      try {
-        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-        if (m) peakKb = Math.max(peakKb, Number(m[1]));
-      } catch {
-        // exited between two polls
-      }
-    }, 100);
-  });
-  const m = /sent (\d+), skipped (\d+), failed (\d+)(?:, (\d+) to retry later)?/.exec(stdout);
-  if (!m) throw new Error(`digest run: no summary line in ${JSON.stringify(stdout)}`);
-  childRun = { peakRssMb: Math.round(peakKb / 1024) };
-  const n = (i: number) => Number(m[i] ?? 0);
-  return { sent: n(1), suppressed: 0, unknown: n(2), failed: n(3), retrying: n(4), newlySuppressed: 0, paused: false, aborted: false };
-}
-
-function childEnv(config: ReturnType<typeof loadConfig>): Record<string, string> {
-  return {
-    PATH: process.env.PATH ?? '',
-    DATABASE_PATH: config.DATABASE_PATH,
-    SMTP_URL: config.SMTP_URL ?? '',
-    SECRET_KEY: config.SECRET_KEY ?? '',
-    PUBLIC_URL: config.PUBLIC_URL,
-    MAIL_FROM: config.MAIL_FROM,
-    DIGEST_TZ: config.DIGEST_TZ,
-    LOG_LEVEL: 'warn',
-  };
+  childRun = { peakRssMb: run.peakRssMb };
+  return run.summary;
 }
 
 function cacheLine(): string {
