@@ -20,21 +20,20 @@ export class Links {
     return `${this.base}/confirm/${this.tokens.sign(s, 'confirm', exp)}`;
   }
   preferences(s: TokenSubject): string {
-    return this.manage(s).preferences;
+    return this.manageOf(this.manageToken(s)).preferences;
   }
   /** Page with a button (GET) and the RFC 8058 one-click target (POST). */
   unsubscribe(s: TokenSubject): string {
-    return this.manage(s).unsubscribe;
-  }
-  /** Both links of the 'manage' token, signed once (a digest carries both: one HMAC, ~2.7 µs, fewer). */
-  manage(s: TokenSubject): { preferences: string; unsubscribe: string } {
-    return this.manageOf(this.manageToken(s));
+    return this.manageOf(this.manageToken(s)).unsubscribe;
   }
   /** The subscriber's 'manage' token: preferences, unsubscribe and mute links all carry it. */
   manageToken(s: TokenSubject): string {
     return this.tokens.sign(s, 'manage');
   }
-  /** manage() for a token the caller already holds (manageToken). */
+  /**
+   * Both links of a 'manage' token the caller already holds (manageToken): a digest carries both and its
+   * mute links, for one HMAC (~2.7 µs) in all.
+   */
   manageOf(token: string): { preferences: string; unsubscribe: string } {
     return { preferences: `${this.base}/preferences/${token}`, unsubscribe: `${this.base}/unsubscribe/${token}` };
   }
