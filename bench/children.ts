@@ -2,12 +2,13 @@
 // and `digest run`, each in its own process so that the figures are the service's own (its peak RSS, its
 // CPU), not the bench process's.
 import { execFile } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { loadConfig } from '../src/config.ts';
 import type { SendSummary } from '../src/send/send-types.ts';
 import type { GenerateStats } from './generate.ts';
+import { procStats } from './postfix-sink.ts';
 
 type Config = ReturnType<typeof loadConfig>;
 
@@ -72,7 +73,7 @@ export async function sendInChild(config: Config, opts: SendInChildOptions): Pro
   // The child gets a fixed environment, so NODE_OPTIONS would not reach it: node's options go before the script.
   const nodeArgs = opts.nodeOptions?.split(/\s+/).filter(Boolean) ?? [];
   if (opts.renderFree) nodeArgs.push('--import', fileURLToPath(new URL('./render-free.mjs', import.meta.url)));
-  let peakKb = 0;
+  let peakMb = 0;
   const stdout = await new Promise<string>((resolve, reject) => {
     const child = execFile(process.execPath, [...nodeArgs, bin, 'run'], { env, maxBuffer: 1 << 30 }, (err, out, stderr) => {
       clearInterval(poll);
@@ -83,8 +84,7 @@ export async function sendInChild(config: Config, opts: SendInChildOptions): Pro
     });
     const poll = setInterval(() => {
       try {
-        const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-        if (m) peakKb = Math.max(peakKb, Number(m[1]));
+        peakMb = Math.max(peakMb, procStats(child.pid!).maxRssMb);
       } catch {
         // exited between two polls
       }
@@ -95,7 +95,7 @@ export async function sendInChild(config: Config, opts: SendInChildOptions): Pro
   const n = (i: number) => Number(m[i] ?? 0);
   return {
     summary: { sent: n(1), suppressed: 0, unknown: n(2), failed: n(3), retrying: n(4), newlySuppressed: 0, paused: false, aborted: false },
-    peakRssMb: Math.round(peakKb / 1024),
+    peakRssMb: peakMb,
   };
 }
 

@@ -113,7 +113,8 @@ export class Tokens {
       : this.mac(claimed.head, salt);
     // Compared as text, not as decoded bytes: the last character of a signature carries unused bits (22
     // characters are 132 bits for 128; 43 are 258 for 256), which a decoder ignores, so 2-16 spellings of
-    // one signature would all pass. Only the one sign() writes does.
+    // one signature would all pass. Only the one sign() writes does. latin1 is exact here: LONG and COMPACT
+    // admit only base64url characters, one byte each.
     const given = Buffer.from(claimed.signature, 'latin1');
     const wanted = Buffer.from(expected.toString('base64url'), 'latin1');
     const match = given.length === wanted.length && timingSafeEqual(given, wanted);
