@@ -87,6 +87,10 @@ export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boo
     if (r.recovered > 0) {
       io.out(`unknown ${r.recovered}: digests left in flight by a stopped run (outcome unknown: not resent, papers ride in the next digest)`);
     }
+    const n = r.notices;
+    if (n && n.sent + n.failed + n.retrying + n.unknown > 0) {
+      io.out(`confirmation emails: sent ${n.sent}, failed ${n.failed}${n.retrying ? `, ${n.retrying} to retry later` : ''}${n.unknown ? `, unknown ${n.unknown}` : ''}`);
+    }
     const s = r.send!;
     io.out(
       `slots ${plan.slots}: planned ${plan.planned}, sent ${s.sent}, skipped ${s.suppressed + s.unknown}, failed ${s.failed}` +
@@ -236,6 +240,8 @@ export async function cmdServe(config: Config, io: CliIo, appOptions: AppOptions
   seedSampleBatch(app, io);
   // Sends left in flight by a crash: say so now, not at the first tick an hour later.
   recoverStale(app.db, app.clock, { logger });
+  // Confirmation emails a stopped process or a relay failure left unsent go now (then on their retry times).
+  app.notices.kick();
   // From here web routes and the scheduler share this connection on one thread: a statement waits at
   // most WEB_BUSY_TIMEOUT_MS for another process's lock (better-sqlite3 waits synchronously, freezing
   // every request meanwhile); routes retry and then answer 503 + Retry-After, the tick's writers retry

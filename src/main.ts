@@ -14,6 +14,7 @@ import { Inbox, portIsOpen, startMailCatcher, type MailCatcher } from './mail/ca
 import { createSmtpMailer } from './mail/smtp-mailer.ts';
 import type { Mailer } from './mail/types.ts';
 import { createSubscriberService, type SubscriberService } from './subscribers/service.ts';
+import type { NoticeSender } from './notices/sender.ts';
 import { HostSpacer } from './ingest/fetch.ts';
 import { arxivExampleFetcher } from './like/arxiv-fetcher.ts';
 import { createFeedbackService, type FeedbackService } from './feedback/service.ts';
@@ -56,6 +57,8 @@ export interface App {
   renderer: Renderer;
   mailer: Mailer;
   subscribers: SubscriberService;
+  /** Confirmation emails: written before they are sent, retried, counted (notices table). */
+  notices: NoticeSender;
   /** Issue 13: feedback/follow links and personal Atom feeds. */
   feedback: FeedbackService;
   feeds: FeedService;
@@ -155,6 +158,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     renderer,
     mailer,
     subscribers,
+    notices: subscribers.notices,
     feedback,
     feeds,
     topicPreview,
@@ -165,6 +169,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     inbox,
     smtpUrl: resolveSmtpUrl,
     async close() {
+      subscribers.notices.close();
       await mailer.close();
       await catcher?.close();
       db.close();

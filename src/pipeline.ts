@@ -11,6 +11,7 @@ import { pruneLedger } from './plan/retention.ts';
 import { countOverdue, type OverdueReport } from './report/overdue.ts';
 import { recoverStale, sendPending, type SendProgress, type SendSummary } from './send/sender.ts';
 import { matchPending, removeUnusedQueries } from './topics/matcher.ts';
+import type { NoticeRunSummary } from './notices/sender.ts';
 
 export interface PipelineOptions {
   /** 'due': only subscribers whose slot has come (the scheduler); 'now': everyone's slot is now. */
@@ -28,6 +29,8 @@ export interface PipelineReport {
   matched: { queries: number; matches: number; ms: number };
   plan: PlanResult;
   send: SendSummary | undefined;
+  /** Confirmation emails due (new, or waiting for a retry after the relay failed) sent by this run. */
+  notices: NoticeRunSummary | undefined;
   /** Rows left 'sending' by a dead process, now 'unknown'. */
   recovered: number;
   /** Paper lists removed after DIGEST_RETENTION_DAYS. */
@@ -37,7 +40,7 @@ export interface PipelineReport {
   overdue: OverdueReport | undefined;
 }
 
-type Deps = Pick<App, 'db' | 'clock' | 'logger' | 'config' | 'mailer' | 'renderer' | 'links' | 'smtpUrl'>;
+type Deps = Pick<App, 'db' | 'clock' | 'logger' | 'config' | 'mailer' | 'renderer' | 'links' | 'smtpUrl' | 'notices'>;
 
 /** Stage 1: each configured source's missing days (nothing when none is configured). */
 export async function fetchSources(app: Deps): Promise<PollReport[]> {
@@ -77,7 +80,7 @@ export async function runPipeline(app: Deps, opts: PipelineOptions): Promise<Pip
     try {
       const matched = matchNew(db);
       const planned = await plan(app, opts.mode, one, true);
-      return { sources, matched, plan: planned, send: undefined, recovered: 0, pruned: 0, prunedQueries: 0, overdue: undefined };
+      return { sources, matched, plan: planned, send: undefined, notices: undefined, recovered: 0, pruned: 0, prunedQueries: 0, overdue: undefined };
     } finally {
       db.exec('ROLLBACK TO dry_run; RELEASE dry_run');
     }
@@ -89,11 +92,15 @@ export async function runPipeline(app: Deps, opts: PipelineOptions): Promise<Pip
   const matched = await retryWhileBusy(() => matchNew(db), wait);
   const planned = await plan(app, opts.mode, one);
   logger.info({ matched, plan: planned }, 'planned');
+  // Confirmation emails due (never sent because the relay was down when asked for, or waiting for a
+  // retry) go first: a person is waiting for each.
+  const notices = await app.notices.sendDue();
+  if (notices.sent + notices.failed + notices.retrying + notices.unknown > 0) logger.info({ notices }, 'confirmation emails');
   const sent = await send(app, { signal: opts.signal, onProgress: opts.onProgress });
   logger.info({ send: sent }, 'sent');
   // The database could not be written mid-send: no upkeep now (it would fail the same way).
   if (one !== undefined || sent.storageFault) {
-    return { sources, matched, plan: planned, send: sent, recovered, pruned: 0, prunedQueries: 0, overdue: undefined };
+    return { sources, matched, plan: planned, send: sent, notices, recovered, pruned: 0, prunedQueries: 0, overdue: undefined };
   }
 
   const pruned = await pruneLedger(db, clock, config.DIGEST_RETENTION_DAYS);
@@ -107,7 +114,7 @@ export async function runPipeline(app: Deps, opts: PipelineOptions): Promise<Pip
       'subscribers have matched papers waiting longer than their schedule allows (see digest status)',
     );
   }
-  return { sources, matched, plan: planned, send: sent, recovered, pruned, prunedQueries, overdue };
+  return { sources, matched, plan: planned, send: sent, notices, recovered, pruned, prunedQueries, overdue };
 }
 
 /**
@@ -125,6 +132,12 @@ export function runFailure(r: PipelineReport): AppError | undefined {
   }
   if (s.paused) {
     return new AppError('RELAY_DOWN', `sending paused: ${s.pauseReason ?? 'the SMTP relay is not answering'}; run again when it is back`, {
+      temporary: true,
+      status: 503,
+    });
+  }
+  if (r.notices?.relayDown !== undefined) {
+    return new AppError('RELAY_DOWN', `confirmation emails not sent: the SMTP relay could not be used (${r.notices.relayDown}); they are retried until it is back`, {
       temporary: true,
       status: 503,
     });

@@ -84,12 +84,12 @@ export function subscriberDetail(db: Db, links: Links, id: number): SubscriberDe
 }
 
 /** The operator's actions. Each returns false when it did not apply (unknown id, already in that state). */
-export function suppressSubscriber(db: Db, clock: Clock, id: number): boolean {
-  return markSuppressed(db, id, clock.now().toISOString());
+export function suppressSubscriber(db: Db, clock: Clock, id: number, detail = ''): boolean {
+  return markSuppressed(db, id, clock.now().toISOString(), { kind: 'operator', detail: detail || 'suppressed from the console' });
 }
 
 export function unsubscribeSubscriber(db: Db, clock: Clock, id: number): boolean {
-  return markUnsubscribed(db, id, clock.now().toISOString());
+  return markUnsubscribed(db, id, clock.now().toISOString(), { kind: 'unsubscribe', detail: 'by the operator (console)' });
 }
 
 export function deleteSubscriber(db: Db, id: number): boolean {

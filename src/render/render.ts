@@ -19,7 +19,8 @@ export type { DigestPaperView, DigestView, FeedbackLinks, RenderedEmail } from '
 export interface ConfirmView {
   email: string;
   confirmUrl: string;
-  topics: string[];
+  /** How many topics were asked for: the email never shows what the requester typed (the page does). */
+  topicCount: number;
   alreadySubscribed: boolean;
   manageUrl?: string;
 }
@@ -126,8 +127,7 @@ function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: DigestLayo
       heading,
       email: view.email,
       alreadySubscribed: already,
-      topics: view.topics.map(tidy).filter((s) => s !== ''),
-      topicsLabel: 'Your topics:',
+      topicsLine: already || view.topicCount <= 0 ? '' : `${plural(view.topicCount, 'topic', 'topics')} chosen: you will see them on the page the button opens, and can change them there.`,
       buttonUrl: buttonUrl === '#' ? '' : buttonUrl,
       buttonLabel: already ? 'Manage preferences' : 'Confirm subscription',
       footer: already
@@ -167,6 +167,6 @@ function warmUp(renderer: Renderer): void {
   const view: DigestView = { email: 'warm@example.org', edition: '2025-01-01', papers: [paper], links };
   renderer.digest(view);
   renderer.webView(view);
-  renderer.confirm({ email: 'warm@example.org', confirmUrl: links.home, topics: ['x'], alreadySubscribed: false });
-  renderer.confirm({ email: 'warm@example.org', confirmUrl: links.home, topics: [], alreadySubscribed: true });
+  renderer.confirm({ email: 'warm@example.org', confirmUrl: links.home, topicCount: 1, alreadySubscribed: false });
+  renderer.confirm({ email: 'warm@example.org', confirmUrl: links.home, topicCount: 0, alreadySubscribed: true });
 }

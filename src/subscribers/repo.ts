@@ -4,6 +4,7 @@ import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
 import type { Frequency, Subscriber, SubscriberStatus, Topic } from '../types.ts';
 import type { LearningPrefs } from './learning-prefs.ts';
+import type { OptOutKind } from '../consent/history.ts';
 
 interface SubscriberRow {
   id: number;
@@ -65,10 +66,25 @@ const SQL_UPDATE_SUBSCRIBE_PREFS = `
   UPDATE subscribers SET timezone = @timezone, delivery_hour = @deliveryHour, frequency = @frequency
   WHERE id = @id`;
 
-// Back to pending after an unsubscribe or a suppression: a fresh confirmation is required.
-const SQL_UPDATE_BACK_TO_PENDING = `
-  UPDATE subscribers SET status = 'pending', confirmed_at = NULL
-  WHERE id = ? AND status IN ('unsubscribed', 'suppressed')`;
+// The operator lifts an opt-out (consent/lift.ts records why): back to confirmed when the address had
+// confirmed before, else pending (it then needs a confirmation like any new address).
+const SQL_LIFT_OPT_OUT = `
+  UPDATE subscribers SET
+    status = CASE WHEN confirmed_at IS NOT NULL THEN 'confirmed' ELSE 'pending' END,
+    unsubscribed_at = NULL, suppressed_at = NULL, hard_failures = 0, opt_out_reason = NULL, opt_out_detail = NULL
+  WHERE id = ? AND status IN ('unsubscribed', 'suppressed')
+  RETURNING status`;
+
+// What an unsubscribed address asked for on the form, kept until the confirmation link is clicked.
+const SQL_SAVE_RESUBSCRIBE = `
+  INSERT INTO resubscribe_requests (subscriber_id, topics, timezone, delivery_hour, frequency, requested_at)
+  VALUES (@id, @topics, @timezone, @deliveryHour, @frequency, @requestedAt)
+  ON CONFLICT (subscriber_id) DO UPDATE SET topics = excluded.topics, timezone = excluded.timezone,
+    delivery_hour = excluded.delivery_hour, frequency = excluded.frequency, requested_at = excluded.requested_at`;
+const SQL_RESUBSCRIBE_REQUEST = `
+  SELECT topics, timezone, delivery_hour AS deliveryHour, frequency, requested_at AS requestedAt
+  FROM resubscribe_requests WHERE subscriber_id = ?`;
+const SQL_DELETE_RESUBSCRIBE = `DELETE FROM resubscribe_requests WHERE subscriber_id = ?`;
 
 // Confirmation. The watermark makes the first digest hold the papers of the last day of ingest: it is
 // the last paper ingested 24 hours or more before the newest paper was (never lowered on a
@@ -79,21 +95,24 @@ const SQL_UPDATE_CONFIRM = `
     confirmed_at = CASE WHEN status = 'confirmed' THEN confirmed_at ELSE @now END,
     unsubscribed_at = NULL,
     suppressed_at = NULL,
+    opt_out_reason = NULL,
+    opt_out_detail = NULL,
     hard_failures = 0,
     watermark = max(watermark, coalesce((
       SELECT max(p.id) FROM papers p
       WHERE p.created_at <= strftime('%Y-%m-%dT%H:%M:%fZ', (SELECT max(created_at) FROM papers), '-1 day')), 0))
   WHERE id = @id`;
 
-// Unsubscribe takes effect at once: planners only pick confirmed subscribers.
+// Unsubscribe takes effect at once: planners only pick confirmed subscribers. The reason (NULL: worked
+// out by the trigger) goes into the opt-out history (migration 008's trigger).
 const SQL_UPDATE_UNSUBSCRIBE = `
-  UPDATE subscribers SET status = 'unsubscribed', unsubscribed_at = @now
+  UPDATE subscribers SET status = 'unsubscribed', unsubscribed_at = @now, opt_out_reason = @reason, opt_out_detail = @detail
   WHERE id = @id AND status <> 'unsubscribed'`;
 
 // Hard bounce or the console's "suppress": no more mail to this address (one that already left stays
 // as it is).
 const SQL_SUPPRESS = `
-  UPDATE subscribers SET status = 'suppressed', suppressed_at = @now
+  UPDATE subscribers SET status = 'suppressed', suppressed_at = @now, opt_out_reason = @reason, opt_out_detail = @detail
   WHERE id = @id AND status IN ('confirmed', 'pending')`;
 
 // One more delivery failure (a 5xx answer at send time, or a soft bounce reported later); at the limit a
@@ -102,7 +121,10 @@ const SQL_COUNT_FAILURE = `
   UPDATE subscribers
   SET hard_failures = hard_failures + 1,
       status = CASE WHEN hard_failures + 1 >= @limit AND status = 'confirmed' THEN 'suppressed' ELSE status END,
-      suppressed_at = CASE WHEN hard_failures + 1 >= @limit AND status = 'confirmed' THEN @now ELSE suppressed_at END
+      suppressed_at = CASE WHEN hard_failures + 1 >= @limit AND status = 'confirmed' THEN @now ELSE suppressed_at END,
+      opt_out_reason = CASE WHEN hard_failures + 1 >= @limit AND status = 'confirmed' THEN 'hard-bounce' ELSE opt_out_reason END,
+      opt_out_detail = CASE WHEN hard_failures + 1 >= @limit AND status = 'confirmed'
+                            THEN (hard_failures + 1) || ' delivery failures in a row (5xx answers or soft bounces)' ELSE opt_out_detail END
   WHERE id = @id
   RETURNING status`;
 
@@ -116,13 +138,6 @@ const SQL_AS_IF_CONFIRMED = `UPDATE subscribers SET status = 'confirmed' WHERE i
 
 // Deleting a subscriber deletes their topics, ledger rows and bounce reports (ON DELETE CASCADE).
 const SQL_DELETE_SUBSCRIBER = `DELETE FROM subscribers WHERE id = ?`;
-
-// When the last confirmation (or "already subscribed") email went out, for the 10-minute throttle.
-const SQL_UPDATE_CONFIRM_SENT_AT = `UPDATE subscribers SET confirm_sent_at = @at WHERE id = @id`;
-
-// Undo the throttle stamp after a failed send, unless another request stamped it since.
-const SQL_RESET_CONFIRM_SENT_AT = `
-  UPDATE subscribers SET confirm_sent_at = @previous WHERE id = @id AND confirm_sent_at = @at`;
 
 // Everything the preferences page edits.
 const SQL_UPDATE_PREFERENCES = `
@@ -210,22 +225,51 @@ export function updateSubscribePrefs(db: Db, id: number, p: SubscriberPrefs): vo
   statement(db, SQL_UPDATE_SUBSCRIBE_PREFS).run({ id, ...p });
 }
 
-export function setBackToPending(db: Db, id: number): void {
-  statement(db, SQL_UPDATE_BACK_TO_PENDING).run(id);
+/** The operator's lift (consent/lift.ts); returns the new status, undefined when the row had not left. */
+export function liftOptOutStatus(db: Db, id: number): SubscriberStatus | undefined {
+  return statement<[number], { status: SubscriberStatus }>(db, SQL_LIFT_OPT_OUT).get(id)?.status;
+}
+
+export interface ResubscribeRequest extends SubscriberPrefs {
+  /** The topics as typed (JSON in the table). */
+  topics: string[];
+  requestedAt: string;
+}
+
+export function saveResubscribeRequest(db: Db, id: number, r: ResubscribeRequest): void {
+  statement(db, SQL_SAVE_RESUBSCRIBE).run({ id, ...r, topics: JSON.stringify(r.topics) });
+}
+
+export function findResubscribeRequest(db: Db, id: number): ResubscribeRequest | undefined {
+  const r = statement<[number], Omit<ResubscribeRequest, 'topics'> & { topics: string }>(db, SQL_RESUBSCRIBE_REQUEST).get(id);
+  return r && { ...r, topics: JSON.parse(r.topics) as string[] };
+}
+
+export function deleteResubscribeRequest(db: Db, id: number): void {
+  statement(db, SQL_DELETE_RESUBSCRIBE).run(id);
 }
 
 export function markConfirmed(db: Db, id: number, now: string): void {
   statement(db, SQL_UPDATE_CONFIRM).run({ id, now });
 }
 
+/**
+ * Why an address leaves, for its opt-out history (consent/history.ts). Omitted: the history's trigger
+ * works it out (a complaint or bounce report of the same moment; else unsubscribe / hard bounce).
+ */
+export interface OptOutReason {
+  kind: OptOutKind;
+  detail?: string;
+}
+
 /** Returns true when the subscriber was not already unsubscribed. */
-export function markUnsubscribed(db: Db, id: number, now: string): boolean {
-  return statement(db, SQL_UPDATE_UNSUBSCRIBE).run({ id, now }).changes > 0;
+export function markUnsubscribed(db: Db, id: number, now: string, reason?: OptOutReason): boolean {
+  return statement(db, SQL_UPDATE_UNSUBSCRIBE).run({ id, now, reason: reason?.kind ?? null, detail: reason?.detail ?? null }).changes > 0;
 }
 
 /** Returns true when the address was confirmed or pending (and is now suppressed). */
-export function markSuppressed(db: Db, id: number, now: string): boolean {
-  return statement(db, SQL_SUPPRESS).run({ id, now }).changes > 0;
+export function markSuppressed(db: Db, id: number, now: string, reason?: OptOutReason): boolean {
+  return statement(db, SQL_SUPPRESS).run({ id, now, reason: reason?.kind ?? null, detail: reason?.detail ?? null }).changes > 0;
 }
 
 /** Counts one delivery failure; returns the status after it ('suppressed' at the limit), undefined when there is no such subscriber. */
@@ -245,14 +289,6 @@ export function markConfirmedForPreview(db: Db, id: number): void {
 
 export function deleteSubscriberRow(db: Db, id: number): boolean {
   return statement(db, SQL_DELETE_SUBSCRIBER).run(id).changes > 0;
-}
-
-export function setConfirmSentAt(db: Db, id: number, at: string): void {
-  statement(db, SQL_UPDATE_CONFIRM_SENT_AT).run({ id, at });
-}
-
-export function resetConfirmSentAt(db: Db, id: number, at: string, previous: string | null): void {
-  statement(db, SQL_RESET_CONFIRM_SENT_AT).run({ id, at, previous });
 }
 
 export function updatePreferenceColumns(

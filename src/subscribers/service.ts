@@ -5,16 +5,21 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/open.ts';
 import type { Renderer } from '../render/render.ts';
 import { AppError, errorMessage } from '../errors.ts';
-import type { Links } from '../links.ts';
+import { CONFIRM_TTL_MS, type Links } from '../links.ts';
+import { createNoticeSender } from '../notices/sender.ts';
+import { queueNotice, type Queued } from '../notices/queue.ts';
+import { noticesOf } from '../notices/repo.ts';
+import type { RetrySettings } from '../send/retry-policy.ts';
+import { subscriptionWrites } from './subscription-writes.ts';
 import type { Logger } from '../log.ts';
 import type { Mailer } from '../mail/types.ts';
-import { newSalt, type Tokens } from '../tokens.ts';
+import type { Tokens } from '../tokens.ts';
 import { parseTopic, parseTopics, type ParsedTopic } from '../topics/parse.ts';
 import { ensureQuery } from '../topics/matcher.ts';
 import { ensureExamples, type ExampleFetcher } from '../like/like.ts';
 import type { SubscriberStatus, Topic } from '../types.ts';
 import { normaliseEmail } from './email-address.ts';
-import { resolveLink, invalidLink } from './link-tokens.ts';
+import { resolveLink } from './link-tokens.ts';
 import { checkFrequency, checkHour, checkPauseDays, checkTimezone, checkWeekday } from './preferences-input.ts';
 import { lastSlotReport } from '../report/why-no-email.ts';
 import { checkMaxPapers } from './learning-prefs.ts';
@@ -26,16 +31,12 @@ import type {
   PreferencesView,
   SubscribeInput,
   SubscribeOptions,
-  SubscribeOutcome,
   SubscribeResult,
   SubscriberListing,
   TopicView,
 } from './types.ts';
 
 export type * from './types.ts';
-
-/** At most one confirmation (or "already subscribed") email per address in this window. */
-export const CONFIRM_EMAIL_INTERVAL_MS = 10 * 60 * 1000;
 
 export interface SubscriberServiceDeps {
   db: Db;
@@ -44,7 +45,7 @@ export interface SubscriberServiceDeps {
   links: Links;
   mailer: Mailer;
   renderer: Pick<Renderer, 'confirm'>;
-  config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'>;
+  config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'> & RetrySettings;
   logger: Logger;
   /** Looks up like: examples that are not in the database (the arXiv source); unset: refused. */
   exampleFetcher?: ExampleFetcher | undefined;
@@ -59,8 +60,11 @@ interface CheckedTopic {
 }
 
 export function createSubscriberService(deps: SubscriberServiceDeps) {
-  const { db, clock, tokens, links, mailer, renderer, config, logger } = deps;
+  const { db, clock, tokens, links, renderer, config, logger } = deps;
   const nowIso = () => clock.now().toISOString();
+  // Confirmation emails are deliveries of their own (notices table): written, then sent and retried.
+  const notices = createNoticeSender({ db, clock, mailer: deps.mailer, renderer, links, logger, config });
+  const { writeSubscription, confirmWrite } = subscriptionWrites({ db, clock, desiredTopics, checkTopics });
 
   /**
    * Parses every topic once (writes nothing); throws TOPIC_INVALID naming the topic by its place in the
@@ -124,43 +128,31 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
     };
   }
 
-  async function sendConfirmation(s: SubscriberRecord, alreadySubscribed: boolean, wait: boolean): Promise<SubscribeResult['emailState']> {
-    const now = clock.now();
-    if (s.confirmSentAt && now.getTime() - Date.parse(s.confirmSentAt) < CONFIRM_EMAIL_INTERVAL_MS) {
-      logger.info({ subscriberId: s.id }, 'confirmation email throttled');
+  /**
+   * Sends a written notice: the CLI and the console wait for it (a failure is an error that says it will
+   * be retried); the web does not (it is stored, so the page may say "on its way"; failures are retried and
+   * counted).
+   */
+  async function deliver(queued: Queued, wait: boolean, subscriberId: number): Promise<SubscribeResult['emailState']> {
+    if (queued === 'throttled') {
+      logger.info({ subscriberId }, 'confirmation email throttled (per-address limits)');
       return 'throttled';
     }
-    const at = now.toISOString();
-    repo.setConfirmSentAt(db, s.id, at);
-    const mail = renderer.confirm({
-      email: s.email,
-      confirmUrl: links.confirm(s),
-      topics: repo.listTopics(db, s.id).map((t) => t.text),
-      alreadySubscribed,
-      manageUrl: links.preferences(s),
-    });
-    const sending = mailer.send({ to: s.email, subject: mail.subject, html: mail.html, text: mail.text }).then(
-      () => logger.info({ subscriberId: s.id, alreadySubscribed }, 'confirmation email sent'),
-      (e: unknown) => {
-        // Let the person try again at once rather than wait out the throttle.
-        repo.resetConfirmSentAt(db, s.id, at, s.confirmSentAt);
-        throw e;
-      },
-    );
-    if (wait) {
-      try {
-        await sending;
-      } catch (cause) {
-        throw new AppError('CONFIRM_EMAIL_FAILED', `Could not send the confirmation email: ${errorMessage(cause)}`, {
-          cause,
-          status: 502,
-          temporary: true,
-        });
-      }
-      return 'sent';
+    if (!wait) {
+      // A notice that was waiting for a retry goes now: the person asked again.
+      if (queued.reused) void notices.sendNow(queued.id).catch((e: unknown) => logger.error({ err: errorMessage(e) }, 'confirmation email failed'));
+      else notices.kick();
+      return 'queued';
     }
-    sending.catch((e: unknown) => logger.error({ subscriberId: s.id, err: errorMessage(e) }, 'confirmation email failed'));
-    return 'queued';
+    const result = await notices.sendNow(queued.id);
+    if (result === 'sent' || result === undefined) return 'sent';
+    const row = noticesOf(db, subscriberId, 1)[0];
+    const why = row?.smtpResponse ?? result;
+    const later = result === 'retry' ? '; it is kept and retried by the next run' : '';
+    throw new AppError('CONFIRM_EMAIL_FAILED', `Could not send the confirmation email: ${why}${later}`, {
+      status: 502,
+      temporary: result === 'retry',
+    });
   }
 
   function prefsFrom(input: SubscribeInput, current?: repo.SubscriberPrefs): repo.SubscriberPrefs {
@@ -172,56 +164,44 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
   }
 
   return {
+    /** The sender of confirmation emails (the pipeline and `digest serve` send what is due through it). */
+    notices,
+
     async subscribe(input: SubscribeInput, options: SubscribeOptions = {}): Promise<SubscribeResult> {
       const email = normaliseEmail(input.email);
       const admin = options.confirmed === true;
       const sendEmail = options.sendEmail ?? !admin;
       // Everything is validated before anything is written, whatever the address, so that a bad topic
       // is refused the same way for known and unknown addresses.
-      const prefs = prefsFrom(input);
+      prefsFrom(input);
       const checked = checkTopics(input.topics);
       await prepareExamples(input.topics);
-      const write = db.transaction((): { id: number; outcome: SubscribeOutcome } => {
-        const existing = repo.findSubscriberByEmail(db, email);
-        if (existing?.status === 'confirmed' && !admin) return { id: existing.id, outcome: 'already-confirmed' };
-        const topics = desiredTopics(checked);
-        const createdAt = nowIso();
-        let id: number;
-        let outcome: SubscribeOutcome;
-        if (!existing) {
-          id = repo.insertSubscriber(db, { email, salt: newSalt(), createdAt, ...prefs });
-          outcome = 'created';
-        } else {
-          id = existing.id;
-          repo.updateSubscribePrefs(db, id, prefsFrom(input, existing));
-          outcome = existing.status === 'pending' ? 'updated' : 'resubscribed';
-          if (existing.status === 'unsubscribed' || existing.status === 'suppressed') repo.setBackToPending(db, id);
-        }
-        repo.replaceTopics(db, id, topics);
-        if (admin) {
-          repo.markConfirmed(db, id, createdAt);
-          outcome = 'confirmed';
-        }
-        return { id, outcome };
-      });
-      const { id, outcome } = write.immediate();
-      const s = repo.findSubscriberById(db, id)!;
+      const written = db.transaction(() => {
+        const w = writeSubscription(email, input, prefsFrom, checked, admin);
+        const queued = sendEmail && w.notice && w.id !== undefined ? queueNotice(db, { subscriberId: w.id, email, kind: w.notice, now: clock.now() }) : undefined;
+        return { ...w, queued };
+      }).immediate();
+      const { id, outcome, queued } = written;
+      const s = id === undefined ? undefined : repo.findSubscriberById(db, id);
       logger.info({ subscriberId: id, outcome }, 'subscribe');
       let mailState: SubscribeResult['emailState'] = 'none';
-      if (sendEmail) mailState = await sendConfirmation(s, s.status === 'confirmed', options.waitForEmail ?? true);
-      return { subscriberId: id, email: s.email, outcome, status: s.status, emailState: mailState };
+      if (queued && id !== undefined) mailState = await deliver(queued, options.waitForEmail ?? true, id);
+      return { subscriberId: id, email: s?.email ?? email, outcome, status: s?.status ?? written.status, emailState: mailState };
     },
 
-    /** Confirms a pending subscriber; confirming twice is harmless. */
-    confirm(token: string): { subscriberId: number; email: string; alreadyConfirmed: boolean; preferencesUrl: string } {
+    /**
+     * Confirms a pending subscriber, or the re-subscribe request of an unsubscribed one (only with a link
+     * sent after the request); confirming twice is harmless. The page shows the topics (the email does not).
+     */
+    confirm(token: string): { subscriberId: number; email: string; alreadyConfirmed: boolean; preferencesUrl: string; topics: string[] } {
       const { subscriber: s } = resolveLink(db, tokens, clock, token, 'confirm');
-      if (s.status === 'unsubscribed' || s.status === 'suppressed') throw invalidLink('confirm');
       const alreadyConfirmed = s.status === 'confirmed';
       if (!alreadyConfirmed) {
-        db.transaction(() => repo.markConfirmed(db, s.id, nowIso())).immediate();
+        const issuedAt = (tokens.peek(token)?.exp ?? 0) * 1000 - CONFIRM_TTL_MS;
+        db.transaction(() => confirmWrite(s, issuedAt)).immediate();
         logger.info({ subscriberId: s.id }, 'subscriber confirmed');
       }
-      return { subscriberId: s.id, email: s.email, alreadyConfirmed, preferencesUrl: links.preferences(s) };
+      return { subscriberId: s.id, email: s.email, alreadyConfirmed, preferencesUrl: links.preferences(s), topics: repo.listTopics(db, s.id).map((t) => t.text) };
     },
 
     getPreferences,
@@ -266,24 +246,27 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
     /** Takes effect at once; unsubscribing twice is harmless. */
     unsubscribe(token: string): { email: string; changed: boolean } {
       const { subscriber: s } = resolveLink(db, tokens, clock, token, 'manage');
-      const changed = repo.markUnsubscribed(db, s.id, nowIso());
+      const changed = repo.markUnsubscribed(db, s.id, nowIso(), { kind: 'unsubscribe', detail: 'unsubscribe link' });
       if (changed) logger.info({ subscriberId: s.id }, 'unsubscribed');
       return { email: s.email, changed };
     },
 
-    /** Operator console: the confirmation email again, for a pending subscriber (same 10-minute throttle). */
+    /** Operator console: the confirmation email again, for a pending subscriber (same per-address limits). */
     async resendConfirmation(id: number): Promise<SubscribeResult['emailState']> {
       const s = repo.findSubscriberById(db, id);
       if (!s) throw new AppError('NOT_FOUND', `no subscriber with id ${id}`, { status: 404 });
       if (s.status !== 'pending') throw new AppError('NOT_PENDING', `${s.email} is ${s.status}: only a pending address gets a confirmation email`);
-      return sendConfirmation(s, false, true);
+      const queued = db.transaction(() => queueNotice(db, { subscriberId: s.id, email: s.email, kind: 'confirm', now: clock.now() })).immediate();
+      return deliver(queued, true, s.id);
     },
 
-    /** Admin path. False when the address is unknown; true when it is now unsubscribed (even if it was already). */
+    /** Admin path (the person asked the operator). False when the address is unknown; true when it is now unsubscribed (even if it was already). */
     unsubscribeByEmail(email: string): boolean {
       const s = repo.findSubscriberByEmail(db, normaliseEmail(email));
       if (!s) return false;
-      if (repo.markUnsubscribed(db, s.id, nowIso())) logger.info({ subscriberId: s.id }, 'unsubscribed by an administrator');
+      if (repo.markUnsubscribed(db, s.id, nowIso(), { kind: 'unsubscribe', detail: 'by the operator' })) {
+        logger.info({ subscriberId: s.id }, 'unsubscribed by an administrator');
+      }
       return true;
     },
 

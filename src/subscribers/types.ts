@@ -23,17 +23,19 @@ export interface SubscribeOptions {
 export type SubscribeOutcome =
   | 'created' // new address, pending
   | 'updated' // was pending: topics and preferences replaced
-  | 'resubscribed' // was unsubscribed or suppressed: pending again
+  | 'resubscribe-requested' // was unsubscribed: the request waits for the emailed link, the row stays unsubscribed
+  | 'opted-out' // complained, bounced or suppressed (or its row deleted after that): nothing written or mailed
   | 'already-confirmed' // nothing changed
   | 'confirmed'; // admin path: confirmed now (new or existing)
 
 export interface SubscribeResult {
-  subscriberId: number;
+  /** Undefined when nothing was written (an opted-out address whose row was deleted). */
+  subscriberId: number | undefined;
   /** The address as stored (trimmed, domain lower-cased). */
   email: string;
   outcome: SubscribeOutcome;
   status: SubscriberStatus;
-  /** 'throttled': one was sent less than 10 minutes ago; 'queued': sending in the background. */
+  /** 'throttled': the address's limits (3 a day, none while one of the last hour is live); 'queued': stored, sending in the background. */
   emailState: 'sent' | 'queued' | 'throttled' | 'none';
 }
 

@@ -210,24 +210,20 @@ describe('digest email', () => {
 });
 
 describe('confirmation email', () => {
-  const topics = ['speculative decoding', '<b>MoE</b>'];
-
-  it('asks to confirm, lists the topics, links the confirm URL', () => {
+  it('asks to confirm, says how many topics (never their text: the requester chose it), links the confirm URL', () => {
     const email = renderer.confirm({
       email: 'new@example.org',
       confirmUrl: 'https://digest.example.org/confirm/tok-c',
-      topics,
+      topicCount: 2,
       alreadySubscribed: false,
     });
     expect(email.subject).toBe('Confirm your subscription to Paper Digest');
     const seen = tidy(visible(email.html));
     expect(seen).toContain('Confirm your subscription');
-    expect(seen).toContain('speculative decoding');
-    expect(email.html).toContain('&lt;b&gt;MoE&lt;/b&gt;');
-    expect(email.html).not.toContain('<b>MoE');
+    expect(seen).toContain('2 topics chosen: you will see them on the page the button opens');
+    expect(email.text).toContain('2 topics chosen');
     expect(email.html).toMatch(/href="https:\/\/digest\.example\.org\/confirm\/tok-c"[^>]*>\s*Confirm subscription/);
     expect(email.text).toContain('Confirm subscription:\nhttps://digest.example.org/confirm/tok-c');
-    expect(email.text).toContain('  - <b>MoE</b>');
     expect(email.html).toMatch(/<html lang="en"/);
   });
 
@@ -235,7 +231,7 @@ describe('confirmation email', () => {
     const email = renderer.confirm({
       email: 'old@example.org',
       confirmUrl: 'https://digest.example.org/confirm/tok-c',
-      topics,
+      topicCount: 0,
       alreadySubscribed: true,
       manageUrl: 'https://digest.example.org/preferences/tok-m',
     });

@@ -1,0 +1,184 @@
+// Sends the notices table's emails (confirmation, "already subscribed"): claim a row, check that the
+// address may still get it, render it (the link is signed now, so it is valid for its whole life from the
+// moment it leaves), send, record the outcome. A failure follows the service's retry policy and backoff
+// curve (send/retry-policy.ts, backoff.ts); a relay that cannot be used at all (refused, TLS, AUTH) is
+// retried for NOTICE_GIVE_UP_MS whatever the attempts, so a confirmation goes out once the relay is fixed.
+import { hostname } from 'node:os';
+import { retryDelayMs } from '../backoff.ts';
+import type { Clock } from '../clock.ts';
+import { activeOptOuts, personMayReverse } from '../consent/history.ts';
+import type { Db } from '../db/open.ts';
+import { errorMessage } from '../errors.ts';
+import type { Links } from '../links.ts';
+import type { Logger } from '../log.ts';
+import { toMailError } from '../mail/errors.ts';
+import type { Mailer } from '../mail/types.ts';
+import type { Renderer } from '../render/render.ts';
+import { afterFailure, type RetrySettings } from '../send/retry-policy.ts';
+import { findResubscribeRequest, findSubscriberById, listTopics, type SubscriberRecord } from '../subscribers/repo.ts';
+import { claimNotice, dueNotices, nextNoticeRetry, recoverNotices, settleNotice, type Notice, type NoticeOutcome } from './repo.ts';
+
+/** A relay that cannot be used is retried this long after the notice was written; then it fails. */
+export const NOTICE_GIVE_UP_MS = 24 * 3600 * 1000;
+/** A row still 'sending' after this was left by a stopped process. */
+const STALE_SENDING_MS = 15 * 60 * 1000;
+/** Connection failures in a row that end a run of due notices (the relay is down: the rest wait). */
+const RELAY_DOWN_AFTER = 2;
+
+export interface NoticeSenderDeps {
+  db: Db;
+  clock: Clock;
+  mailer: Mailer;
+  renderer: Pick<Renderer, 'confirm'>;
+  links: Links;
+  logger: Logger;
+  config: RetrySettings;
+  random?: () => number;
+}
+
+export type NoticeResult = NoticeOutcome['status'];
+
+export interface NoticeRunSummary {
+  sent: number;
+  failed: number;
+  retrying: number;
+  unknown: number;
+  /** The relay's answer when the run stopped because it could not be used. */
+  relayDown?: string;
+}
+
+export type NoticeSender = ReturnType<typeof createNoticeSender>;
+
+export function createNoticeSender(deps: NoticeSenderDeps) {
+  const { db, clock, mailer, renderer, links, logger, config } = deps;
+  const random = deps.random ?? Math.random;
+  const claimant = `${hostname()}:${process.pid}:notices`;
+  let running: Promise<NoticeRunSummary> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  /** Whether this email may still go to this address now (it may have left, or confirmed, since). */
+  function stillWanted(n: Notice, s: SubscriberRecord | undefined): s is SubscriberRecord {
+    if (!s) return false;
+    if (n.kind === 'already-subscribed') return s.status === 'confirmed';
+    if (s.status === 'pending') return personMayReverse(activeOptOuts(db, s.email));
+    return s.status === 'unsubscribed' && findResubscribeRequest(db, s.id) !== undefined && personMayReverse(activeOptOuts(db, s.email));
+  }
+
+  function render(n: Notice, s: SubscriberRecord) {
+    const topicCount = n.kind === 'confirm' ? (findResubscribeRequest(db, s.id)?.topics.length ?? listTopics(db, s.id).length) : 0;
+    return renderer.confirm({
+      email: s.email,
+      confirmUrl: links.confirm(s),
+      topicCount,
+      alreadySubscribed: n.kind === 'already-subscribed',
+      manageUrl: links.preferences(s),
+    });
+  }
+
+  function settle(n: Notice, o: Partial<NoticeOutcome> & { status: NoticeResult }): NoticeResult {
+    settleNotice(db, n.id, claimant, { nextAttemptAt: null, code: null, response: null, sentAt: null, ...o });
+    return o.status;
+  }
+
+  /** What a failed send does to the notice (retry-policy.ts, with the relay-down rule above). */
+  function afterError(n: Notice, e: unknown): { result: NoticeResult; connection: boolean; response: string } {
+    const err = toMailError(e);
+    const now = clock.now();
+    const base = { code: err.responseCode ?? null, response: err.response.slice(0, 500) };
+    if (err.kind === 'connection') {
+      const tooOld = now.getTime() - Date.parse(n.createdAt) >= NOTICE_GIVE_UP_MS;
+      const delay = retryDelayMs(n.attempts + 1, { baseMs: config.SMTP_RETRY_BASE_MS, maxMs: config.SMTP_RETRY_MAX_MS }, random);
+      const result = tooOld
+        ? settle(n, { status: 'failed', ...base })
+        : settle(n, { status: 'retry', nextAttemptAt: new Date(now.getTime() + delay).toISOString(), ...base });
+      return { result, connection: true, response: base.response };
+    }
+    const d = afterFailure(err.kind, n.attempts, config, now, random);
+    const status = d.action === 'retry' ? 'retry' : d.action === 'unknown' ? 'unknown' : 'failed';
+    const result = settle(n, { status, nextAttemptAt: d.action === 'retry' ? d.at.toISOString() : null, ...base });
+    return { result, connection: false, response: base.response };
+  }
+
+  async function attempt(id: number, force: boolean): Promise<{ result: NoticeResult; connection: boolean; response: string } | undefined> {
+    const n = claimNotice(db, id, claimant, clock.now().toISOString(), force);
+    if (!n) return undefined; // another sender has it, or it is settled
+    const s = n.subscriberId === null ? undefined : findSubscriberById(db, n.subscriberId);
+    if (!stillWanted(n, s)) {
+      return { result: settle(n, { status: 'failed', response: 'not sent: the address no longer wants it (it left, or confirmed, first)' }), connection: false, response: '' };
+    }
+    const mail = render(n, s);
+    try {
+      const sent = await mailer.send({ to: s.email, subject: mail.subject, html: mail.html, text: mail.text });
+      logger.info({ subscriberId: s.id, notice: n.id, kind: n.kind }, 'confirmation email sent');
+      return { result: settle(n, { status: 'sent', response: sent.response.slice(0, 500), sentAt: clock.now().toISOString() }), connection: false, response: '' };
+    } catch (e) {
+      const r = afterError(n, e);
+      logger.warn({ subscriberId: s.id, notice: n.id, kind: n.kind, outcome: r.result, err: errorMessage(e) }, 'confirmation email not sent');
+      return r;
+    }
+  }
+
+  async function sendDue(): Promise<NoticeRunSummary> {
+    const summary: NoticeRunSummary = { sent: 0, failed: 0, retrying: 0, unknown: 0 };
+    recoverNotices(db, new Date(clock.now().getTime() - STALE_SENDING_MS).toISOString());
+    let downInARow = 0;
+    const tried = new Set<number>();
+    for (;;) {
+      const ids = dueNotices(db, clock.now().toISOString(), 50).filter((id) => !tried.has(id));
+      if (ids.length === 0) break;
+      for (const id of ids) {
+        tried.add(id);
+        const r = await attempt(id, false);
+        if (!r) continue;
+        if (r.result === 'sent') summary.sent++;
+        else if (r.result === 'failed') summary.failed++;
+        else if (r.result === 'unknown') summary.unknown++;
+        else summary.retrying++;
+        downInARow = r.connection ? downInARow + 1 : 0;
+        if (downInARow >= RELAY_DOWN_AFTER) {
+          summary.relayDown = r.response;
+          return summary;
+        }
+      }
+    }
+    return summary;
+  }
+
+  /** Sends what is due in the background (one run at a time), then waits for the next retry. */
+  function kick(): void {
+    if (closed || running) return;
+    running = sendDue();
+    running
+      .catch((e: unknown) => logger.error({ err: errorMessage(e) }, 'confirmation emails: run failed'))
+      .finally(() => {
+        running = undefined;
+        scheduleNextRetry();
+      });
+  }
+
+  function scheduleNextRetry(): void {
+    if (closed) return;
+    const at = nextNoticeRetry(db);
+    if (timer) clearTimeout(timer);
+    timer = undefined;
+    if (!at) return;
+    timer = setTimeout(kick, Math.max(1000, Date.parse(at) - clock.now().getTime()));
+    timer.unref();
+  }
+
+  return {
+    /** One notice now (`force`: even before its retry time); undefined when it was not ours to send. */
+    sendNow: async (id: number, force = true): Promise<NoticeResult | undefined> => (await attempt(id, force))?.result,
+    sendDue: async (): Promise<NoticeRunSummary> => {
+      // A run of its own after the background one, so the caller's summary counts what it sent.
+      if (running) await running.catch(() => undefined);
+      return sendDue();
+    },
+    kick,
+    close(): void {
+      closed = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,110 @@
+// The writes behind subscribe and confirm, where consent is decided (inside the caller's transaction):
+//   - a confirmed address: nothing changes ("already subscribed" email);
+//   - an address whose opt-outs the person may not reverse themselves (complaint, hard bounce, the
+//     operator's suppression): nothing is written and nothing is mailed;
+//   - an unsubscribed address: its request is stored apart; the row stays unsubscribed (no digest) until
+//     the confirmation link sent after the request is clicked;
+//   - the operator's paths (`--confirmed`, imports) never confirm an address with an opt-out: lift it first.
+// The web answer is the same whatever happens here (no address enumeration).
+import type { Clock } from '../clock.ts';
+import { activeOptOuts, describeOptOuts, personMayReverse, recordConsentEvent } from '../consent/history.ts';
+import type { Db } from '../db/open.ts';
+import { AppError } from '../errors.ts';
+import type { NoticeKind } from '../notices/repo.ts';
+import { newSalt } from '../tokens.ts';
+import type { SubscriberStatus } from '../types.ts';
+import { invalidLink } from './link-tokens.ts';
+import * as repo from './repo.ts';
+import type { SubscriberRecord } from './repo.ts';
+import type { SubscribeInput, SubscribeOutcome } from './types.ts';
+
+export interface SubscriptionWrite {
+  /** The subscriber row (none when an opted-out address's row was deleted: nothing is created). */
+  id: number | undefined;
+  outcome: SubscribeOutcome;
+  status: SubscriberStatus;
+  /** The email this request may lead to (the caller applies the per-address limits). */
+  notice?: NoticeKind;
+}
+
+interface Deps<C extends { text: string }> {
+  db: Db;
+  clock: Clock;
+  desiredTopics: (checked: C[]) => repo.DesiredTopic[];
+  checkTopics: (texts: string[]) => C[];
+}
+
+export function subscriptionWrites<C extends { text: string }>(deps: Deps<C>) {
+  const { db, clock, desiredTopics, checkTopics } = deps;
+
+  function refuseOptedOut(email: string, active: ReturnType<typeof activeOptOuts>, status: SubscriberStatus | undefined): never {
+    const why = active.length > 0 ? describeOptOuts(active) : `${status}`;
+    throw new AppError(
+      'OPTED_OUT',
+      `${email} opted out (${why}): the operator never confirms it this way; if the person asked to come back, lift it with a reason first (digest unsuppress ${email} --reason "…")`,
+      { status: 409 },
+    );
+  }
+
+  function writeSubscription(
+    email: string,
+    input: SubscribeInput,
+    prefsFrom: (input: SubscribeInput, current?: repo.SubscriberPrefs) => repo.SubscriberPrefs,
+    checked: C[],
+    admin: boolean,
+  ): SubscriptionWrite {
+    const existing = repo.findSubscriberByEmail(db, email);
+    const active = activeOptOuts(db, email);
+    const now = clock.now().toISOString();
+    const left = existing?.status === 'unsubscribed' || existing?.status === 'suppressed';
+    if (admin && (active.length > 0 || left)) refuseOptedOut(email, active, existing?.status);
+    if (existing?.status === 'confirmed' && !admin) return { id: existing.id, outcome: 'already-confirmed', status: 'confirmed', notice: 'already-subscribed' };
+    if (existing?.status === 'suppressed' || !personMayReverse(active)) {
+      return { id: existing?.id, outcome: 'opted-out', status: existing?.status ?? active[active.length - 1]?.status ?? 'suppressed' };
+    }
+    if (existing?.status === 'unsubscribed') {
+      repo.saveResubscribeRequest(db, existing.id, { ...prefsFrom(input, existing), topics: checked.map((c) => c.text), requestedAt: now });
+      return { id: existing.id, outcome: 'resubscribe-requested', status: 'unsubscribed', notice: 'confirm' };
+    }
+    const topics = desiredTopics(checked);
+    let id: number;
+    let outcome: SubscribeOutcome;
+    if (!existing) {
+      id = repo.insertSubscriber(db, { email, salt: newSalt(), createdAt: now, ...prefsFrom(input) });
+      outcome = 'created';
+    } else {
+      id = existing.id;
+      repo.updateSubscribePrefs(db, id, prefsFrom(input, existing));
+      outcome = existing.status === 'pending' ? 'updated' : 'confirmed';
+    }
+    repo.replaceTopics(db, id, topics);
+    if (admin) {
+      repo.markConfirmed(db, id, now);
+      return { id, outcome: 'confirmed', status: 'confirmed' };
+    }
+    return { id, outcome, status: 'pending', notice: 'confirm' };
+  }
+
+  /**
+   * A confirmation link clicked (`issuedAt`: when it was signed). An unsubscribed address comes back only
+   * through a link sent after its re-subscribe request, and then takes that request's topics and schedule.
+   */
+  function confirmWrite(s: SubscriberRecord, issuedAt: number): void {
+    const active = activeOptOuts(db, s.email);
+    if (s.status === 'suppressed' || !personMayReverse(active)) throw invalidLink('confirm');
+    const now = clock.now().toISOString();
+    if (s.status === 'unsubscribed') {
+      const request = repo.findResubscribeRequest(db, s.id);
+      if (!request || issuedAt < Date.parse(request.requestedAt) - 1000) throw invalidLink('confirm');
+      repo.replaceTopics(db, s.id, desiredTopics(checkTopics(request.topics)));
+      repo.updateSubscribePrefs(db, s.id, request);
+      repo.deleteResubscribeRequest(db, s.id);
+    }
+    repo.markConfirmed(db, s.id, now);
+    if (active.length > 0 || s.status === 'unsubscribed') {
+      recordConsentEvent(db, { email: s.email, kind: 'reconfirmed', status: null, detail: 'the person clicked a confirmation link they asked for', at: now });
+    }
+  }
+
+  return { writeSubscription, confirmWrite };
+}
