@@ -25,6 +25,7 @@ import { importSubscribersCsv } from './subscribers/import.ts';
 import { runFailure, runPipeline } from './pipeline.ts';
 import { recoverStale } from './send/sender.ts';
 import { buildServer } from './web/server.ts';
+import { consentLines, consentStatusLines } from './cli-consent.ts';
 
 /** Whether any batch was ever ingested (the sample data is offered on a fresh database). */
 
@@ -120,7 +121,12 @@ export async function cmdSubscribe(
     { email, topics: o.topic, timezone: o.timezone, deliveryHour: o.hour, frequency: o.frequency },
     { confirmed: Boolean(o.confirmed), sendEmail: !o.confirmed },
   );
-  io.out(`${r.email}: ${r.status}${r.status === 'pending' ? ' (confirmation email sent)' : ''}`);
+  if (r.outcome === 'opted-out') {
+    throw new AppError('OPTED_OUT', `${r.email} opted out (complaint, bounce or suppression): not mailed; see digest status ${r.email}, lift it with digest unsuppress`);
+  }
+  const mail = r.emailState === 'sent' ? ' (confirmation email sent)' : r.emailState === 'throttled' ? ' (no confirmation email now: this address got one within the hour, or 3 today)' : '';
+  const waiting = r.outcome === 'resubscribe-requested' ? ': its re-subscribe waits for the emailed link' : '';
+  io.out(`${r.email}: ${r.status}${waiting}${mail}`);
   return 0;
 }
 
@@ -162,6 +168,9 @@ export async function cmdPreview(app: App, io: CliIo, email: string, o: { out?: 
 export async function cmdImport(app: App, io: CliIo, file: string): Promise<number> {
   const r = await importSubscribersCsv(app, file);
   io.out(`imported ${plural(r.imported, 'subscriber', 'subscribers')} (${r.created} new, ${r.updated} updated) from ${file}`);
+  // Addresses with an opt-out are never confirmed (nor made pending) by an import: named by line.
+  for (const o of r.optedOut) io.out(`line ${o.line}: ${o.email}: opted out (${o.why}): not confirmed`);
+  if (r.keptOptedOut > r.optedOut.length) io.out(`… and ${r.keptOptedOut - r.optedOut.length} more opted-out rows`);
   return 0;
 }
 
@@ -172,6 +181,7 @@ export async function cmdSubscriberStatus(app: App, io: CliIo, email: string): P
   const r = lastSlotReport(app.db, s.id, app.clock.now())!;
   io.out(`${s.email}\t${s.status}\tlast slot ${r.slot ?? '-'}\t${r.sent ? 'sent' : 'nothing sent'}`);
   io.out(r.message);
+  for (const line of consentLines(app, s.id, s.email)) io.out(line);
   return 0;
 }
 
@@ -184,6 +194,7 @@ export async function cmdStatus(app: App, io: CliIo, limit: number): Promise<num
       : `overdue: ${overdue.subscribers === 1 ? '1 subscriber has' : `${overdue.subscribers} subscribers have`} matched papers waiting longer than their schedule allows (36 h daily, 8.5 days weekly)`,
   );
   io.out(bounceLine(app));
+  for (const line of consentStatusLines(app)) io.out(line);
   if (rows.length === 0) io.out('no editions yet');
   for (const r of rows) {
     io.out(

@@ -98,6 +98,23 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     });
 
   program
+    .command('unsuppress')
+    .description('lift an address\'s opt-out (unsubscribe, complaint, bounce, suppression) with a reason kept in its history')
+    .argument('<email>')
+    .requiredOption('--reason <text>', 'why (e.g. "asked by email on 2025-11-20 to be added back")')
+    .action(async (email: string, o: { reason: string }) => {
+      code = await withApp(app, async (a) => (await import('./cli-consent.ts')).cmdUnsuppress(a, io, email, o));
+    });
+
+  program
+    .command('opt-outs')
+    .description('addresses that opted out or were suppressed, newest first, with the reason and date')
+    .option('--limit <n>', 'rows to show', positiveInt, 100)
+    .action(async (o: { limit: number }) => {
+      code = await withApp(app, async (a) => (await import('./cli-consent.ts')).cmdOptOuts(a, io, o.limit));
+    });
+
+  program
     .command('subscribers')
     .description('list subscribers with status and topics')
     .action(async () => {

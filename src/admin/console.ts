@@ -11,6 +11,9 @@ import type { Logger } from '../log.ts';
 import { countOverdue } from '../report/overdue.ts';
 import { importSubscribersCsv, type ImportResult } from '../subscribers/import.ts';
 import { deliveries, type DeliveriesView } from './deliveries.ts';
+import { listOptOuts, type OptOutListing } from '../consent/history.ts';
+import { liftOptOut, type LiftResult } from '../consent/lift.ts';
+import { lastNoticeFailures, noticeCounts, type Notice, type NoticeStatus } from '../notices/repo.ts';
 import { computeOverview, type Overview } from './overview.ts';
 import { AdminSessions } from './sessions.ts';
 import {
@@ -48,6 +51,12 @@ export interface ConsoleService {
   suppress(id: number): boolean;
   unsubscribe(id: number): boolean;
   remove(id: number): boolean;
+  /** Addresses whose latest consent event is an opt-out, newest first (keyset: `before` an event id). */
+  optOuts(q: { limit: number; before?: number | undefined }): OptOutListing[];
+  /** Lifts an address's opt-outs with a reason kept in its history (throws a 4xx AppError otherwise). */
+  lift(email: string, reason: string): LiftResult;
+  /** Confirmation emails of the last 24 hours by state, and the last failures. */
+  notices(): { counts: Record<NoticeStatus, number>; failures: Notice[] };
   /** The same importer and checks as `digest import`; messages name the file `name`. */
   importCsv(path: string, name: string): Promise<ImportResult>;
 }
@@ -69,6 +78,12 @@ export function createConsoleService(deps: ConsoleDeps): ConsoleService {
     suppress: (id) => suppressSubscriber(db, clock, id),
     unsubscribe: (id) => unsubscribeSubscriber(db, clock, id),
     remove: (id) => deleteSubscriber(db, id),
+    optOuts: (q) => listOptOuts(db, q),
+    lift: (email, reason) => liftOptOut(db, clock, email, reason),
+    notices: () => ({
+      counts: noticeCounts(db, new Date(clock.now().getTime() - 86_400_000).toISOString()),
+      failures: lastNoticeFailures(db, 10),
+    }),
     importCsv: (path, name) => importSubscribersCsv({ db, clock, logger, config }, path, { name }),
   };
 }

@@ -10,7 +10,8 @@ import type { AdminContext } from './context.ts';
 
 const DONE_MESSAGES: Record<string, string> = {
   resent: 'Confirmation email sent.',
-  throttled: 'A confirmation email went out less than 10 minutes ago: none sent now.',
+  throttled: 'No confirmation email now: this address got one in the last hour that is still valid, or 3 in the last 24 hours.',
+  lifted: 'Opt-out lifted: the reason is kept in the address\'s history.',
   suppressed: 'Suppressed: no more digests go to this address.',
   unsubscribed: 'Unsubscribed.',
   unchanged: 'Nothing changed: the subscriber was already in that state.',
@@ -44,6 +45,9 @@ export function registerAdminSubscriberRoutes(app: FastifyInstance, ctx: AdminCo
       topics: detail.topics,
       digests: detail.digests,
       bounces: detail.bounces,
+      consent: detail.consent,
+      notices: detail.notices,
+      optedOut: s.status === 'unsubscribed' || s.status === 'suppressed' || detail.consent.some((e) => e.kind !== 'lifted' && e.kind !== 'reconfirmed'),
       done: req.query.done ? DONE_MESSAGES[req.query.done] : undefined,
       pending: s.status === 'pending',
       active: s.status === 'confirmed' || s.status === 'pending',

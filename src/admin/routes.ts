@@ -13,6 +13,7 @@ import { overviewCharts } from './overview.ts';
 import { verifyPassword } from './password.ts';
 import type { AdminContext } from './context.ts';
 import { registerAdminSubscriberRoutes } from './routes-subscribers.ts';
+import { registerAdminConsentRoutes } from './routes-consent.ts';
 import { constantTimeEqual } from './sessions.ts';
 
 export const ADMIN_PAGES_DIR = join(PAGES_DIR, '..', 'admin');
@@ -113,6 +114,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void
           waitingCounts: view.waitingCounts,
           lastErrors: view.lastErrors,
           overdue: view.overdue,
+          notices: service.notices(),
         });
       });
 
@@ -139,6 +141,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void
       });
 
       registerAdminSubscriberRoutes(auth, ctx);
+      registerAdminConsentRoutes(auth, ctx);
     });
   });
 }

@@ -8,6 +8,8 @@ import type { Links } from '../links.ts';
 import { bounceHistory, type BounceEventRow } from '../bounces/service.ts';
 import { deleteSubscriberRow, findSubscriberById, listTopics, markSuppressed, markUnsubscribed, type SubscriberRecord } from '../subscribers/repo.ts';
 import type { Topic } from '../types.ts';
+import { consentHistory, type ConsentEvent } from '../consent/history.ts';
+import { noticesOf, type Notice } from '../notices/repo.ts';
 
 export const PAGE_SIZE = 50;
 /** Above every character: `prefix` <= x < prefix + TOP is "x starts with prefix" (NOCASE folds ASCII). */
@@ -69,6 +71,10 @@ export interface SubscriberDetail {
   topics: Topic[];
   digests: Array<{ id: number; edition: string; status: string; paperCount: number; sentAt: string | null; response: string | null; webView?: string }>;
   bounces: BounceEventRow[];
+  /** The address's opt-out history, newest first (kept by address: it outlives a delete). */
+  consent: ConsentEvent[];
+  /** Its last confirmation emails and what became of them. */
+  notices: Notice[];
 }
 
 export function subscriberDetail(db: Db, links: Links, id: number): SubscriberDetail | undefined {
@@ -80,7 +86,14 @@ export function subscriberDetail(db: Db, links: Links, id: number): SubscriberDe
   )
     .all(id)
     .map(({ viewable, ...d }) => ({ ...d, webView: viewable && d.status === 'sent' ? links.webView(subscriber, d.id) : undefined }));
-  return { subscriber, topics: listTopics(db, id), digests, bounces: bounceHistory(db, id) };
+  return {
+    subscriber,
+    topics: listTopics(db, id),
+    digests,
+    bounces: bounceHistory(db, id),
+    consent: consentHistory(db, subscriber.email),
+    notices: noticesOf(db, id),
+  };
 }
 
 /** The operator's actions. Each returns false when it did not apply (unknown id, already in that state). */

@@ -5,6 +5,7 @@ import { bounceCounts } from '../bounces/service.ts';
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { storedOverdue } from './overdue.ts';
+import { noticeCounts } from '../notices/repo.ts';
 
 export interface FailureReason {
   reason: string;
@@ -150,6 +151,16 @@ export function metricsText(db: Db): string {
   metric('digest_complaints_total', 'counter', 'Spam complaints received (ARF feedback loops, relay webhooks); each unsubscribed the address.', [
     ['', reports.complaint],
   ]);
+  const n = noticeCounts(db);
+  metric('digest_confirmation_emails_total', 'counter', 'Confirmation and "already subscribed" emails by outcome (sent; failed for good; unknown: in flight when a process stopped).', [
+    ['{status="sent"}', n.sent],
+    ['{status="failed"}', n.failed],
+    ['{status="unknown"}', n.unknown],
+  ]);
+  metric('digest_confirmation_emails_waiting', 'gauge', 'Confirmation emails not sent yet (new, in flight, or waiting for a retry after the relay failed).', [
+    ['', n.planned + n.sending + n.retry],
+  ]);
+  metric('digest_confirmation_emails_retrying', 'gauge', 'Confirmation emails waiting for a retry after the relay failed (refused, TLS, AUTH, 4xx).', [['', n.retry]]);
   metric(
     'digest_subscribers',
     'gauge',

@@ -7,7 +7,8 @@
 //   2. write the staged rows in transactions of a few thousand rows.
 // Imported rows never trigger confirmation emails: unconfirmed rows stay pending (no digest goes to
 // them until they confirm through a link the operator sends some other way, or a later import confirms
-// them). An address that unsubscribed or was suppressed keeps that status: an import never re-subscribes it.
+// them). An address with an opt-out in its history (consent/history.ts) is never confirmed nor made pending
+// again: an existing row keeps its status, a deleted one is not created; each such row is reported by line.
 import { randomBytes } from 'node:crypto';
 import { statement } from '../db/statements.ts';
 import { createReadStream } from 'node:fs';
@@ -24,15 +25,24 @@ import { ensureQuery } from '../topics/matcher.ts';
 import { parseTopic, parseTopics } from '../topics/parse.ts';
 import { normaliseEmail } from './email-address.ts';
 import * as repo from './repo.ts';
+import { activeOptOuts, describeOptOuts } from '../consent/history.ts';
 
 export interface ImportResult {
   /** Rows written: created + updated. */
   imported: number;
   created: number;
   updated: number;
-  /** Existing addresses that had unsubscribed or were suppressed: topics replaced, status kept. */
+  /**
+   * Rows of addresses with an opt-out (now, or in their history and not lifted): never confirmed nor made
+   * pending again; an existing row keeps its status (its topics are replaced), a deleted one is not created.
+   */
   keptOptedOut: number;
+  /** Those rows by line (the first MAX_OPTED_OUT_LISTED), for the CLI and the console to name. */
+  optedOut: Array<{ line: number; email: string; why: string }>;
 }
+
+/** Opted-out rows named one by one in an import's result (the rest are counted). */
+export const MAX_OPTED_OUT_LISTED = 100;
 
 export interface ImportOptions {
   /** Rows per write transaction (default 5,000). */
@@ -264,16 +274,24 @@ async function writeStaged(app: ImportApp, table: string, name: string, rowsPerT
     }
     return id;
   };
-  const result: ImportResult = { imported: 0, created: 0, updated: 0, keptOptedOut: 0 };
+  const result: ImportResult = { imported: 0, created: 0, updated: 0, keptOptedOut: 0, optedOut: [] };
   const prefs = { timezone: config.DIGEST_TZ, deliveryHour: config.DIGEST_HOUR, frequency: 'daily' as const };
 
   // Returns the chunk's counts, added to the result only once the chunk is committed.
   const writeChunk = db.transaction((rows: StagedRow[]) => {
     const now = clock.now().toISOString();
-    const chunk = { created: 0, updated: 0, keptOptedOut: 0 };
+    const chunk = { created: 0, updated: 0, keptOptedOut: 0, optedOut: [] as ImportResult['optedOut'] };
     for (const row of rows) {
-      const topics = (JSON.parse(row.topics) as Array<[string, string]>).map(([text, fts]) => ({ text, queryId: queryId(fts, text) }));
       const existing = findStatus.get(row.email);
+      const active = activeOptOuts(db, row.email);
+      const left = existing?.status === 'unsubscribed' || existing?.status === 'suppressed';
+      if (left || active.length > 0) {
+        chunk.keptOptedOut++;
+        chunk.optedOut.push({ line: row.line, email: row.email, why: active.length > 0 ? describeOptOuts(active) : String(existing?.status) });
+      }
+      // An address whose row was deleted after it opted out is not created again.
+      if (!existing && active.length > 0) continue;
+      const topics = (JSON.parse(row.topics) as Array<[string, string]>).map(([text, fts]) => ({ text, queryId: queryId(fts, text) }));
       let id: number;
       let status: string;
       if (existing) {
@@ -287,8 +305,7 @@ async function writeStaged(app: ImportApp, table: string, name: string, rowsPerT
         status = 'pending';
         chunk.created++;
       }
-      if (status === 'unsubscribed' || status === 'suppressed') chunk.keptOptedOut++;
-      else if (row.confirmed === 1 && status === 'pending') repo.markConfirmed(db, id, now);
+      if (row.confirmed === 1 && status === 'pending' && active.length === 0) repo.markConfirmed(db, id, now);
     }
     return chunk;
   });
@@ -302,6 +319,7 @@ async function writeStaged(app: ImportApp, table: string, name: string, rowsPerT
       result.created += chunk.created;
       result.updated += chunk.updated;
       result.keptOptedOut += chunk.keptOptedOut;
+      result.optedOut.push(...chunk.optedOut.slice(0, MAX_OPTED_OUT_LISTED - result.optedOut.length));
     } catch (cause) {
       // Earlier chunks are committed; this one rolled back. Importing the same file again finishes the job.
       const done = result.created + result.updated;

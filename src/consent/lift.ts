@@ -1,0 +1,42 @@
+// The operator lifts an address's opt-outs (console, `digest unsuppress`), with a reason that is recorded
+// in its history. The row goes back to confirmed when the address had confirmed before, else pending.
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { AppError } from '../errors.ts';
+import { normaliseEmail } from '../subscribers/email-address.ts';
+import { deleteResubscribeRequest, findSubscriberByEmail, liftOptOutStatus } from '../subscribers/repo.ts';
+import type { SubscriberStatus } from '../types.ts';
+import { activeOptOuts, recordConsentEvent, type ConsentEvent } from './history.ts';
+
+export interface LiftResult {
+  email: string;
+  /** The opt-outs lifted (oldest first). */
+  lifted: ConsentEvent[];
+  /** The subscriber's status now; undefined when the address has no row (deleted): only its history changed. */
+  status: SubscriberStatus | undefined;
+}
+
+const MAX_REASON = 500;
+
+export function liftOptOut(db: Db, clock: Clock, rawEmail: string, rawReason: string): LiftResult {
+  const email = normaliseEmail(rawEmail);
+  const reason = rawReason.trim();
+  if (reason === '') throw new AppError('REASON_REQUIRED', 'reason: say why the opt-out is lifted (it is kept in the address\'s history)', { where: { field: 'reason' } });
+  if (reason.length > MAX_REASON) throw new AppError('REASON_TOO_LONG', `reason: at most ${MAX_REASON} characters`, { where: { field: 'reason' } });
+  return db.transaction((): LiftResult => {
+    const active = activeOptOuts(db, email);
+    const row = findSubscriberByEmail(db, email);
+    const left = row?.status === 'unsubscribed' || row?.status === 'suppressed';
+    if (active.length === 0 && !left) {
+      throw new AppError('NOT_OPTED_OUT', `${email} has no opt-out to lift${row ? ` (it is ${row.status})` : ''}`, { status: 404 });
+    }
+    const at = clock.now().toISOString();
+    recordConsentEvent(db, { email, kind: 'lifted', status: null, detail: reason, at });
+    let status = row?.status;
+    if (row && left) {
+      status = liftOptOutStatus(db, row.id) ?? row.status;
+      deleteResubscribeRequest(db, row.id);
+    }
+    return { email: row?.email ?? email, lifted: active, status };
+  }).immediate();
+}
