@@ -22,8 +22,8 @@ import { claimNotice, dueNotices, nextNoticeRetry, recoverNotices, settleNotice,
 export const NOTICE_GIVE_UP_MS = 24 * 3600 * 1000;
 /** A row still 'sending' after this was left by a stopped process. */
 const STALE_SENDING_MS = 15 * 60 * 1000;
-/** Connection failures in a row that end a run of due notices (the relay is down: the rest wait). */
-const RELAY_DOWN_AFTER = 2;
+/** A connection failure ends a run of due notices: the relay cannot be used, the rest wait for it. */
+const RELAY_DOWN_AFTER = 1;
 
 export interface NoticeSenderDeps {
   db: Db;
