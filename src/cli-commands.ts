@@ -26,6 +26,7 @@ import { runFailure, runPipeline } from './pipeline.ts';
 import { recoverStale } from './send/sender.ts';
 import { buildServer } from './web/server.ts';
 import { consentLines, consentStatusLines } from './cli-consent.ts';
+import { localInboxLine, newInboxToken } from './web/routes/inbox-guard.ts';
 
 /** Whether any batch was ever ingested (the sample data is offered on a fresh database). */
 
@@ -270,14 +271,16 @@ export async function cmdServe(config: Config, io: CliIo, appOptions: AppOptions
   });
   // The first digest goes out right after confirming (it takes that day's slot: the papers of the last
   // day of ingest that match); later ones at the subscriber's own hour.
+  const inboxToken = newInboxToken();
   const server = buildServer({
     ...app,
+    inboxToken,
     onConfirmed: (id) => scheduler.runSoon('welcome', () => runPipeline(app, { mode: 'now', onlySubscriber: id, signal: running.signal })),
   });
   await server.listen({ port: config.PORT, host: config.HOST });
   const bounces = await startBounceReceiverIfSet(app);
   scheduler.start();
-  io.out(`paper digest at ${config.PUBLIC_URL}${app.inbox ? ` — local inbox at ${config.PUBLIC_URL}/inbox` : ''}`);
+  io.out(`paper digest at ${config.PUBLIC_URL}${app.inbox ? ` — ${localInboxLine(config, inboxToken)}` : ''}`);
 
   await new Promise<void>((resolve) => {
     const stop = () => resolve();

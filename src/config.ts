@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { AppError } from './errors.ts';
 import { sourceSettings } from './ingest/source-kinds/registry.ts';
 import { bool, httpUrl, int, optionalText } from './settings.ts';
+import { trustProxySetting } from './trust-proxy.ts';
 
 /** smtp://host…, smtps://user:pass@host:port: a scheme and a host ("smtp://" alone is refused). */
 function smtpUrlHasHost(v: string): boolean {
@@ -38,7 +39,12 @@ const envSchema = z.object({
   SMTP_URL: optionalText.refine((v) => v === undefined || smtpUrlHasHost(v), {
     error: 'must look like smtp://user:pass@host:port or smtps://… (with a host)',
   }),
-  MAIL_FROM: z.string().min(3).default('Paper Digest <digest@localhost>'),
+  // A line break would let the setting write headers of its own into every email.
+  MAIL_FROM: z
+    .string()
+    .min(3)
+    .default('Paper Digest <digest@localhost>')
+    .refine((v) => !/[\r\n]/.test(v), { error: 'must be one line: it contains a line break (CR or LF), which would add headers to every email' }),
   UNSUBSCRIBE_MAILTO: optionalText.refine((v) => v === undefined || z.email().safeParse(v).success, {
     error: 'must be an email address',
   }),
@@ -97,7 +103,11 @@ const envSchema = z.object({
   // V8 heap cap of each sending thread (old generation, MB); default RENDER_CACHE_MB + 64 (send-workers.ts).
   SEND_WORKER_HEAP_MB: int(8, 16_384).optional(),
   SUBSCRIBE_RATE_LIMIT: int(1, 100_000).default(10),
-  TRUST_PROXY: bool.default(false),
+  TRUST_PROXY: trustProxySetting,
+  // GET /metrics: with a token, `Authorization: Bearer <token>` from anywhere; without, only from this machine.
+  METRICS_TOKEN: optionalText.refine((v) => v === undefined || v.length >= 16, {
+    error: 'must be at least 16 characters',
+  }),
   DKIM_DOMAIN: optionalText,
   DKIM_SELECTOR: optionalText,
   DKIM_PRIVATE_KEY: optionalText,

@@ -44,20 +44,39 @@ declare module 'fastify' {
   }
 }
 
-export function createGuard(sessions: AdminSessions) {
-  /** preHandler of every console route but the login page: a session, and on POST its CSRF token. */
-  return async function guard(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
+/**
+ * onRequest hook of every console route but the login page: a session, checked before the body (a CSV
+ * upload may be 20 MB) is read. A request without one never has its body read.
+ */
+export function createSessionGuard(sessions: AdminSessions) {
+  return async function sessionGuard(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
     const session = sessions.find(readCookie(req, SESSION_COOKIE));
     if (!session) {
       // Returning the reply ends the request here: the page's handler does not run.
       if (req.method === 'GET') return reply.redirect('/admin/login', 303);
       throw new AppError('ADMIN_LOGIN_REQUIRED', 'You are not logged in (or your session expired): log in again.', { status: 401 });
     }
-    if (req.method === 'POST' && !constantTimeEqual(csrfField(req.body), session.csrf)) {
-      throw new AppError('ADMIN_CSRF', 'This form is out of date or did not come from the console: reload the page and try again.', { status: 403 });
-    }
     req.adminSession = session;
   };
+}
+
+/** preHandler (after the body is read): on POST, the session's CSRF token. */
+export async function csrfGuard(req: FastifyRequest): Promise<void> {
+  if (req.method === 'POST' && !constantTimeEqual(csrfField(req.body), req.adminSession?.csrf ?? '')) {
+    throw new AppError('ADMIN_CSRF', 'This form is out of date or did not come from the console: reload the page and try again.', { status: 403 });
+  }
+}
+
+/**
+ * The console's multipart parser (the CSV upload), with the platform's FormData reader (undici). A body
+ * that is not well-formed multipart is the sender's mistake: 400 naming it, never a 500.
+ */
+export async function parseMultipart(req: { headers: Record<string, unknown> }, body: Buffer): Promise<FormData> {
+  try {
+    return await new Response(body, { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
+  } catch (cause) {
+    throw new AppError('MULTIPART_INVALID', 'The upload is not a well-formed multipart/form-data body: send the form again from the console.', { status: 400, cause });
+  }
 }
 
 /** A login form's double-submit token (its cookie lives 30 minutes). */

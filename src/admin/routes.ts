@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { PollReport } from '../ingest/sources.ts';
 import type { RouteDeps } from '../web/deps.ts';
 import { createPages, PAGES_DIR, type PageData, type Pages } from '../web/pages.ts';
-import { cookie, createGuard, csrfField, LOGIN_COOKIE, LOGIN_TOKEN_TTL_MS, newLoginToken, readCookie, SESSION_COOKIE, SESSION_TTL_MS } from './auth.ts';
+import { cookie, createSessionGuard, csrfField, csrfGuard, parseMultipart, LOGIN_COOKIE, LOGIN_TOKEN_TTL_MS, newLoginToken, readCookie, SESSION_COOKIE, SESSION_TTL_MS } from './auth.ts';
 import { STATES } from './deliveries.ts';
 import { overviewCharts } from './overview.ts';
 import { verifyPassword } from './password.ts';
@@ -19,6 +19,8 @@ import { constantTimeEqual } from './sessions.ts';
 export const ADMIN_PAGES_DIR = join(PAGES_DIR, '..', 'admin');
 /** Login attempts per client address per minute. */
 export const LOGIN_RATE_LIMIT = 5;
+/** Bytes of a login form (its token and password). */
+const LOGIN_BODY_LIMIT = 8 * 1024;
 
 export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const hash = deps.config.ADMIN_PASSWORD_HASH;
@@ -30,18 +32,14 @@ export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void
   const log = logger.child({ component: 'admin' });
 
   void app.register(async (scope) => {
-    // Multipart bodies (the CSV upload) are read with the platform's FormData parser (undici).
-    scope.addContentTypeParser('multipart/form-data', { parseAs: 'buffer', bodyLimit: 20 * 1024 * 1024 }, async (req: { headers: Record<string, unknown> }, body: Buffer) =>
-      new Response(body, { headers: { 'content-type': String(req.headers['content-type']) } }).formData(),
-    );
-
     scope.get('/admin/login', async (_req, reply) => {
       const token = newLoginToken();
       reply.header('set-cookie', cookie(LOGIN_COOKIE, token, { secure, maxAgeMs: LOGIN_TOKEN_TTL_MS }));
       return sendAdmin(reply, pages, 'login', { title: 'Log in', csrf: token, bare: true });
     });
 
-    scope.post('/admin/login', { config: { rateLimit: { max: LOGIN_RATE_LIMIT, timeWindow: 60_000 } } }, async (req, reply) => {
+    // Read before anyone is known: a login form is a few hundred bytes.
+    scope.post('/admin/login', { bodyLimit: LOGIN_BODY_LIMIT, config: { rateLimit: { max: LOGIN_RATE_LIMIT, timeWindow: 60_000 } } }, async (req, reply) => {
       const token = readCookie(req, LOGIN_COOKIE) ?? '';
       const field = csrfField(req.body);
       if (!token || !constantTimeEqual(field, token)) {
@@ -63,7 +61,10 @@ export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void
 
     // Everything below needs a session, and a CSRF token on POST.
     void scope.register(async (auth) => {
-      auth.addHook('preHandler', createGuard(sessions));
+      auth.addHook('onRequest', createSessionGuard(sessions));
+      auth.addHook('preHandler', csrfGuard);
+      // Multipart bodies (the CSV upload) only here: read once the session is known.
+      auth.addContentTypeParser('multipart/form-data', { parseAs: 'buffer', bodyLimit: 20 * 1024 * 1024 }, parseMultipart);
       const ctx: AdminContext = {
         deps,
         pages,

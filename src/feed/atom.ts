@@ -7,6 +7,7 @@ import type { Db } from '../db/open.ts';
 import { parseStringArray } from '../db/json-columns.ts';
 import type { Links } from '../links.ts';
 import { resolveLink } from '../subscribers/link-tokens.ts';
+import { feedSubject, resolveFeedLink, rotateFeedSalt } from './feed-link.ts';
 import type { Tokens } from '../tokens.ts';
 
 export const FEED_DAYS = 30;
@@ -53,13 +54,19 @@ export type FeedService = ReturnType<typeof createFeedService>;
 export function createFeedService(deps: { db: Db; clock: Clock; tokens: Tokens; links: Links }) {
   const { db, clock, tokens, links } = deps;
   return {
-    /** The feed document for a signed feed token (403 for anything else). */
+    /** A new feed address for the reader of this manage token (the old one then answers 403). */
+    rotate(manageToken: string): void {
+      const { subscriber } = resolveLink(db, tokens, clock, manageToken, 'manage');
+      rotateFeedSalt(db, subscriber.id);
+    },
+
+    /** The feed document for a signed feed token (403 for anything else, 410 once its reader unsubscribed). */
     atom(token: string): string {
-      const { subscriber } = resolveLink(db, tokens, clock, token, 'feed');
+      const subscriber = resolveFeedLink(db, tokens, clock, token);
       const now = clock.now();
       const since = new Date(now.getTime() - FEED_DAYS * 86_400_000).toISOString();
       const rows = statement<{ sid: number; since: string }, FeedRow>(db, SQL_FEED).all({ sid: subscriber.id, since });
-      const self = links.feed(subscriber);
+      const self = links.feed(feedSubject(db, subscriber));
       const updated = rows.reduce((max, r) => (r.updated_at > max ? r.updated_at : max), rows[0]?.created_at ?? now.toISOString());
       const entries = rows.map((r) => {
         const authors = parseStringArray(r.authors)

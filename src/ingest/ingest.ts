@@ -9,7 +9,7 @@ import type { Db } from '../db/open.ts';
 import { AppError } from '../errors.ts';
 import type { IncomingBatch, IncomingPaper } from '../types.ts';
 import { isHttpUrl, LIMITS } from './batch-schema.ts';
-import { isCalendarDate, paperKey } from './normalize.ts';
+import { isCalendarDate, paperKey, withoutControls } from './normalize.ts';
 import { plural } from '../words.ts';
 
 export interface IngestResult {
@@ -150,7 +150,9 @@ function checkBatch(batch: IncomingBatch): IncomingPaper[] {
   }
   if (batch.papers.length > LIMITS.papers) throw bad(`papers: too many items (at most ${LIMITS.papers})`);
   const seen = new Map<string, number>();
-  return batch.papers.map((p, i) => {
+  return batch.papers.map((given, i) => {
+    // Whatever reader or API brought it, no control character reaches the database (nor so the email or the web).
+    const p = cleanPaperText(given);
     const key = paperKey(p.key ?? '');
     if (key === '') throw bad(`papers[${i}].id: required`);
     if (!p.title || p.title.trim() === '') throw bad(`papers[${i}].title: required`);
@@ -162,6 +164,22 @@ function checkBatch(batch: IncomingBatch): IncomingPaper[] {
     seen.set(key, i);
     return key === p.key ? p : { ...p, key };
   });
+}
+
+/** Every text field of a paper without control characters (normalize.ts withoutControls). */
+function cleanPaperText(p: IncomingPaper): IncomingPaper {
+  const clean = (v: string) => withoutControls(v);
+  return {
+    ...p,
+    key: typeof p.key === 'string' ? clean(p.key) : p.key,
+    title: typeof p.title === 'string' ? clean(p.title) : p.title,
+    abstract: typeof p.abstract === 'string' ? clean(p.abstract) : p.abstract,
+    authors: Array.isArray(p.authors) ? p.authors.map((a) => (typeof a === 'string' ? clean(a) : a)) : p.authors,
+    categories: Array.isArray(p.categories) ? p.categories.map((c) => (typeof c === 'string' ? clean(c) : c)) : p.categories,
+    url: typeof p.url === 'string' ? clean(p.url) : p.url,
+    codeUrl: typeof p.codeUrl === 'string' ? clean(p.codeUrl) : p.codeUrl,
+    publishedAt: typeof p.publishedAt === 'string' ? clean(p.publishedAt) : p.publishedAt,
+  };
 }
 
 // Whether anything was ever ingested (a fresh database gets the sample batch in local mode).
@@ -180,7 +198,7 @@ export function hasAnyBatch(db: Db): boolean {
 export function ingestBatch(db: Db, batch: IncomingBatch, clock: Clock): IngestResult {
   const papers = checkBatch(batch);
   checkNotFuture(batch, clock);
-  const source = batch.source.trim();
+  const source = withoutControls(batch.source).trim();
   const hash = contentHash(papers);
   // Named statements, prepared once per connection (db/statements.ts).
   const s = {

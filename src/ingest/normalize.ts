@@ -39,9 +39,20 @@ export function paperKey(rawId: string): string {
   return normalizeArxivId(rawId) ?? rawId.trim();
 }
 
-/** Collapses runs of whitespace (newlines, tabs, non-breaking spaces) into one space and trims. */
+/**
+ * C0 control characters but tab and newline, and DEL: nothing a feed means as text, and what a terminal,
+ * a mail header or a reader's client may act on (ESC sequences, CR, NUL).
+ */
+const CONTROL_CHARACTERS = /[\u0000-\u0008\u000b-\u001f\u007f]/g;
+
+/** Feed text with the control characters removed (tab and newline kept). */
+export function withoutControls(s: string): string {
+  return s.replace(CONTROL_CHARACTERS, '');
+}
+
+/** Collapses runs of whitespace (newlines, tabs, non-breaking spaces) into one space and trims; control characters go. */
 export function tidyWhitespace(s: string): string {
-  return s.replace(/[\s\u00a0]+/g, ' ').trim();
+  return withoutControls(s.replace(/[\s\u00a0]+/g, ' ')).trim();
 }
 
 const GREEK: Record<string, string> = {

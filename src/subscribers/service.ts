@@ -16,6 +16,7 @@ import type { Mailer } from '../mail/types.ts';
 import type { Tokens } from '../tokens.ts';
 import { parseTopic, parseTopics, type ParsedTopic } from '../topics/parse.ts';
 import { ensureQuery } from '../topics/matcher.ts';
+import { feedSubject } from '../feed/feed-link.ts';
 import { ensureExamples, type ExampleFetcher } from '../like/like.ts';
 import type { SubscriberStatus, Topic } from '../types.ts';
 import { normaliseEmail } from './email-address.ts';
@@ -123,7 +124,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       unsubscribeUrl: links.unsubscribe(s),
       preferencesUrl: links.preferences(s),
       ...repo.getLearningPrefs(db, s.id),
-      feedUrl: links.feed(s),
+      feedUrl: links.feed(feedSubject(db, s)),
       lastSlot: lastSlotReport(db, s.id, clock.now())?.message ?? '',
     };
   }

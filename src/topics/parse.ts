@@ -25,6 +25,12 @@ export { TOPIC_INVALID } from './errors.ts';
 
 export const MAX_TOPIC_LENGTH = 200;
 export const MAX_TOPICS = 20;
+/**
+ * Levels of parentheses inside one another. FTS5's own parser has a fixed stack: about 16 levels of
+ * alternating OR and AND groups overflow it ("parser stack overflow"), so deeper queries are refused here,
+ * with their position, instead of failing in the matcher.
+ */
+export const MAX_GROUP_DEPTH = 8;
 
 export interface ParsedTopic {
   /** Trimmed, as typed. */
@@ -144,6 +150,7 @@ interface Item {
 
 class Parser {
   private i = 0;
+  private depth = 0;
 
   constructor(private readonly tokens: Token[]) {}
 
@@ -243,7 +250,11 @@ class Parser {
       return term(columns, tokens, tok.prefix);
     }
     // '(' … ')'
+    if (++this.depth > MAX_GROUP_DEPTH) {
+      throw topicError(`groups nested too deeply at position ${tok.pos} (at most ${MAX_GROUP_DEPTH} levels of parentheses)`, tok.pos);
+    }
     const items = this.sequence(columns);
+    this.depth--;
     if (this.peek() === undefined) {
       throw topicError(`unbalanced parenthesis at position ${tok.pos} (this '(' is never closed)`, tok.pos);
     }

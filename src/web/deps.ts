@@ -2,6 +2,7 @@
 // from server.ts so route modules do not import the server that imports them.
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
+import type { TrustProxy } from '../trust-proxy.ts';
 import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import type { Inbox } from '../mail/catcher.ts';
@@ -32,10 +33,12 @@ export interface WebDeps {
   renderer: Pick<Renderer, 'webView'>;
   /** The local mail catcher's inbox (no SMTP_URL); its pages are served only when set. */
   inbox?: Inbox | undefined;
+  /** The local inbox's access token (`digest serve` prints the link carrying it); default: a random one. */
+  inboxToken?: string;
   /** Default: the templates under templates/pages/. */
   pages?: Pages;
-  /** Behind a reverse proxy: take the client address from X-Forwarded-For (rate limits are per address). */
-  trustProxy?: boolean;
+  /** Behind a reverse proxy: which proxies may name the client in X-Forwarded-For (default TRUST_PROXY). */
+  trustProxy?: TrustProxy;
   /** Topic previews per address per minute (default 120). */
   previewRateLimit?: number;
   /** Called after a subscriber confirms (the scheduler may send their first digest sooner). */

@@ -24,7 +24,22 @@ export const DIGEST_CSP = [
   "frame-ancestors 'self'",
 ].join('; ');
 
-export async function securityHeaders(_req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+/**
+ * Strict-Transport-Security when PUBLIC_URL is https: a browser that saw the site once never tries it over
+ * plain http again (a network in between cannot strip TLS and read the tokens in links). One year, this
+ * host only: subdomains may be other services the operator does not run over https.
+ */
+export const HSTS = 'max-age=31536000';
+
+/** The onSend hook; `https`: PUBLIC_URL is https (HSTS is sent). */
+export function securityHeaders(https: boolean) {
+  return async (req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> => {
+    if (https) reply.header('strict-transport-security', HSTS);
+    return pageHeaders(req, reply, payload);
+  };
+}
+
+async function pageHeaders(_req: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
   // A route may set a stricter or different policy of its own (digest view, local inbox).
   if (!reply.hasHeader('content-security-policy')) reply.header('content-security-policy', PAGE_CSP);
   reply.header('x-content-type-options', 'nosniff');

@@ -14,6 +14,7 @@ import { registerAssetRoutes } from './routes/assets.ts';
 import { registerConfirmRoutes } from './routes/confirm.ts';
 import { registerDigestViewRoutes } from './routes/digest-view.ts';
 import { registerInboxRoutes } from './routes/inbox.ts';
+import { newInboxToken } from './routes/inbox-guard.ts';
 import { registerFeedbackRoutes } from './routes/feedback.ts';
 import { registerFeedRoutes } from './routes/feed.ts';
 import { registerMuteRoutes } from './routes/mute.ts';
@@ -24,13 +25,14 @@ import { registerUnsubscribeRoutes } from './routes/unsubscribe.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
 import { registerAdminRoutes } from '../admin/routes.ts';
 import { securityHeaders } from './security-headers.ts';
+import { fastifyTrustProxy } from '../trust-proxy.ts';
 
 export type { RouteDeps, WebDeps } from './deps.ts';
 
 export function buildServer(deps: WebDeps): FastifyInstance {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
-    trustProxy: deps.trustProxy ?? deps.config.TRUST_PROXY,
+    trustProxy: fastifyTrustProxy(deps.trustProxy ?? deps.config.TRUST_PROXY),
     bodyLimit: 256 * 1024,
     // Fastify's own request lines would log link tokens; logRequests() logs them redacted.
     logController: new LogController({ disableRequestLogging: true }),
@@ -42,7 +44,7 @@ export function buildServer(deps: WebDeps): FastifyInstance {
 
   void app.register(formbody);
   void app.register(rateLimit, { global: false });
-  app.addHook('onSend', securityHeaders);
+  app.addHook('onSend', securityHeaders(deps.config.PUBLIC_URL.startsWith('https://')));
   logRequests(app);
   app.setErrorHandler(createErrorHandler(routeDeps.pages));
   retryLockedWrites(app, deps.config.WEB_LOCK_WAIT_MS);
@@ -59,7 +61,7 @@ export function buildServer(deps: WebDeps): FastifyInstance {
     registerMuteRoutes(scope, routeDeps);
     registerDigestViewRoutes(scope, routeDeps);
     registerApiRoutes(scope, routeDeps);
-    registerInboxRoutes(scope, { inbox: deps.inbox });
+    registerInboxRoutes(scope, { inbox: deps.inbox, config: deps.config, token: deps.inboxToken ?? newInboxToken() });
     registerWebhookRoutes(scope, routeDeps);
     registerAdminRoutes(scope, routeDeps);
     if (deps.feedback) registerFeedbackRoutes(scope, { ...routeDeps, feedback: deps.feedback });

@@ -49,7 +49,8 @@ describe('operator console over HTTP', () => {
 
   beforeAll(async () => {
     h = await startAdminHarness(
-      { SOURCES: 'hf', TRUST_PROXY: 'true' },
+      // The test's requests come from 127.0.0.1: that is the proxy whose X-Forwarded-For is taken.
+      { SOURCES: 'hf', TRUST_PROXY: '127.0.0.1' },
       { web: { fetchSourcesNow: async () => (fetched.push(1), [{ source: 'hf', day: '2025-11-25', status: 'ingested', detail: '3 papers' }]) } },
     );
     s = (await login(h)).session!;

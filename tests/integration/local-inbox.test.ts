@@ -19,6 +19,8 @@ const RAW = [
   '',
 ].join('\r\n');
 
+const TOKEN = 'inbox-token-for-tests';
+
 describe('local inbox', () => {
   let h: WebHarness;
   let dir: string;
@@ -26,7 +28,7 @@ describe('local inbox', () => {
     dir = mkdtempSync(join(tmpdir(), 'digest-inbox-'));
     const inbox = new Inbox(dir);
     inbox.save(Buffer.from(RAW));
-    h = await startWebHarness({}, undefined, { web: { inbox } });
+    h = await startWebHarness({ HOST: '127.0.0.1' }, undefined, { web: { inbox, inboxToken: TOKEN } });
   });
   afterAll(async () => {
     await h.close();
@@ -34,15 +36,15 @@ describe('local inbox', () => {
   });
 
   it('lists a message for each of its recipients, whatever the case, and for no one else', async () => {
-    const mine = (await (await fetch(`${h.base}/inbox.json?to=reader@example.org`)).json()) as Array<Record<string, unknown>>;
+    const mine = (await (await fetch(`${h.base}/inbox.json?to=reader@example.org&token=${TOKEN}`)).json()) as Array<Record<string, unknown>>;
     expect(mine).toHaveLength(1);
     expect(Object.keys(mine[0]!).sort()).toEqual(['from', 'id', 'receivedAt', 'subject', 'to']);
     expect(mine[0]!.subject).toBe('Your papers');
-    expect(await (await fetch(`${h.base}/inbox.json?to=other@example.org`)).json()).toHaveLength(1);
-    expect(await (await fetch(`${h.base}/inbox.json?to=nobody@example.org`)).json()).toEqual([]);
-    expect(await (await fetch(`${h.base}/inbox.json`)).json()).toHaveLength(1);
+    expect(await (await fetch(`${h.base}/inbox.json?to=other@example.org&token=${TOKEN}`)).json()).toHaveLength(1);
+    expect(await (await fetch(`${h.base}/inbox.json?to=nobody@example.org&token=${TOKEN}`)).json()).toEqual([]);
+    expect(await (await fetch(`${h.base}/inbox.json?token=${TOKEN}`)).json()).toHaveLength(1);
 
-    const page = await (await fetch(`${h.base}/inbox/${String(mine[0]!.id)}`)).text();
+    const page = await (await fetch(`${h.base}/inbox/${String(mine[0]!.id)}?token=${TOKEN}`)).text();
     expect(page).toContain('<dt>list-unsubscribe</dt>');
     expect(page).toContain('https://digest.example.org/unsubscribe/abc');
     expect(page).not.toContain('<dt>subject</dt>');

@@ -1,21 +1,20 @@
 // The local mail catcher's inbox in the browser: only when no SMTP_URL is set, and only for requests
 // from this machine. Caught HTML is shown inside a sandboxed iframe (no scripts, no same-origin).
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import Handlebars from 'handlebars';
 import { z } from 'zod';
 import { Inbox } from '../../mail/catcher.ts';
+import { inboxGuard, type InboxGuardOptions } from './inbox-guard.ts';
 
-export interface InboxDeps {
+export interface InboxDeps extends InboxGuardOptions {
   inbox: Inbox | undefined;
 }
 
-const inboxQuery = z.object({ to: z.string().optional() });
+const inboxQuery = z.object({ to: z.string().optional(), token: z.string().optional() });
 const inboxList = z.array(
   z.object({ id: z.string(), receivedAt: z.string(), from: z.string(), to: z.string(), subject: z.string() }),
 );
-
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
 
 const page = Handlebars.compile(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -40,20 +39,17 @@ const page = Handlebars.compile(`<!doctype html>
 {{/if}}
 </main></body></html>`);
 
-function local(req: FastifyRequest): boolean {
-  return LOOPBACK.test(req.socket.remoteAddress ?? '');
-}
-
-export function registerInboxRoutes(app: FastifyInstance, deps: InboxDeps): void {
+/** The inbox routes in a scope of their own: its onRequest guard covers exactly them, however the URL is spelled. */
+export function registerInboxRoutes(parent: FastifyInstance, deps: InboxDeps): void {
   const { inbox } = deps;
   if (!inbox) return;
-
-  app.addHook('onRequest', async (req, reply) => {
-    if (req.url.startsWith('/inbox') && !local(req)) {
-      return reply.code(403).type('text/plain').send('The local inbox is only shown to this machine.');
-    }
+  void parent.register(async (app) => {
+    app.addHook('onRequest', inboxGuard(deps));
+    inboxPages(app, inbox);
   });
+}
 
+function inboxPages(app: FastifyInstance, inbox: Inbox): void {
   app.get('/inbox', async (_req, reply) => {
     const messages = await inbox.list();
     return reply.type('text/html; charset=utf-8').send(page({ title: 'Local inbox', list: true, messages }));

@@ -2,7 +2,7 @@
 // src/bounces/webhooks.ts for how each is verified, bounces/webhook-events.ts for what they do). Each
 // answers 404 unless configured (MAILGUN_WEBHOOK_SIGNING_KEY; SES_SNS_TOPIC_ARN, and BOUNCE_ADDRESS for
 // both: the VERP tag is what maps an event to a subscriber). A bad signature answers 401 and changes nothing.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { WebhookRelay } from '../../bounces/webhook-events.ts';
@@ -22,9 +22,15 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: RouteDeps): vo
     const r = scope.withTypeProvider<ZodTypeProvider>();
 
     for (const relay of ['mailgun', 'ses'] as const satisfies readonly WebhookRelay[]) {
-      r.post(`/webhooks/${relay}`, { schema }, async (req, reply) => {
+      // A webhook that is off answers before its body is read. An event's signature is in its body, so the
+      // body is read unauthenticated: at most what the relay sends (SNS messages are at most 256 KB, a
+      // Mailgun event a few KB).
+      const onRequest = async (_req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> => {
         const off = events.off(relay);
         if (off) return reply.code(404).send({ ok: false, code: 'NOT_FOUND', error: `this webhook is off: set ${off}` });
+      };
+      const bodyLimit = relay === 'ses' ? 256 * 1024 : 64 * 1024;
+      r.post(`/webhooks/${relay}`, { schema, onRequest, bodyLimit }, async (req) => {
         const body = String(req.body ?? '');
         const outcome = relay === 'mailgun' ? events.mailgun(body) : await events.ses(body);
         return { ok: true as const, outcome };
