@@ -3,6 +3,7 @@
 // report (service.ts). A webhook whose settings are missing is off: `off` names what to set.
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
+import { taggedDigest } from './digest-tag.ts';
 import { recordBounce, type BounceChannel, type BounceDeps, type BounceOutcome } from './service.ts';
 import { verpFrom } from './verp.ts';
 import { readMailgun, readSesThroughSns, type WebhookEvent } from './webhooks.ts';
@@ -36,7 +37,7 @@ export function createWebhookEvents(deps: WebhookDeps): WebhookEvents {
 
   const act = (event: WebhookEvent | null, channel: BounceChannel): WebhookOutcome => {
     if (!event) return 'ignored';
-    const tagged = verp!.parse(event.envelopeSender);
+    const tagged = taggedDigest(deps.db, verp!, event.envelopeSender);
     if (!tagged) {
       logger.warn({ channel, kind: event.kind }, 'webhook event without a valid VERP tag, ignored');
       return 'no-tag';

@@ -221,7 +221,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
         mail,
         `digest-${row.id}.${row.edition}@${fromDomain}`,
         { url: view.links.unsubscribe, mailto: config.UNSUBSCRIBE_MAILTO },
-        verp?.envelopeFor(row.id),
+        verp?.envelopeFor(row.id, row.verpNonce),
       ),
     );
 
