@@ -4,6 +4,7 @@
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import { taggedDigest } from './digest-tag.ts';
+import { eventHash, useMailgunToken } from './mailgun-tokens.ts';
 import { recordBounce, type BounceChannel, type BounceDeps, type BounceOutcome } from './service.ts';
 import { verpFrom } from './verp.ts';
 import { readMailgun, readSesThroughSns, type WebhookEvent } from './webhooks.ts';
@@ -60,7 +61,17 @@ export function createWebhookEvents(deps: WebhookDeps): WebhookEvents {
       } catch {
         throw new AppError('WEBHOOK_INVALID', 'body: not JSON (Mailgun webhooks post JSON)');
       }
-      return act(readMailgun(parsed, config.MAILGUN_WEBHOOK_SIGNING_KEY!, clock.now()), 'mailgun');
+      const now = clock.now();
+      const post = readMailgun(parsed, config.MAILGUN_WEBHOOK_SIGNING_KEY!, now);
+      // The token and what the event does are written together: a post that fails leaves the token unused.
+      return deps.db
+        .transaction((): WebhookOutcome => {
+          const use = useMailgunToken(deps.db, { token: post.token, hash: eventHash(post.eventData), expiresAt: post.expiresAt, now });
+          if (use === 'replay') throw new AppError('WEBHOOK_REFUSED', 'signature.token: already used with other event data', { status: 401 });
+          if (use === 'repeat') return 'duplicate';
+          return act(post.event, 'mailgun');
+        })
+        .immediate();
     },
 
     async ses(body) {

@@ -1,7 +1,8 @@
 // Relays' event webhooks, each verified before anything is read from it, then mapped to a digest only
 // through the VERP tag of the envelope sender the relay reports (never through the recipient address):
 //   Mailgun  (POST /webhooks/mailgun): HMAC-SHA256 of timestamp + token with the webhook signing key,
-//            compared in constant time; a timestamp more than 15 minutes away from now is refused.
+//            compared in constant time; a timestamp more than 15 minutes away from now is refused, and a
+//            token is good once (mailgun-tokens.ts).
 //   Amazon SES through SNS (POST /webhooks/ses): the SNS message signature (SignatureVersion 1: SHA1,
 //            2: SHA256, RSA) checked against the certificate at SigningCertURL, fetched only from an
 //            https://sns.<region>.amazonaws.com host; the TopicArn must be SES_SNS_TOPIC_ARN (anyone can
@@ -31,8 +32,17 @@ const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim().slice(0, 500);
 
 export const MAILGUN_MAX_SKEW_MS = 15 * 60 * 1000;
 
-/** Mailgun's webhook payload (JSON): verified, then read. Returns null for events we do not act on. */
-export function readMailgun(body: unknown, signingKey: string, now: Date): WebhookEvent | null {
+/** A verified Mailgun post: its token (good once), until when it could pass the freshness check, and the event. */
+export interface MailgunPost {
+  token: string;
+  expiresAt: Date;
+  eventData: unknown;
+  /** null for events we do not act on. */
+  event: WebhookEvent | null;
+}
+
+/** Mailgun's webhook payload (JSON): verified, then read. */
+export function readMailgun(body: unknown, signingKey: string, now: Date): MailgunPost {
   const root = asObject(body, 'body');
   const sig = asObject(root.signature, 'signature');
   const timestamp = str(sig.timestamp);
@@ -44,7 +54,13 @@ export function readMailgun(body: unknown, signingKey: string, now: Date): Webho
   if (!/^\d{1,12}$/.test(timestamp) || Math.abs(Number(timestamp) * 1000 - now.getTime()) > MAILGUN_MAX_SKEW_MS) {
     throw refused('signature.timestamp: more than 15 minutes away from now');
   }
-  const ev = asObject(root['event-data'], 'event-data');
+  if (token.length === 0 || token.length > 256) throw refused('signature.token: missing or longer than 256 characters');
+  const expiresAt = new Date(Number(timestamp) * 1000 + MAILGUN_MAX_SKEW_MS);
+  return { token, expiresAt, eventData: root['event-data'], event: mailgunEvent(root['event-data']) };
+}
+
+function mailgunEvent(eventData: unknown): WebhookEvent | null {
+  const ev = asObject(eventData, 'event-data');
   const envelope = asObject(ev.envelope ?? {}, 'event-data.envelope');
   const sender = str(envelope.sender);
   const event = str(ev.event);

@@ -115,6 +115,29 @@ describe('bounce webhooks', () => {
     ]);
   });
 
+  it('Mailgun: a signature is good once; replayed with other event data it is refused, and forgotten after it expires', async () => {
+    const delivered = { event: 'delivered', recipient: 'carol@example.com', envelope: { sender: s.envelope['carol@example.com'] } };
+    const captured = mailgun(delivered);
+    expect(await (await post('/webhooks/mailgun', JSON.stringify(captured))).json()).toEqual({ ok: true, outcome: 'ignored' });
+    // The same signature on a permanent failure for carol (the attacker knows her tag from a digest she forwarded).
+    const replay = { ...captured, 'event-data': { event: 'failed', severity: 'permanent', reason: 'bounce', recipient: 'carol@example.com', envelope: { sender: s.envelope['carol@example.com'] }, 'delivery-status': { code: 550, 'enhanced-code': '5.1.1', message: 'user unknown' } } };
+    const res = await post('/webhooks/mailgun', JSON.stringify(replay));
+    expect(res.status).toBe(401);
+    expect(JSON.stringify(await res.json())).toContain('signature.token: already used');
+    expect(s.status('carol@example.com').status).toBe('confirmed');
+    // The relay retrying the very same post is not an attack: answered 200, nothing new happens.
+    expect(await (await post('/webhooks/mailgun', JSON.stringify(captured))).json()).toEqual({ ok: true, outcome: 'duplicate' });
+    // Tokens are kept only while their timestamp could pass the 15-minute check, then pruned.
+    const count = () => (s.t.app.db.prepare('SELECT count(*) AS n FROM mailgun_tokens').get() as { n: number }).n;
+    expect(count()).toBeGreaterThan(0);
+    s.t.clock.advance(31 * 60 * 1000);
+    expect(await (await post('/webhooks/mailgun', JSON.stringify(mailgun(delivered)))).json()).toEqual({ ok: true, outcome: 'ignored' });
+    expect(count()).toBe(1);
+    // The captured one, past its time, is refused by the freshness check.
+    expect((await post('/webhooks/mailgun', JSON.stringify(replay))).status).toBe(401);
+    expect(s.status('carol@example.com').status).toBe('confirmed');
+  });
+
   it('SES via SNS: a tampered message, another topic and a certificate from another host are refused', async () => {
     const signed = sns(sesBounce('carol@example.com', 'Permanent'));
     const tampered = { ...signed, Message: signed.Message!.replace('Permanent', 'Transient') };
