@@ -10,6 +10,7 @@
 //            confirmed by fetching its SubscribeURL (same host rule).
 import { createHmac, timingSafeEqual, verify as verifySignature, X509Certificate } from 'node:crypto';
 import { AppError } from '../errors.ts';
+import { classifyFailure } from './classify.ts';
 import type { ReportKind } from './reports.ts';
 
 /** What a verified webhook says: a report for an envelope sender, or nothing we act on. */
@@ -70,10 +71,13 @@ function mailgunEvent(eventData: unknown): WebhookEvent | null {
   const code = str(ds['enhanced-code']) || (str(ds.code) ? `${str(ds.code)[0]}.0.0` : '');
   const detail = oneLine(`${str(ds.code)} ${str(ds.message) || str(ds.description)}`);
   // severity temporary: Mailgun is still retrying, not a bounce yet. Permanent with reason "old": it gave up
-  // after temporary failures (a soft bounce); any other permanent failure is hard.
+  // after temporary failures (soft, or a policy block); "espblock": the receiver blocked us (policy); any
+  // other permanent failure as its code and text say (classify.ts).
   if (str(ev.severity) !== 'permanent') return null;
-  const kind: ReportKind = str(ev.reason) === 'old' ? 'soft' : 'hard';
-  return { kind, envelopeSender: sender, status: /^[245]\.\d+\.\d+$/.test(code) ? code : null, detail };
+  const status = /^[245]\.\d+\.\d+$/.test(code) ? code : null;
+  const reason = str(ev.reason);
+  const kind: ReportKind = reason === 'espblock' ? 'policy' : classifyFailure(status, detail, reason !== 'old');
+  return { kind, envelopeSender: sender, status, detail };
 }
 
 export interface SnsDeps {
@@ -169,10 +173,7 @@ function sesEvent(n: Record<string, unknown>): WebhookEvent | null {
   const b = asObject(n.bounce ?? {}, 'Message.bounce');
   const first = Array.isArray(b.bouncedRecipients) ? asObject(b.bouncedRecipients[0] ?? {}, 'bouncedRecipients[0]') : {};
   const status = /^[245]\.\d+\.\d+$/.test(str(first.status)) ? str(first.status) : null;
-  return {
-    kind: str(b.bounceType) === 'Permanent' ? 'hard' : 'soft',
-    envelopeSender: sender,
-    status,
-    detail: oneLine(`${str(b.bounceType)}/${str(b.bounceSubType)} ${str(first.diagnosticCode)}`),
-  };
+  const detail = oneLine(`${str(b.bounceType)}/${str(b.bounceSubType)} ${str(first.diagnosticCode)}`);
+  // Permanent or Transient (SES gave up), then what the code and text say (ContentRejected: policy).
+  return { kind: classifyFailure(status, detail, str(b.bounceType) === 'Permanent'), envelopeSender: sender, status, detail };
 }

@@ -138,6 +138,31 @@ describe('bounce webhooks', () => {
     expect(s.status('carol@example.com').status).toBe('confirmed');
   });
 
+  it('policy blocks through Mailgun and SES leave the reader subscribed; a full mailbox is soft', async () => {
+    const blocked = {
+      event: 'failed', severity: 'permanent', reason: 'bounce', recipient: 'carol@example.com', envelope: { sender: s.envelope['carol@example.com'] },
+      'delivery-status': { code: 550, 'enhanced-code': '5.7.1', message: '5.7.1 [192.0.2.10 12] Gmail has detected that this message is likely unsolicited mail. To reduce the amount of spam sent to Gmail, this message has been blocked.' },
+    };
+    expect(await (await post('/webhooks/mailgun', JSON.stringify(mailgun(blocked)))).json()).toEqual({ ok: true, outcome: 'alerted' });
+    const rejected = {
+      notificationType: 'Bounce',
+      bounce: { bounceType: 'Permanent', bounceSubType: 'ContentRejected', bouncedRecipients: [{ emailAddress: 'dave@example.com', action: 'failed', status: '5.7.1', diagnosticCode: 'smtp; 554 5.7.1 Message rejected as spam by Content Filtering.' }] },
+      mail: { source: s.envelope['dave@example.com'], destination: ['dave@example.com'] },
+    };
+    expect(await (await post('/webhooks/ses', JSON.stringify(sns(rejected, { version: '2' })), 'text/plain')).json()).toEqual({ ok: true, outcome: 'alerted' });
+    expect(s.status('carol@example.com').status).toBe('confirmed');
+    expect(s.status('dave@example.com').status).toBe('confirmed');
+    // Gmail answers a full mailbox with a permanent 552 5.2.2: Mailgun reports it permanent, it is still soft.
+    const full = { ...blocked, 'delivery-status': { code: 552, 'enhanced-code': '5.2.2', message: 'The email account that you tried to reach is over quota.' } };
+    expect(await (await post('/webhooks/mailgun', JSON.stringify(mailgun(full)))).json()).toEqual({ ok: true, outcome: 'counted' });
+    expect(s.status('carol@example.com').status).toBe('confirmed');
+    expect(s.events().filter((e) => e.subscriber === 'carol@example.com' || e.subscriber === 'dave@example.com').map((e) => [e.subscriber, e.kind, e.outcome])).toEqual([
+      ['carol@example.com', 'policy', 'alerted'],
+      ['dave@example.com', 'policy', 'alerted'],
+      ['carol@example.com', 'soft', 'counted'],
+    ]);
+  });
+
   it('SES via SNS: a tampered message, another topic and a certificate from another host are refused', async () => {
     const signed = sns(sesBounce('carol@example.com', 'Permanent'));
     const tampered = { ...signed, Message: signed.Message!.replace('Permanent', 'Transient') };
