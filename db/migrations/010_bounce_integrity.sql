@@ -18,14 +18,15 @@ CREATE TABLE mailgun_tokens (
 CREATE INDEX mailgun_tokens_expiry ON mailgun_tokens (expires_at);
 
 -- bounce_events gains the kind 'policy' (a 5.7.x spam / blocklist refusal: about our sending, not the
--- reader's address) and the outcome 'alerted'. A CHECK cannot be altered: the table is rebuilt (nothing
--- references it), rows and indexes as they were.
+-- reader's address), the outcome 'alerted', and the channel 'send' (a policy block or full mailbox the
+-- relay answered at send time). A CHECK cannot be altered: the table is rebuilt (nothing references it),
+-- rows and indexes as they were.
 CREATE TABLE bounce_events_010 (
   id            INTEGER PRIMARY KEY,
   digest_id     INTEGER NOT NULL REFERENCES digests (id) ON DELETE CASCADE,
   subscriber_id INTEGER NOT NULL REFERENCES subscribers (id) ON DELETE CASCADE,
   kind          TEXT NOT NULL CHECK (kind IN ('hard', 'soft', 'complaint', 'policy')),
-  channel       TEXT NOT NULL CHECK (channel IN ('smtp', 'mailgun', 'ses')),
+  channel       TEXT NOT NULL CHECK (channel IN ('smtp', 'mailgun', 'ses', 'send')),
   status        TEXT,
   detail        TEXT NOT NULL,
   outcome       TEXT NOT NULL CHECK (outcome IN ('suppressed', 'counted', 'unsubscribed', 'alerted', 'none')),

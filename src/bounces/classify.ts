@@ -20,6 +20,11 @@ const MAILBOX_REFUSED =
 /** A full mailbox, whatever the class of its code. */
 const MAILBOX_FULL = /over ?quota|quota exceeded|mailbox (?:is )?full|mailboxfull|insufficient (?:system )?storage/i;
 
+/** The enhanced status code in an SMTP answer ("550-5.7.1 [192.0.2.10] …" -> "5.7.1"), or null. */
+export function enhancedStatus(answer: string): string | null {
+  return /(?:^|[\s-])([245]\.\d{1,3}\.\d{1,3})(?=\s|$)/.exec(answer)?.[1] ?? null;
+}
+
 /**
  * The kind of one failure: `status` an enhanced code ('5.7.1') or null, `text` the server's diagnostic,
  * `permanent` whether the reporter gave up for good (a 5.x.x, a relay's "permanent" severity).

@@ -17,7 +17,8 @@ import type { Logger } from '../log.ts';
 import { markSuppressed, markUnsubscribed } from '../subscribers/repo.ts';
 import type { ReportKind } from './reports.ts';
 
-export type BounceChannel = 'smtp' | 'mailgun' | 'ses';
+/** smtp: our bounce receiver; mailgun, ses: their webhooks; send: the relay's answer at send time. */
+export type BounceChannel = 'smtp' | 'mailgun' | 'ses' | 'send';
 
 export interface BounceInput {
   digestId: number;
