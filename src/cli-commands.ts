@@ -230,7 +230,9 @@ function bounceLine(app: App): string {
   const c = bounceCounts(app.db, since);
   const sent = sentSince(app.db, since);
   const rate = sent > 0 ? `${((100 * c.complaint) / sent).toFixed(2)}% of ${sent} sent` : 'no digests sent';
-  return `bounces (30 days): hard ${c.hard}, soft ${c.soft}; complaints ${c.complaint} (${rate}; keep under 0.3%)`;
+  const line = `bounces (30 days): hard ${c.hard}, soft ${c.soft}, policy blocks ${c.policy}; complaints ${c.complaint} (${rate}; keep under 0.3%)`;
+  if (c.policy === 0) return line;
+  return `${line}\nalarm: ${plural(c.policy, 'digest was', 'digests were')} refused as spam or for the sender's reputation or SPF/DKIM/DMARC (policy blocks): check the sending domain and IP; the readers stay subscribed`;
 }
 
 export async function cmdSources(app: App, io: CliIo): Promise<number> {

@@ -118,6 +118,9 @@ const envSchema = z.object({
   }),
   BOUNCE_SMTP_PORT: int(0, 65535).optional(),
   BOUNCE_SMTP_HOST: z.string().min(1).default('0.0.0.0'),
+  // Soft bounces (full mailbox, gave up after 4xx) that suppress an address within a window (weeks for weekly readers).
+  SOFT_BOUNCES_TO_SUPPRESS: int(1, 100).default(3),
+  SOFT_BOUNCE_WINDOW_DAYS: int(1, 365).default(7),
   MAILGUN_WEBHOOK_SIGNING_KEY: optionalText,
   SES_SNS_TOPIC_ARN: optionalText.refine((v) => v === undefined || /^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]+$/.test(v), {
     error: 'must be an SNS topic ARN, e.g. arn:aws:sns:eu-west-1:123456789012:ses-bounces',

@@ -5,7 +5,7 @@
 //                          (unsubscribed / suppressed), the days before the window summed into a base
 //   digests                sent / failed per delivery date (edition), from the digests_edition index;
 //                          days before yesterday cached for an hour (see digestDays)
-//   bounces, complaints    bounce_events by received day
+//   bounces, complaints    bounce_events by received day (policy blocks apart: receivers refusing us)
 //   unsubscribes           subscribers by unsubscribe day
 //   papers                 new papers per source per ingest day (batches)
 // Measured (`npm run bench:admin`, shared 2-core machine): 100,000 subscribers and 2.6 million ledger rows,
@@ -43,7 +43,7 @@ const SQL_DIGEST_DAYS = `
 /** Bounce reports by day and kind (index bounce_events_received). */
 const SQL_BOUNCE_DAYS = `
   SELECT substr(received_at, 1, 10) AS day, sum(kind = 'hard') AS hard, sum(kind = 'soft') AS soft,
-         sum(kind = 'complaint') AS complaints
+         sum(kind = 'policy') AS policy, sum(kind = 'complaint') AS complaints
   FROM bounce_events WHERE received_at >= :from GROUP BY 1`;
 
 /** New papers per source per ingest day (batches: a few rows a day). */
@@ -58,6 +58,8 @@ export interface Overview {
   failed: number[];
   hard: number[];
   soft: number[];
+  /** Policy blocks: receivers refusing our mail (spam, blocklist, reputation, authentication). */
+  policy: number[];
   complaints: number[];
   unsubscribes: number[];
   papers: Array<{ source: string; values: number[] }>;
@@ -97,7 +99,7 @@ export function computeOverview(db: Db, now: Date): Overview {
   const to = days[days.length - 1]!;
   const index = new Map(days.map((d, i) => [d, i]));
   const zeros = () => days.map(() => 0);
-  const o: Overview = { days, confirmed: zeros(), sent: zeros(), failed: zeros(), hard: zeros(), soft: zeros(), complaints: zeros(), unsubscribes: zeros(), papers: [] };
+  const o: Overview = { days, confirmed: zeros(), sent: zeros(), failed: zeros(), hard: zeros(), soft: zeros(), policy: zeros(), complaints: zeros(), unsubscribes: zeros(), papers: [] };
 
   const deltas = zeros();
   let base = 0;
@@ -117,11 +119,12 @@ export function computeOverview(db: Db, now: Date): Overview {
     o.sent[i] = r.sent;
     o.failed[i] = r.failed;
   }
-  for (const r of statement<{ from: string }, { day: string; hard: number; soft: number; complaints: number }>(db, SQL_BOUNCE_DAYS).all({ from })) {
+  for (const r of statement<{ from: string }, { day: string; hard: number; soft: number; policy: number; complaints: number }>(db, SQL_BOUNCE_DAYS).all({ from })) {
     const i = index.get(r.day);
     if (i === undefined) continue;
     o.hard[i] = r.hard;
     o.soft[i] = r.soft;
+    o.policy[i] = r.policy;
     o.complaints[i] = r.complaints;
   }
   const bySource = new Map<string, number[]>();
@@ -156,6 +159,7 @@ export function overviewCharts(o: Overview): Array<{ id: string; svg: string }> 
         series: [
           { name: 'hard bounces', values: o.hard, color: '#a4161a' },
           { name: 'soft bounces', values: o.soft, color: '#c2410c' },
+          { name: 'policy blocks', values: o.policy, color: '#1f2937' },
           { name: 'complaints', values: o.complaints, color: '#7c3aed' },
         ],
       }),

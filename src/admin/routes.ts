@@ -94,6 +94,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void
             failed: sum(o.failed),
             hard: sum(o.hard),
             soft: sum(o.soft),
+            policy: sum(o.policy),
             complaints: sum(o.complaints),
             complaintRate: sent > 0 ? ((100 * sum(o.complaints)) / sent).toFixed(2) : '0.00',
             unsubscribes: sum(o.unsubscribes),

@@ -6,6 +6,7 @@
 // bare address) the report's Original-Mail-From or the returned message's Return-Path.
 import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
 import type { Logger } from '../log.ts';
+import { taggedDigest } from './digest-tag.ts';
 import { parseReport } from './reports.ts';
 import { recordBounce, type BounceDeps, type BounceOutcome } from './service.ts';
 import type { Verp } from './verp.ts';
@@ -41,7 +42,7 @@ export async function handleReportMessage(deps: ReceiverDeps, raw: Buffer, recip
     deps.logger.info({ detail: report.detail }, 'bounce mailbox: not a failure or complaint, ignored');
     return 'ignored';
   }
-  const tagged = [...recipients, ...report.tagCandidates].map((a) => deps.verp.parse(a)).find((v) => v !== null);
+  const tagged = [...recipients, ...report.tagCandidates].map((a) => taggedDigest(deps.db, deps.verp, a)).find((v) => v !== null);
   if (!tagged) {
     deps.logger.warn({ kind: report.kind }, 'bounce mailbox: report without a valid VERP tag, ignored');
     return 'no-tag';
@@ -64,8 +65,9 @@ export async function startBounceReceiver(deps: ReceiverDeps, opts: { port: numb
     onRcptTo(address, _session, callback) {
       const a = address.address;
       if (!deps.verp.isBounceMailbox(a)) return callback(smtpError(550, '5.1.1 no such mailbox here'));
-      // The bare mailbox is fine (feedback loops); a tagged form must carry a good tag.
-      if (a.toLowerCase() !== deps.verp.bounceAddress.toLowerCase() && !deps.verp.parse(a)) {
+      // The bare mailbox is fine (feedback loops); a tagged form must carry a tag made for an existing row
+      // (a late bounce for a deleted digest is refused too: nothing could act on it).
+      if (a.toLowerCase() !== deps.verp.bounceAddress.toLowerCase() && !taggedDigest(deps.db, deps.verp, a)) {
         return callback(smtpError(550, '5.7.1 unknown or forged bounce tag'));
       }
       callback();

@@ -1,12 +1,13 @@
 // Reads what comes back to the bounce address: RFC 3464 delivery status notifications (multipart/report;
 // report-type=delivery-status) and RFC 5965 feedback reports (report-type=feedback-report), parsed with
 // postal-mime, whose report parts (message/delivery-status, message/feedback-report) come out as
-// attachments we read as header blocks. It says what happened (hard / soft bounce, complaint) and which
+// attachments we read as header blocks. It says what happened (hard / soft bounce, policy block, complaint) and which
 // envelope addresses the report carries: the caller keeps only those whose VERP tag verifies, and never
 // trusts an address quoted in the body (Final-Recipient, To:) to name a subscriber.
 import PostalMime from 'postal-mime';
+import { classifyFailure, type FailureKind } from './classify.ts';
 
-export type ReportKind = 'hard' | 'soft' | 'complaint';
+export type ReportKind = FailureKind | 'complaint';
 
 export interface ParsedReport {
   kind: ReportKind | 'ignore';
@@ -91,8 +92,8 @@ export async function parseReport(raw: Buffer | string): Promise<ParsedReport> {
   const action = (recipient.get('action') ?? '').toLowerCase();
   const status = /^([245])\.\d{1,3}\.\d{1,3}/.exec(recipient.get('status') ?? '')?.[0] ?? null;
   const detail = oneLine(recipient.get('diagnostic-code') ?? recipient.get('status') ?? action);
-  // "delayed" / "delivered" / "relayed" / "expanded" are not failures. A failure's class decides: 5 hard, 4 soft
-  // (the remote gave up after temporary errors: mailbox full, greylisting that never cleared).
+  // "delayed" / "delivered" / "relayed" / "expanded" are not failures. A failure is a policy block, soft or hard
+  // (classify.ts): a 4.x.x failure means the remote gave up after temporary errors.
   if (action !== 'failed' || !status) return { kind: 'ignore', status, detail, tagCandidates: candidates };
-  return { kind: status.startsWith('5') ? 'hard' : 'soft', status, detail, tagCandidates: candidates };
+  return { kind: classifyFailure(status, detail, status.startsWith('5')), status, detail, tagCandidates: candidates };
 }

@@ -3,6 +3,8 @@
 // report (service.ts). A webhook whose settings are missing is off: `off` names what to set.
 import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
+import { taggedDigest } from './digest-tag.ts';
+import { eventHash, useMailgunToken } from './mailgun-tokens.ts';
 import { recordBounce, type BounceChannel, type BounceDeps, type BounceOutcome } from './service.ts';
 import { verpFrom } from './verp.ts';
 import { readMailgun, readSesThroughSns, type WebhookEvent } from './webhooks.ts';
@@ -36,7 +38,7 @@ export function createWebhookEvents(deps: WebhookDeps): WebhookEvents {
 
   const act = (event: WebhookEvent | null, channel: BounceChannel): WebhookOutcome => {
     if (!event) return 'ignored';
-    const tagged = verp!.parse(event.envelopeSender);
+    const tagged = taggedDigest(deps.db, verp!, event.envelopeSender);
     if (!tagged) {
       logger.warn({ channel, kind: event.kind }, 'webhook event without a valid VERP tag, ignored');
       return 'no-tag';
@@ -59,7 +61,17 @@ export function createWebhookEvents(deps: WebhookDeps): WebhookEvents {
       } catch {
         throw new AppError('WEBHOOK_INVALID', 'body: not JSON (Mailgun webhooks post JSON)');
       }
-      return act(readMailgun(parsed, config.MAILGUN_WEBHOOK_SIGNING_KEY!, clock.now()), 'mailgun');
+      const now = clock.now();
+      const post = readMailgun(parsed, config.MAILGUN_WEBHOOK_SIGNING_KEY!, now);
+      // The token and what the event does are written together: a post that fails leaves the token unused.
+      return deps.db
+        .transaction((): WebhookOutcome => {
+          const use = useMailgunToken(deps.db, { token: post.token, hash: eventHash(post.eventData), expiresAt: post.expiresAt, now });
+          if (use === 'replay') throw new AppError('WEBHOOK_REFUSED', 'signature.token: already used with other event data', { status: 401 });
+          if (use === 'repeat') return 'duplicate';
+          return act(post.event, 'mailgun');
+        })
+        .immediate();
     },
 
     async ses(body) {

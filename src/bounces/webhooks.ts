@@ -1,7 +1,8 @@
 // Relays' event webhooks, each verified before anything is read from it, then mapped to a digest only
 // through the VERP tag of the envelope sender the relay reports (never through the recipient address):
 //   Mailgun  (POST /webhooks/mailgun): HMAC-SHA256 of timestamp + token with the webhook signing key,
-//            compared in constant time; a timestamp more than 15 minutes away from now is refused.
+//            compared in constant time; a timestamp more than 15 minutes away from now is refused, and a
+//            token is good once (mailgun-tokens.ts).
 //   Amazon SES through SNS (POST /webhooks/ses): the SNS message signature (SignatureVersion 1: SHA1,
 //            2: SHA256, RSA) checked against the certificate at SigningCertURL, fetched only from an
 //            https://sns.<region>.amazonaws.com host; the TopicArn must be SES_SNS_TOPIC_ARN (anyone can
@@ -9,6 +10,7 @@
 //            confirmed by fetching its SubscribeURL (same host rule).
 import { createHmac, timingSafeEqual, verify as verifySignature, X509Certificate } from 'node:crypto';
 import { AppError } from '../errors.ts';
+import { classifyFailure } from './classify.ts';
 import type { ReportKind } from './reports.ts';
 
 /** What a verified webhook says: a report for an envelope sender, or nothing we act on. */
@@ -31,8 +33,17 @@ const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim().slice(0, 500);
 
 export const MAILGUN_MAX_SKEW_MS = 15 * 60 * 1000;
 
-/** Mailgun's webhook payload (JSON): verified, then read. Returns null for events we do not act on. */
-export function readMailgun(body: unknown, signingKey: string, now: Date): WebhookEvent | null {
+/** A verified Mailgun post: its token (good once), until when it could pass the freshness check, and the event. */
+export interface MailgunPost {
+  token: string;
+  expiresAt: Date;
+  eventData: unknown;
+  /** null for events we do not act on. */
+  event: WebhookEvent | null;
+}
+
+/** Mailgun's webhook payload (JSON): verified, then read. */
+export function readMailgun(body: unknown, signingKey: string, now: Date): MailgunPost {
   const root = asObject(body, 'body');
   const sig = asObject(root.signature, 'signature');
   const timestamp = str(sig.timestamp);
@@ -44,7 +55,13 @@ export function readMailgun(body: unknown, signingKey: string, now: Date): Webho
   if (!/^\d{1,12}$/.test(timestamp) || Math.abs(Number(timestamp) * 1000 - now.getTime()) > MAILGUN_MAX_SKEW_MS) {
     throw refused('signature.timestamp: more than 15 minutes away from now');
   }
-  const ev = asObject(root['event-data'], 'event-data');
+  if (token.length === 0 || token.length > 256) throw refused('signature.token: missing or longer than 256 characters');
+  const expiresAt = new Date(Number(timestamp) * 1000 + MAILGUN_MAX_SKEW_MS);
+  return { token, expiresAt, eventData: root['event-data'], event: mailgunEvent(root['event-data']) };
+}
+
+function mailgunEvent(eventData: unknown): WebhookEvent | null {
+  const ev = asObject(eventData, 'event-data');
   const envelope = asObject(ev.envelope ?? {}, 'event-data.envelope');
   const sender = str(envelope.sender);
   const event = str(ev.event);
@@ -54,10 +71,13 @@ export function readMailgun(body: unknown, signingKey: string, now: Date): Webho
   const code = str(ds['enhanced-code']) || (str(ds.code) ? `${str(ds.code)[0]}.0.0` : '');
   const detail = oneLine(`${str(ds.code)} ${str(ds.message) || str(ds.description)}`);
   // severity temporary: Mailgun is still retrying, not a bounce yet. Permanent with reason "old": it gave up
-  // after temporary failures (a soft bounce); any other permanent failure is hard.
+  // after temporary failures (soft, or a policy block); "espblock": the receiver blocked us (policy); any
+  // other permanent failure as its code and text say (classify.ts).
   if (str(ev.severity) !== 'permanent') return null;
-  const kind: ReportKind = str(ev.reason) === 'old' ? 'soft' : 'hard';
-  return { kind, envelopeSender: sender, status: /^[245]\.\d+\.\d+$/.test(code) ? code : null, detail };
+  const status = /^[245]\.\d+\.\d+$/.test(code) ? code : null;
+  const reason = str(ev.reason);
+  const kind: ReportKind = reason === 'espblock' ? 'policy' : classifyFailure(status, detail, reason !== 'old');
+  return { kind, envelopeSender: sender, status, detail };
 }
 
 export interface SnsDeps {
@@ -153,10 +173,7 @@ function sesEvent(n: Record<string, unknown>): WebhookEvent | null {
   const b = asObject(n.bounce ?? {}, 'Message.bounce');
   const first = Array.isArray(b.bouncedRecipients) ? asObject(b.bouncedRecipients[0] ?? {}, 'bouncedRecipients[0]') : {};
   const status = /^[245]\.\d+\.\d+$/.test(str(first.status)) ? str(first.status) : null;
-  return {
-    kind: str(b.bounceType) === 'Permanent' ? 'hard' : 'soft',
-    envelopeSender: sender,
-    status,
-    detail: oneLine(`${str(b.bounceType)}/${str(b.bounceSubType)} ${str(first.diagnosticCode)}`),
-  };
+  const detail = oneLine(`${str(b.bounceType)}/${str(b.bounceSubType)} ${str(first.diagnosticCode)}`);
+  // Permanent or Transient (SES gave up), then what the code and text say (ContentRejected: policy).
+  return { kind: classifyFailure(status, detail, str(b.bounceType) === 'Permanent'), envelopeSender: sender, status, detail };
 }

@@ -117,11 +117,12 @@ export const SQL_COPY_GROUP_ROWS = `
            sum(muted = 0) AS k
     FROM bits GROUP BY subscriber_id
   )
-  INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at)
+  -- verp_nonce: 52 random bits and a sign, so a bounce address's tag fits this row only (bounces/verp.ts)
+  INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at, verp_nonce)
   SELECT e.id, e.slot, 'planned', e.watermark, e.through, mp.ids,
          unhex(CASE WHEN mp.map = substr('${IDENTITY}', 1, 2 * mp.k) THEN g.list
                     ELSE printf('00%02x', mp.k) || mp.map || g.list END),
-         g.paper_count, :now
+         g.paper_count, :now, random() >> 11
   FROM plan_slots e
   JOIN plan_groups g ON g.qkey = e.qkey AND g.watermark = e.watermark AND g.through = e.through
   JOIN maps mp ON mp.sid = e.id

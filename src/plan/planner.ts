@@ -204,12 +204,13 @@ const SQL_PLAN_ROWS = `
   topic_lists AS MATERIALIZED (
     SELECT subscriber_id AS sid, group_concat(id, ',' ORDER BY bit) AS ids FROM bits GROUP BY subscriber_id
   )
-  INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at)
+  -- verp_nonce: 52 random bits and a sign, so a bounce address's tag fits this row only (bounces/verp.ts)
+  INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at, verp_nonce)
   SELECT e.id, e.slot, 'planned', e.watermark, e.through, tl.ids,
          unhex(printf('%02x', w.ow * 16 + w.mw) ||
                group_concat(printf('%0*x%0*x', w.ow, i.off, w.mw, i.mask), ''
                             ORDER BY i.n DESC, coalesce(sc.score, 0) DESC, p.upvotes DESC, i.best ASC, i.paper_id ASC)),
-         count(*), :now
+         count(*), :now, random() >> 11
   FROM items i
   JOIN plan_slots e ON e.id = i.sid
   JOIN widths w ON w.sid = i.sid

@@ -40,6 +40,8 @@ export interface DigestRecord {
   attempts: number;
   /** The paper list was pruned after DIGEST_RETENTION_DAYS: the web view says the digest expired. */
   expired: boolean;
+  /** Signed into the VERP envelope sender (bounces/verp.ts); null for rows planned before migration 010. */
+  verpNonce: number | null;
 }
 
 export interface DigestRecipient {
@@ -64,7 +66,7 @@ export interface LoadedDigest {
  * open a temporary b-tree for every row loaded (~3 µs of the statement's ~27, bench on a 20k broad ledger).
  */
 const SQL_DIGEST_ROW = `
-  SELECT d.id, d.subscriber_id, d.edition, d.status, d.from_paper, d.to_paper, d.attempts, d.items, d.topic_ids,
+  SELECT d.id, d.subscriber_id, d.edition, d.status, d.from_paper, d.to_paper, d.attempts, d.items, d.topic_ids, d.verp_nonce,
          s.email, s.status AS subscriber_status, s.token_salt, s.max_papers,
          (SELECT json_group_array(json_array(t.id, t.text, q.like_terms))
           FROM topics t JOIN queries q ON q.id = t.query_id WHERE t.subscriber_id = d.subscriber_id) AS topics,
@@ -99,6 +101,7 @@ interface RowSql {
   to_paper: number;
   attempts: number;
   items: Buffer | null;
+  verp_nonce: number | null;
   topic_ids: string;
   email: string;
   subscriber_status: SubscriberStatus;
@@ -301,6 +304,7 @@ export class DigestLoader {
       toPaper: r.to_paper,
       attempts: r.attempts,
       expired: r.items === null,
+      verpNonce: r.verp_nonce,
     };
     return { row, subscriber, view };
   }

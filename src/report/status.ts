@@ -144,9 +144,10 @@ export function metricsText(db: Db): string {
     ['', overdue ? Math.round(Date.parse(overdue.at) / 1000) : 0],
   ]);
   const reports = bounceCounts(db);
-  metric('digest_bounces_total', 'counter', 'Bounces received after delivery (DSNs, relay webhooks), by kind; each digest counted once per kind.', [
+  metric('digest_bounces_total', 'counter', 'Bounces by kind: reports after delivery (DSNs, relay webhooks) and send-time refusals that are policy blocks or full mailboxes (policy: the receiver refused our mail as spam, blocklisted or unauthenticated; the reader stays subscribed); each digest counted once per kind.', [
     ['{kind="hard"}', reports.hard],
     ['{kind="soft"}', reports.soft],
+    ['{kind="policy"}', reports.policy],
   ]);
   metric('digest_complaints_total', 'counter', 'Spam complaints received (ARF feedback loops, relay webhooks); each unsubscribed the address.', [
     ['', reports.complaint],

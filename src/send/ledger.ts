@@ -281,6 +281,14 @@ export class Ledger {
     return this.tx.failed.immediate(id, subscriberId, failure, suppressAfter, now, this.claimant);
   }
 
+  /**
+   * A permanent refusal that is not the address's fault (a policy block, a full mailbox: bounces/classify.ts):
+   * failed with the relay's answer, no hard failure counted (the bounce service records it).
+   */
+  markRefused(id: number, failure: FailureRecord): boolean {
+    return this.s.failed.run({ id, claimant: this.claimant, ...failure }).changes === 1;
+  }
+
   /** A row that failed for reasons of ours (render error): failed, no hard failure counted. */
   markBroken(id: number, response: string): void {
     this.s.failed.run({ id, claimant: this.claimant, code: null, response });

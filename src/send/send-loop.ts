@@ -28,6 +28,8 @@ import type { RenderedEmail, Renderer } from '../render/render.ts';
 import { emptySummary, type ProgressDelta, type SenderConfig, type SendSummary } from './send-types.ts';
 import { DigestLoader, type LoadedDigest } from '../render/view.ts';
 import { verpFrom } from '../bounces/verp.ts';
+import { classifyFailure, enhancedStatus } from '../bounces/classify.ts';
+import { recordBounce } from '../bounces/service.ts';
 import { DigestMail } from './digest-mail.ts';
 
 /** A digest handed to the mailer: what the send loop needs of it until the relay has answered. */
@@ -175,7 +177,14 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
     logger.info({ digest: row.id, kind: err.kind, code: err.responseCode, response: err.response }, 'send failed');
     if (decision.action === 'fail') {
       relay.answered();
-      if (write(() => ledger.markFailed(row.id, subscriber.id, failure, config.HARD_FAILURES_TO_SUPPRESS, clock.now()))) {
+      const status = enhancedStatus(err.response);
+      const kind = classifyFailure(status, err.response, true);
+      if (kind !== 'hard') {
+        // A policy block or a full mailbox: recorded as a bounce of that kind (an alarm, or the soft window), not as a hard failure.
+        const report = { digestId: row.id, kind, channel: 'send' as const, status, detail: err.response };
+        const refused = db.transaction(() => (ledger.markRefused(row.id, failure) ? recordBounce({ db, clock, logger, config }, report) : 'none'));
+        if (write(() => refused()) === 'suppressed') summary.newlySuppressed++;
+      } else if (write(() => ledger.markFailed(row.id, subscriber.id, failure, config.HARD_FAILURES_TO_SUPPRESS, clock.now()))) {
         summary.newlySuppressed++;
         logger.warn({ subscriber: subscriber.id }, 'address suppressed after repeated permanent failures');
       }
@@ -221,7 +230,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
         mail,
         `digest-${row.id}.${row.edition}@${fromDomain}`,
         { url: view.links.unsubscribe, mailto: config.UNSUBSCRIBE_MAILTO },
-        verp?.envelopeFor(row.id),
+        verp?.envelopeFor(row.id, row.verpNonce),
       ),
     );
 

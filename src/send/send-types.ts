@@ -12,6 +12,8 @@ export type SenderConfig = Pick<
   | 'SMTP_RETRY_MAX_MS'
   | 'RELAY_DOWN_AFTER'
   | 'HARD_FAILURES_TO_SUPPRESS'
+  | 'SOFT_BOUNCES_TO_SUPPRESS'
+  | 'SOFT_BOUNCE_WINDOW_DAYS'
   | 'SHUTDOWN_GRACE_MS'
 > &
   Partial<

@@ -1,6 +1,7 @@
 // The VERP envelope sender also comes out of worker threads (SEND_WORKERS=2: they rebuild everything from
 // the config copy they get): every message's MAIL FROM names its own ledger row with a tag that verifies.
 import { afterEach, expect, it } from 'vitest';
+import { nonceLookup } from '../../src/bounces/digest-tag.ts';
 import { verpFrom } from '../../src/bounces/verp.ts';
 import { sendPending } from '../../src/send/sender.ts';
 import { deliveryEnv, type DeliveryEnv } from '../helpers/delivery-setup.ts';
@@ -30,7 +31,7 @@ it('worker threads send each digest with its own signed VERP envelope sender', {
     (e.t.db.prepare('SELECT d.id, s.email FROM digests d JOIN subscribers s ON s.id = d.subscriber_id').all() as { id: number; email: string }[]).map((r) => [r.email, r.id]),
   );
   for (const m of sink.messages) {
-    expect(verp.parse(m.from)).toEqual({ digestId: rowOf.get(m.to[0]!) });
+    expect(verp.parse(m.from, nonceLookup(e.t.db))).toEqual({ digestId: rowOf.get(m.to[0]!) });
   }
   expect(new Set(sink.messages.map((m) => m.from)).size).toBe(200);
 });

@@ -115,6 +115,54 @@ describe('bounce webhooks', () => {
     ]);
   });
 
+  it('Mailgun: a signature is good once; replayed with other event data it is refused, and forgotten after it expires', async () => {
+    const delivered = { event: 'delivered', recipient: 'carol@example.com', envelope: { sender: s.envelope['carol@example.com'] } };
+    const captured = mailgun(delivered);
+    expect(await (await post('/webhooks/mailgun', JSON.stringify(captured))).json()).toEqual({ ok: true, outcome: 'ignored' });
+    // The same signature on a permanent failure for carol (the attacker knows her tag from a digest she forwarded).
+    const replay = { ...captured, 'event-data': { event: 'failed', severity: 'permanent', reason: 'bounce', recipient: 'carol@example.com', envelope: { sender: s.envelope['carol@example.com'] }, 'delivery-status': { code: 550, 'enhanced-code': '5.1.1', message: 'user unknown' } } };
+    const res = await post('/webhooks/mailgun', JSON.stringify(replay));
+    expect(res.status).toBe(401);
+    expect(JSON.stringify(await res.json())).toContain('signature.token: already used');
+    expect(s.status('carol@example.com').status).toBe('confirmed');
+    // The relay retrying the very same post is not an attack: answered 200, nothing new happens.
+    expect(await (await post('/webhooks/mailgun', JSON.stringify(captured))).json()).toEqual({ ok: true, outcome: 'duplicate' });
+    // Tokens are kept only while their timestamp could pass the 15-minute check, then pruned.
+    const count = () => (s.t.app.db.prepare('SELECT count(*) AS n FROM mailgun_tokens').get() as { n: number }).n;
+    expect(count()).toBeGreaterThan(0);
+    s.t.clock.advance(31 * 60 * 1000);
+    expect(await (await post('/webhooks/mailgun', JSON.stringify(mailgun(delivered)))).json()).toEqual({ ok: true, outcome: 'ignored' });
+    expect(count()).toBe(1);
+    // The captured one, past its time, is refused by the freshness check.
+    expect((await post('/webhooks/mailgun', JSON.stringify(replay))).status).toBe(401);
+    expect(s.status('carol@example.com').status).toBe('confirmed');
+  });
+
+  it('policy blocks through Mailgun and SES leave the reader subscribed; a full mailbox is soft', async () => {
+    const blocked = {
+      event: 'failed', severity: 'permanent', reason: 'bounce', recipient: 'carol@example.com', envelope: { sender: s.envelope['carol@example.com'] },
+      'delivery-status': { code: 550, 'enhanced-code': '5.7.1', message: '5.7.1 [192.0.2.10 12] Gmail has detected that this message is likely unsolicited mail. To reduce the amount of spam sent to Gmail, this message has been blocked.' },
+    };
+    expect(await (await post('/webhooks/mailgun', JSON.stringify(mailgun(blocked)))).json()).toEqual({ ok: true, outcome: 'alerted' });
+    const rejected = {
+      notificationType: 'Bounce',
+      bounce: { bounceType: 'Permanent', bounceSubType: 'ContentRejected', bouncedRecipients: [{ emailAddress: 'dave@example.com', action: 'failed', status: '5.7.1', diagnosticCode: 'smtp; 554 5.7.1 Message rejected as spam by Content Filtering.' }] },
+      mail: { source: s.envelope['dave@example.com'], destination: ['dave@example.com'] },
+    };
+    expect(await (await post('/webhooks/ses', JSON.stringify(sns(rejected, { version: '2' })), 'text/plain')).json()).toEqual({ ok: true, outcome: 'alerted' });
+    expect(s.status('carol@example.com').status).toBe('confirmed');
+    expect(s.status('dave@example.com').status).toBe('confirmed');
+    // Gmail answers a full mailbox with a permanent 552 5.2.2: Mailgun reports it permanent, it is still soft.
+    const full = { ...blocked, 'delivery-status': { code: 552, 'enhanced-code': '5.2.2', message: 'The email account that you tried to reach is over quota.' } };
+    expect(await (await post('/webhooks/mailgun', JSON.stringify(mailgun(full)))).json()).toEqual({ ok: true, outcome: 'counted' });
+    expect(s.status('carol@example.com').status).toBe('confirmed');
+    expect(s.events().filter((e) => e.subscriber === 'carol@example.com' || e.subscriber === 'dave@example.com').map((e) => [e.subscriber, e.kind, e.outcome])).toEqual([
+      ['carol@example.com', 'policy', 'alerted'],
+      ['dave@example.com', 'policy', 'alerted'],
+      ['carol@example.com', 'soft', 'counted'],
+    ]);
+  });
+
   it('SES via SNS: a tampered message, another topic and a certificate from another host are refused', async () => {
     const signed = sns(sesBounce('carol@example.com', 'Permanent'));
     const tampered = { ...signed, Message: signed.Message!.replace('Permanent', 'Transient') };

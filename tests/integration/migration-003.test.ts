@@ -42,7 +42,7 @@ describe('migration 003 on a database of the previous release', () => {
     expect(all.hits).toHaveLength((old as { s: number }).s);
 
     const sent = db.prepare("SELECT id, subscriber_id AS subscriberId FROM digests WHERE status = 'sent' LIMIT 1").get() as { id: number; subscriberId: number };
-    const deps = { db, clock, logger: silentLogger, config: { HARD_FAILURES_TO_SUPPRESS: 3 } };
+    const deps = { db, clock, logger: silentLogger, config: { SOFT_BOUNCES_TO_SUPPRESS: 3, SOFT_BOUNCE_WINDOW_DAYS: 7 } };
     expect(recordBounce(deps, { digestId: sent.id, kind: 'complaint', channel: 'smtp', status: null, detail: 'feedback-type abuse' })).toBe('unsubscribed');
     expect(db.prepare('SELECT status FROM subscribers WHERE id = ?').get(sent.subscriberId)).toEqual({ status: 'unsubscribed' });
 

@@ -8,30 +8,47 @@ import { Verp } from '../../src/bounces/verp.ts';
 import { Tokens } from '../../src/tokens.ts';
 
 const verp = new Verp('Bounces@Bounces.Example.org', new Tokens('unit-test-secret-0123456789abcdef0123456789'));
+/** The ledger as the tags see it: digest 42 with its nonce, 43 with another, 7 planned before nonces. */
+const nonces = new Map<number, number | null>([[42, 90071992547], [43, 5], [7, null]]);
+const nonceOf = (id: number) => nonces.get(id);
 const fixture = (name: string) =>
   readFileSync(join(import.meta.dirname, '..', 'fixtures', 'bounces', name), 'utf8')
-    .replaceAll('{{ENVELOPE}}', verp.envelopeFor(42))
+    .replaceAll('{{ENVELOPE}}', verp.envelopeFor(42, 90071992547))
     .replaceAll('{{RECIPIENT}}', 'reader@example.com')
     .replaceAll('{{BOUNCE}}', 'bounces@bounces.example.org');
 
 describe('VERP tags', () => {
   it('round-trip, whatever the case a mail system gives the address', () => {
-    const a = verp.envelopeFor(42);
+    const a = verp.envelopeFor(42, 90071992547);
     expect(a).toMatch(/^bounces\+42-[0-9a-f]{32}@bounces\.example\.org$/);
-    expect(verp.parse(a)).toEqual({ digestId: 42 });
-    expect(verp.parse(`<${a.toUpperCase()}>`)).toEqual({ digestId: 42 });
+    expect(verp.parse(a, nonceOf)).toEqual({ digestId: 42 });
+    expect(verp.parse(`<${a.toUpperCase()}>`, nonceOf)).toEqual({ digestId: 42 });
   });
 
   it('refuse a changed id, a changed tag, another domain, another secret', () => {
-    const a = verp.envelopeFor(42);
-    expect(verp.parse(a.replace('+42-', '+43-'))).toBeNull();
-    expect(verp.parse(a.replace(/-(.)/, (_m, c: string) => `-${c === 'a' ? 'b' : 'a'}`))).toBeNull();
-    expect(verp.parse(a.replace('@bounces.example.org', '@example.org'))).toBeNull();
+    const a = verp.envelopeFor(42, 90071992547);
+    expect(verp.parse(a.replace('+42-', '+43-'), nonceOf)).toBeNull();
+    expect(verp.parse(a.replace(/-(.)/, (_m, c: string) => `-${c === 'a' ? 'b' : 'a'}`), nonceOf)).toBeNull();
+    expect(verp.parse(a.replace('@bounces.example.org', '@example.org'), nonceOf)).toBeNull();
     const other = new Verp('bounces@bounces.example.org', new Tokens('another-secret-0123456789abcdef0123456789'));
-    expect(other.parse(a)).toBeNull();
-    expect(verp.parse('bounces@bounces.example.org')).toBeNull(); // the bare mailbox names no digest
+    expect(other.parse(a, nonceOf)).toBeNull();
+    expect(verp.parse('bounces@bounces.example.org', nonceOf)).toBeNull(); // the bare mailbox names no digest
     expect(verp.isBounceMailbox('bounces@bounces.example.org')).toBe(true);
     expect(verp.isBounceMailbox('bouncesx@bounces.example.org')).toBe(false);
+  });
+
+  it('fit only the row they were made for: same id with another nonce, or no row, is refused', () => {
+    const a = verp.envelopeFor(42, 90071992547);
+    expect(verp.parse(a, () => 90071992548)).toBeNull(); // id 42 reused by a later digest
+    expect(verp.parse(a, () => undefined)).toBeNull(); // the row is gone
+    expect(verp.parse(a, () => null)).toBeNull(); // not an id-only tag
+    expect(verp.parse(verp.envelopeFor(42, null), nonceOf)).toBeNull(); // an id-only tag for a row with a nonce
+  });
+
+  it('id-only tags of rows planned before nonces still verify for that row', () => {
+    const legacy = verp.envelopeFor(7, null);
+    expect(verp.parse(legacy, nonceOf)).toEqual({ digestId: 7 });
+    expect(verp.parse(legacy.replace('+7-', '+8-'), nonceOf)).toBeNull();
   });
 });
 
@@ -41,7 +58,7 @@ describe('reading reports', () => {
     expect(r.kind).toBe('hard');
     expect(r.status).toBe('5.1.1');
     expect(r.detail).toContain('User unknown in virtual mailbox table');
-    expect(r.tagCandidates).toEqual([verp.envelopeFor(42)]);
+    expect(r.tagCandidates).toEqual([verp.envelopeFor(42, 90071992547)]);
   });
 
   it('a 4.2.2 given up on is soft; a delayed notice is nothing', async () => {
@@ -54,7 +71,7 @@ describe('reading reports', () => {
   it('an ARF abuse report is a complaint, tagged through Original-Mail-From first', async () => {
     const r = await parseReport(fixture('arf-abuse.eml'));
     expect(r.kind).toBe('complaint');
-    expect(r.tagCandidates[0]).toBe(verp.envelopeFor(42));
+    expect(r.tagCandidates[0]).toBe(verp.envelopeFor(42, 90071992547));
   });
 
   it('a plain-text bounce without a delivery-status part is not guessed at', async () => {
