@@ -43,7 +43,9 @@ type Deps = Pick<App, 'db' | 'clock' | 'logger' | 'config' | 'mailer' | 'rendere
 
 /** Stage 1: each configured source's missing days (nothing when none is configured). */
 export async function fetchSources(app: Deps): Promise<PollReport[]> {
-  if (parseSources(app.config.SOURCES).length === 0) return [];
+  const specs = parseSources(app.config.SOURCES);
+  if (specs.length === 0) return [];
+  app.logger.info({ sources: specs.map((s) => s.name) }, 'asking the paper sources');
   return createSourcePoller({ db: app.db, config: app.config, clock: app.clock, logger: app.logger }).poll();
 }
 
