@@ -6,8 +6,9 @@
 import { existsSync } from 'node:fs';
 import { register } from 'tsx/esm/api';
 
-if (existsSync('.env')) process.loadEnvFile('.env');
 
 register();
 const { runCli } = await import('../src/cli.ts');
-process.exitCode = await runCli(process.argv);
+// A .env file in the working directory fills in variables the environment does not set (runCli reads it,
+// so that `digest config` can say where each value came from).
+process.exitCode = await runCli(process.argv, undefined, undefined, existsSync('.env') ? '.env' : undefined);

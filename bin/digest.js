@@ -10,8 +10,8 @@ if (!existsSync(entry)) {
   process.stderr.write('digest: dist/ is missing; build it with `npm run build` (npm install does it too)\n');
   process.exit(1);
 }
-// A .env file in the working directory fills in variables the environment does not set.
-if (existsSync('.env')) process.loadEnvFile('.env');
 
 const { runCli } = await import(entry.href);
-process.exitCode = await runCli(process.argv);
+// A .env file in the working directory fills in variables the environment does not set (runCli reads it,
+// so that `digest config` can say where each value came from).
+process.exitCode = await runCli(process.argv, undefined, undefined, existsSync('.env') ? '.env' : undefined);

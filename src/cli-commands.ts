@@ -18,11 +18,11 @@ import { plural } from './words.ts';
 import { parseFeed } from './ingest/detect.ts';
 import { hasAnyBatch, ingestBatch, ingestCounts } from './ingest/ingest.ts';
 import { loadInput } from './ingest/load.ts';
-import { listSources, parseSources } from './ingest/sources.ts';
+import { listSources, parseSources, type PollReport } from './ingest/sources.ts';
 import { createApp, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
 import { createScheduler } from './scheduler.ts';
 import { importSubscribersCsv } from './subscribers/import.ts';
-import { runFailure, runPipeline } from './pipeline.ts';
+import { describeFailedSources, failedSources, runFailure, runPipeline } from './pipeline.ts';
 import { recoverStale } from './send/sender.ts';
 import { buildServer } from './web/server.ts';
 import { consentLines, consentStatusLines } from './cli-consent.ts';
@@ -54,7 +54,7 @@ export async function cmdIngest(
   return 0;
 }
 
-export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boolean }): Promise<number> {
+export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boolean; fetch?: boolean }): Promise<number> {
   const controller = new AbortController();
   const onSignal = () => {
     io.err('stopping: finishing the sends in flight (SIGTERM again to wait no longer)');
@@ -68,6 +68,7 @@ export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boo
     const r = await runPipeline(app, {
       mode: o.due ? 'due' : 'now',
       dryRun: o.dryRun,
+      fetch: o.fetch,
       signal: controller.signal,
       onProgress: (p) => {
         if (!bar) return;
@@ -80,7 +81,7 @@ export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boo
       },
     });
     bar?.stop();
-    for (const s of r.sources) io.out(`source ${s.source} ${s.day}: ${s.status}${s.detail ? ` (${s.detail})` : ''}`);
+    for (const line of sourceLines(r.sources)) io.out(line);
     const plan = r.plan;
     if (o.dryRun) {
       io.out(`dry run: ${plural(plan.slots, 'slot', 'slots')} due, would plan ${plural(plan.planned, 'digest', 'digests')} (nothing written, nothing sent)`);
@@ -98,18 +99,35 @@ export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boo
       `slots ${plan.slots}: planned ${plan.planned}, sent ${s.sent}, skipped ${s.suppressed + s.unknown}, failed ${s.failed}` +
         (s.retrying ? `, ${s.retrying} to retry later` : ''),
     );
-    // A relay that looked down, or a database that could not be written mid-send: one line, non-zero.
+    // A relay that looked down, a database that could not be written mid-send, every source down: one line, non-zero.
     const failure = runFailure(r);
     if (failure) {
       io.err(`error: ${failure.message}`);
       return 1;
     }
+    const sources = failedSources(r.sources);
+    if (sources.failed.length > 0) io.err(`warning: ${plural(sources.failed.length, 'paper source', 'paper sources')} failed: ${describeFailedSources(sources.failed)}`);
     return 0;
   } finally {
     bar?.stop();
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
+}
+
+/** One line per source and day; a source whose every day failed is one line (a terminal stays readable). */
+function sourceLines(reports: PollReport[]): string[] {
+  const { failed } = failedSources(reports);
+  const lines: string[] = [];
+  for (const f of failed) {
+    const days = reports.filter((r) => r.source === f.source).map((r) => r.day);
+    const span = days.length === 1 ? days[0] : `${plural(days.length, 'day', 'days')}, ${days[0]} to ${days[days.length - 1]}`;
+    lines.push(`source ${f.source} ${span}: error (${f.reason})`);
+  }
+  for (const s of reports) {
+    if (!failed.some((f) => f.source === s.source)) lines.push(`source ${s.source} ${s.day}: ${s.status}${s.detail ? ` (${s.detail})` : ''}`);
+  }
+  return lines;
 }
 
 export async function cmdSubscribe(

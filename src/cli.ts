@@ -1,6 +1,7 @@
 // The `digest` command. Each subcommand builds the app through the composition root (src/main.ts).
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { CommandLogs } from './cli-log.ts';
 import { storageFault } from './db/faults.ts';
 import { AppError, errorMessage, isAppError } from './errors.ts';
 import type { AppOptions } from './main.ts';
@@ -16,11 +17,35 @@ const loadConfig = async () => (await import('./config.ts')).loadConfig();
 
 export type { CliIo } from './cli-io.ts';
 
+/** Set once stdout's reader went away (`digest status | head`): the rest of the output is dropped. */
+let stdoutClosed = false;
+
 const defaultIo: CliIo = {
-  out: (l) => process.stdout.write(`${l}\n`),
+  out: (l) => {
+    if (!stdoutClosed) process.stdout.write(`${l}\n`);
+  },
   err: (l) => process.stderr.write(`${l}\n`),
   isTTY: Boolean(process.stdout.isTTY),
 };
+
+/**
+ * A closed pipe on stdout (EPIPE) ends the output quietly; the command itself finishes what it was doing
+ * (a `digest run | head` must not stop in the middle of a send).
+ */
+let pipeWatched = false;
+function endQuietlyOnClosedPipe(): void {
+  if (pipeWatched) return;
+  pipeWatched = true;
+  process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+    if (e.code !== 'EPIPE') throw e;
+    stdoutClosed = true;
+  });
+}
+
+/** package.json's version, read from the repository root (src/ and dist/ are both one level down). */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
 
 function hour(v: string): number {
   const n = Number(v);
@@ -38,16 +63,35 @@ function collect(v: string, prev: string[]): string[] {
   return [...prev, v];
 }
 
-/** Runs the CLI and returns the exit code (0 on success, 1 on failure, 2 on bad usage). */
-export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: AppOptions = {}): Promise<number> {
+/**
+ * Runs the CLI and returns the exit code (0 on success, 1 on failure, 2 on bad usage). `envFile`: a .env
+ * file whose variables fill in what the environment does not set (the bins pass ./.env when it exists).
+ */
+export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: AppOptions = {}, envFile?: string): Promise<number> {
   let code = 0;
-  const app = async () => (await import('./main.ts')).createApp(await loadConfig(), { mailMode: 'client', ...appOptions });
+  if (io === defaultIo) endQuietlyOnClosedPipe();
+  const { loadEnvFile } = await import('./config-check.ts');
+  const sources = { env: process.env, fromFile: envFile ? loadEnvFile(envFile) : new Set<string>() };
+  const logs = new CommandLogs(io, Boolean(process.stderr.isTTY));
+  const app = async () => {
+    const config = logs.configure(await loadConfig(), Boolean(program.opts().verbose));
+    const logger = appOptions.logger ?? (await logs.logger(config));
+    return (await import('./main.ts')).createApp(config, { mailMode: 'client', ...appOptions, logger });
+  };
 
   const program = new Command('digest')
     .description('Daily research-paper digests, matched per subscriber by topic queries')
+    .version(packageVersion(), '-V, --version', 'print the version')
+    .option('--verbose', 'log lines on the terminal too (by default a command on a terminal logs to LOG_FILE, or digest.log beside the database)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) })
-    .showSuggestionAfterError();
+    .showSuggestionAfterError()
+    .hook('preAction', async () => {
+      // Every command names the variables that look meant for us but are not settings (SMPT_URL).
+      const { suspiciousSettings, describeSuspicious } = await import('./config-check.ts');
+      const { SETTING_NAMES } = await import('./config.ts');
+      for (const s of suspiciousSettings(sources, SETTING_NAMES)) io.err(`warning: ${describeSuspicious(s)}`);
+    });
 
   program
     .command('serve')
@@ -72,8 +116,9 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     .description('one tick now: fetch sources, match new papers, send every pending digest')
     .option('--dry-run', 'show what would be planned; send nothing, write nothing')
     .option('--due', 'only digests due now in each subscriber\'s own time zone (what the scheduler does)')
-    .action(async (o: { dryRun?: boolean; due?: boolean }) => {
-      code = await withApp(app, async (a) => (await commands()).cmdRun(a, io, { dryRun: Boolean(o.dryRun), due: Boolean(o.due) }));
+    .option('--no-fetch', 'do not ask the paper sources; match and send what is already ingested')
+    .action(async (o: { dryRun?: boolean; due?: boolean; fetch: boolean }) => {
+      code = await withApp(app, async (a) => (await commands()).cmdRun(a, io, { dryRun: Boolean(o.dryRun), due: Boolean(o.due), fetch: o.fetch }));
     });
 
   program
@@ -185,6 +230,13 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     });
 
   program
+    .command('config')
+    .description('print the effective configuration, secrets masked, with where each value came from (default, .env, environment)')
+    .action(async () => {
+      code = (await import('./cli-config.ts')).cmdConfig(io, sources);
+    });
+
+  program
     .command('migrate')
     .description('apply pending database migrations')
     .action(async () => {
@@ -197,8 +249,10 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
 
   try {
     await program.parseAsync(argv);
+    logs.finish();
     return code;
   } catch (e) {
+    logs.finish();
     if (e instanceof CommanderError) {
       // --help and --version end here with exit code 0; usage errors were already printed.
       return e.exitCode === 0 ? 0 : 2;

@@ -31,6 +31,9 @@ export function isValidTimeZone(tz: string): boolean {
 /** SMTP_POOL_SIZE when unset (the benchmark's --pool default too). */
 export const DEFAULT_SMTP_POOL_SIZE = 10;
 
+/** An IPv4 address or a bracketed IPv6 one, optional :port (node:dns Resolver#setServers). */
+const DNS_SERVER = /^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:]+)(?::\d{1,5})?$/;
+
 const envSchema = z.object({
   PORT: int(0, 65535).default(3000),
   HOST: z.string().min(1).default('localhost'),
@@ -129,7 +132,27 @@ const envSchema = z.object({
     error: 'must be a hash made by `digest admin-password` (scrypt$N$r$p$salt$hash)',
   }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // --- Operating it: production guard, clear-text AUTH, log file, the resolver `digest doctor` asks ---
+  NODE_ENV: optionalText,
+  // With NODE_ENV=production or an https PUBLIC_URL, no SMTP_URL stops start-up unless this says a demo is meant.
+  LOCAL_MAIL: bool.default(false),
+  SMTP_ALLOW_PLAIN_AUTH: bool.default(false),
+  LOG_FILE: optionalText,
+  DNS_SERVERS: optionalText.refine((v) => v === undefined || v.split(',').every((s) => DNS_SERVER.test(s.trim())), {
+    error: 'must be a comma-separated list of IP addresses, each with an optional :port (e.g. 1.1.1.1,127.0.0.1:5353)',
+  }),
 });
+
+/** Every variable the service reads (config check: unknown and misspelled names are named at start-up). */
+export const SETTING_NAMES: readonly string[] = Object.keys(envSchema.shape);
+
+/** The schema's default of a setting, as text (`digest config`); undefined when it has none. */
+export function settingDefault(name: string): string | undefined {
+  const field = (envSchema.shape as Record<string, z.ZodType>)[name];
+  const r = field?.safeParse(undefined);
+  if (!r?.success || r.data === undefined) return undefined;
+  return String(r.data);
+}
 
 export type Env = z.infer<typeof envSchema>;
 
@@ -156,6 +179,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new AppError('CONFIG_INVALID', `Invalid configuration: ${lines.join('; ')}`);
   }
   const e = parsed.data;
+  refuseCatcherInProduction(e);
   const { PUBLIC_URL, DKIM_PRIVATE_KEY, DKIM_PRIVATE_KEY_PATH, ...rest } = e;
   if (e.BOUNCE_ADDRESS && !e.SECRET_KEY) {
     throw new AppError('CONFIG_INVALID', 'Invalid configuration: BOUNCE_ADDRESS needs SECRET_KEY (the VERP tags are signed with it)');
@@ -168,6 +192,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     PUBLIC_URL: PUBLIC_URL ?? `http://localhost:${e.PORT}`,
     dkim: dkimFrom(e.DKIM_DOMAIN, e.DKIM_SELECTOR, DKIM_PRIVATE_KEY, DKIM_PRIVATE_KEY_PATH),
   };
+}
+
+/** Production (NODE_ENV or an https PUBLIC_URL) with no SMTP_URL would send real readers' mail to the local catcher. */
+function refuseCatcherInProduction(e: Env): void {
+  if (e.SMTP_URL || e.LOCAL_MAIL) return;
+  const why = e.NODE_ENV === 'production' ? 'NODE_ENV=production' : e.PUBLIC_URL?.startsWith('https:') ? `PUBLIC_URL is ${e.PUBLIC_URL}` : undefined;
+  if (!why) return;
+  throw new AppError(
+    'CONFIG_INVALID',
+    `Invalid configuration: SMTP_URL is not set and ${why}: mail would go to the built-in local catcher, not to readers; set SMTP_URL (or LOCAL_MAIL=true for a demo)`,
+  );
 }
 
 function dkimFrom(

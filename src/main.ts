@@ -87,7 +87,7 @@ export function inboxDir(config: Config): string {
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? createLogger(config.LOG_LEVEL);
+  const logger = options.logger ?? createLogger(config.LOG_LEVEL, { file: config.LOG_FILE });
   // Refuses a database it cannot write (one small write at open), naming DATABASE_PATH.
   const db = openDatabase(config.DATABASE_PATH, { busyTimeoutMs: options.busyTimeoutMs ?? config.DB_BUSY_TIMEOUT_MS });
   const tokens = new Tokens(config.SECRET_KEY ?? localSecret(db, logger));
@@ -123,6 +123,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         timeoutMs: config.SMTP_TIMEOUT_MS,
         dkim: config.dkim,
         logger,
+        allowPlainAuth: config.SMTP_ALLOW_PLAIN_AUTH,
       }),
     );
 

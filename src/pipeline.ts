@@ -20,6 +20,8 @@ export interface PipelineOptions {
   dryRun?: boolean;
   /** Plan only this subscriber (the first digest right after confirming); no source fetching. */
   onlySubscriber?: number;
+  /** false: leave the sources alone (`digest run --no-fetch`); match and send what is already ingested. */
+  fetch?: boolean;
   signal?: AbortSignal;
   onProgress?: (p: SendProgress) => void;
 }
@@ -44,7 +46,9 @@ type Deps = Pick<App, 'db' | 'clock' | 'logger' | 'config' | 'mailer' | 'rendere
 
 /** Stage 1: each configured source's missing days (nothing when none is configured). */
 export async function fetchSources(app: Deps): Promise<PollReport[]> {
-  if (parseSources(app.config.SOURCES).length === 0) return [];
+  const specs = parseSources(app.config.SOURCES);
+  if (specs.length === 0) return [];
+  app.logger.info({ sources: specs.map((s) => s.name) }, 'asking the paper sources');
   return createSourcePoller({ db: app.db, config: app.config, clock: app.clock, logger: app.logger }).poll();
 }
 
@@ -73,7 +77,7 @@ export function send(app: Deps, opts: { signal?: AbortSignal; onProgress?: (p: S
 export async function runPipeline(app: Deps, opts: PipelineOptions): Promise<PipelineReport> {
   const { db, clock, logger, config } = app;
   const one = opts.onlySubscriber;
-  const sources = !opts.dryRun && one === undefined ? await fetchSources(app) : [];
+  const sources = !opts.dryRun && one === undefined && opts.fetch !== false ? await fetchSources(app) : [];
 
   if (opts.dryRun) {
     db.exec('SAVEPOINT dry_run');
@@ -117,20 +121,42 @@ export async function runPipeline(app: Deps, opts: PipelineOptions): Promise<Pip
   return { sources, matched, plan: planned, send: sent, notices, recovered, pruned, prunedQueries, overdue };
 }
 
+/** A source asked this run whose every answer was an error, with its first reason. */
+export interface FailedSource {
+  source: string;
+  reason: string;
+}
+
+/** The sources that failed in this run, and whether every source asked failed (none brought anything). */
+export function failedSources(reports: readonly PollReport[]): { failed: FailedSource[]; all: boolean } {
+  const bySource = new Map<string, PollReport[]>();
+  for (const r of reports) bySource.set(r.source, [...(bySource.get(r.source) ?? []), r]);
+  const failed: FailedSource[] = [];
+  for (const [source, rs] of bySource) {
+    if (rs.every((r) => r.status === 'error')) failed.push({ source, reason: rs[0]!.detail ?? 'failed' });
+  }
+  return { failed, all: failed.length > 0 && failed.length === bySource.size };
+}
+
+/** "hf (GET … connection refused); arxiv:cs.LG (…)": each failed source with its reason, for one line. */
+export function describeFailedSources(failed: readonly FailedSource[]): string {
+  return failed.map((f) => `${f.source} (${f.reason})`).join('; ');
+}
+
 /**
  * Why a run that returned did not do its work, as one error (the CLI prints it and exits non-zero, the
- * scheduler logs it): the database could not be written mid-send, or the relay looked down. Else undefined.
+ * scheduler logs it): the database could not be written mid-send, the relay looked down, or every paper
+ * source asked failed. Else undefined.
  */
 export function runFailure(r: PipelineReport): AppError | undefined {
   const s = r.send;
-  if (!s) return undefined;
-  if (s.storageFault) {
+  if (s?.storageFault) {
     return new AppError(s.storageFaultCode ?? 'DB_FAULT', `sending stopped: ${s.storageFault}; unsent digests wait for the next run`, {
       temporary: true,
       status: 503,
     });
   }
-  if (s.paused) {
+  if (s?.paused) {
     return new AppError('RELAY_DOWN', `sending paused: ${s.pauseReason ?? 'the SMTP relay is not answering'}; run again when it is back`, {
       temporary: true,
       status: 503,
@@ -138,6 +164,13 @@ export function runFailure(r: PipelineReport): AppError | undefined {
   }
   if (r.notices?.relayDown !== undefined) {
     return new AppError('RELAY_DOWN', `confirmation emails not sent: the SMTP relay could not be used (${r.notices.relayDown}); they are retried until it is back`, {
+      temporary: true,
+      status: 503,
+    });
+  }
+  const sources = failedSources(r.sources);
+  if (sources.all) {
+    return new AppError('SOURCES_FAILED', `every paper source failed, nothing fetched: ${describeFailedSources(sources.failed)}`, {
       temporary: true,
       status: 503,
     });

@@ -53,6 +53,11 @@ export interface FetchOptions {
   maxBackoffMs?: number;
   /** Refuse bodies larger than this (default 50 MB). */
   maxBytes?: number;
+  /**
+   * Hosts found unreachable (connection refused, unknown host) during one poll, shared by its requests:
+   * the next request to such a host fails at once with the same reason instead of waiting its turn.
+   */
+  unreachable?: Map<string, AppError>;
   /** Another fetch implementation (tests use the real one against a local server). */
   fetch?: typeof fetch;
   headers?: Record<string, string>;
@@ -81,6 +86,16 @@ async function readBody(res: Response, maxBytes: number, url: string): Promise<s
     chunks.push(chunk);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * Nothing listens there, or the name does not resolve: asking again in a few seconds answers the same, so
+ * the request fails at once (the next tick asks again) instead of retrying for half a minute.
+ */
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+function networkCode(e: unknown): string | undefined {
+  return (e as { cause?: { code?: string } }).cause?.code;
 }
 
 function describeNetworkError(e: unknown): string {
@@ -114,6 +129,8 @@ export async function fetchText(url: string, opts: FetchOptions): Promise<FetchR
   const base = opts.backoffMs ?? 1000;
   const cap = opts.maxBackoffMs ?? 30_000;
   let lastError: AppError | undefined;
+  const known = opts.unreachable?.get(target.host);
+  if (known) throw new AppError(known.code, `GET ${url}: ${known.message.slice(known.message.indexOf(': ') + 2)}`, { cause: known, temporary: true });
 
   for (let attempt = 0; attempt <= opts.retries; attempt++) {
     let waitHint: number | undefined;
@@ -143,6 +160,11 @@ export async function fetchText(url: string, opts: FetchOptions): Promise<FetchR
       if (opts.signal?.aborted) throw new AppError('FETCH_ABORTED', `GET ${url}: aborted`, { cause: e, temporary: true });
       if (e instanceof AppError) throw e; // too large: retrying will not help
       const timedOut = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');
+      if (!timedOut && UNREACHABLE.has(networkCode(e) ?? '')) {
+        const unreachable = new AppError('FETCH_UNREACHABLE', `GET ${url}: connection failed: ${describeNetworkError(e)}`, { cause: e, temporary: true });
+        opts.unreachable?.set(target.host, unreachable);
+        throw unreachable;
+      }
       lastError = timedOut
         ? new AppError('FETCH_TIMEOUT', `GET ${url}: no complete answer within ${opts.timeoutMs} ms`, { cause: e, temporary: true })
         : new AppError('FETCH_FAILED', `GET ${url}: connection failed: ${describeNetworkError(e)}`, { cause: e, temporary: true });

@@ -120,7 +120,10 @@ export function createSourcePoller(deps: SourcePollerDeps): SourcePoller {
   const specs = parseSources(config.SOURCES, kinds);
   const spacer = deps.spacer ?? sourceSpacer(config);
 
+  // Hosts found unreachable in the current poll (see FetchOptions.unreachable); a new map per poll.
+  let unreachable = new Map<string, AppError>();
   const fetchOptions = (signal?: AbortSignal): FetchOptions => ({
+    unreachable,
     timeoutMs: config.FETCH_TIMEOUT_MS,
     retries: config.FETCH_RETRIES,
     logger,
@@ -206,6 +209,7 @@ export function createSourcePoller(deps: SourcePollerDeps): SourcePoller {
     specs,
     async poll(signal?: AbortSignal): Promise<PollReport[]> {
       const reports: PollReport[] = [];
+      unreachable = new Map();
       // One source after another: paper ids then grow in a stable order (sources as configured, days oldest first).
       for (const spec of specs) {
         if (signal?.aborted) break;

@@ -29,6 +29,8 @@ export interface SmtpMailerOptions {
   timeoutMs: number;
   dkim?: DkimConfig | undefined;
   logger: Logger;
+  /** Log in without TLS (SMTP_ALLOW_PLAIN_AUTH); refused by default. */
+  allowPlainAuth?: boolean;
 }
 
 /**
@@ -65,6 +67,7 @@ export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
     // A message is sent again over a fresh connection only when not a byte of it reached the server (a
     // reused connection the relay had closed, or dropped at RCPT TO): safe to repeat, so a small bound.
     maxRequeues: 2,
+    allowPlainAuth: opts.allowPlainAuth,
   });
   const dkim = opts.dkim
     ? new DKIM({

@@ -39,6 +39,8 @@ export interface SmtpPoolOptions {
   maxMessages?: number;
   /** Fresh-connection retries of a message whose body never started (nodemailer's maxRequeues; default 2). */
   maxRequeues?: number;
+  /** Log in over a connection that is neither smtps nor upgraded by STARTTLS (SMTP_ALLOW_PLAIN_AUTH). */
+  allowPlainAuth?: boolean;
 }
 
 export interface Envelope {
@@ -57,6 +59,14 @@ interface Slot {
 /** An error shaped like nodemailer's (code, command), so errors.ts reads it the same way. */
 function poolError(message: string, code = 'ECONNECTION'): Error {
   return Object.assign(new Error(message), { code, command: 'CONN' });
+}
+
+/** The relay offered no STARTTLS (and the URL is not smtps): the password would travel in clear. */
+export function plainAuthRefused(): Error {
+  return Object.assign(
+    new Error('SMTP_URL: the relay offers no STARTTLS and the URL is not smtps://, so the password would travel in clear; refused (use smtps:// or a relay with STARTTLS, or set SMTP_ALLOW_PLAIN_AUTH=true)'),
+    { code: 'EPLAINAUTH', command: 'AUTH' },
+  );
 }
 
 interface ErrorLike {
@@ -87,6 +97,7 @@ export class SmtpPool {
   private readonly inFlight = new Map<(e: Error) => void, Conn>();
   /** `?forceAuth=true` in the URL: log in even when EHLO does not offer AUTH (as nodemailer's pool). */
   private readonly forceAuth: boolean;
+  private readonly allowPlainAuth: boolean;
   private closed = false;
 
   constructor(opts: SmtpPoolOptions) {
@@ -94,6 +105,7 @@ export class SmtpPool {
     const url = parseConnectionUrl(opts.url) as SMTPConnection.Options & { auth?: { user: string; pass: string } };
     const { auth, forceAuth, ...rest } = url as typeof url & { forceAuth?: unknown };
     this.forceAuth = forceAuth === true;
+    this.allowPlainAuth = opts.allowPlainAuth ?? false;
     this.connOptions = {
       ...rest,
       connectionTimeout: opts.timeoutMs,
@@ -218,7 +230,10 @@ export class SmtpPool {
     this.open.add(conn);
     try {
       await step(conn, (done) => conn.connect((err) => done(err ?? null)));
-      if (this.auth && (conn.allowsAuth || this.forceAuth)) await step(conn, (done) => conn.login(this.auth, (err) => done(err)));
+      if (this.auth && (conn.allowsAuth || this.forceAuth)) {
+        if (!conn.secure && !this.allowPlainAuth) throw plainAuthRefused();
+        await step(conn, (done) => conn.login(this.auth, (err) => done(err)));
+      }
     } catch (e) {
       this.open.delete(conn);
       conn.close();

@@ -30,6 +30,8 @@ export type SenderConfig = Pick<
       | 'SMTP_RATE_PER_SECOND'
       | 'SMTP_TIMEOUT_MS'
       | 'LOG_LEVEL'
+      | 'LOG_FILE'
+      | 'SMTP_ALLOW_PLAIN_AUTH'
       | 'dkim'
       // The renderer's settings, so worker threads render as the main thread does:
       | 'DIGEST_FULL_PAPERS'

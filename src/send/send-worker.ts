@@ -32,7 +32,7 @@ async function main(setup: WorkerSetup): Promise<void> {
   });
 
   const { config } = setup;
-  const logger = createLogger(config.LOG_LEVEL).child({ thread: setup.index });
+  const logger = createLogger(config.LOG_LEVEL, { file: config.LOG_FILE }).child({ thread: setup.index });
   let mailer: Mailer | undefined;
   let db: ReturnType<typeof openDatabase> | undefined;
   let pending: ProgressDelta = { done: 0, sent: 0, failed: 0 };
@@ -59,6 +59,7 @@ async function main(setup: WorkerSetup): Promise<void> {
       timeoutMs: config.SMTP_TIMEOUT_MS,
       dkim: config.dkim,
       logger,
+      allowPlainAuth: config.SMTP_ALLOW_PLAIN_AUTH,
     });
     const summary = await runSendLoop(
       { db, mailer, renderer, links, clock: systemClock, config, logger },

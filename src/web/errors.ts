@@ -72,7 +72,7 @@ export function createErrorHandler(pages: Pages) {
       reply.header('retry-after', String(d.retryAfter));
       req.log.warn({ code: d.code, reason: storageFault(err)?.message }, 'request refused: the database cannot be written now');
     } else if (d.status >= 500) req.log.error({ err, code: d.code }, 'request failed');
-    else req.log.info({ code: d.code, status: d.status, msg: d.message }, 'request refused');
+    else req.log.info({ code: d.code, status: d.status, reason: d.message }, 'request refused');
     if (wantsJson(req)) return reply.code(d.status).send({ ok: false, code: d.code, error: d.message });
     const title = TITLES[d.code] ?? (d.status >= 500 ? 'Something went wrong' : 'This did not work');
     return sendMessage(reply, pages, d.status, { title, message: d.message, hint: HINTS[d.code], ...(d.action ?? ACTIONS[d.code]) });

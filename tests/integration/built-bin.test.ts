@@ -3,35 +3,15 @@
 // every thread: no TypeScript source and no tsx may be among them, and the send worker threads of a big
 // run start from the compiled dist/send/send-worker.js. dist/ is rebuilt first when a source file is
 // newer than the last build (a clean build, ~10 s; CI builds it in `npm ci` through `prepare`).
-import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryEnv, REPO_ROOT, runSummary, type DeliveryEnv } from '../helpers/delivery-setup.ts';
 import { countByStatus, seedBatch, seedSubscribers } from '../helpers/seed.ts';
 import { runNodeChild } from '../helpers/run-child.ts';
+import { ensureBuilt } from '../helpers/build.ts';
 
 const BIN = join(REPO_ROOT, 'bin', 'digest.js');
-
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-function ensureBuilt(): void {
-  // MJML's output, the build's last step (`npm run build` empties dist/, runs tsc, then compiles the
-  // templates): its time is the build's. (A bare `tsc -p tsconfig.build.json` leaves it missing or stale,
-  // and the service then compiles the templates at start-up, loading MJML.)
-  const templatesJson = join(REPO_ROOT, 'dist', 'templates.json');
-  const built = existsSync(templatesJson) ? statSync(templatesJson).mtimeMs : 0;
-  const sources = Math.max(newestSource(join(REPO_ROOT, 'src')), newestSource(join(REPO_ROOT, 'templates')));
-  if (built >= sources) return;
-  execFileSync('npm', ['run', 'build'], { cwd: REPO_ROOT, stdio: 'pipe', timeout: 120_000 });
-}
 
 /**
  * Runs the built bin with a hook that logs the URL of every module resolved, in every thread (worker

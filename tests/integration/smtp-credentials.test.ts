@@ -1,0 +1,125 @@
+// Credentials never travel in clear: `digest run` against a real smtp-server that offers AUTH but no
+// STARTTLS refuses to log in (one line naming the setting that allows it), sends with
+// SMTP_ALLOW_PLAIN_AUTH=true, and logs in over STARTTLS when the relay offers it.
+import { join } from 'node:path';
+import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
+import { afterEach, describe, expect, it } from 'vitest';
+import { REPO_ROOT, runSummary, SECRET } from '../helpers/delivery-setup.ts';
+import { runNodeChild } from '../helpers/run-child.ts';
+import { countByStatus, seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
+
+const BIN = join(REPO_ROOT, 'bin', 'digest-dev.js');
+
+interface Relay {
+  port: number;
+  /** Each AUTH attempt: the user, and whether the session was encrypted then. */
+  logins: Array<{ user: string; secure: boolean }>;
+  received: number;
+  close(): Promise<void>;
+}
+
+async function relay(options: SMTPServerOptions): Promise<Relay> {
+  const r = { logins: [] as Relay['logins'], received: 0 };
+  const server = new SMTPServer({
+    logger: false,
+    authOptional: false,
+    allowInsecureAuth: true,
+    authMethods: ['PLAIN', 'LOGIN'],
+    ...options,
+    onAuth: (auth, session, cb) => {
+      r.logins.push({ user: auth.username ?? '', secure: session.secure });
+      cb(null, { user: auth.username });
+    },
+    onData: (stream, _session, cb) => {
+      stream.resume();
+      stream.on('end', () => {
+        r.received++;
+        cb();
+      });
+    },
+  });
+  server.on('error', () => undefined);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.server.address() as { port: number }).port;
+  return {
+    port,
+    logins: r.logins,
+    get received() {
+      return r.received;
+    },
+    close: () => new Promise<void>((res) => server.close(() => res())),
+  };
+}
+
+let t: TempDb | undefined;
+let open: Relay[] = [];
+afterEach(async () => {
+  for (const r of open) await r.close();
+  open = [];
+  t?.cleanup();
+  t = undefined;
+});
+
+function seeded(): TempDb {
+  t = tempDatabase();
+  seedBatch(t.db, new Date().toISOString().slice(0, 10), [{ title: 'Speculative decoding with draft trees' }]);
+  seedSubscribers(t.db, [{ email: 'ada@example.com', topics: ['speculative decoding'] }]);
+  return t;
+}
+
+function run(db: TempDb, smtpUrl: string, env: Record<string, string> = {}) {
+  return runNodeChild(
+    [BIN, 'run'],
+    {
+      DATABASE_PATH: db.path,
+      SMTP_URL: smtpUrl,
+      SECRET_KEY: SECRET,
+      PUBLIC_URL: 'https://digest.example.org',
+      MAIL_FROM: 'Paper Digest <digest@papers.example.org>',
+      SMTP_RETRY_BASE_MS: '20',
+      SMTP_RETRY_MAX_MS: '100',
+      SMTP_TIMEOUT_MS: '3000',
+      LOG_LEVEL: 'silent',
+      ...env,
+    },
+    db.dir,
+  );
+}
+
+describe('SMTP credentials', () => {
+  it('a relay with AUTH but no STARTTLS: the password is not sent, the run stops with one line naming SMTP_ALLOW_PLAIN_AUTH', async () => {
+    const r = await relay({ disabledCommands: ['STARTTLS'] });
+    open.push(r);
+    const db = seeded();
+    const res = await run(db, `smtp://digest:hunter2@127.0.0.1:${r.port}`);
+    expect(res.code).toBe(1);
+    expect(res.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^error: sending paused: .*SMTP_URL: the relay offers no STARTTLS and the URL is not smtps:\/\/, so the password would travel in clear; refused \(use smtps:\/\/ or a relay with STARTTLS, or set SMTP_ALLOW_PLAIN_AUTH=true\)/),
+    ]);
+    expect(r.logins).toEqual([]);
+    expect(r.received).toBe(0);
+    expect(countByStatus(db.db).sent ?? 0).toBe(0);
+  });
+
+  it('SMTP_ALLOW_PLAIN_AUTH=true allows it, on purpose', async () => {
+    const r = await relay({ disabledCommands: ['STARTTLS'] });
+    open.push(r);
+    const db = seeded();
+    const res = await run(db, `smtp://digest:hunter2@127.0.0.1:${r.port}`, { SMTP_ALLOW_PLAIN_AUTH: 'true' });
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(runSummary(res.stdout).sent).toBe(1);
+    expect(r.logins).toEqual([{ user: 'digest', secure: false }]);
+  });
+
+  it('a relay offering STARTTLS: the login goes over TLS', async () => {
+    const r = await relay({});
+    open.push(r);
+    const db = seeded();
+    // smtp-server's built-in certificate is self-signed.
+    const res = await run(db, `smtp://digest:hunter2@127.0.0.1:${r.port}?tls.rejectUnauthorized=false`);
+    expect(res.stderr).toBe('');
+    expect(runSummary(res.stdout).sent).toBe(1);
+    expect(r.logins).toEqual([{ user: 'digest', secure: true }]);
+  });
+});
