@@ -1,4 +1,4 @@
-// The opt-out history of an address (consent_events, migration 008): when and why it left, and who
+// The opt-out history of an address (consent_events, migration 011): when and why it left, and who
 // reversed it. Written by the database's triggers whenever a subscriber's status becomes unsubscribed or
 // suppressed (whichever code path changed it), and here for reversals. Keyed by the normalised address,
 // so it outlives a deleted subscriber row. Read by every path that could mail an address again.

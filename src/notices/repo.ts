@@ -1,4 +1,4 @@
-// The notices table (migration 008): confirmation and "already subscribed" emails, one row per email,
+// The notices table (migration 011): confirmation and "already subscribed" emails, one row per email,
 // written before it is sent and moved through its states by compare-and-set, like the digest ledger.
 //   planned --claim--> sending --> sent | retry | failed | unknown
 import type { Db } from '../db/open.ts';

@@ -104,7 +104,7 @@ const SQL_UPDATE_CONFIRM = `
   WHERE id = @id`;
 
 // Unsubscribe takes effect at once: planners only pick confirmed subscribers. The reason (NULL: worked
-// out by the trigger) goes into the opt-out history (migration 008's trigger).
+// out by the trigger) goes into the opt-out history (migration 011's trigger).
 const SQL_UPDATE_UNSUBSCRIBE = `
   UPDATE subscribers SET status = 'unsubscribed', unsubscribed_at = @now, opt_out_reason = @reason, opt_out_detail = @detail
   WHERE id = @id AND status <> 'unsubscribed'`;

@@ -1,4 +1,4 @@
--- 008: consent. An address's opt-out history that no public request erases, a re-subscribe request of an
+-- 011: consent. An address's opt-out history that no public request erases, a re-subscribe request of an
 -- unsubscribed address kept apart from its row until the emailed link is clicked, and confirmation emails
 -- as deliveries with a state of their own (recorded, retried, counted).
 
