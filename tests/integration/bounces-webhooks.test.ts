@@ -9,7 +9,9 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookEvents } from '../../src/bounces/webhook-events.ts';
 import { buildServer } from '../../src/web/server.ts';
+import { runPipeline } from '../../src/pipeline.ts';
 import { startBounceSetup, type BounceSetup } from '../helpers/bounce-setup.ts';
+import { seedSubscribers } from '../helpers/seed.ts';
 
 const MAILGUN_KEY = 'key-mailgun-webhook-signing-0123456789';
 const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:ses-bounces';
@@ -188,5 +190,19 @@ describe('bounce webhooks', () => {
     const res = await post('/webhooks/ses', JSON.stringify(sns(complaint, { version: '2' })), 'text/plain');
     expect(await res.json()).toEqual({ ok: true, outcome: 'unsubscribed' });
     expect(s.status('dave@example.com').status).toBe('unsubscribed');
+  });
+
+  it("a late webhook for a deleted digest does not reach the reader who got its id", async () => {
+    const { app } = s.t;
+    const dave = (app.db.prepare("SELECT id FROM subscribers WHERE email = 'dave@example.com'").get() as { id: number }).id;
+    expect(app.console.remove(dave)).toBe(true);
+    seedSubscribers(app.db, [{ email: 'erin@example.com', topics: ['mixture of experts'] }]);
+    expect((await runPipeline(app, { mode: 'now' })).send?.sent).toBe(1);
+    const erinDigest = (app.db.prepare("SELECT d.id FROM digests d JOIN subscribers s ON s.id = d.subscriber_id WHERE s.email = 'erin@example.com'").get() as { id: number }).id;
+    expect(erinDigest).toBe(s.digestId['dave@example.com']); // SQLite reused the id
+    const late = { event: 'failed', severity: 'permanent', reason: 'bounce', recipient: 'dave@example.com', envelope: { sender: s.envelope['dave@example.com'] }, 'delivery-status': { code: 550, 'enhanced-code': '5.1.1', message: 'user unknown' } };
+    expect(await (await post('/webhooks/mailgun', JSON.stringify(mailgun(late)))).json()).toEqual({ ok: true, outcome: 'no-tag' });
+    expect(await (await post('/webhooks/ses', JSON.stringify(sns(sesBounce('dave@example.com', 'Permanent'), { version: '2' })), 'text/plain')).json()).toEqual({ ok: true, outcome: 'no-tag' });
+    expect(s.status('erin@example.com').status).toBe('confirmed');
   });
 });
