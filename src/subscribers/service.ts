@@ -145,7 +145,8 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       return 'queued';
     }
     const result = await notices.sendNow(queued.id);
-    if (result === 'sent' || result === undefined) return 'sent';
+    if (result === 'sent') return 'sent';
+    if (result === undefined) return 'queued'; // another process is sending it right now
     const row = noticesOf(db, subscriberId, 1)[0];
     const why = row?.smtpResponse ?? result;
     const later = result === 'retry' ? '; it is kept and retried by the next run' : '';

@@ -120,7 +120,7 @@ describe('confirmation emails through a relay that fails, then works', () => {
     relay.refusing = true;
     const res = await fetch(`${h.base}/subscribe`, jsonPost({ email: 'reader@example.org', topics: ['graphs'] }));
     expect(res.status).toBe(202);
-    expect((await res.json()).message).toMatch(/on its way/);
+    expect(((await res.json()) as { message: string }).message).toMatch(/on its way/);
     await until(() => noticeState('reader@example.org')?.status === 'retry', 'the first attempt to fail');
     expect(noticeState('reader@example.org')).toMatchObject({ status: 'retry', attempts: 1, code: 421 });
 
