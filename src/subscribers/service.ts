@@ -174,7 +174,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       const sendEmail = options.sendEmail ?? !admin;
       // Everything is validated before anything is written, whatever the address, so that a bad topic
       // is refused the same way for known and unknown addresses.
-      prefsFrom(input);
+      prefsFrom(input); // throws naming a bad time zone, hour or frequency
       const checked = checkTopics(input.topics);
       await prepareExamples(input.topics);
       const written = db.transaction(() => {
