@@ -211,5 +211,14 @@ describe('every path that suppresses records why', () => {
     const page = await (await fetch(`${h.base}/admin/subscribers/${kept!.id}`, { headers: { cookie: session.cookie } })).text();
     expect(page).toMatch(/<td>operator<\/td><td>suppressed<\/td><td>suppressed from the console<\/td>/);
     expect(page).toMatch(/<td>lifted<\/td><td><\/td><td>suppressed by mistake<\/td>/);
+
+    // The console's import names the opted-out row and does not confirm it.
+    const upload = new FormData();
+    upload.set('_csrf', session.csrf);
+    upload.set('file', new File(['email,topics,confirmed\nnew.list@example.org,graphs,yes\nnobody@bounced.example.org,graphs,yes\n'], 'list.csv', { type: 'text/csv' }));
+    const imported = await fetch(`${h.base}/admin/import`, { method: 'POST', headers: { cookie: session.cookie }, body: upload });
+    expect(imported.status).toBe(200);
+    expect(await imported.text()).toMatch(/<li>line 3: nobody@bounced\.example\.org: opted out \(hard-bounce on 2025-11-2\d\): not confirmed<\/li>/);
+    expect(h.tmp.db.prepare('SELECT status FROM subscribers WHERE id = ?').get(gone!.id)).toEqual({ status: 'suppressed' });
   });
 });

@@ -128,6 +128,7 @@ describe('an opt-out no stranger can undo', () => {
     const again = await digest('import', csv);
     expect(again.out).toContain('line 2: bob@example.com: opted out (complaint on 2025-11-25): not confirmed');
     expect(statusOf('bob@example.com')).toBeUndefined();
+    expect((await digest('status', 'bob@example.com')).out).toMatch(/^bob@example\.com\tno subscriber \(deleted\)\topt-out history: complaint 2025-11-25 /);
     const before = mails('bob@example.com');
     const res = await fetch(`${base}/subscribe`, jsonPost({ email: 'bob@example.com', topics: ['graphs'] }));
     expect(res.status).toBe(202);
