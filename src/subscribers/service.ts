@@ -265,7 +265,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
     unsubscribeByEmail(email: string): boolean {
       const s = repo.findSubscriberByEmail(db, normaliseEmail(email));
       if (!s) return false;
-      if (repo.markUnsubscribed(db, s.id, nowIso(), { kind: 'unsubscribe', detail: 'by the operator' })) {
+      if (repo.markUnsubscribed(db, s.id, nowIso(), { kind: 'unsubscribe', detail: 'by the operator (digest unsubscribe)' })) {
         logger.info({ subscriberId: s.id }, 'unsubscribed by an administrator');
       }
       return true;
