@@ -25,7 +25,7 @@ import { importSubscribersCsv } from './subscribers/import.ts';
 import { describeFailedSources, failedSources, runFailure, runPipeline } from './pipeline.ts';
 import { recoverStale } from './send/sender.ts';
 import { buildServer } from './web/server.ts';
-import { consentLines, consentStatusLines } from './cli-consent.ts';
+import { consentLines, consentStatusLines, deletedHistoryLine } from './cli-consent.ts';
 import { localInboxLine, newInboxToken } from './web/routes/inbox-guard.ts';
 
 /** Whether any batch was ever ingested (the sample data is offered on a fresh database). */
@@ -143,7 +143,8 @@ export async function cmdSubscribe(
   if (r.outcome === 'opted-out') {
     throw new AppError('OPTED_OUT', `${r.email} opted out (complaint, bounce or suppression): not mailed; see digest status ${r.email}, lift it with digest unsuppress`);
   }
-  const mail = r.emailState === 'sent' ? ' (confirmation email sent)' : r.emailState === 'throttled' ? ' (no confirmation email now: this address got one within the hour, or 3 today)' : '';
+  const sentWhat = r.outcome === 'already-confirmed' ? '"already subscribed" email' : 'confirmation email';
+  const mail = r.emailState === 'sent' ? ` (${sentWhat} sent)` : r.emailState === 'throttled' ? ' (no email now: this address got one within the hour, or 3 today)' : '';
   const waiting = r.outcome === 'resubscribe-requested' ? ': its re-subscribe waits for the emailed link' : '';
   io.out(`${r.email}: ${r.status}${waiting}${mail}`);
   return 0;
@@ -196,7 +197,13 @@ export async function cmdImport(app: App, io: CliIo, file: string): Promise<numb
 /** `digest status <email>`: that subscriber's last slot, and why it sent nothing when it did not. */
 export async function cmdSubscriberStatus(app: App, io: CliIo, email: string): Promise<number> {
   const s = app.subscribers.findByEmail(email);
-  if (!s) throw new AppError('NOT_FOUND', `no subscriber ${email}`);
+  if (!s) {
+    // A deleted subscriber's opt-outs are kept by address: say why it gets nothing.
+    const kept = deletedHistoryLine(app, email);
+    if (!kept) throw new AppError('NOT_FOUND', `no subscriber ${email}`);
+    io.out(kept);
+    return 0;
+  }
   const r = lastSlotReport(app.db, s.id, app.clock.now())!;
   io.out(`${s.email}\t${s.status}\tlast slot ${r.slot ?? '-'}\t${r.sent ? 'sent' : 'nothing sent'}`);
   io.out(r.message);

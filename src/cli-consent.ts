@@ -3,6 +3,7 @@ import type { CliIo } from './cli-io.ts';
 import { consentHistory, listOptOuts, type ConsentEvent } from './consent/history.ts';
 import { liftOptOut } from './consent/lift.ts';
 import type { App } from './main.ts';
+import { normaliseEmail } from './subscribers/email-address.ts';
 import { lastNoticeFailures, noticeCounts, noticesOf, type Notice } from './notices/repo.ts';
 import { optOutCounts } from './consent/history.ts';
 
@@ -46,6 +47,19 @@ export function consentLines(app: App, subscriberId: number, email: string): str
   const history = consentHistory(app.db, email, 10);
   if (history.length > 0) out.push(`opt-out history: ${history.slice().reverse().map(eventText).join('; ')}`);
   return out;
+}
+
+/** For an address with no subscriber row: its kept opt-out history, or undefined when it has none. */
+export function deletedHistoryLine(app: App, rawEmail: string): string | undefined {
+  let email: string;
+  try {
+    email = normaliseEmail(rawEmail);
+  } catch {
+    return undefined;
+  }
+  const history = consentHistory(app.db, email, 10);
+  if (history.length === 0) return undefined;
+  return `${email}\tno subscriber (deleted)\topt-out history: ${history.slice().reverse().map(eventText).join('; ')}`;
 }
 
 function eventText(e: ConsentEvent): string {

@@ -146,7 +146,8 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       return 'queued';
     }
     const result = await notices.sendNow(queued.id);
-    if (result === 'sent' || result === undefined) return 'sent';
+    if (result === 'sent') return 'sent';
+    if (result === undefined) return 'queued'; // another process is sending it right now
     const row = noticesOf(db, subscriberId, 1)[0];
     const why = row?.smtpResponse ?? result;
     const later = result === 'retry' ? '; it is kept and retried by the next run' : '';
@@ -174,7 +175,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       const sendEmail = options.sendEmail ?? !admin;
       // Everything is validated before anything is written, whatever the address, so that a bad topic
       // is refused the same way for known and unknown addresses.
-      prefsFrom(input);
+      prefsFrom(input); // throws naming a bad time zone, hour or frequency
       const checked = checkTopics(input.topics);
       await prepareExamples(input.topics);
       const written = db.transaction(() => {
@@ -265,7 +266,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
     unsubscribeByEmail(email: string): boolean {
       const s = repo.findSubscriberByEmail(db, normaliseEmail(email));
       if (!s) return false;
-      if (repo.markUnsubscribed(db, s.id, nowIso(), { kind: 'unsubscribe', detail: 'by the operator' })) {
+      if (repo.markUnsubscribed(db, s.id, nowIso(), { kind: 'unsubscribe', detail: 'by the operator (digest unsubscribe)' })) {
         logger.info({ subscriberId: s.id }, 'unsubscribed by an administrator');
       }
       return true;

@@ -8,6 +8,7 @@ import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliIo } from '../../src/cli.ts';
 import { adminHash, ADMIN_PASSWORD } from '../helpers/admin-setup.ts';
+import { seedBatch, seedSubscribers } from '../helpers/seed.ts';
 import { jsonPost, linkIn, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
 interface Relay {
@@ -56,7 +57,13 @@ let h: WebHarness;
 
 beforeAll(async () => {
   relay = await startRelay();
-  h = await startWebHarness({ SMTP_URL: relay.url, ADMIN_PASSWORD_HASH: await adminHash(), SMTP_RETRY_BASE_MS: '60000', SMTP_TIMEOUT_MS: '3000' });
+  h = await startWebHarness({
+    SMTP_URL: relay.url,
+    ADMIN_PASSWORD_HASH: await adminHash(),
+    SMTP_RETRY_BASE_MS: '60000',
+    SMTP_TIMEOUT_MS: '3000',
+    HARD_FAILURES_TO_SUPPRESS: '1',
+  });
 }, 30_000);
 afterEach(() => {
   process.env = { ...savedEnv };
@@ -71,7 +78,7 @@ async function digest(...args: string[]): Promise<{ code: number; out: string; e
   const err: string[] = [];
   const io: CliIo = { out: (l) => out.push(l), err: (l) => err.push(l), isTTY: false };
   const c = h.config;
-  process.env = { ...savedEnv, DATABASE_PATH: c.DATABASE_PATH, SMTP_URL: relay.url, SECRET_KEY: c.SECRET_KEY!, PUBLIC_URL: c.PUBLIC_URL, SOURCES: '', LOG_LEVEL: 'silent', SMTP_TIMEOUT_MS: '3000' };
+  process.env = { ...savedEnv, DATABASE_PATH: c.DATABASE_PATH, SMTP_URL: relay.url, SECRET_KEY: c.SECRET_KEY!, PUBLIC_URL: c.PUBLIC_URL, SOURCES: '', LOG_LEVEL: 'silent', SMTP_TIMEOUT_MS: '3000', HARD_FAILURES_TO_SUPPRESS: '1' };
   const code = await runCli(['node', 'digest', ...args], io, { clock: h.clock });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
@@ -87,17 +94,25 @@ async function until(check: () => boolean, what: string): Promise<void> {
   }
 }
 
-async function consoleGet(path: string): Promise<string> {
+const csrfIn = (html: string) => /name="_csrf" value="([^"]*)"/.exec(html)![1]!;
+
+/** A logged-in console session: its cookie and CSRF token. */
+async function consoleSession(): Promise<{ cookie: string; csrf: string }> {
   const cookieFrom = (res: Response, name: string) => res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`))!.split(';')[0]!;
   const form = await fetch(`${h.base}/admin/login`);
-  const csrf = /name="_csrf" value="([^"]*)"/.exec(await form.text())![1]!;
   const res = await fetch(`${h.base}/admin/login`, {
     method: 'POST',
     redirect: 'manual',
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: cookieFrom(form, 'digest_admin_login') },
-    body: new URLSearchParams({ _csrf: csrf, password: ADMIN_PASSWORD }).toString(),
+    body: new URLSearchParams({ _csrf: csrfIn(await form.text()), password: ADMIN_PASSWORD }).toString(),
   });
-  return (await fetch(`${h.base}${path}`, { headers: { cookie: cookieFrom(res, 'digest_admin') } })).text();
+  const cookie = cookieFrom(res, 'digest_admin');
+  return { cookie, csrf: csrfIn(await (await fetch(`${h.base}/admin/opt-outs`, { headers: { cookie } })).text()) };
+}
+
+async function consoleGet(path: string): Promise<string> {
+  const { cookie } = await consoleSession();
+  return (await fetch(`${h.base}${path}`, { headers: { cookie } })).text();
 }
 
 describe('confirmation emails through a relay that fails, then works', () => {
@@ -150,5 +165,60 @@ describe('confirmation emails through a relay that fails, then works', () => {
     h.clock.advance(2 * 3600_000);
     expect((await digest('run')).out).not.toContain('confirmation emails:');
     expect(relay.received.filter((m) => m.to === 'nobody@example.org')).toHaveLength(0);
+  });
+});
+
+describe('every path that suppresses records why', () => {
+  it('the ledger\'s hard-failure limit and the console\'s suppress are in the history; the console lifts one only with its CSRF token and a reason', async () => {
+    seedBatch(h.tmp.db, '2025-11-25', [{ title: 'Graph networks at scale', abstract: 'Message passing on graphs.' }], 'test', '2025-11-25T06:00:00.000Z');
+    const [gone, kept] = seedSubscribers(h.tmp.db, [
+      { email: 'nobody@bounced.example.org', topics: ['graph networks'] },
+      { email: 'kept@example.org', topics: ['graph networks'] },
+    ]);
+    h.clock.advance(3 * 3600_000);
+    const run = await digest('run'); // the relay answers 550 for nobody@: suppressed at HARD_FAILURES_TO_SUPPRESS=1
+    expect(run.out).toContain('failed 1');
+    expect(h.tmp.db.prepare('SELECT status FROM subscribers WHERE id = ?').get(gone!.id)).toEqual({ status: 'suppressed' });
+
+    const session = await consoleSession();
+    const post = (path: string, fields: Record<string, string>, csrf = session.csrf) =>
+      fetch(`${h.base}${path}`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: session.cookie },
+        body: new URLSearchParams({ ...(csrf ? { _csrf: csrf } : {}), ...fields }).toString(),
+      });
+    expect((await post(`/admin/subscribers/${kept!.id}/suppress`, {})).status).toBe(303);
+    const list = await (await fetch(`${h.base}/admin/opt-outs`, { headers: { cookie: session.cookie } })).text();
+    expect(list).toMatch(/kept@example\.org<\/a><\/td><td>operator<\/td><td>2025-11-2\d[^<]*<\/td><td>suppressed<\/td><td>suppressed from the console<\/td>/);
+    expect(list).toMatch(/nobody@bounced\.example\.org<\/a><\/td><td>hard-bounce<\/td><td>[^<]*<\/td><td>suppressed<\/td><td>1 delivery failures in a row/);
+
+    // A form post for either never mails it.
+    const before = relay.received.length;
+    await fetch(`${h.base}/subscribe`, jsonPost({ email: 'kept@example.org', topics: ['graphs'] }));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(relay.received.length).toBe(before);
+
+    expect((await post('/admin/opt-outs/lift', { email: 'kept@example.org', reason: 'suppressed by mistake' }, '')).status).toBe(403);
+    const noReason = await post('/admin/opt-outs/lift', { email: 'kept@example.org', reason: ' ' });
+    expect(noReason.status).toBe(400);
+    expect(await noReason.text()).toContain('reason: say why the opt-out is lifted');
+    expect(h.tmp.db.prepare('SELECT status FROM subscribers WHERE id = ?').get(kept!.id)).toEqual({ status: 'suppressed' });
+    const lifted = await post('/admin/opt-outs/lift', { email: 'kept@example.org', reason: 'suppressed by mistake', back: `/admin/subscribers/${kept!.id}` });
+    expect(lifted.status).toBe(303);
+    expect(lifted.headers.get('location')).toBe(`/admin/subscribers/${kept!.id}?done=lifted`);
+    expect(h.tmp.db.prepare('SELECT status FROM subscribers WHERE id = ?').get(kept!.id)).toEqual({ status: 'confirmed' });
+    const page = await (await fetch(`${h.base}/admin/subscribers/${kept!.id}`, { headers: { cookie: session.cookie } })).text();
+    expect(page).toMatch(/<td>operator<\/td><td>suppressed<\/td><td>suppressed from the console<\/td>/);
+    expect(page).toMatch(/<td>lifted<\/td><td><\/td><td>suppressed by mistake<\/td>/);
+
+    // The console's import names the opted-out row and does not confirm it.
+    const upload = new FormData();
+    upload.set('_csrf', session.csrf);
+    upload.set('file', new File(['email,topics,confirmed\nnew.list@example.org,graphs,yes\nnobody@bounced.example.org,graphs,yes\n'], 'list.csv', { type: 'text/csv' }));
+    const imported = await fetch(`${h.base}/admin/import`, { method: 'POST', headers: { cookie: session.cookie }, body: upload });
+    expect(imported.status).toBe(200);
+    expect(await imported.text()).toMatch(/<li>line 3: nobody@bounced\.example\.org: opted out \(hard-bounce on 2025-11-2\d\): not confirmed<\/li>/);
+    expect(h.tmp.db.prepare('SELECT status FROM subscribers WHERE id = ?').get(gone!.id)).toEqual({ status: 'suppressed' });
   });
 });

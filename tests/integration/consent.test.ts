@@ -128,6 +128,7 @@ describe('an opt-out no stranger can undo', () => {
     const again = await digest('import', csv);
     expect(again.out).toContain('line 2: bob@example.com: opted out (complaint on 2025-11-25): not confirmed');
     expect(statusOf('bob@example.com')).toBeUndefined();
+    expect((await digest('status', 'bob@example.com')).out).toMatch(/^bob@example\.com\tno subscriber \(deleted\)\topt-out history: complaint 2025-11-25 /);
     const before = mails('bob@example.com');
     const res = await fetch(`${base}/subscribe`, jsonPost({ email: 'bob@example.com', topics: ['graphs'] }));
     expect(res.status).toBe(202);
@@ -154,6 +155,9 @@ describe('an opt-out no stranger can undo', () => {
     expect(list.out).toMatch(/^bob@example\.com\tcomplaint\t2025-11-25T[\d:.]+Z\tunsubscribed \(deleted\)\t/m);
     expect(list.out).not.toContain('alice@example.com');
     expect((await digest('unsuppress', 'newcomer@example.com', '--reason', 'x')).err).toBe('error: newcomer@example.com has no opt-out to lift (it is pending)');
+    // `digest unsubscribe` is in the history too, as the operator's doing.
+    expect((await digest('unsubscribe', 'newcomer@example.com')).code).toBe(0);
+    expect((await digest('status', 'newcomer@example.com')).out).toMatch(/opt-out history: unsubscribe 2025-11-25 \d\d:\d\d \(by the operator \(digest unsubscribe\)\)$/m);
   });
 });
 
