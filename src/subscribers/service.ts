@@ -307,7 +307,8 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
 
     /** Checks a web-view link; returns the digest id it names and whose it is. */
     resolveDigestLink(token: string): { subscriberId: number; digestId: number } {
-      const { subscriber, targetId } = resolveLink(db, tokens, clock, token, 'view');
+      // Its own read:<digestId> token, or the view:<digestId> one emails sent before it carry.
+      const { subscriber, targetId } = resolveLink(db, tokens, clock, token, ['read', 'view']);
       return { subscriberId: subscriber.id, digestId: targetId! };
     },
 
