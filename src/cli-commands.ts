@@ -44,6 +44,7 @@ export async function cmdIngest(
     clock: app.clock,
     source: o.source,
     date: o.date,
+    spacer: app.spacer,
   });
   const r = ingestBatch(app.db, batch, app.clock);
   io.out(

@@ -81,6 +81,8 @@ const envSchema = z.object({
   FETCH_RETRIES: int(0, 10).default(3),
   // A like: topic whose example paper is not in the database looks it up at ARXIV_API_URL.
   LIKE_LOOKUP: bool.default(true),
+  // How long a request waits for its like: lookups; past that it answers 503 and they finish in the background.
+  LIKE_LOOKUP_WAIT_MS: int(0, 60_000).default(10_000),
   // Connections to the relay, and so digests in flight at once (split among the sending threads). 10: with
   // 5 the threads waited on the relay's answers (~12% of two cores idle in the friendly 100k bench; ~8% at
   // 10, +8-10% digests/s), and a relay across a network needs more in flight still. Postfix itself opens up

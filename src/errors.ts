@@ -12,6 +12,8 @@ export interface AppErrorOptions {
   problem?: string;
   /** A link the error page offers as its button when it depends on who asked (e.g. their preferences page). */
   action?: { url: string; label: string };
+  /** Seconds after which trying again should work (a 503's Retry-After header). */
+  retryInSeconds?: number;
 }
 
 /** The place of a validation error in what the user sent. */
@@ -31,6 +33,7 @@ export class AppError extends Error {
   readonly where: ErrorWhere;
   readonly problem: string | undefined;
   readonly action: { url: string; label: string } | undefined;
+  readonly retryInSeconds: number | undefined;
 
   constructor(code: string, message: string, options: AppErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -41,6 +44,7 @@ export class AppError extends Error {
     this.where = options.where ?? {};
     this.problem = options.problem;
     this.action = options.action;
+    this.retryInSeconds = options.retryInSeconds;
   }
 }
 

@@ -15,7 +15,9 @@ import { createSmtpMailer } from './mail/smtp-mailer.ts';
 import type { Mailer } from './mail/types.ts';
 import { createSubscriberService, type SubscriberService } from './subscribers/service.ts';
 import type { NoticeSender } from './notices/sender.ts';
-import { HostSpacer } from './ingest/fetch.ts';
+import type { HostSpacer } from './ingest/fetch.ts';
+import { sourceSpacer } from './ingest/sources.ts';
+import { createLikeLookups } from './like/lookups.ts';
 import { arxivExampleFetcher } from './like/arxiv-fetcher.ts';
 import { createFeedbackService, type FeedbackService } from './feedback/service.ts';
 import { createFeedService, type FeedService } from './feed/atom.ts';
@@ -64,6 +66,8 @@ export interface App {
   feeds: FeedService;
   /** The topic builder's live preview. */
   topicPreview: TopicPreviewService;
+  /** Spaces this process's requests per feed host (sources, "fetch now", like: lookups). */
+  spacer: HostSpacer;
   /** The operator console (its pages are served only with ADMIN_PASSWORD_HASH). */
   console: ConsoleService;
   /** POST /api/batches, GET /health, GET /metrics. */
@@ -127,20 +131,25 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       }),
     );
 
-  // like: examples missing from the database are looked up on arXiv (LIKE_LOOKUP, ARXIV_API_URL).
-  const exampleFetcher = config.LIKE_LOOKUP
-    ? arxivExampleFetcher(config.ARXIV_API_URL, {
-        timeoutMs: config.FETCH_TIMEOUT_MS,
-        retries: 1,
+  // One spacer for every request this process makes to a feed host: the sources, the console's "fetch
+  // now" and like: lookups, so arXiv's one request every ARXIV_MIN_INTERVAL_MS holds for the process.
+  const spacer = sourceSpacer(config);
+  // like: examples missing from the database are looked up on arXiv (LIKE_LOOKUP, ARXIV_API_URL), bounded
+  // and in the background (like/lookups.ts).
+  const likeLookups = config.LIKE_LOOKUP
+    ? createLikeLookups({
+        db,
+        clock,
         logger,
-        spacer: HostSpacer.fromTable({ [new URL(config.ARXIV_API_URL).host]: config.ARXIV_MIN_INTERVAL_MS }),
+        waitMs: config.LIKE_LOOKUP_WAIT_MS,
+        fetcher: arxivExampleFetcher(config.ARXIV_API_URL, { timeoutMs: config.FETCH_TIMEOUT_MS, retries: 1, logger, spacer }),
       })
     : undefined;
-  const subscribers = createSubscriberService({ db, clock, tokens, links, mailer, renderer, config, logger, exampleFetcher });
+  const subscribers = createSubscriberService({ db, clock, tokens, links, mailer, renderer, config, logger, likeLookups });
   const feedback = createFeedbackService({ db, clock, tokens, links, logger });
   const feeds = createFeedService({ db, clock, tokens, links });
   const topicPreview = createTopicPreviewService({ db, clock });
-  const consoleService = createConsoleService({ db, clock, config, logger, links });
+  const consoleService = createConsoleService({ db, clock, config, logger, links, spacer });
   const machine: MachineApi = {
     health: createHealthCheck({ db, clock, config }),
     metrics: () => metricsText(db),
@@ -163,6 +172,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     feedback,
     feeds,
     topicPreview,
+    spacer,
     console: consoleService,
     machine,
     webhooks,

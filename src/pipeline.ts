@@ -42,14 +42,14 @@ export interface PipelineReport {
   overdue: OverdueReport | undefined;
 }
 
-type Deps = Pick<App, 'db' | 'clock' | 'logger' | 'config' | 'mailer' | 'renderer' | 'links' | 'smtpUrl' | 'notices'>;
+type Deps = Pick<App, 'db' | 'clock' | 'logger' | 'config' | 'mailer' | 'renderer' | 'links' | 'smtpUrl' | 'notices'> & Partial<Pick<App, 'spacer'>>;
 
 /** Stage 1: each configured source's missing days (nothing when none is configured). */
 export async function fetchSources(app: Deps): Promise<PollReport[]> {
   const specs = parseSources(app.config.SOURCES);
   if (specs.length === 0) return [];
   app.logger.info({ sources: specs.map((s) => s.name) }, 'asking the paper sources');
-  return createSourcePoller({ db: app.db, config: app.config, clock: app.clock, logger: app.logger }).poll();
+  return createSourcePoller({ db: app.db, config: app.config, clock: app.clock, logger: app.logger, spacer: app.spacer }).poll();
 }
 
 /** Stage 2: each distinct topic query against the papers it has not seen yet. */

@@ -29,8 +29,10 @@ import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObje
  * - paper:<paperId>: feedback on one paper, as emails sent before the per-digest token carry it; no
  *   longer signed, still accepted by the feedback routes
  * - feed: the personal Atom feed
+ * - read:<digestId>: reading one digest on the web and nothing else (the "view in browser" link, which a
+ *   reader may share); emails sent before it carry view:<digestId> there
  */
-export type TokenPurpose = 'confirm' | 'manage' | 'feed' | `mute:${number}` | `view:${number}` | `paper:${number}`;
+export type TokenPurpose = 'confirm' | 'manage' | 'feed' | `mute:${number}` | `view:${number}` | `paper:${number}` | `read:${number}`;
 
 export interface TokenSubject {
   id: number;
@@ -63,8 +65,8 @@ export function newSalt(): string {
 
 /** Bytes of the signature a compact token carries (128 bits: 22 base64url characters). */
 const COMPACT_SIGNATURE_BYTES = 16;
-const LONG = /^(\d{1,15})\.(confirm|manage|feed|mute-\d{1,15}|view-\d{1,15}|paper-\d{1,15})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/;
-const COMPACT = /^([0-9a-z]{1,11})\.(m|f|[tv][0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})$/;
+const LONG = /^(\d{1,15})\.(confirm|manage|feed|mute-\d{1,15}|view-\d{1,15}|paper-\d{1,15}|read-\d{1,15})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/;
+const COMPACT = /^([0-9a-z]{1,11})\.(m|f|[tvr][0-9a-z]{1,11})\.([A-Za-z0-9_-]{22})$/;
 /** A base-36 id as written by sign(): no leading zero, within the safe integers. */
 const ID36 = /^(0|[1-9a-z][0-9a-z]*)$/;
 
@@ -144,7 +146,7 @@ export class Tokens {
   }
 }
 
-/** The compact code of a purpose (`m`, `f`, `t<topic36>`, `v<digest36>`), or undefined: long form only. */
+/** The compact code of a purpose (`m`, `f`, `t<topic36>`, `v<digest36>`, `r<digest36>`), or undefined: long form only. */
 function compactCode(purpose: TokenPurpose): string | undefined {
   if (purpose === 'manage') return 'm';
   if (purpose === 'feed') return 'f';
@@ -155,6 +157,7 @@ function compactCode(purpose: TokenPurpose): string | undefined {
   if (!Number.isSafeInteger(id) || id < 0) return undefined;
   if (kind === 'mute') return `t${id.toString(36)}`;
   if (kind === 'view') return `v${id.toString(36)}`;
+  if (kind === 'read') return `r${id.toString(36)}`;
   return undefined;
 }
 
@@ -179,7 +182,7 @@ function claim(token: string): Claim | null {
   else if (code === 'f') purpose = 'feed';
   else {
     const target = id36(code.slice(1));
-    if (target !== undefined) purpose = code[0] === 't' ? `mute:${target}` : `view:${target}`;
+    if (target !== undefined) purpose = code[0] === 't' ? `mute:${target}` : code[0] === 'r' ? `read:${target}` : `view:${target}`;
   }
   if (subscriberId === undefined || purpose === undefined) return null;
   return { subscriberId, purpose, exp: 0, head: `${compact[1]}.${code}`, signature: compact[3]!, compact: true };

@@ -1,6 +1,7 @@
 // What the operator console's routes call: one service over the console's read models (overview.ts,
 // deliveries.ts, subscribers.ts), the sources' state and the operator's actions, made once in the
 // composition root (src/main.ts). The route modules hold no database handle.
+import type { HostSpacer } from '../ingest/fetch.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/open.ts';
@@ -32,6 +33,8 @@ export interface ConsoleDeps {
   config: Config;
   logger: Logger;
   links: Links;
+  /** The process's per-host spacer (shared with the scheduler's polls and like: lookups). */
+  spacer?: HostSpacer;
 }
 
 export interface ConsoleService {
@@ -72,7 +75,7 @@ export function createConsoleService(deps: ConsoleDeps): ConsoleService {
     overview: () => computeOverview(db, clock.now()),
     deliveries: () => ({ ...deliveries(db, clock.now()), overdue: countOverdue(db, clock).subscribers }),
     sources: () => listSources(db, configured()).map((s) => ({ ...s, days: recentDays(db, s.source) })),
-    fetchSources: () => createSourcePoller({ db, config, clock, logger }).poll(),
+    fetchSources: () => createSourcePoller({ db, config, clock, logger, spacer: deps.spacer }).poll(),
     search: (q) => searchSubscribers(db, q),
     detail: (id) => subscriberDetail(db, links, id),
     suppress: (id) => suppressSubscriber(db, clock, id),

@@ -166,19 +166,20 @@ function checkBatch(batch: IncomingBatch): IncomingPaper[] {
   });
 }
 
-/** Every text field of a paper without control characters (normalize.ts withoutControls). */
+/** Every text field of a paper without control characters (normalize.ts withoutControls); a batch posted as JSON may hold anything. */
 function cleanPaperText(p: IncomingPaper): IncomingPaper {
-  const clean = (v: string) => withoutControls(v);
+  const text = <T>(v: T): T => (typeof v === 'string' ? (withoutControls(v) as T) : v);
+  const list = <T>(v: T): T => (Array.isArray(v) ? (v.map(text) as T) : v);
   return {
     ...p,
-    key: typeof p.key === 'string' ? clean(p.key) : p.key,
-    title: typeof p.title === 'string' ? clean(p.title) : p.title,
-    abstract: typeof p.abstract === 'string' ? clean(p.abstract) : p.abstract,
-    authors: Array.isArray(p.authors) ? p.authors.map((a) => (typeof a === 'string' ? clean(a) : a)) : p.authors,
-    categories: Array.isArray(p.categories) ? p.categories.map((c) => (typeof c === 'string' ? clean(c) : c)) : p.categories,
-    url: typeof p.url === 'string' ? clean(p.url) : p.url,
-    codeUrl: typeof p.codeUrl === 'string' ? clean(p.codeUrl) : p.codeUrl,
-    publishedAt: typeof p.publishedAt === 'string' ? clean(p.publishedAt) : p.publishedAt,
+    key: text(p.key),
+    title: text(p.title),
+    abstract: text(p.abstract),
+    authors: list(p.authors),
+    categories: list(p.categories),
+    url: text(p.url),
+    codeUrl: text(p.codeUrl),
+    publishedAt: text(p.publishedAt),
   };
 }
 

@@ -107,6 +107,11 @@ export async function ensureExamples(db: Db, ids: readonly string[], fetcher: Ex
   })();
 }
 
+/** Keeps one looked-up example in like_examples (never in papers); a second store of it changes nothing. */
+export function storeExample(db: Db, id: string, got: { title: string; abstract: string }, now: Date): void {
+  statement(db, SQL_INSERT_FETCHED).run(id, got.title, got.abstract, now.toISOString());
+}
+
 /** Builds the stored query of a like: topic. Throws LIKE_UNKNOWN when an example is not known. */
 export function buildLikeQuery(db: Db, ids: readonly string[]): LikeQuery {
   const examples = ids.map((id) => findExample(db, id) ?? throwUnknown(id));

@@ -5,7 +5,7 @@
 // the rest as compact lines, under Gmail's clipping size by construction.
 import type { Logger } from '../log.ts';
 import { CardCache, DEFAULT_CARD_CACHE_BYTES } from './card-cache.ts';
-import { emailPaperLimit, feedbackView, matchedView, renderDigestEmail, safeLinks, topicKey, type DigestLayout } from './digest-email.ts';
+import { emailPaperLimit, matchedView, renderDigestEmail, safeLinks, topicKey, type DigestLayout } from './digest-email.ts';
 import { ArenaPool } from '../mail/qp-body.ts';
 import { ReaderShapes } from './reader-shape.ts';
 import { ShellShapes } from './digest-shell.ts';
@@ -91,12 +91,13 @@ function withDays(sentence: string, view: DigestView): string {
 function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: DigestLayout): Renderer {
   const digest = (view: DigestView): RenderedEmail => renderDigestEmail(t, cache, view, layout);
 
+  // The web view is what its link may be shared as: it shows the papers and why they matched, never the
+  // reader's address nor a link that acts for them (preferences, unsubscribe, mute, feedback, follow).
   const webView = (view: DigestView): string => {
     const page = (paper: DigestPaperView, i: number) => ({
       n: i + 1,
       p: pageParts(paper, topicKey(paper), cache),
-      matched: matchedView(paper),
-      fb: feedbackView(paper),
+      matched: matchedView(paper).map(({ text }) => ({ text })),
     });
     const papers = view.papers.map(page);
     const suggestions = (view.suggestions ?? []).slice(0, 3).map(page);
@@ -104,13 +105,12 @@ function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: DigestLayo
     return t.webPage({
       title: `Paper Digest · ${edition}`,
       edition,
-      email: view.email,
       intro: view.expired
         ? 'This digest has expired: its list of papers is kept for a limited time (DIGEST_RETENTION_DAYS) and was removed.'
         : withDays(`${plural(papers.length, 'paper', 'papers')} matched your topics`, view),
       papers,
       suggestions,
-      links: safeLinks(view.links),
+      links: { home: safeLinks(view.links).home },
     });
   };
 

@@ -201,7 +201,7 @@ export class DigestLoader {
       topicText.set(id, text);
       if (likeTerms !== null) topicHighlight.set(id, likeHighlightQuery(likeTerms));
     }
-    // The digest's own token, signed once: the web view link and every feedback and follow link of this
+    // The digest's own token, signed once: every feedback and follow link of this
     // digest (its papers and suggestions) carry it, so a digest costs one HMAC however many papers it
     // shows (one per paper shown was ~5% of a sending thread). The feedback service checks the paper.
     const token = this.links.digestToken(subscriber, r.id);
@@ -291,7 +291,7 @@ export class DigestLoader {
       suggestions,
       links: {
         ...this.links.manageOf(manageToken),
-        webView: this.links.webViewOf(token),
+        webView: this.links.webView(subscriber, r.id),
         home: this.links.home(),
       },
     };

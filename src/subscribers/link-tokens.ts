@@ -6,13 +6,13 @@ import { AppError } from '../errors.ts';
 import type { Tokens } from '../tokens.ts';
 import { findSubscriberById, type SubscriberRecord } from './repo.ts';
 
-export type LinkKind = 'confirm' | 'manage' | 'mute' | 'view' | 'paper' | 'feed';
+export type LinkKind = 'confirm' | 'manage' | 'mute' | 'view' | 'paper' | 'feed' | 'read';
 
 export interface ResolvedLink<K extends LinkKind = LinkKind> {
   subscriber: SubscriberRecord;
   /** Which of the accepted kinds the token is (a route may take more than one, e.g. feedback). */
   kind: K;
-  /** topics.id for 'mute', digests.id for 'view', papers.id for 'paper'. */
+  /** topics.id for 'mute', digests.id for 'view' and 'read', papers.id for 'paper'. */
   targetId: number | undefined;
 }
 
@@ -23,6 +23,7 @@ const WHAT: Record<LinkKind, string> = {
   view: 'link to this digest',
   paper: 'link',
   feed: 'feed link',
+  read: 'link to this digest',
 };
 
 export function invalidLink(kind: LinkKind): AppError {

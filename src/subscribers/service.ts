@@ -17,7 +17,8 @@ import type { Tokens } from '../tokens.ts';
 import { parseTopic, parseTopics, type ParsedTopic } from '../topics/parse.ts';
 import { ensureQuery } from '../topics/matcher.ts';
 import { feedSubject } from '../feed/feed-link.ts';
-import { ensureExamples, type ExampleFetcher } from '../like/like.ts';
+import { ensureExamples } from '../like/like.ts';
+import type { LikeLookups } from '../like/lookups.ts';
 import type { SubscriberStatus, Topic } from '../types.ts';
 import { normaliseEmail } from './email-address.ts';
 import { resolveLink } from './link-tokens.ts';
@@ -48,8 +49,8 @@ export interface SubscriberServiceDeps {
   renderer: Pick<Renderer, 'confirm'>;
   config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'> & RetrySettings;
   logger: Logger;
-  /** Looks up like: examples that are not in the database (the arXiv source); unset: refused. */
-  exampleFetcher?: ExampleFetcher | undefined;
+  /** Looks up like: examples that are not in the database (bounded, in the background: like/lookups.ts); unset: refused. */
+  likeLookups?: LikeLookups | undefined;
 }
 
 export type SubscriberService = ReturnType<typeof createSubscriberService>;
@@ -102,7 +103,9 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
         continue;
       }
     }
-    if (ids.size > 0) await ensureExamples(db, [...ids], deps.exampleFetcher, clock.now());
+    if (ids.size === 0) return;
+    if (deps.likeLookups) await deps.likeLookups.ensure([...ids]);
+    else await ensureExamples(db, [...ids], undefined, clock.now());
   }
 
   function topicViews(subscriberId: number): TopicView[] {
@@ -291,7 +294,8 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
 
     /** Checks a web-view link; returns the digest id it names and whose it is. */
     resolveDigestLink(token: string): { subscriberId: number; digestId: number } {
-      const { subscriber, targetId } = resolveLink(db, tokens, clock, token, 'view');
+      // Its own read:<digestId> token, or the view:<digestId> one emails sent before it carry.
+      const { subscriber, targetId } = resolveLink(db, tokens, clock, token, ['read', 'view']);
       return { subscriberId: subscriber.id, digestId: targetId! };
     },
 

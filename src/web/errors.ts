@@ -52,7 +52,7 @@ function describe(err: FastifyError | Error): Described {
   if (fault) return { status: 503, code: fault.fault, message: STORAGE_MESSAGE, retryAfter: fault.retryAfterSeconds };
   if (isAppError(err)) {
     const action = err.action && { actionUrl: err.action.url, actionLabel: err.action.label };
-    return { status: err.status, code: err.code, message: err.message, action };
+    return { status: err.status, code: err.code, message: err.message, action, retryAfter: err.retryInSeconds };
   }
   if (hasZodFastifySchemaValidationErrors(err)) {
     const first = err.validation[0];
@@ -68,8 +68,8 @@ function describe(err: FastifyError | Error): Described {
 export function createErrorHandler(pages: Pages) {
   return function handleError(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) {
     const d = describe(err);
-    if (d.retryAfter !== undefined) {
-      reply.header('retry-after', String(d.retryAfter));
+    if (d.retryAfter !== undefined) reply.header('retry-after', String(d.retryAfter));
+    if (d.retryAfter !== undefined && storageFault(err)) {
       req.log.warn({ code: d.code, reason: storageFault(err)?.message }, 'request refused: the database cannot be written now');
     } else if (d.status >= 500) req.log.error({ err, code: d.code }, 'request failed');
     else req.log.info({ code: d.code, status: d.status, reason: d.message }, 'request refused');

@@ -47,7 +47,7 @@ beforeAll(() => {
 afterAll(() => t.cleanup());
 
 describe('one feedback token per digest', () => {
-  it('signs the view token once and puts it in the web view link and every feedback and follow link', () => {
+  it('signs the view token once and puts it in every feedback and follow link; the web view link has a read-only token', () => {
     const tokens = new CountingTokens('x'.repeat(40));
     const loader = new DigestLoader(t.db, new Links(BASE, tokens, systemClock));
     const { view } = loader.load(digestId)!;
@@ -55,16 +55,19 @@ describe('one feedback token per digest', () => {
     expect(shown).toHaveLength(5);
     const urls = shown.flatMap((p) => [p.feedback!.more, p.feedback!.less, p.feedback!.follow!.url]);
 
-    const token = view.links.webView.slice(`${BASE}/digests/`.length);
-    expect(tokens.peek(token)?.purpose).toBe(`view:${digestId}`);
+    const readToken = view.links.webView.slice(`${BASE}/digests/`.length);
+    expect(tokens.peek(readToken)?.purpose).toBe(`read:${digestId}`);
     const inLinks = urls.map((u) => /^https:\/\/digest\.example\.org\/(?:feedback|follow)\/([^/]+)\//.exec(u)![1]);
-    expect(new Set(inLinks)).toEqual(new Set([token]));
+    expect(new Set(inLinks).size).toBe(1);
+    const token = inLinks[0]!;
+    expect(tokens.peek(token)?.purpose).toBe(`view:${digestId}`);
     // The URL shapes are unchanged; only the token in them is the digest's.
     expect(view.papers[0]!.feedback!.more).toBe(`${BASE}/feedback/${token}/${paperIds[0]}/more`);
     expect(view.suggestions![0]!.feedback!.follow!.url).toBe(`${BASE}/follow/${token}/0/${paperIds[4]}`);
 
     // One HMAC for the digest's links to papers, however many papers it shows; none per paper.
     expect(tokens.signed.filter((p) => p.startsWith('view:'))).toEqual([`view:${digestId}`]);
+    expect(tokens.signed.filter((p) => p.startsWith('read:'))).toEqual([`read:${digestId}`]);
     expect(tokens.signed.filter((p) => p.startsWith('paper:'))).toEqual([]);
   });
 });

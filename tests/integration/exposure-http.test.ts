@@ -2,7 +2,9 @@
 // inject with the peer address a request would come from): the local inbox only from this machine with
 // its token, rate limits keyed on the address the trusted proxy saw, authentication before any body is
 // read, /metrics not public, HSTS over https.
+import { spawn } from 'node:child_process';
 import { request } from 'node:http';
+import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,7 +13,11 @@ import { runCli, type CliIo } from '../../src/cli.ts';
 import { Inbox } from '../../src/mail/catcher.ts';
 import { buildServer } from '../../src/web/server.ts';
 import { ADMIN_PASSWORD, startAdminHarness } from '../helpers/admin-setup.ts';
+import { freePort } from '../helpers/ports.ts';
+import { tempDatabaseDir } from '../helpers/seed.ts';
 import { jsonPost, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/digest-dev.js', import.meta.url));
 
 const STRANGER = '203.0.113.9';
 const INBOX_TOKEN = 'inbox-token-0123456789';
@@ -78,6 +84,43 @@ describe('the local mail catcher is only ever local', () => {
     expect(first.headers.getSetCookie()[0]).toMatch(/HttpOnly; SameSite=Strict/);
     expect((await fetch(`${h.base}/inbox.json`, { headers: { cookie } })).status).toBe(200);
   });
+
+  it('`digest serve` prints the inbox link with a fresh token, and only that link opens it', async () => {
+    const db = tempDatabaseDir('digest-serve-inbox-');
+    const port = await freePort();
+    const child = spawn(process.execPath, [BIN, 'serve'], {
+      cwd: db.dir,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'silent', MAIL_CATCHER_PORT: '0', SOURCES: '', DATABASE_PATH: db.path },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    try {
+      let out = '';
+      const line = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 30_000);
+        const read = (c: Buffer) => {
+          out += c.toString();
+          const m = /local inbox at (\S+)/.exec(out);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m[1]!);
+          }
+        };
+        child.stdout!.on('data', read);
+        child.stderr!.on('data', read);
+      });
+      const link = new URL(line);
+      expect(link.pathname).toBe('/inbox');
+      expect(link.searchParams.get('token')).toMatch(/^[A-Za-z0-9_-]{22}$/);
+      const base = `http://127.0.0.1:${port}`;
+      expect((await fetch(`${base}/inbox`)).status).toBe(403);
+      expect((await fetch(`${base}/%69nbox`)).status).toBe(403);
+      expect((await fetch(`${base}/inbox${link.search}`)).status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.on('close', r));
+      db.remove();
+    }
+  }, 60_000);
 
   it('is off behind a proxy (TRUST_PROXY) and when HOST listens beyond this machine, saying why', async () => {
     const proxied = await harness({ HOST: '127.0.0.1', TRUST_PROXY: '127.0.0.1' }, true);

@@ -1,5 +1,5 @@
 // The local mail catcher's inbox in the browser: only when no SMTP_URL is set, and only for requests
-// from this machine. Caught HTML is shown inside a sandboxed iframe (no scripts, no same-origin).
+// from this machine that carry the start-up token (inbox-guard.ts). Caught HTML is shown inside a sandboxed iframe (no scripts, no same-origin).
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import Handlebars from 'handlebars';
