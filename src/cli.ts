@@ -213,6 +213,16 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     });
 
   program
+    .command('doctor')
+    .description('check the relay (TLS, AUTH, sender and recipient, no DATA), SPF, DKIM, DMARC, PUBLIC_URL, the database and each source; one line each with the fix; exit 1 if any fails')
+    .option('--timeout <ms>', 'per network step', positiveInt, 5_000)
+    .action(async (o: { timeout: number }) => {
+      const config = logs.configure(await loadConfig(), Boolean(program.opts().verbose));
+      const logger = appOptions.logger ?? (await logs.logger(config));
+      code = await (await import('./doctor/command.ts')).cmdDoctor(config, io, logger, { timeoutMs: o.timeout });
+    });
+
+  program
     .command('config')
     .description('print the effective configuration, secrets masked, with where each value came from (default, .env, environment)')
     .action(async () => {
