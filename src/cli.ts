@@ -73,9 +73,13 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
   const { loadEnvFile } = await import('./config-check.ts');
   const sources = { env: process.env, fromFile: envFile ? loadEnvFile(envFile) : new Set<string>() };
   const logs = new CommandLogs(io, Boolean(process.stderr.isTTY));
-  const app = async () => {
+  /** The configuration and logger of a command (its log on a terminal goes to a file unless --verbose). */
+  const setup = async () => {
     const config = logs.configure(await loadConfig(), Boolean(program.opts().verbose));
-    const logger = appOptions.logger ?? (await logs.logger(config));
+    return { config, logger: appOptions.logger ?? (await logs.logger(config)) };
+  };
+  const app = async () => {
+    const { config, logger } = await setup();
     return (await import('./main.ts')).createApp(config, { mailMode: 'client', ...appOptions, logger });
   };
 
@@ -227,6 +231,15 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
       } finally {
         db.close();
       }
+    });
+
+  program
+    .command('doctor')
+    .description('check the relay (TLS, AUTH, sender and recipient, no DATA), SPF, DKIM, DMARC, PUBLIC_URL, the database and each source; one line each with the fix; exit 1 if any fails')
+    .option('--timeout <ms>', 'per network step', positiveInt, 5_000)
+    .action(async (o: { timeout: number }) => {
+      const { config, logger } = await setup();
+      code = await (await import('./doctor/command.ts')).cmdDoctor(config, io, logger, { timeoutMs: o.timeout });
     });
 
   program

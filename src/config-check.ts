@@ -101,7 +101,15 @@ const SECRET = /(?:^|_)(?:KEY|TOKEN|SECRET|PASSWORD|HASH)$/;
 /** A value as `digest config` shows it: secrets replaced, passwords in URLs hidden. */
 export function maskValue(name: string, value: string): string {
   if (SECRET.test(name)) return `******** (${value.length} characters)`;
-  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@\s]*:)([^@\s]*)@/i, (_m, head: string) => `${head}********@`);
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return value;
+  try {
+    const url = new URL(value);
+    if (!url.password) return value;
+    url.password = 'MASKED';
+    return url.href.replace(':MASKED@', ':********@').replace(/\/$/, value.endsWith('/') ? '/' : '');
+  } catch {
+    return value;
+  }
 }
 
 export interface EffectiveSetting {
