@@ -4,7 +4,11 @@
 // Topics are separated by ';'. The file is read twice, as a stream, never held in memory:
 //   1. validate every row (email, topics, confirmed) into a per-import TEMP table. Nothing real is
 //      written; a bad row is reported as `line N: …` and the import stops with nothing imported.
-//   2. write the staged rows in transactions of a few thousand rows.
+//   2. write the staged rows in short transactions (about CHUNK_TARGET_MS each, as the planner's), leaving
+//      the write lock free between them: a web write or /health never waits longer than one chunk.
+// Both passes give the event loop back every few milliseconds, so the console's import does not freeze
+// the pages `digest serve` answers meanwhile. Per-line findings (bad rows, rows kept opted out) go into
+// one LineReport each (import-report.ts), which the CLI and the console both read.
 // Imported rows never trigger confirmation emails: unconfirmed rows stay pending (no digest goes to
 // them until they confirm through a link the operator sends some other way, or a later import confirms
 // them). An address that unsubscribed or was suppressed keeps that status: an import never re-subscribes it.
@@ -12,10 +16,12 @@ import { randomBytes } from 'node:crypto';
 import { statement } from '../db/statements.ts';
 import { createReadStream } from 'node:fs';
 import { access } from 'node:fs/promises';
-import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
+import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
 import { CsvError, parse } from 'csv-parse';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/open.ts';
+import { retryWhileBusy } from '../db/busy.ts';
+import { CHUNK_GAP_SHARE, CHUNK_TARGET_MS } from '../plan/planner.ts';
 import { AppError, errorMessage, isAppError } from '../errors.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
@@ -24,6 +30,9 @@ import { ensureQuery } from '../topics/matcher.ts';
 import { parseTopic, parseTopics } from '../topics/parse.ts';
 import { normaliseEmail } from './email-address.ts';
 import * as repo from './repo.ts';
+import { ImportRefused, LineReport, type LineIssue } from './import-report.ts';
+
+export { ImportRefused, MAX_LINES_LISTED, type LineIssue } from './import-report.ts';
 
 export interface ImportResult {
   /** Rows written: created + updated. */
@@ -32,10 +41,17 @@ export interface ImportResult {
   updated: number;
   /** Existing addresses that had unsubscribed or were suppressed: topics replaced, status kept. */
   keptOptedOut: number;
+  /** What was done differently from what a line asked, by line (the first MAX_LINES_LISTED). */
+  notes: LineIssue[];
+  /** Lines with a note, listed or not. */
+  noted: number;
 }
 
 export interface ImportOptions {
-  /** Rows per write transaction (default 5,000). */
+  /**
+   * Rows per write transaction. Default: sized as the import goes so that each holds the write lock about
+   * CHUNK_TARGET_MS (40 ms); a number fixes it (tests).
+   */
   rowsPerTransaction?: number;
   /** Bad rows named in the log before the import gives up listing them (default 20). */
   maxErrorsLogged?: number;
@@ -48,7 +64,7 @@ export interface ImportApp {
   db: Db;
   clock: Clock;
   logger: Logger;
-  config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'>;
+  config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'> & Partial<Pick<Config, 'DB_BUSY_TIMEOUT_MS'>>;
 }
 
 const REQUIRED_COLUMNS = ['email', 'topics'] as const;
@@ -73,7 +89,7 @@ interface Columns {
 
 export async function importSubscribersCsv(app: ImportApp, file: string, options: ImportOptions = {}): Promise<ImportResult> {
   const { db, logger } = app;
-  const rowsPerTransaction = options.rowsPerTransaction ?? 5_000;
+  const rowsPerTransaction = options.rowsPerTransaction;
   const name = options.name ?? file;
   try {
     await access(file);
@@ -85,7 +101,7 @@ export async function importSubscribersCsv(app: ImportApp, file: string, options
   db.exec(CREATE_STAGING(table));
   try {
     const started = Date.now();
-    const staged = await validateIntoStaging(db, table, { path: file, name }, rowsPerTransaction, options.maxErrorsLogged ?? 20, logger);
+    const staged = await validateIntoStaging(db, table, { path: file, name }, options.maxErrorsLogged ?? 20, logger);
     logger.info({ file, rows: staged, ms: Date.now() - started }, 'import: every row is valid');
     const result = await writeStaged(app, table, name, rowsPerTransaction);
     logger.info({ file, ...result, ms: Date.now() - started }, 'import: done');
@@ -124,21 +140,25 @@ const SQL_SELECT_SUBSCRIBER_STATUS = `SELECT id, status FROM subscribers WHERE e
 
 // --- pass 1: validate -------------------------------------------------------------------------------
 
+/** Rows staged per (temp-only) transaction in pass 1. */
+const STAGE_BATCH = 2_000;
+/** Longest stretch either pass runs before giving the event loop back. */
+const SLICE_MS = 10;
+
 async function validateIntoStaging(
   db: Db,
   table: string,
   file: { path: string; name: string },
-  rowsPerTransaction: number,
   maxErrorsLogged: number,
   logger: ImportApp['logger'],
 ): Promise<number> {
   // Over this import's own staging table (its name is made per import): prepared here, not by statement().
   const insert = db.prepare<[StagedRow]>(SQL_INSERT_STAGED(table));
   const firstLine = db.prepare<[string], { line: number }>(SQL_SELECT_STAGED_LINE(table));
-  let firstError: { line: number; message: string } | undefined; // the lowest line wins
-  let errorCount = 0;
+  const bad = new LineReport();
   let pending: StagedRow[] = [];
   let staged = 0;
+  // Only the TEMP table is written: the database file's write lock is never taken in this pass.
   const flush = db.transaction((rows: StagedRow[]) => {
     for (const row of rows) {
       if (insert.run(row).changes === 1) {
@@ -149,9 +169,8 @@ async function validateIntoStaging(
     }
   });
   const report = (line: number, message: string) => {
-    errorCount++;
-    if (!firstError || line < firstError.line) firstError = { line, message };
-    if (errorCount <= maxErrorsLogged) logger.warn({ file: file.name, line }, `import: bad row: ${message}`);
+    bad.add(line, message);
+    if (bad.count <= maxErrorsLogged) logger.warn({ file: file.name, line }, `import: bad row: ${message}`);
   };
 
   let columns: Columns | undefined;
@@ -161,6 +180,7 @@ async function validateIntoStaging(
     parse({ bom: true, trim: true, skip_empty_lines: true, relax_column_count: true, relax_quotes: true, info: true }),
   );
   source.on('error', (e) => parser.destroy(e));
+  let slice = performance.now();
   try {
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
       const line = info.lines;
@@ -173,11 +193,15 @@ async function validateIntoStaging(
       } catch (e) {
         if (!isAppError(e)) throw e;
         report(line, e.message);
-        continue;
       }
-      if (pending.length >= rowsPerTransaction) {
+      if (pending.length >= STAGE_BATCH) {
         flush(pending);
         pending = [];
+      }
+      // Parsed records arrive as resolved promises, which never let timers or sockets in by themselves.
+      if (performance.now() - slice >= SLICE_MS) {
+        await yieldToEventLoop();
+        slice = performance.now();
       }
     }
   } catch (e) {
@@ -193,10 +217,7 @@ async function validateIntoStaging(
   }
   flush(pending);
   if (!columns) throw new AppError('IMPORT_INVALID', `${file.name}: the file is empty; ${HEADER_HINT}`);
-  if (errorCount > 0) {
-    const more = errorCount > 1 ? ` (and ${errorCount - 1} more bad row${errorCount > 2 ? 's' : ''}, see the log)` : '';
-    throw new AppError('IMPORT_INVALID', `${file.name} line ${firstError!.line}: ${firstError!.message}${more}; nothing was imported`);
-  }
+  if (bad.count > 0) throw new ImportRefused(file.name, bad);
   return staged;
 }
 
@@ -249,7 +270,14 @@ function validateRow(record: string[], columns: Columns, line: number): StagedRo
 
 // --- pass 2: write ----------------------------------------------------------------------------------
 
-async function writeStaged(app: ImportApp, table: string, name: string, rowsPerTransaction: number): Promise<ImportResult> {
+/** First write chunk, in rows; later ones are sized from the last one's time (see the head of this file). */
+const FIRST_CHUNK = 200;
+const CHUNK_MIN = 20;
+const CHUNK_MAX = 20_000;
+
+type ChunkCounts = { created: number; updated: number; keptOptedOut: number };
+
+async function writeStaged(app: ImportApp, table: string, name: string, rowsPerTransaction: number | undefined): Promise<ImportResult> {
   const { db, clock, config } = app;
   // The staging table's name is per import (see above): prepared here.
   const page = db.prepare<[number, number], StagedRow & { rowid: number }>(SQL_SELECT_STAGED_PAGE(table));
@@ -264,13 +292,14 @@ async function writeStaged(app: ImportApp, table: string, name: string, rowsPerT
     }
     return id;
   };
-  const result: ImportResult = { imported: 0, created: 0, updated: 0, keptOptedOut: 0 };
+  const result: ImportResult = { imported: 0, created: 0, updated: 0, keptOptedOut: 0, notes: [], noted: 0 };
+  const notes = new LineReport();
   const prefs = { timezone: config.DIGEST_TZ, deliveryHour: config.DIGEST_HOUR, frequency: 'daily' as const };
 
-  // Returns the chunk's counts, added to the result only once the chunk is committed.
+  // Returns the chunk's counts and notes, added to the result only once the chunk is committed.
   const writeChunk = db.transaction((rows: StagedRow[]) => {
     const now = clock.now().toISOString();
-    const chunk = { created: 0, updated: 0, keptOptedOut: 0 };
+    const chunk: ChunkCounts & { notes: LineIssue[] } = { created: 0, updated: 0, keptOptedOut: 0, notes: [] };
     for (const row of rows) {
       const topics = (JSON.parse(row.topics) as Array<[string, string]>).map(([text, fts]) => ({ text, queryId: queryId(fts, text) }));
       const existing = findStatus.get(row.email);
@@ -287,22 +316,26 @@ async function writeStaged(app: ImportApp, table: string, name: string, rowsPerT
         status = 'pending';
         chunk.created++;
       }
-      if (status === 'unsubscribed' || status === 'suppressed') chunk.keptOptedOut++;
-      else if (row.confirmed === 1 && status === 'pending') repo.markConfirmed(db, id, now);
+      if (status === 'unsubscribed' || status === 'suppressed') {
+        chunk.keptOptedOut++;
+        chunk.notes.push({ line: row.line, message: `${row.email} is ${status}: topics updated, not subscribed again` });
+      } else if (row.confirmed === 1 && status === 'pending') repo.markConfirmed(db, id, now);
     }
     return chunk;
   });
 
+  let size = rowsPerTransaction ?? FIRST_CHUNK;
   let after = 0;
   for (;;) {
-    const rows = page.all(after, rowsPerTransaction);
+    const rows = page.all(after, size);
     if (rows.length === 0) break;
+    const started = performance.now();
+    let chunk: ChunkCounts & { notes: LineIssue[] };
     try {
-      const chunk = writeChunk.immediate(rows);
-      result.created += chunk.created;
-      result.updated += chunk.updated;
-      result.keptOptedOut += chunk.keptOptedOut;
+      // Another process's lock (a send run's record, a web write) is waited for without blocking the loop.
+      chunk = await retryWhileBusy(() => writeChunk.immediate(rows), config.DB_BUSY_TIMEOUT_MS ?? 0);
     } catch (cause) {
+      queryIds.clear(); // queries created by the rolled-back chunk are gone with it
       // Earlier chunks are committed; this one rolled back. Importing the same file again finishes the job.
       const done = result.created + result.updated;
       throw new AppError(
@@ -312,10 +345,21 @@ async function writeStaged(app: ImportApp, table: string, name: string, rowsPerT
         { cause, temporary: true },
       );
     }
+    const ms = Math.max(performance.now() - started, 1);
+    result.created += chunk.created;
+    result.updated += chunk.updated;
+    result.keptOptedOut += chunk.keptOptedOut;
+    for (const n of chunk.notes) notes.add(n.line, n.message);
     after = rows[rows.length - 1]!.rowid;
-    app.logger.debug({ rows: result.created + result.updated }, 'import: chunk written');
-    await yieldToEventLoop(); // let timers and sockets run between transactions
+    app.logger.debug({ rows: result.created + result.updated, chunk: rows.length, ms: Math.round(ms) }, 'import: chunk written');
+    if (rowsPerTransaction === undefined) {
+      size = Math.round(Math.min(CHUNK_MAX, Math.max(CHUNK_MIN, size * Math.min(4, Math.max(0.25, CHUNK_TARGET_MS / ms)))));
+    }
+    // The lock stays free a while (as after a planner chunk): a yield alone lets this loop take it straight back.
+    await sleep(Math.min(50, Math.max(2, ms * CHUNK_GAP_SHARE)));
   }
   result.imported = result.created + result.updated;
+  result.notes = notes.lines;
+  result.noted = notes.count;
   return result;
 }
