@@ -10,6 +10,7 @@ import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import { countOverdue } from '../report/overdue.ts';
 import { importSubscribersCsv, type ImportResult } from '../subscribers/import.ts';
+import { importInThread } from '../subscribers/import-thread.ts';
 import { deliveries, type DeliveriesView } from './deliveries.ts';
 import { computeOverview, type Overview } from './overview.ts';
 import { AdminSessions } from './sessions.ts';
@@ -69,6 +70,10 @@ export function createConsoleService(deps: ConsoleDeps): ConsoleService {
     suppress: (id) => suppressSubscriber(db, clock, id),
     unsubscribe: (id) => unsubscribeSubscriber(db, clock, id),
     remove: (id) => deleteSubscriber(db, id),
-    importCsv: (path, name) => importSubscribersCsv({ db, clock, logger, config }, path, { name }),
+    // In a worker thread when the database is a file (what `digest serve` has): off the web's event loop.
+    importCsv: (path, name) =>
+      db.memory
+        ? importSubscribersCsv({ db, clock, logger, config }, path, { name })
+        : importInThread({ databasePath: db.name, clock, config }, path, name),
   };
 }

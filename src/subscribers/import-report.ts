@@ -50,7 +50,8 @@ export class ImportRefused extends AppError {
   readonly lines: LineIssue[];
   readonly badLines: number;
 
-  constructor(file: string, report: LineReport) {
+  /** `message`: the one already made (an import thread's error, carried over). */
+  constructor(file: string, report: LineReport, message?: string) {
     const [first, ...rest] = report.lines;
     const others = report.count - 1;
     const shown = rest.slice(0, 10).map((l) => l.line);
@@ -58,7 +59,7 @@ export class ImportRefused extends AppError {
       others > 0
         ? ` (and ${others} more bad row${others > 1 ? 's' : ''}: line${others > 1 ? 's' : ''} ${shown.join(', ')}${others > shown.length ? ', …' : ''})`
         : '';
-    super('IMPORT_INVALID', `${file} line ${first!.line}: ${first!.message}${more}; nothing was imported`);
+    super('IMPORT_INVALID', message ?? `${file} line ${first!.line}: ${first!.message}${more}; nothing was imported`);
     this.name = 'ImportRefused';
     this.lines = report.lines;
     this.badLines = report.count;
