@@ -158,6 +158,9 @@ export async function cmdPreview(app: App, io: CliIo, email: string, o: { out?: 
 export async function cmdImport(app: App, io: CliIo, file: string): Promise<number> {
   const r = await importSubscribersCsv(app, file);
   io.out(`imported ${plural(r.imported, 'subscriber', 'subscribers')} (${r.created} new, ${r.updated} updated) from ${file}`);
+  // Lines not followed as written (an address that opted out keeps its status), each named.
+  for (const n of r.notes) io.out(`${file} line ${n.line}: ${n.message}`);
+  if (r.noted > r.notes.length) io.out(`and ${r.noted - r.notes.length} more such lines`);
   return 0;
 }
 

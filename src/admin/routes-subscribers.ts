@@ -102,7 +102,7 @@ export function registerAdminSubscriberRoutes(app: FastifyInstance, ctx: AdminCo
       // The importer names the file as the operator chose it, never the upload's temp path; every bad line
       // it found is listed (the first MAX_LINES_LISTED), so the operator fixes the file in one go.
       const bad = e instanceof ImportRefused ? { lines: e.lines, unlisted: e.badLines - e.lines.length } : {};
-      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', error: e.message, ...bad }, e.temporary ? 503 : 400);
+      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', error: e.message, ...bad }, e.status >= 500 ? e.status : e.temporary ? 503 : 400);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -9,6 +9,8 @@
 // the run, so a wait is many short tries with the event loop free in between (db/busy.ts).
 import { retryWhileBusy, retryWhileBusySync } from '../db/busy.ts';
 import { isBusy } from '../db/faults.ts';
+import type { Db } from '../db/open.ts';
+import type { WriteTurn } from './write-turn.ts';
 
 /** Longest one try blocks in SQLite's busy handler (its waits add up to ~53 ms past 50). */
 export const TRY_MS = 50;
@@ -36,8 +38,13 @@ export class LockBudget {
     return Atomics.load(this.cells, SPENT) === 1;
   }
 
-  private spend(e: unknown): never {
-    if (isBusy(e)) Atomics.store(this.cells, SPENT, 1);
+  /** No write of the run waits for the lock any more (a write gave up on it, or the run stopped on it). */
+  spend(): void {
+    Atomics.store(this.cells, SPENT, 1);
+  }
+
+  private spendOn(e: unknown): never {
+    if (isBusy(e)) this.spend();
     throw e;
   }
 
@@ -46,7 +53,7 @@ export class LockBudget {
     try {
       return await retryWhileBusy(fn, this.budgetMs, undefined, () => this.spent);
     } catch (e) {
-      return this.spend(e);
+      return this.spendOn(e);
     }
   }
 
@@ -57,8 +64,42 @@ export class LockBudget {
     } catch (e) {
       // A short synchronous wait running out is not the run's budget: only a lock error counts, and only
       // when this write was allowed the whole of it.
-      if (maxMs >= this.budgetMs) return this.spend(e);
+      if (maxMs >= this.budgetMs) return this.spendOn(e);
       throw e;
     }
   }
+}
+
+export interface LedgerWriters {
+  /** A write on a synchronous path, blocking at most the given wait (and less once the budget is spent). */
+  write<T>(fn: () => T): T;
+  /** A write waited for asynchronously, in this thread's turn when the run has several threads. */
+  ledgerWrite<T>(fn: () => T): Promise<T>;
+  /** Gives the connection its busy_timeout back (at the end of the run). */
+  restore(): void;
+}
+
+/**
+ * The send loop's writes on `db` within `budget`: the connection waits at most TRY_MS per try for the run,
+ * and not at all once the budget is spent (ten lanes each trying once would still add up).
+ */
+export function ledgerWriters(db: Db, budget: LockBudget, turn: WriteTurn | undefined, syncMaxMs: number): LedgerWriters {
+  const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
+  let tryMs = Math.min(busyTimeout, TRY_MS);
+  db.pragma(`busy_timeout = ${tryMs}`);
+  const stopWaiting = () => {
+    if (tryMs > 0 && budget.spent) db.pragma(`busy_timeout = ${(tryMs = 0)}`);
+  };
+  const waited = <T>(fn: () => T): Promise<T> => {
+    stopWaiting();
+    return budget.write(fn);
+  };
+  return {
+    write(fn) {
+      stopWaiting();
+      return budget.writeSync(fn, syncMaxMs);
+    },
+    ledgerWrite: (fn) => (turn ? turn.run(() => waited(fn)) : waited(fn)),
+    restore: () => db.pragma(`busy_timeout = ${busyTimeout}`),
+  };
 }

@@ -23,7 +23,7 @@ import { Ledger, type SentRecord } from './ledger.ts';
 import { afterFailure } from './retry-policy.ts';
 import type { RelayWatch } from './relay-watch.ts';
 import type { WriteTurn } from './write-turn.ts';
-import { LockBudget, TRY_MS } from './lock-budget.ts';
+import { ledgerWriters, LockBudget } from './lock-budget.ts';
 import type { RenderedEmail, Renderer } from '../render/render.ts';
 import { emptySummary, type ProgressDelta, type SenderConfig, type SendSummary } from './send-types.ts';
 import { DigestLoader, type LoadedDigest } from '../render/view.ts';
@@ -95,21 +95,11 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   /** Set when the database could not be written (full, read-only, locked too long): every lane stops. */
   let storageStopped = false;
   const budget = opts.lockBudget ?? new LockBudget(config.DB_BUSY_TIMEOUT_MS ?? 0);
-  // Each try at the lock blocks this thread at most TRY_MS, so the run's budget bounds the whole wait;
-  // once a write of the run has waited it all, a try does not wait at all (10 lanes x TRY_MS add up).
-  const busyTimeout = db.pragma('busy_timeout', { simple: true }) as number;
-  let tryMs = Math.min(busyTimeout, TRY_MS);
-  db.pragma(`busy_timeout = ${tryMs}`);
-  const stopWaiting = () => {
-    if (tryMs > 0 && budget.spent) db.pragma(`busy_timeout = ${(tryMs = 0)}`);
-  };
-  /** A write on a synchronous path (failures): retried while locked, blocking at most SYNC_WRITE_WAIT_MS. */
-  const write = <T>(fn: () => T): T => (stopWaiting(), budget.writeSync(fn, SYNC_WRITE_WAIT_MS));
-
+  // write: a synchronous path's (failures), blocking at most SYNC_WRITE_WAIT_MS; ledgerWrite: the
+  // once-per-digest writes (claim, record + claim), waited for asynchronously in this thread's turn.
+  const writers = ledgerWriters(db, budget, opts.writeTurn, SYNC_WRITE_WAIT_MS);
+  const { write, ledgerWrite } = writers;
   const stopping = () => relay.paused || storageStopped || signal?.aborted === true;
-  /** The once-per-digest writes (claim, record + claim): retried while locked, in this thread's turn. */
-  const turn = opts.writeTurn;
-  const ledgerWrite = <T>(fn: () => T): Promise<T> => (turn ? turn.run(() => (stopWaiting(), budget.write(fn))) : (stopWaiting(), budget.write(fn)));
 
   /**
    * The ledger could not be written: stop claiming (what is left waits for the next run, which must be
@@ -118,6 +108,8 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   const stopOnStorageFault = (e: unknown, digest: number | undefined, what: string): void => {
     const fault = storageFault(e);
     if (!fault) throw e;
+    // Stopped on a lock (even a short synchronous wait's): the run's other writes must not wait for it again.
+    if (fault.fault === 'DB_LOCKED') budget.spend();
     if (!storageStopped) {
       storageStopped = true;
       summary.storageFault = fault.message;
@@ -374,7 +366,7 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   try {
     finished = await Promise.race([lanes.then(() => true), graceAfterAbort(signal, config.SHUTDOWN_GRACE_MS)]);
   } finally {
-    db.pragma(`busy_timeout = ${busyTimeout}`);
+    writers.restore();
   }
   if (!finished) {
     abandoned = true;

@@ -21,7 +21,7 @@ import { CsvError, parse } from 'csv-parse';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/open.ts';
 import { retryWhileBusy } from '../db/busy.ts';
-import { CHUNK_GAP_SHARE, CHUNK_TARGET_MS } from '../plan/planner.ts';
+import { CHUNK_TARGET_MS } from '../plan/planner.ts';
 import { AppError, errorMessage, isAppError } from '../errors.ts';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../log.ts';
@@ -277,6 +277,8 @@ function validateRow(record: string[], columns: Columns, line: number): StagedRo
 const WRITE_TARGET_MS = CHUNK_TARGET_MS / 2;
 /** Growth per chunk at most (shrinking is at once): one quick chunk is not a trend. */
 const MAX_GROWTH = 1.5;
+/** Least pause after a write chunk, with the lock free. */
+const IMPORT_GAP_MIN_MS = 10;
 /** First write chunk, in rows (about 10 ms on this kind of machine). */
 const FIRST_CHUNK = 100;
 const CHUNK_MIN = 20;
@@ -362,8 +364,10 @@ async function writeStaged(app: ImportApp, table: string, name: string, rowsPerT
     if (rowsPerTransaction === undefined) {
       size = Math.round(Math.min(CHUNK_MAX, Math.max(CHUNK_MIN, size * Math.min(MAX_GROWTH, WRITE_TARGET_MS / ms))));
     }
-    // The lock stays free a while (as after a planner chunk): a yield alone lets this loop take it straight back.
-    await sleep(Math.min(50, Math.max(2, ms * CHUNK_GAP_SHARE)));
+    // The lock stays free a while: a yield alone lets this loop take it straight back. Longer than after a
+    // planner chunk (a quarter of its time): an import is no one's deadline, and a web write retrying every
+    // few milliseconds (web/lock-retry.ts) must find the gap even when a loaded machine stretched the chunk.
+    await sleep(Math.min(50, Math.max(IMPORT_GAP_MIN_MS, ms / 2)));
   }
   result.imported = result.created + result.updated;
   result.notes = notes.lines;

@@ -73,7 +73,7 @@ export function createErrorHandler(pages: Pages, onStorageFault?: (fault: Storag
     if (fault) onStorageFault?.(fault);
     if (d.retryAfter !== undefined) {
       reply.header('retry-after', String(d.retryAfter));
-      req.log.warn({ code: d.code, reason: storageFault(err)?.message }, 'request refused: the database cannot be written now');
+      req.log.warn({ code: d.code, reason: fault?.message }, 'request refused: the database cannot be written now');
     } else if (d.status >= 500) req.log.error({ err, code: d.code }, 'request failed');
     else req.log.info({ code: d.code, status: d.status, msg: d.message }, 'request refused');
     if (wantsJson(req)) return reply.code(d.status).send({ ok: false, code: d.code, error: d.message });
