@@ -21,7 +21,10 @@ export async function cmdRestore(config: Config, io: CliIo, backup: string): Pro
       `${s.unknown} digests not recorded as sent in the backup may have gone out since: marked unknown, never resent (their papers ride in the next digest)` +
         (s.planned > 0 ? `; ${s.planned} of them for slots that came after the backup` : ''),
     );
-    if (s.optOutsCarried > 0) io.out(`${s.optOutsCarried} opt-outs recorded after the backup carried over from the replaced database`);
+    if (s.optOutsCarried > 0) {
+      const what = s.optOutsCarried === 1 ? 'opt-out (unsubscribe or suppression) was' : 'opt-outs (unsubscribes, suppressions) were';
+      io.out(`${s.optOutsCarried} ${what} recorded after the backup: carried over from the replaced database`);
+    }
   } finally {
     db.close();
   }

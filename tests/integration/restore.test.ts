@@ -74,7 +74,7 @@ describe('digest restore', () => {
     const open = n - (inBackup.sent ?? 0);
     expect(restored.stdout).toContain(`restored ${file} into ${t.path} (the database that was there is at ${t.path}.before-restore-`);
     expect(restored.stdout).toContain(`${open} digests not recorded as sent in the backup may have gone out since: marked unknown, never resent`);
-    expect(restored.stdout).toContain('1 opt-outs recorded after the backup carried over');
+    expect(restored.stdout).toContain('1 opt-out (unsubscribe or suppression) was recorded after the backup: carried over from the replaced database');
     expect(statuses(t.path)).toEqual({ sent: inBackup.sent, unknown: open });
     const previous = restored.stdout.match(/is at (\S+)\)/)![1]!;
     expect(existsSync(previous)).toBe(true); // kept, never deleted
