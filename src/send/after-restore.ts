@@ -25,10 +25,10 @@ export interface RestoreSettlement {
   optOutsCarried: number;
 }
 
-/** Every row the backup left open: possibly sent since. */
+/** Every row the backup left open: possibly sent since (the condition spelt as digests_queue's, to read it). */
 const SQL_OPEN_ROWS_UNKNOWN = `
   UPDATE digests SET status = 'unknown', smtp_response = :response
-  WHERE status IN ('planned', 'retry', 'sending')`;
+  WHERE status = 'planned' OR status = 'retry' OR status = 'sending'`;
 
 /** Opt-outs of the replaced database (attached as `replaced`) that the backup does not have yet. */
 const SQL_CARRY_OPT_OUTS = `
