@@ -105,6 +105,6 @@ describe('digest import of 50,000 rows while the web takes writes', () => {
     expect(refused.map((s) => `${s.kind} ${s.status}`)).toEqual([]);
     expect(health.filter((x) => x.status !== 200).map((x) => x.body)).toEqual([]);
     expect(p(sorted, 0.99)).toBeLessThan(200);
-    expect(during.length).toBeGreaterThanOrEqual(150); // enough for a p99 that means something
+    expect(during.length).toBeGreaterThanOrEqual(100); // enough for a p99 that means something (seen: 200-830)
   });
 });
