@@ -189,9 +189,9 @@ export async function cmdPreview(app: App, io: CliIo, email: string, o: { out?: 
 export async function cmdImport(app: App, io: CliIo, file: string): Promise<number> {
   const r = await importSubscribersCsv(app, file);
   io.out(`imported ${plural(r.imported, 'subscriber', 'subscribers')} (${r.created} new, ${r.updated} updated) from ${file}`);
-  // Addresses with an opt-out are never confirmed (nor made pending) by an import: named by line.
-  for (const o of r.optedOut) io.out(`line ${o.line}: ${o.email}: opted out (${o.why}): not confirmed`);
-  if (r.keptOptedOut > r.optedOut.length) io.out(`… and ${r.keptOptedOut - r.optedOut.length} more opted-out rows`);
+  // Lines not followed as written (an address with an opt-out is never confirmed), each named.
+  for (const n of r.notes) io.out(`${file} line ${n.line}: ${n.message}`);
+  if (r.noted > r.notes.length) io.out(`and ${r.noted - r.notes.length} more such lines`);
   return 0;
 }
 

@@ -250,6 +250,14 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
     });
 
   program
+    .command('restore')
+    .description('replace the database with a backup (stop the service first); digests that may have gone out since the backup become unknown, never resent')
+    .argument('<backup>', 'a file written by digest backup')
+    .action(async (backup: string) => {
+      code = await (await import('./cli-restore.ts')).cmdRestore(await loadConfig(), io, backup);
+    });
+
+  program
     .command('migrate')
     .description('apply pending database migrations')
     .action(async () => {

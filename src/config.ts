@@ -104,6 +104,8 @@ const envSchema = z.object({
   WEB_BUSY_TIMEOUT_MS: int(0, 5_000).default(5),
   // A web write that meets the lock is tried again for this long (event loop free in between), then 503.
   WEB_LOCK_WAIT_MS: int(0, 60_000).default(1_000),
+  // /health answers DB_FULL when the disk holding the database has less free space than this (0 = no check).
+  DB_MIN_FREE_MB: int(0, 1_000_000).default(4),
   SEND_WORKERS: int(1, 64).default(Math.min(2, availableParallelism())),
   // V8 heap cap of each sending thread (old generation, MB); default RENDER_CACHE_MB + 64 (send-workers.ts).
   SEND_WORKER_HEAP_MB: int(8, 16_384).optional(),

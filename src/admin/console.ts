@@ -11,6 +11,7 @@ import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import { countOverdue } from '../report/overdue.ts';
 import { importSubscribersCsv, type ImportResult } from '../subscribers/import.ts';
+import { importInThread } from '../subscribers/import-thread.ts';
 import { deliveries, type DeliveriesView } from './deliveries.ts';
 import { listOptOuts, type OptOutListing } from '../consent/history.ts';
 import { liftOptOut, type LiftResult } from '../consent/lift.ts';
@@ -87,6 +88,10 @@ export function createConsoleService(deps: ConsoleDeps): ConsoleService {
       counts: noticeCounts(db, new Date(clock.now().getTime() - 86_400_000).toISOString()),
       failures: lastNoticeFailures(db, 10),
     }),
-    importCsv: (path, name) => importSubscribersCsv({ db, clock, logger, config }, path, { name }),
+    // In a worker thread when the database is a file (what `digest serve` has): off the web's event loop.
+    importCsv: (path, name) =>
+      db.memory
+        ? importSubscribersCsv({ db, clock, logger, config }, path, { name })
+        : importInThread({ databasePath: db.name, clock, config }, path, name),
   };
 }

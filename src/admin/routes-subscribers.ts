@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { AppError, isAppError } from '../errors.ts';
 import type { AdminContext } from './context.ts';
+import { ImportRefused } from '../subscribers/import.ts';
 
 const DONE_MESSAGES: Record<string, string> = {
   resent: 'Confirmation email sent.',
@@ -85,7 +86,8 @@ export function registerAdminSubscriberRoutes(app: FastifyInstance, ctx: AdminCo
   app.get('/admin/import', async (_req, reply) => ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import' }));
 
   // The upload is written to a private temp file and read by the same streaming importer as `digest import`
-  // (the whole file is checked first; a bad row is named by line and nothing is written).
+  // (the whole file is checked first; a bad row is named by line and nothing is written). The importer gives
+  // the event loop back every few milliseconds and writes in short transactions: other pages stay served.
   app.post('/admin/import', async (req, reply) => {
     const form = req.body;
     const file = form instanceof FormData ? form.get('file') : null;
@@ -98,11 +100,13 @@ export function registerAdminSubscriberRoutes(app: FastifyInstance, ctx: AdminCo
       await writeFile(path, Buffer.from(await file.arrayBuffer()));
       const r = await service.importCsv(path, file instanceof File ? file.name : 'the file');
       log.info({ ...r }, 'console: import');
-      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', result: r });
+      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', result: r, lines: r.notes, unlisted: r.noted - r.notes.length });
     } catch (e) {
       if (!isAppError(e)) throw e;
-      // The importer names the file as the operator chose it, never the upload's temp path.
-      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', error: e.message }, 400);
+      // The importer names the file as the operator chose it, never the upload's temp path; every bad line
+      // it found is listed (the first MAX_LINES_LISTED), so the operator fixes the file in one go.
+      const bad = e instanceof ImportRefused ? { lines: e.lines, unlisted: e.badLines - e.lines.length } : {};
+      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', error: e.message, ...bad }, e.status >= 500 ? e.status : e.temporary ? 503 : 400);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

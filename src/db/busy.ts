@@ -34,13 +34,13 @@ const napCell = new Int32Array(new SharedArrayBuffer(4));
  * whole wait is bounded by `budgetMs`, kept small by the callers: these writes are rare and short, and
  * the lock they meet is most often a sibling send thread's 50 µs transaction held up by a busy CPU.
  */
-export function retryWhileBusySync<T>(fn: () => T, budgetMs: number): T {
+export function retryWhileBusySync<T>(fn: () => T, budgetMs: number, final?: () => boolean): T {
   const started = performance.now();
   for (;;) {
     try {
       return fn();
     } catch (e) {
-      if (!isBusy(e) || performance.now() - started >= budgetMs) throw e;
+      if (!isBusy(e) || final?.() || performance.now() - started >= budgetMs) throw e;
     }
     Atomics.wait(napCell, 0, 0, 2);
   }

@@ -11,7 +11,6 @@
 // its delivery in the same transaction as its next claim instead).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
-import { retryWhileBusy, retryWhileBusySync } from '../db/busy.ts';
 import { storageFault } from '../db/faults.ts';
 import type { Db } from '../db/open.ts';
 import { errorMessage } from '../errors.ts';
@@ -24,6 +23,7 @@ import { Ledger, type SentRecord } from './ledger.ts';
 import { afterFailure } from './retry-policy.ts';
 import type { RelayWatch } from './relay-watch.ts';
 import type { WriteTurn } from './write-turn.ts';
+import { ledgerWriters, LockBudget } from './lock-budget.ts';
 import type { RenderedEmail, Renderer } from '../render/render.ts';
 import { emptySummary, type ProgressDelta, type SenderConfig, type SendSummary } from './send-types.ts';
 import { DigestLoader, type LoadedDigest } from '../render/view.ts';
@@ -57,6 +57,8 @@ export interface LoopOptions {
   relay: RelayWatch;
   /** Turns at the ledger shared with the run's other sending threads (write-turn.ts); none when alone. */
   writeTurn?: WriteTurn | undefined;
+  /** The run's wait for another process's lock, shared with its other threads (lock-budget.ts); default: this loop's own. */
+  lockBudget?: LockBudget | undefined;
   /** Who the claims are recorded for (one per process: see ledger.ts claimantId). */
   claimant: string;
   signal?: AbortSignal | undefined;
@@ -94,15 +96,12 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   let gaveBackStreak = false;
   /** Set when the database could not be written (full, read-only, locked too long): every lane stops. */
   let storageStopped = false;
-  const busyBudgetMs = config.DB_BUSY_TIMEOUT_MS ?? 0;
-  /** A write on a synchronous path (failures): retried while locked, blocking at most SYNC_WRITE_WAIT_MS. */
-  const write = <T>(fn: () => T): T => retryWhileBusySync(fn, Math.min(busyBudgetMs, SYNC_WRITE_WAIT_MS));
-
+  const budget = opts.lockBudget ?? new LockBudget(config.DB_BUSY_TIMEOUT_MS ?? 0);
+  // write: a synchronous path's (failures), blocking at most SYNC_WRITE_WAIT_MS; ledgerWrite: the
+  // once-per-digest writes (claim, record + claim), waited for asynchronously in this thread's turn.
+  const writers = ledgerWriters(db, budget, opts.writeTurn, SYNC_WRITE_WAIT_MS);
+  const { write, ledgerWrite } = writers;
   const stopping = () => relay.paused || storageStopped || signal?.aborted === true;
-  /** The once-per-digest writes (claim, record + claim): retried while locked, in this thread's turn. */
-  const turn = opts.writeTurn;
-  const ledgerWrite = <T>(fn: () => T): Promise<T> =>
-    turn ? turn.run(() => retryWhileBusy(fn, busyBudgetMs)) : retryWhileBusy(fn, busyBudgetMs);
 
   /**
    * The ledger could not be written: stop claiming (what is left waits for the next run, which must be
@@ -111,6 +110,8 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   const stopOnStorageFault = (e: unknown, digest: number | undefined, what: string): void => {
     const fault = storageFault(e);
     if (!fault) throw e;
+    // Stopped on a lock (even a short synchronous wait's): the run's other writes must not wait for it again.
+    if (fault.fault === 'DB_LOCKED') budget.spend();
     if (!storageStopped) {
       storageStopped = true;
       summary.storageFault = fault.message;
@@ -370,7 +371,12 @@ export async function runSendLoop(deps: LoopDeps, opts: LoopOptions): Promise<Se
   };
 
   const lanes = Promise.all(Array.from({ length: Math.max(1, opts.concurrency) }, lane));
-  const finished = await Promise.race([lanes.then(() => true), graceAfterAbort(signal, config.SHUTDOWN_GRACE_MS)]);
+  let finished: boolean;
+  try {
+    finished = await Promise.race([lanes.then(() => true), graceAfterAbort(signal, config.SHUTDOWN_GRACE_MS)]);
+  } finally {
+    writers.restore();
+  }
   if (!finished) {
     abandoned = true;
     for (const id of inFlight) {

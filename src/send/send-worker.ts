@@ -15,6 +15,7 @@ import type { Mailer } from '../mail/types.ts';
 import { Tokens } from '../tokens.ts';
 import { RelayWatch } from './relay-watch.ts';
 import { WriteTurn } from './write-turn.ts';
+import { LockBudget } from './lock-budget.ts';
 import { createRenderer } from '../render/render.ts';
 import { runSendLoop } from './send-loop.ts';
 import type { ProgressDelta } from './send-types.ts';
@@ -67,6 +68,7 @@ async function main(setup: WorkerSetup): Promise<void> {
         concurrency: setup.poolSize,
         relay: new RelayWatch(config.RELAY_DOWN_AFTER, setup.relayMemory),
         writeTurn: new WriteTurn(setup.turnMemory),
+        lockBudget: new LockBudget(config.DB_BUSY_TIMEOUT_MS ?? 0, setup.lockMemory),
         claimant: setup.claimant,
         signal: aborter.signal,
         retryWindowMs: setup.retryWindowMs,

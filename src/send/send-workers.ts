@@ -15,6 +15,7 @@ import type { DkimConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { RelayWatch } from './relay-watch.ts';
 import { WriteTurn } from './write-turn.ts';
+import { LockBudget } from './lock-budget.ts';
 import type { TemplateSources } from '../render/render-templates.ts';
 import { runSendLoop, type LoopDeps } from './send-loop.ts';
 import { emptySummary, type ProgressDelta, type SenderConfig, type SendProgress, type SendSummary } from './send-types.ts';
@@ -39,6 +40,8 @@ export interface WorkerSetup extends RunSetup {
   relayMemory: SharedArrayBuffer;
   /** The threads' turns at the ledger (write-turn.ts). */
   turnMemory: SharedArrayBuffer;
+  /** The run's wait for another process's lock (lock-budget.ts). */
+  lockMemory: SharedArrayBuffer;
 }
 
 export type WorkerConfig = SenderConfig & {
@@ -94,6 +97,7 @@ export async function sendWithWorkers(deps: LoopDeps, run: ParallelRun): Promise
   const { logger } = deps;
   const relay = new RelayWatch(run.config.RELAY_DOWN_AFTER);
   const turn = new WriteTurn();
+  const lockBudget = new LockBudget(run.config.DB_BUSY_TIMEOUT_MS ?? 0);
   const pool = shares(run.config.SMTP_POOL_SIZE, run.threads);
   const progress: SendProgress = { total: run.total, done: 0, sent: 0, failed: 0 };
   const onDelta = (d: ProgressDelta) => {
@@ -117,6 +121,7 @@ export async function sendWithWorkers(deps: LoopDeps, run: ParallelRun): Promise
         claimant: run.claimant,
         relayMemory: relay.memory,
         turnMemory: turn.memory,
+        lockMemory: lockBudget.memory,
         retryWindowMs: run.retryWindowMs,
       },
       onDelta,
@@ -133,13 +138,14 @@ export async function sendWithWorkers(deps: LoopDeps, run: ParallelRun): Promise
     const results = await Promise.all(workers.map((w) => w.result(run.signal, run.config.SHUTDOWN_GRACE_MS + STRAGGLER_MS)));
     const done = results.filter((r): r is SendSummary => r !== undefined);
     const perThread = results.map((r) => r?.sent ?? 0);
-    if (done.length < results.length && !run.signal?.aborted && !relay.paused) {
+    if (done.length < results.length && !run.signal?.aborted && !relay.paused && !lockBudget.spent) {
       // A worker died: what it had not claimed is still open. This thread sends it (its claims in flight
       // become unknown at the next run, as after any crash: never resent).
       logger.warn({ died: results.length - done.length }, 'a send worker died; this thread sends the rest of the run');
       const own = await runSendLoop(deps, {
         concurrency: run.config.SMTP_POOL_SIZE,
         relay,
+        lockBudget,
         claimant: run.claimant,
         signal: run.signal,
         retryWindowMs: run.retryWindowMs,

@@ -1,7 +1,7 @@
 // One error handler for every route: AppError.status with its message, as a page or as JSON.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { storageFault } from '../db/faults.ts';
+import { storageFault, type StorageFault } from '../db/faults.ts';
 import { isAppError } from '../errors.ts';
 import type { Pages } from './pages.ts';
 import { sendMessage, wantsJson } from './respond.ts';
@@ -65,12 +65,15 @@ function describe(err: FastifyError | Error): Described {
   return { status: 500, code: 'INTERNAL', message: 'Something went wrong on our side. Please try again in a few minutes.' };
 }
 
-export function createErrorHandler(pages: Pages) {
+/** `onStorageFault`: told of every storage fault a request met (GET /health answers a full disk from it). */
+export function createErrorHandler(pages: Pages, onStorageFault?: (fault: StorageFault) => void) {
   return function handleError(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply) {
     const d = describe(err);
-    if (d.retryAfter !== undefined) reply.header('retry-after', String(d.retryAfter));
-    if (d.retryAfter !== undefined && storageFault(err)) {
-      req.log.warn({ code: d.code, reason: storageFault(err)?.message }, 'request refused: the database cannot be written now');
+    const fault = storageFault(err);
+    if (fault) onStorageFault?.(fault);
+    if (d.retryAfter !== undefined) {
+      reply.header('retry-after', String(d.retryAfter));
+      req.log.warn({ code: d.code, reason: fault?.message }, 'request refused: the database cannot be written now');
     } else if (d.status >= 500) req.log.error({ err, code: d.code }, 'request failed');
     else req.log.info({ code: d.code, status: d.status, reason: d.message }, 'request refused');
     if (wantsJson(req)) return reply.code(d.status).send({ ok: false, code: d.code, error: d.message });

@@ -46,7 +46,7 @@ export function buildServer(deps: WebDeps): FastifyInstance {
   void app.register(rateLimit, { global: false });
   app.addHook('onSend', securityHeaders(deps.config.PUBLIC_URL.startsWith('https://')));
   logRequests(app);
-  app.setErrorHandler(createErrorHandler(routeDeps.pages));
+  app.setErrorHandler(createErrorHandler(routeDeps.pages, deps.machine.health.noteWriteFault));
   retryLockedWrites(app, deps.config.WEB_LOCK_WAIT_MS);
   app.setNotFoundHandler(notFoundHandler(routeDeps.pages));
 

@@ -80,7 +80,7 @@ describe('importSubscribersCsv', () => {
         '"carol@example.org","mixture of experts;multi-agent;  ;-survey token*",true\r\n',
     );
     const r = await importSubscribersCsv(app, file);
-    expect(r).toEqual({ imported: 3, created: 3, updated: 0, keptOptedOut: 0, optedOut: [] });
+    expect(r).toEqual({ imported: 3, created: 3, updated: 0, keptOptedOut: 0, notes: [], noted: 0 });
     expect(subscriber('ada@example.org')).toMatchObject({ status: 'confirmed', timezone: 'Europe/Paris', hour: 7 });
     expect(subscriber('bob@example.org')?.status).toBe('pending');
     expect(subscriber('carol@example.org')?.status).toBe('confirmed');
@@ -142,7 +142,7 @@ describe('importSubscribersCsv', () => {
     }
     const started = Date.now();
     const r = await importSubscribersCsv(app, csv('10k.csv', lines.join('\n')), { rowsPerTransaction: 3_000 });
-    expect(r).toEqual({ imported: 10_000, created: 10_000, updated: 0, keptOptedOut: 0, optedOut: [] });
+    expect(r).toEqual({ imported: 10_000, created: 10_000, updated: 0, keptOptedOut: 0, notes: [], noted: 0 });
     expect(count('subscribers')).toBe(10_000);
     expect((db.prepare(`SELECT count(*) AS n FROM subscribers WHERE status = 'confirmed'`).get() as { n: number }).n).toBe(5_000);
     expect(count('queries')).toBe(6);
@@ -174,7 +174,8 @@ describe('importSubscribersCsv', () => {
       created: 1,
       updated: 3,
       keptOptedOut: 1,
-      optedOut: [{ line: 4, email: 'carol@example.org', why: expect.stringMatching(/^unsubscribe on \d{4}-\d\d-\d\d$/) }],
+      notes: [{ line: 4, message: expect.stringMatching(/^carol@example\.org: opted out \(unsubscribe on \d{4}-\d\d-\d\d\): not confirmed$/) }],
+      noted: 1,
     });
     expect(subscriber('ada@example.org')?.status).toBe('confirmed');
     expect(topicsOf('ada@example.org')).toEqual(['diffusion']);
