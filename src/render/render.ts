@@ -22,6 +22,8 @@ export interface ConfirmView {
   topics: string[];
   alreadySubscribed: boolean;
   manageUrl?: string;
+  /** When digests come once confirmed, in the reader's zone ("every day at 07:00, Europe/Berlin"). */
+  schedule?: string;
 }
 
 export interface Renderer {
@@ -139,6 +141,8 @@ function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: DigestLayo
       topicsLabel: 'Your topics:',
       buttonUrl: buttonUrl === '#' ? '' : buttonUrl,
       buttonLabel: already ? 'Manage preferences' : 'Confirm subscription',
+      // Our own words from the reader's schedule: no text the requester typed.
+      when: already || view.schedule === undefined ? '' : `Your digest comes ${tidy(view.schedule)}. The first one comes as soon as you confirm if papers of the last day match your topics; otherwise at your next delivery time.`,
       footer: already
         ? 'If you did not ask for this, you can ignore this email.'
         : 'If you did not ask for this, ignore this email: this address will not be subscribed.',

@@ -1,5 +1,6 @@
 // Subscribers: double opt-in subscribe, confirm, preferences, mute and unsubscribe.
 // Answers never reveal whether an address exists; a bad topic saves nothing (one transaction).
+import { nextDeliveryWords, scheduleWords } from './delivery-words.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/open.ts';
@@ -138,6 +139,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       topics: repo.listTopics(db, s.id).map((t) => t.text),
       alreadySubscribed,
       manageUrl: links.preferences(s),
+      schedule: scheduleWords(s),
     });
     const sending = mailer.send({ to: s.email, subject: mail.subject, html: mail.html, text: mail.text }).then(
       () => logger.info({ subscriberId: s.id, alreadySubscribed }, 'confirmation email sent'),
@@ -213,7 +215,17 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
     },
 
     /** Confirms a pending subscriber; confirming twice is harmless. */
-    confirm(token: string): { subscriberId: number; email: string; alreadyConfirmed: boolean; preferencesUrl: string } {
+    confirm(token: string): {
+      subscriberId: number;
+      email: string;
+      alreadyConfirmed: boolean;
+      preferencesUrl: string;
+      /** When digests come, in the reader's zone: "every day at 07:00, Europe/Berlin" and the next slot after today's. */
+      schedule: string;
+      nextDelivery: string;
+      /** The reader's unmuted topics (the page shows what already matches them). */
+      topics: string[];
+    } {
       const { subscriber: s } = resolveLink(db, tokens, clock, token, 'confirm');
       if (s.status === 'unsubscribed' || s.status === 'suppressed') throw invalidLink('confirm');
       const alreadyConfirmed = s.status === 'confirmed';
@@ -221,7 +233,15 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
         db.transaction(() => repo.markConfirmed(db, s.id, nowIso())).immediate();
         logger.info({ subscriberId: s.id }, 'subscriber confirmed');
       }
-      return { subscriberId: s.id, email: s.email, alreadyConfirmed, preferencesUrl: links.preferences(s) };
+      return {
+        subscriberId: s.id,
+        email: s.email,
+        alreadyConfirmed,
+        preferencesUrl: links.preferences(s),
+        schedule: scheduleWords(s),
+        nextDelivery: nextDeliveryWords(s, clock.now()),
+        topics: repo.listTopics(db, s.id).filter((t) => !t.muted).map((t) => t.text),
+      };
     },
 
     getPreferences,
