@@ -18,18 +18,24 @@ const PHONE = { width: 390, height: 844 };
 const LAPTOP = { width: 1280, height: 800 };
 const TOPICS = ['reinforcement learning', '"language model" OR LLM', 'diffusion OR "flow matching"'];
 
+const NAMES = ['Ann Lee', 'Bo Chen', 'Cy Diaz', 'Dana Ruiz', 'Eli Park', 'Fay Ng', 'Gus Moreau', 'Hana Sato'];
+
 /** A digest of `n` papers over three topics (every fourth paper matched two), each with feedback links. */
 function digest(n: number): DigestView {
   const list: DigestPaperView[] = papers(n).map((p, i) => {
     const topics = [TOPICS[i % 3]!, ...(i % 4 === 3 ? [TOPICS[(i + 1) % 3]!] : [])];
+    // The sample listing has no authors: a few names, up to five a paper (past four: "et al.").
+    const authors = Array.from({ length: 1 + (i % 5) }, (_, k) => NAMES[(i + k) % NAMES.length]!);
     return {
       ...p,
+      authors,
+      upvotes: (i * 7) % 40,
       codeUrl: i % 5 === 0 ? `https://github.com/example/repo-${i}` : null,
       matchedTopics: topics.map((text) => ({ text, muteUrl: `https://digest.example.org/mute/tok-${TOPICS.indexOf(text)}` })),
       feedback: {
         more: `https://digest.example.org/feedback/v${i}/more`,
         less: `https://digest.example.org/feedback/v${i}/less`,
-        follow: { url: `https://digest.example.org/follow/v${i}`, name: p.authors[0]! },
+        follow: { url: `https://digest.example.org/follow/v${i}`, name: authors[0]! },
         canonical: true,
       },
     };
