@@ -133,7 +133,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     email: view.email,
     intro: `${plural(total, 'new paper', 'new papers')} matched your topics${days === '' ? '' : ` (${days})`}.`,
     glance: glanceLine(view, Math.min(3, view.suggestions?.length ?? 0)),
-    picks: topPicks(view.papers, total, view.maxPapers),
+    picks: topPicks(view.papers, total, links.webView, view.maxPapers),
     links,
     // "You may also like" (at most three; they are few and differ per reader).
     suggestions: (view.suggestions ?? []).slice(0, 3).map((paper) => ({

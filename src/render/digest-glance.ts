@@ -20,11 +20,20 @@ const GLANCE_TOPICS = 8;
 /** A top pick's title is cut here: it is one line of a list, the card below has it whole. */
 const PICK_TITLE_CHARS = 140;
 
-/** The best few papers as links, for the top of the email; none for a digest of one or two papers. */
-export function topPicks(papers: ReadonlyArray<DigestPaperView>, total: number, cap?: number | null): Array<{ url: string; title: string }> {
+/**
+ * The best few papers for the top of the email (none for a digest of one or two papers), each linked to
+ * its place on the web view (`#p<n>`, where its whole abstract opens): one tap from the email's short one.
+ */
+export function topPicks(
+  papers: ReadonlyArray<DigestPaperView>,
+  total: number,
+  webView: string,
+  cap?: number | null,
+): Array<{ url: string; title: string }> {
   const shown = cap != null && cap > 0 ? Math.min(total, Math.trunc(cap)) : total;
   if (shown < PICKS_FROM) return [];
-  return papers.slice(0, Math.min(PICKS, shown)).map((p) => ({ url: safeHref(p.url), title: trimOnWord(tidy(p.title), PICK_TITLE_CHARS) }));
+  const at = (i: number) => (webView === '#' ? safeHref(papers[i]!.url) : `${webView}#p${i + 1}`);
+  return papers.slice(0, Math.min(PICKS, shown)).map((p, i) => ({ url: at(i), title: trimOnWord(tidy(p.title), PICK_TITLE_CHARS) }));
 }
 
 /** Per topic, how many of the digest's papers it matched, most first; from the loader when it counted them. */

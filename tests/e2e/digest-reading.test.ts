@@ -237,6 +237,11 @@ describe.skipIf(!existsSync(CHROMIUM))('a digest read on a phone and a laptop (C
     await page.locator('#p1 label.b').click();
     await expect(abstract.isVisible()).resolves.toBe(true);
     expect((await abstract.textContent())!.length).toBeGreaterThan(600);
+    // The email's top picks lead to their place on the web view, where the whole abstract is open.
+    const picks = [...sixty.html.matchAll(/<ol class="pd-tp">([\s\S]*?)<\/ol>/g)][0]![1]!;
+    expect([...picks.matchAll(/href="([^"]+)"/g)].map((m) => m[1])).toEqual([1, 2, 3, 4, 5].map((n) => `https://digest.example.org/digests/tok-view#p${n}`));
+    await page.evaluate(`location.hash = '#p3'`);
+    await expect(page.locator('#p3 .ab').isVisible()).resolves.toBe(true);
     // The filter: only the chosen topic's papers stay.
     await page.locator('label[for="f-2"]').click();
     await expect(page.locator('#t-1').isVisible()).resolves.toBe(false);

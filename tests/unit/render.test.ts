@@ -187,6 +187,17 @@ describe('digest email', () => {
     expect(subject.length).toBeLessThanOrEqual(100);
   });
 
+  it('hides its preview text without white-on-white text (spam filters read that as hidden low-contrast text)', () => {
+    const email = renderer.digest(digestView(papers(3)));
+    const hidden = /<div class="pd-pre" style="([^"]*)">([^<]*)<\/div>/.exec(email.html);
+    expect(hidden?.[2]).toBe(tidy(papers(1)[0]!.title));
+    expect(hidden?.[1]).toContain('display:none');
+    expect(hidden?.[1]).not.toMatch(/color/);
+    // MJML's own preview (white 1 px text) is gone; the only white text is the button's, on blue.
+    expect(email.html).not.toMatch(/color:#fff(fff)?;line-height:1px/i);
+    expect(email.html.match(/color:#ffffff/gi)?.length ?? 0).toBeLessThanOrEqual(2);
+  });
+
   it('is a responsive, dark-mode aware English email with no external images or fonts', () => {
     const { html } = renderer.digest(digestView(papers(3)));
     expect(html).toMatch(/<html lang="en"/);
