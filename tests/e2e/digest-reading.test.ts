@@ -160,9 +160,9 @@ describe.skipIf(!existsSync(CHROMIUM))('a digest read on a phone and a laptop (C
         expect(m.targets).toBeGreaterThan(60);
         expect(m.smallest, `${size.width} px ${scheme}: a target under 24 px`).toBeGreaterThanOrEqual(24);
         expect(m.closest, `${size.width} px ${scheme}: ${m.pair}`).toBeGreaterThanOrEqual(8);
+        if (scheme === 'light') await expectFirstScreen(page, `email-60-${size.width}`);
         if (size === PHONE) {
           console.log(`60-paper email at 390 px: ${m.height} px, ${(m.height / PHONE.height).toFixed(2)} screens; ${sixty.shownPapers} papers shown (${sixty.fullPapers} in full), ${sixty.htmlBytes} bytes`);
-          if (scheme === 'light') await expectFirstScreen(page, 'email-60');
           expect(m.height / PHONE.height).toBeLessThanOrEqual(6.3);
         }
         await page.close();
@@ -185,14 +185,14 @@ describe.skipIf(!existsSync(CHROMIUM))('a digest read on a phone and a laptop (C
         const cards = await page.locator('.pd-c').count();
         const abstracts = await page.locator('.pd-c .pd-x').evaluateAll((els) => els.filter((e) => (e.textContent ?? '').trim().length > 40).length);
         expect([cards, abstracts, await page.locator('.pd-l:not(.pd-s)').count()]).toEqual([5, 5, 0]);
-        if (size === PHONE && scheme === 'light') await expectFirstScreen(page, 'email-5');
+        if (scheme === 'light') await expectFirstScreen(page, `email-5-${size.width}`);
         await page.close();
       }
     }
   });
 
   async function expectFirstScreen(page: Page, name: string): Promise<void> {
-    await page.screenshot({ path: join(SHOTS, `${name}-390-first-screen.png`) });
+    await page.screenshot({ path: join(SHOTS, `${name}-first-screen.png`) });
     const first = (await page.evaluate(`(() => {
       const inView = (el) => { const r = el.getBoundingClientRect(); return r.width > 0 && r.top >= 0 && r.bottom <= innerHeight; };
       const glance = [...document.querySelectorAll('.pd-gl')].filter(inView).map((e) => e.textContent.replace(/\\s+/g, ' ').trim());
