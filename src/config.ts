@@ -65,7 +65,7 @@ const envSchema = z.object({
   DIGEST_RETENTION_DAYS: int(1, 36_500).default(90),
   // Long digests (issue 10): papers shown in full before the rest become compact lines; bytes of
   // encoded paper cards each sending thread keeps for the run.
-  DIGEST_FULL_PAPERS: int(1, 1_000).default(25),
+  DIGEST_FULL_PAPERS: int(1, 1_000).default(5),
   RENDER_CACHE_MB: int(1, 4_096).default(32),
   SECRET_KEY: optionalText.refine((v) => v === undefined || v.length >= 32, {
     error: 'must be at least 32 characters (openssl rand -hex 32)',

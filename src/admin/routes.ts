@@ -11,12 +11,23 @@ import { cookie, createSessionGuard, csrfField, csrfGuard, parseMultipart, LOGIN
 import { STATES } from './deliveries.ts';
 import { overviewCharts } from './overview.ts';
 import { verifyPassword } from './password.ts';
+import { whenHelper } from './times.ts';
 import type { AdminContext } from './context.ts';
 import { registerAdminSubscriberRoutes } from './routes-subscribers.ts';
 import { registerAdminConsentRoutes } from './routes-consent.ts';
 import { constantTimeEqual } from './sessions.ts';
 
 export const ADMIN_PAGES_DIR = join(PAGES_DIR, '..', 'admin');
+
+/**
+ * The complaint rate against the mailbox providers' lines: under 0.1% fine, up to 0.3% a warning (Gmail's
+ * and Yahoo's bulk-sender limit is 0.3%), at or over it, action needed. Shown in words and colour.
+ */
+export function complaintLevel(percent: number): { level: 'ok' | 'warn' | 'bad'; words: string } {
+  if (percent < 0.1) return { level: 'ok', words: 'fine: under 0.1%' };
+  if (percent < 0.3) return { level: 'warn', words: 'watch: over 0.1%, keep under 0.3%' };
+  return { level: 'bad', words: 'too high: at or over 0.3%, the limit of Gmail and Yahoo' };
+}
 /** Login attempts per client address per minute. */
 export const LOGIN_RATE_LIMIT = 5;
 /** Bytes of a login form (its token and password). */
@@ -26,7 +37,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void
   const hash = deps.config.ADMIN_PASSWORD_HASH;
   if (!hash) return; // off: every /admin URL answers 404 like any unknown page
   const { console: service, clock, config, logger } = deps;
-  const pages = createPages(ADMIN_PAGES_DIR);
+  const pages = createPages(ADMIN_PAGES_DIR, { when: whenHelper(config.DIGEST_TZ, () => clock.now()) });
   const { sessions } = service;
   const secure = config.PUBLIC_URL.startsWith('https://');
   const log = logger.child({ component: 'admin' });
@@ -97,6 +108,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: RouteDeps): void
             policy: sum(o.policy),
             complaints: sum(o.complaints),
             complaintRate: sent > 0 ? ((100 * sum(o.complaints)) / sent).toFixed(2) : '0.00',
+            complaintLevel: complaintLevel(sent > 0 ? (100 * sum(o.complaints)) / sent : 0),
             unsubscribes: sum(o.unsubscribes),
           },
           ms: Math.round(performance.now() - started),

@@ -3,6 +3,7 @@
 // moment it leaves), send, record the outcome. A failure follows the service's retry policy and backoff
 // curve (send/retry-policy.ts, backoff.ts); a relay that cannot be used at all (refused, TLS, AUTH) is
 // retried for NOTICE_GIVE_UP_MS whatever the attempts, so a confirmation goes out once the relay is fixed.
+import { scheduleWords } from '../subscribers/delivery-words.ts';
 import { hostname } from 'node:os';
 import { retryDelayMs } from '../backoff.ts';
 import type { Clock } from '../clock.ts';
@@ -73,6 +74,7 @@ export function createNoticeSender(deps: NoticeSenderDeps) {
       topicCount,
       alreadySubscribed: n.kind === 'already-subscribed',
       manageUrl: links.preferences(s),
+      schedule: scheduleWords(s),
     });
   }
 

@@ -18,8 +18,7 @@ import { encodeFixedRun, fixedRunBytes, type FixedRun } from '../mail/html-fixed
 import { encodeSegment, type QpSegment } from '../mail/qp-body.ts';
 import { createHighlighter } from '../topics/highlight.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, makeHighlighter, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
-import { tidy, trimOnWord } from './render-format.ts';
-import { BoundedCache, buildParts, EMAIL_ABSTRACT_CHARS, copyPaperInput, samePaper, type Highlight, type PaperInput, type PaperParts } from './render-parts.ts';
+import { BoundedCache, buildParts, EMAIL_ABSTRACT_CHARS, emailAbstract, copyPaperInput, samePaper, type Highlight, type PaperInput, type PaperParts } from './render-parts.ts';
 import type { BlockPieces, CardBlocks } from './render-templates.ts';
 
 /** A highlight slot's open or close tag in a block: inserted for readers whose topics it names. */
@@ -164,7 +163,7 @@ export class CardCache {
     const parts = buildParts(paper, null, EMAIL_ABSTRACT_CHARS);
     const highlighters = topics.map((t) => this.topicHighlighter(t));
     const slots: SlotTopics = [];
-    const abstract = trimOnWord(tidy(paper.abstract), EMAIL_ABSTRACT_CHARS);
+    const abstract = emailAbstract(paper.abstract);
     const marked = { ...parts, titleHtml: markedHtml(parts.title, highlighters, slots), abstractHtml: markedHtml(abstract, highlighters, slots) };
     const view = { n: 0, p: marked, matched: [] };
     const full = encodeBlock(this.t.fullHtml, this.t.fullText, view);

@@ -25,6 +25,8 @@ import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
 import { filledSize, plainSlots, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 import { TopicRuns } from './topic-runs.ts';
+import { topicLabel } from '../topics/label.ts';
+import { compactGroups, glanceLine, topPicks } from './digest-glance.ts';
 
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
 const SHELL_SLACK = 256;
@@ -122,7 +124,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     throw new AppError('digest_empty', `digest for ${view.email} (${view.edition}) has no papers to render`);
   }
   const links = safeLinks(view.links);
-  const subject = digestSubject(total, view.topicTexts ? distinctTopics(view.topicTexts) : topicsInOrder(view.papers), view.edition);
+  const subject = digestSubject(total, (view.topicTexts ? distinctTopics(view.topicTexts) : topicsInOrder(view.papers)).map(topicLabel), view.edition);
   const days = paperDaysLabel(view.paperDays);
   const shell = digestShell(t, {
     subject,
@@ -130,6 +132,8 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     edition: tidy(view.edition),
     email: view.email,
     intro: `${plural(total, 'new paper', 'new papers')} matched your topics${days === '' ? '' : ` (${days})`}.`,
+    glance: glanceLine(view, Math.min(3, view.suggestions?.length ?? 0)),
+    picks: topPicks(view.papers, total, links.webView, view.maxPapers),
     links,
     // "You may also like" (at most three; they are few and differ per reader).
     suggestions: (view.suggestions ?? []).slice(0, 3).map((paper) => ({
@@ -205,16 +209,20 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
       return shape.text.map((part) => ({ part, values: textValues, plain, topics }));
     } };
   };
+  // The compact lines go under their topic's heading: a heading's bytes count with the first line under it.
+  const groups = compactGroups();
   const take = (i: number, kind: 'full' | 'compact', reader: ReaderFill): Chosen | undefined => {
     const card = cards[i]!;
     const block = kind === 'full' ? card.full : card.compact;
     const { lit, extra } = litSlots(card, papers[i]!, lists[i]!.litKey);
-    const size = block.htmlBytes + reader.size + (kind === 'full' ? extra.full : extra.compact);
+    const heading = kind === 'compact' ? groups.headingSize(papers[i]!) : 0;
+    const size = block.htmlBytes + reader.size + (kind === 'full' ? extra.full : extra.compact) + heading;
     if (used + size >= budget) {
       const [f, c] = kind === 'full' ? [full.length + 1, compact.length] : [full.length, compact.length + 1];
       if (used + size + shellBytes(f, c) >= layout.htmlByteLimit) return undefined;
     }
     used += size;
+    if (kind === 'compact') groups.add(papers[i]!, compact.length);
     return { index: i, block, lit, readerHtml: reader.html, readerText: reader.text, view: views[i]! };
   };
   prepare(0, fullCount);
@@ -239,12 +247,17 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     }
   }
   const shown = full.length + compact.length;
+  // Shown grouped: each topic's lines in the planner's order, the groups in the order of their best line.
+  const grouped = groups.order(compact);
 
   const html = new HtmlBodyWriter(layout.arenas);
   shell.writeHtml(html, full.length, compact.length, 0);
   for (const c of full) addHtmlBlock(html, c.block, c.readerHtml, c.lit);
   shell.writeHtml(html, full.length, compact.length, 1);
-  for (const c of compact) addHtmlBlock(html, c.block, c.readerHtml, c.lit);
+  for (const { chosen: c, heading } of grouped) {
+    if (heading !== undefined) html.addText(heading.html);
+    addHtmlBlock(html, c.block, c.readerHtml, c.lit);
+  }
   shell.writeHtml(html, full.length, compact.length, 2);
   if (html.size >= layout.htmlByteLimit) {
     // Cannot happen (sizes are summed before joining); kept so a template change that breaks the sum shows.
@@ -256,7 +269,10 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   text.addText(textShell[0]);
   for (const c of full) addTextBlock(text, c.block.text, c.readerText?.() ?? fillOne(t.fullText, c.view));
   text.addText(textShell[1]);
-  for (const c of compact) addTextBlock(text, c.block.text, c.readerText?.() ?? fillOne(t.compactText, c.view));
+  for (const { chosen: c, heading } of grouped) {
+    if (heading !== undefined) text.addText(heading.text);
+    addTextBlock(text, c.block.text, c.readerText?.() ?? fillOne(t.compactText, c.view));
+  }
   text.addText(textShell[2]);
 
   const body = html.encoded();
@@ -277,6 +293,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   lists.length = 0;
   full.length = 0;
   compact.length = 0;
+  grouped.length = 0;
   byList.clear();
   return email;
 }
@@ -386,8 +403,9 @@ export function feedbackView(paper: DigestPaperView): FeedbackView | null {
   };
 }
 
+/** The reader's matched topics as a card names them: each topic's label (topics/label.ts), not its query. */
 export function matchedView(paper: DigestPaperView): Matched {
-  return paper.matchedTopics.map((m) => ({ text: tidy(m.text), muteUrl: safeHref(m.muteUrl) }));
+  return paper.matchedTopics.map((m) => ({ text: topicLabel(tidy(m.text)), muteUrl: safeHref(m.muteUrl) }));
 }
 
 export function safeLinks(links: DigestView['links']): DigestView['links'] {

@@ -32,6 +32,10 @@ export interface ShellValues {
   edition: string;
   email: string;
   intro: string;
+  /** Per topic, how many papers matched ("diffusion models 12 · agents 7 · 3 you may also like"); '' for none. */
+  glance: string;
+  /** The best few papers' titles at the top, so that the first phone screen shows them. */
+  picks: Array<{ url: string; title: string }>;
   links: { preferences: string; unsubscribe: string; webView: string; home: string };
   suggestions: Array<{ p: { url: string; title: string; authors: string }; fb: { more: string; less: string; follow: string | null; followName: string } | null }>;
 }
@@ -57,6 +61,8 @@ export function digestShell(t: CompiledTemplates, values: ShellValues, total: nu
       edition: v(values.edition),
       email: v(values.email),
       intro: v(values.intro),
+      glance: v(values.glance),
+      picks: values.picks.map((k) => ({ url: v(k.url), title: v(k.title) })),
       links: { preferences: v(values.links.preferences), unsubscribe: v(values.links.unsubscribe), webView: v(values.links.webView), home: v(values.links.home) },
       suggestions: values.suggestions.map((s) => ({
         p: { url: v(s.p.url), title: v(s.p.title), authors: v(s.p.authors) },
@@ -65,7 +71,7 @@ export function digestShell(t: CompiledTemplates, values: ShellValues, total: nu
       cards: marks ? CARDS_MARK : '',
       compact: marks ? COMPACT_MARK : '',
       compactCount: compact,
-      compactHeading: v(compact > 0 ? `${plural(compact, 'more paper', 'more papers')} in short` : ''),
+      compactHeading: v(compact > 0 ? `${plural(compact, 'more paper', 'more papers')} by topic` : ''),
       more: hidden + compact,
       moreLabel: v(hidden > 0 ? `${plural(hidden, 'more paper', 'more papers')} in this digest` : compact > 0 ? `All ${total} papers with their abstracts` : ''),
     };

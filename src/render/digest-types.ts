@@ -39,6 +39,11 @@ export interface DigestView {
   paperCount?: number | undefined;
   /** Then also every matched topic's text, in order of first appearance over all of them (for the subject). */
   topicTexts?: string[] | undefined;
+  /**
+   * Per topic (its text), how many of ALL the digest's papers matched it, in the reader's topic order: the
+   * loader counts them as it walks the list (DigestLoader); without it they are counted from `papers`.
+   */
+  topicCounts?: Array<{ text: string; count: number }> | undefined;
   /** First and last batch day of the papers (metadata: "papers of 24–25 Nov"); never decides anything. */
   paperDays?: { first: string; last: string } | undefined;
   /** The paper list was pruned (DIGEST_RETENTION_DAYS): the web view says so instead of listing. */

@@ -54,6 +54,24 @@ export function trimOnWord(text: string, max: number): string {
   return `${head.replace(/[\s,;:.\-–—]+$/, '')}…`;
 }
 
+/**
+ * The first sentence or two of an abstract, at most about `max` characters: as many whole sentences as
+ * fit, or the first one cut on a word when even it is longer. A sentence ends at . ! or ? followed by a
+ * space and a capital letter or digit ("e.g. this" and "Fig. 3a" rarely fool it; a cut is still a cut).
+ */
+export function leadSentences(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const ends = /[.!?](?=\s+[\p{Lu}\d(])/gu;
+  let best = 0;
+  for (const m of text.matchAll(ends)) {
+    const end = m.index + 1;
+    if (end > max) break;
+    best = end;
+  }
+  // One short sentence alone reads as a teaser, not a summary: then the cut text is the better lead.
+  return best >= max * 0.4 ? `${text.slice(0, best)} …` : trimOnWord(text, max);
+}
+
 /** "A, B, C et al." for long author lists; the whole list otherwise. */
 export function authorsLine(authors: readonly string[], shown = 3): string {
   const names = authors.map(tidy).filter((a) => a !== '');

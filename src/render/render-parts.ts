@@ -7,6 +7,7 @@ import {
   authorsLine,
   displayDate,
   escapeHtml,
+  leadSentences,
   plural,
   safeHref,
   tidy,
@@ -14,8 +15,11 @@ import {
   wrapText,
 } from './render-format.ts';
 
-/** Abstracts in emails are cut to about this many characters, on a word boundary. */
-export const EMAIL_ABSTRACT_CHARS = 600;
+/**
+ * Abstracts in emails are their first sentence or two, at most about this many characters (the whole
+ * abstract is on the web view): a card then reads in a few seconds on a phone.
+ */
+export const EMAIL_ABSTRACT_CHARS = 300;
 /** Titles longer than this (broken feeds) are cut so one card can never fill an email. */
 const TITLE_MAX_CHARS = 300;
 /** Plain-text abstracts are wrapped at this width, indented under the paper number. */
@@ -90,9 +94,15 @@ export function highlightHtml(text: string, highlight: Highlight | null): string
   return length === text.length ? out : escapeHtml(text);
 }
 
+/** The abstract as a card shows it: whole (web view, max Infinity), or its lead sentences. */
+export function emailAbstract(abstract: string, max: number = EMAIL_ABSTRACT_CHARS): string {
+  const tidied = tidy(abstract);
+  return Number.isFinite(max) ? leadSentences(tidied, max) : tidied;
+}
+
 export function buildParts(paper: PaperInput, highlight: Highlight | null, abstractMax: number): PaperParts {
   const title = trimOnWord(tidy(paper.title), TITLE_MAX_CHARS);
-  const abstract = trimOnWord(tidy(paper.abstract), abstractMax);
+  const abstract = emailAbstract(paper.abstract, abstractMax);
   const url = safeHref(paper.url);
   const upvotes = Number.isFinite(paper.upvotes) ? Math.max(0, Math.trunc(paper.upvotes)) : 0;
   const categories = paper.categories.map(tidy).filter((c) => c !== '').join(', ');

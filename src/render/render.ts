@@ -23,6 +23,8 @@ export interface ConfirmView {
   topicCount: number;
   alreadySubscribed: boolean;
   manageUrl?: string;
+  /** When digests come once confirmed, in the reader's zone ("every day at 07:00, Europe/Berlin"). */
+  schedule?: string;
 }
 
 export interface Renderer {
@@ -54,14 +56,15 @@ export interface RendererOptions {
   readerShapes?: boolean;
 }
 
-/** Default DIGEST_FULL_PAPERS. */
-export const DEFAULT_FULL_PAPERS = 25;
+/** Default DIGEST_FULL_PAPERS: the top picks, with short abstracts (a 5-paper digest is all in full). */
+export const DEFAULT_FULL_PAPERS = 5;
 /**
- * Compact lines past the full cards: "the best 25 in full, the next 25 in short, all of them on the web".
- * About what a broad digest showed when the clipping size bounded it (25 full + ~15 compact, 148 KB
- * messages); with the lean card markup, 100 KB of HTML would hold ~65 lines (a 165 KB message).
+ * Compact lines past the full cards: "the best 5 in full, the next 20 in short, all of them on the web".
+ * Measured in Chromium at 390 px (tests/e2e/digest-reading.test.ts): a 60-paper digest then reads in about
+ * six phone screens; with 25 in full and 25 in short it was about fifteen. The clipping size no longer
+ * bounds a digest's length in practice (100 KB of HTML would hold ~65 lines).
  */
-export const DEFAULT_COMPACT_PAPERS = 25;
+export const DEFAULT_COMPACT_PAPERS = 20;
 
 /** Digest HTML must stay below this many UTF-8 bytes, or Gmail clips it (footer links included). */
 export const HTML_BYTE_LIMIT = 100_000;
@@ -94,20 +97,29 @@ function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: DigestLayo
   // The web view is what its link may be shared as: it shows the papers and why they matched, never the
   // reader's address nor a link that acts for them (preferences, unsubscribe, mute, feedback, follow).
   const webView = (view: DigestView): string => {
-    const page = (paper: DigestPaperView, i: number) => ({
-      n: i + 1,
-      p: pageParts(paper, topicKey(paper), cache),
-      matched: matchedView(paper).map(({ text }) => ({ text })),
-    });
+    const page = (paper: DigestPaperView, i: number) => {
+      // No mute link: the web view acts for nobody (see above).
+      const matched = matchedView(paper).map(({ text }) => ({ text, muteUrl: '' }));
+      return {
+        n: i + 1,
+        p: pageParts(paper, topicKey(paper), cache),
+        matched,
+        // The paper sits under its first topic's heading; the others are named on it.
+        also: matched.slice(1).map((m) => m.text).join(', '),
+      };
+    };
     const papers = view.papers.map(page);
     const suggestions = (view.suggestions ?? []).slice(0, 3).map(page);
     const edition = tidy(view.edition);
+    const groups = webGroups(papers);
     return t.webPage({
       title: `Paper Digest · ${edition}`,
       edition,
       intro: view.expired
         ? 'This digest has expired: its list of papers is kept for a limited time (DIGEST_RETENTION_DAYS) and was removed.'
         : withDays(`${plural(papers.length, 'paper', 'papers')} matched your topics`, view),
+      groups,
+      filter: groups.length > 1,
       papers,
       suggestions,
       links: { home: safeLinks(view.links).home },
@@ -130,6 +142,8 @@ function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: DigestLayo
       topicsLine: already || view.topicCount <= 0 ? '' : `${plural(view.topicCount, 'topic', 'topics')} chosen: you will see them on the page the button opens, and can change them there.`,
       buttonUrl: buttonUrl === '#' ? '' : buttonUrl,
       buttonLabel: already ? 'Manage preferences' : 'Confirm subscription',
+      // Our own words from the reader's schedule: no text the requester typed.
+      when: already || view.schedule === undefined ? '' : `Your digest comes ${tidy(view.schedule)}. The first one comes as soon as you confirm if papers of the last day match your topics; otherwise at your next delivery time.`,
       footer: already
         ? 'If you did not ask for this, you can ignore this email.'
         : 'If you did not ask for this, ignore this email: this address will not be subscribed.',
@@ -139,6 +153,22 @@ function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: DigestLayo
 
   const cacheStats = () => ({ entries: cache.size, bytes: cache.bytes, hits: cache.hits, misses: cache.misses });
   return { digest, webView, confirm, cacheStats, emailPapers: emailPaperLimit(layout) };
+}
+
+/**
+ * The web view's papers under their topic's heading (the first of each paper's matched topics), the
+ * groups in the order of their best paper and each group's papers in the digest's order.
+ */
+function webGroups<P extends { matched: Array<{ text: string; muteUrl: string }> }>(papers: P[]) {
+  const groups = new Map<string, { id: number; label: string; muteUrl: string; papers: P[] }>();
+  for (const paper of papers) {
+    const first = paper.matched[0];
+    const key = first?.text ?? '';
+    let g = groups.get(key);
+    if (g === undefined) groups.set(key, (g = { id: groups.size + 1, label: key === '' ? 'Other papers' : key, muteUrl: first?.muteUrl ?? '', papers: [] }));
+    g.papers.push(paper);
+  }
+  return [...groups.values()].map((g) => ({ ...g, count: plural(g.papers.length, 'paper', 'papers') }));
 }
 
 /** Web page card parts (whole abstract), not cached: the page is opened rarely. */

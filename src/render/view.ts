@@ -249,6 +249,8 @@ export class DigestLoader {
     let knownBits = 0;
     for (let bit = 0; bit < rowTopics.length; bit++) if (topicText.has(rowTopics[bit]!)) knownBits |= 1 << bit;
     let seen = 0;
+    // Papers per topic bit, for the email's at-a-glance counts (a few bits a paper).
+    const perBit = new Array<number>(rowTopics.length).fill(0);
     // The packed list is walked in place (plan/items.ts eachItem): nothing is made for the papers past
     // `limit` but their day and topics, and nothing of the list outlives this call.
     if (r.items !== null) {
@@ -267,6 +269,7 @@ export class DigestLoader {
         }
         count++;
         seen |= mask & knownBits;
+        for (let m = mask & knownBits, bit = 0; m !== 0; m >>>= 1, bit++) if (m & 1) perBit[bit]!++;
         if (!paper || papers.length >= limit) return;
         const { fields } = paper;
         papers.push(new LoadedPaper(fields, matchedOf(mask), () => feedback(paperId, fields.authors)));
@@ -285,6 +288,7 @@ export class DigestLoader {
       edition: r.edition,
       papers,
       ...(papers.length < count ? { paperCount: count, topicTexts: maskIds(seen, rowTopics).map((id) => topicText.get(id)!) } : {}),
+      topicCounts: perBit.flatMap((n, bit) => (n > 0 ? [{ text: topicText.get(rowTopics[bit]!)!, count: n }] : [])),
       paperDays: firstDay !== 0 ? { first: this.days.text(firstDay), last: this.days.text(lastDay) } : undefined,
       expired: r.items === null,
       maxPapers: r.max_papers,

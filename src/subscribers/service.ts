@@ -1,5 +1,6 @@
 // Subscribers: double opt-in subscribe, confirm, preferences, mute and unsubscribe.
 // Answers never reveal whether an address exists; a bad topic saves nothing (one transaction).
+import { nextDeliveryWords, scheduleWords } from './delivery-words.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/open.ts';
@@ -198,7 +199,17 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
      * Confirms a pending subscriber, or the re-subscribe request of an unsubscribed one (only with a link
      * sent after the request); confirming twice is harmless. The page shows the topics (the email does not).
      */
-    confirm(token: string): { subscriberId: number; email: string; alreadyConfirmed: boolean; preferencesUrl: string; topics: string[] } {
+    confirm(token: string): {
+      subscriberId: number;
+      email: string;
+      alreadyConfirmed: boolean;
+      preferencesUrl: string;
+      /** When digests come, in the reader's zone: "every day at 07:00, Europe/Berlin" and the next slot after today's. */
+      schedule: string;
+      nextDelivery: string;
+      /** The reader's unmuted topics (the page lists them and shows what already matches them). */
+      topics: string[];
+    } {
       const { subscriber: s } = resolveLink(db, tokens, clock, token, 'confirm');
       const alreadyConfirmed = s.status === 'confirmed';
       if (!alreadyConfirmed) {
@@ -206,7 +217,15 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
         db.transaction(() => confirmWrite(s, issuedAt)).immediate();
         logger.info({ subscriberId: s.id }, 'subscriber confirmed');
       }
-      return { subscriberId: s.id, email: s.email, alreadyConfirmed, preferencesUrl: links.preferences(s), topics: repo.listTopics(db, s.id).map((t) => t.text) };
+      return {
+        subscriberId: s.id,
+        email: s.email,
+        alreadyConfirmed,
+        preferencesUrl: links.preferences(s),
+        schedule: scheduleWords(s),
+        nextDelivery: nextDeliveryWords(s, clock.now()),
+        topics: repo.listTopics(db, s.id).filter((t) => !t.muted).map((t) => t.text),
+      };
     },
 
     getPreferences,

@@ -34,7 +34,8 @@ export type TopicPreview =
     };
 
 export interface TopicPreviewService {
-  preview(query: string): TopicPreview;
+  /** `days`: how far back "recent" goes (default PREVIEW_DAYS; the confirmation page asks for a few). */
+  preview(query: string, opts?: { days?: number }): TopicPreview;
 }
 
 /** Newest batch day: "recent" means the days up to it, so a quiet source or the sample data still previews. */
@@ -49,11 +50,11 @@ export function createTopicPreviewService(deps: { db: Db; clock: Clock }): Topic
     return utcDate(new Date(Date.parse(`${anchor}T00:00:00Z`) - days * 86_400_000));
   };
   return {
-    preview(query) {
+    preview(query, opts = {}) {
       if (query.trim() === '') return { ok: true, total: 0, papers: [] };
       let result;
       try {
-        result = previewTopicDetails(db, query, { since: since(PREVIEW_DAYS), limit: PREVIEW_LIMIT, volumeSince: since(VOLUME_DAYS) });
+        result = previewTopicDetails(db, query, { since: since(opts.days ?? PREVIEW_DAYS), limit: PREVIEW_LIMIT, volumeSince: since(VOLUME_DAYS) });
       } catch (e) {
         // A query that does not parse, or a like: naming an unknown paper: the builder shows it in place.
         if (isAppError(e) && (e.code === TOPIC_INVALID || e.code === LIKE_UNKNOWN)) {

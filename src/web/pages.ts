@@ -29,9 +29,13 @@ export function weekdayName(d: number): string {
   return WEEKDAYS[d] ?? String(d);
 }
 
-/** Compiles every template in `dir` (name = file name without .hbs); `layout.hbs` wraps the others. */
-export function createPages(dir: string = PAGES_DIR): Pages {
+/**
+ * Compiles every template in `dir` (name = file name without .hbs); `layout.hbs` wraps the others.
+ * `helpers`: more Handlebars helpers for these templates (the console's `when`).
+ */
+export function createPages(dir: string = PAGES_DIR, helpers: Record<string, Handlebars.HelperDelegate> = {}): Pages {
   const hb = Handlebars.create();
+  for (const [name, fn] of Object.entries(helpers)) hb.registerHelper(name, fn);
   hb.registerHelper('eq', (a: unknown, b: unknown) => a === b);
   hb.registerHelper('hourLabel', (h: number) => hourLabel(h));
   hb.registerHelper('weekdayName', (d: number) => weekdayName(d));

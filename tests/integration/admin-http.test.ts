@@ -184,7 +184,7 @@ describe('operator console over HTTP', () => {
     expect(html).toContain('<th>2025-11-25</th>');
     expect(html).toMatch(/1 to retry/);
     expect(html).toContain('retry 1 due 2025-11-25T09:30:00.000Z after: 451 4.7.1 greylisted, try later');
-    expect(html).toMatch(/carol@example\.com<\/a><\/td><td>2025-11-25<\/td><td>retry<\/td><td>451 4\.7\.1 greylisted/);
+    expect(html).toMatch(/carol@example\.com<\/a><\/td><td class="nw">2025-11-25<\/td><td>retry<\/td><td>451 4\.7\.1 greylisted/);
 
     expect(await (await get('/admin/sources')).text()).toContain('<h2>hf</h2>');
     const res = await post('/admin/sources/fetch', {});

@@ -1,4 +1,4 @@
-// An email looks at its first papers only (25 in full, then compact lines: Renderer.emailPapers); the loader
+// An email looks at its first papers only (5 in full, then 20 compact lines: Renderer.emailPapers); the loader
 // makes only those (DigestLoader LoadOptions.papers) and counts the rest. The email must read exactly as
 // when every paper is made: same subject (the topics of papers past the limit named too), counts, button.
 // Real SQLite file, real renderer.
@@ -47,7 +47,7 @@ describe('the loader makes only the papers an email can show', () => {
   it('reads the same as with every paper made, for digests under, around and far over the limit', () => {
     const loader = new DigestLoader(t.db, new Links('https://digest.example.org', new Tokens('x'.repeat(40)), systemClock));
     const limit = renderer.emailPapers!;
-    expect(limit).toBe(50);
+    expect(limit).toBe(25);
     for (const n of [10, 60, 400]) {
       const all = loader.load(digests[n]!)!.view;
       const cut = loader.load(digests[n]!, { papers: limit })!.view;
@@ -63,7 +63,7 @@ describe('the loader makes only the papers an email can show', () => {
       if (n === 400) {
         // The count and the topics of papers never made: "400 new papers on agents, robots and more".
         expect(b.subject).toMatch(/^400 new papers on agents, robots and more/);
-        expect(b.text).toContain('350 more papers in this digest');
+        expect(b.text).toContain('375 more papers in this digest');
       }
       a.release?.();
       b.release?.();
@@ -73,7 +73,7 @@ describe('the loader makes only the papers an email can show', () => {
 
 describe('papers past the email’s, counted by their days', () => {
   it('the intro names the same days whether a paper was read before or not, a day that is no date included', () => {
-    // 120 papers over four batches; the earliest and the latest days only on papers past the email's 50,
+    // 120 papers over four batches; the earliest and the latest days only on papers past the email's 25,
     // and one batch whose day is not a date (stored as given: the loader must not drop or misorder it).
     const batches = [
       { date: '2025-12-03', n: 60 },

@@ -106,7 +106,8 @@ describe('you may also like', () => {
     expect(titles.some((t) => t.includes('ARPO:End-to-End Policy Optimization for GUI Agents'))).toBe(true);
     expect(titles.length).toBeLessThanOrEqual(5);
     expect(mail.html).toMatch(/<span class="pd-hl"[^>]*>GUI<\/span>/);
-    expect(mail.text).toContain('Matched: like:2511.02915');
+    // Named as the reader would, not as query syntax.
+    expect(mail.text).toContain('Matched: papers like 2511.02915');
   });
 
   it('can be turned off', async () => {

@@ -80,6 +80,9 @@ beforeAll(async () => {
       SOURCE_LOOKBACK_DAYS: '3',
       FETCH_TIMEOUT_MS: '2000',
       DIGEST_TZ: 'UTC',
+      // The test reads what a digest delivered from its email: room for a week's papers in it (the
+      // default shows 5 in full and 20 in short, the rest on the web view).
+      DIGEST_FULL_PAPERS: '100',
     },
     new Date(START).toISOString(),
   );

@@ -1,7 +1,7 @@
 // The subscriber web flow over a real listening server, a real SQLite file and a real SMTP server:
 // subscribe, confirm, link tokens, unsubscribe. (Preferences, mute, preview, web view: web-pages.test.ts.)
 import { describe, expect, it } from 'vitest';
-import { formPost as form, jsonPost as json, sharedWebHarness, startWebHarness } from '../helpers/web-harness.ts';
+import { formPost as form, jsonPost as json, linkIn, sharedWebHarness, startWebHarness } from '../helpers/web-harness.ts';
 
 const { h, row, subscribeAndConfirm } = sharedWebHarness({ SUBSCRIBE_RATE_LIMIT: '1000' });
 
@@ -135,6 +135,32 @@ describe('POST /subscribe', () => {
 });
 
 describe('confirm and links', () => {
+  it('the confirmation email and page say when digests come, in the reader’s zone; the page lists what already matches', async () => {
+    const when = async (email: string, topics: string[]) => {
+      const res = await fetch(`${h.base}/subscribe`, json({ email, topics, timezone: 'Europe/Berlin', deliveryHour: 7 }));
+      expect(res.status).toBe(202);
+      const mail = await h.smtp.waitFor(email, 1);
+      const page = await (await fetch(h.local(linkIn(mail.text, '/confirm/')))).text();
+      return { mail, page };
+    };
+    // Papers of the last days match: listed, each once, with the topic's name; the first digest may be on
+    // its way, else it comes at the next 07:00 in Berlin (the harness clock: Tue 25 Nov 09:00 UTC).
+    const some = await when('when@example.org', ['reinforcement learning', '"graph networks" OR diffusion']);
+    expect(some.mail.text).toContain('When: Your digest comes every day at 07:00, Europe/Berlin.');
+    expect(some.mail.html).toContain('every day at 07:00, Europe/Berlin');
+    expect(some.page).toContain('your digest comes every day at 07:00, Europe/Berlin');
+    expect(some.page).toContain('otherwise it comes tomorrow at 07:00, Europe/Berlin');
+    expect(some.page).toContain('Already matching, from the last 3 days');
+    expect(some.page).toContain('Self-play for reinforcement learning agents');
+    expect(some.page).toContain('Graph networks revisited');
+    expect(some.page).toContain('graph networks or diffusion');
+    expect(some.page).not.toContain('Ancient reinforcement learning survey'); // its batch is of 1 Oct
+    // Nothing matches yet: the first digest is the next slot.
+    const none = await when('none@example.org', ['quantum chromodynamics']);
+    expect(none.page).toContain('your first digest comes tomorrow at 07:00, Europe/Berlin, with the papers that match your topics by then');
+    expect(none.page).not.toContain('Already matching');
+  });
+
   it('confirms, and the watermark makes the first digest hold the last day of ingest', async () => {
     await subscribeAndConfirm('confirm@example.org', ['reinforcement learning']);
     const s = row('confirm@example.org')!;

@@ -139,7 +139,8 @@ describe('reader parts and shell filled once per shape', () => {
         const b = perReader.digest(shared);
         expectSameEmail(a, b);
         expect(a.text).toContain(`Matched: ${long}; O'Brien's = method; reinforcement learning\n`);
-        expect(a.html).toContain('<strong>Pokémon &lt;script&gt;alert(1)&lt;/script&gt; &amp; co</strong>');
+        // Named by its label (the query's parentheses dropped), escaped.
+        expect(a.html).toContain('<strong>Pokémon &lt;script&gt;alert 1 &lt;/script&gt; &amp; co</strong>');
         for (const line of Buffer.concat(a.encoded!.text).toString('latin1').split('\r\n')) expect(line.length).toBeLessThanOrEqual(76);
         for (const line of Buffer.concat(a.encoded!.html).toString('latin1').split('\r\n')) expect(line.length).toBeLessThanOrEqual(HTML_MAX_LINE);
         a.release?.();

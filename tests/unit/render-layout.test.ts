@@ -89,7 +89,7 @@ describe.skipIf(!haveChromium)('rendered layout in Chromium', () => {
     const base = long.papers[0]!;
     long.papers = Array.from({ length: 90 }, (_, i) => ({
       ...base,
-      title: `${i < 25 ? 'Full' : 'Compact'} paper ${i + 1}: reinforcement learning for long-horizon tasks with sparse rewards`,
+      title: `${i < 5 ? 'Full' : 'Compact'} paper ${i + 1}: reinforcement learning for long-horizon tasks with sparse rewards`,
       url: `https://arxiv.org/abs/2511.${20000 + i}`,
       matchedTopics: [
         { text: 'reinforcement learning', muteUrl: 'https://digest.example.org/mute/tok1' },
@@ -97,18 +97,19 @@ describe.skipIf(!haveChromium)('rendered layout in Chromium', () => {
       ],
     }));
     const email = renderer.digest(long);
-    expect(email.fullPapers).toBe(25);
+    // The default layout: the top 5 in full, the next 20 in short, grouped by topic.
+    expect(email.fullPapers).toBe(5);
     const { page } = await open(email.html, 'light');
     const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
     expect(width).toBeLessThanOrEqual(360);
     mkdirSync(SHOTS, { recursive: true });
     await page.screenshot({ path: `${SHOTS}long-digest-360-top.png` });
     // The compact section: its heading, lines that fit the width, each with its matched topics.
-    const heading = page.getByText(`${email.shownPapers - 25} more papers in short`);
+    const heading = page.getByText(`${email.shownPapers - 5} more papers by topic`);
     await heading.scrollIntoViewIfNeeded();
     await expect(heading.isVisible()).resolves.toBe(true);
     await page.screenshot({ path: `${SHOTS}long-digest-360-compact.png` });
-    const line = page.getByRole('link', { name: /Compact paper 26:/ });
+    const line = page.getByRole('link', { name: /Compact paper 6:/ });
     const box = (await line.boundingBox())!;
     expect(box.x).toBeGreaterThanOrEqual(0);
     expect(box.x + box.width).toBeLessThanOrEqual(360);

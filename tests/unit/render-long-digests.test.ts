@@ -5,8 +5,13 @@ import { createRenderer, HTML_BYTE_LIMIT, type Renderer } from '../../src/render
 import { bytes, digestView, LINKS, numberedPapers, papers, tidy, visible } from '../helpers/render-views.ts';
 
 let renderer: Renderer;
+/**
+ * The clipping mechanism is tested on a long layout (25 in full, 25 in short, as DIGEST_FULL_PAPERS=25 sets):
+ * the default (5 and 20) never comes near the cap with these papers.
+ */
+const LONG = { fullPapers: 25, compactPapers: 25 };
 beforeAll(async () => {
-  renderer = await createRenderer();
+  renderer = await createRenderer(LONG);
 });
 
 describe('Gmail clipping cap', () => {
@@ -25,7 +30,7 @@ describe('Gmail clipping cap', () => {
     const abstractOf = (i: number) => tidy(list[i]!.abstract).slice(0, 120);
     const full = tidy(visible(email.html.slice(0, email.html.indexOf(list[25]!.url))));
     for (let i = 0; i < 25; i++) expect(full).toContain(abstractOf(i).slice(0, 60));
-    const compactPart = email.html.slice(email.html.indexOf('25 more papers in short'));
+    const compactPart = email.html.slice(email.html.indexOf('25 more papers by topic'));
     for (const p of list.slice(25, 50)) {
       expect(compactPart).toContain(`href="${p.url}"`);
       expect(seen).toContain(tidy(p.title));
@@ -38,18 +43,19 @@ describe('Gmail clipping cap', () => {
     const compactSeen = tidy(visible(compactPart));
     expect(compactSeen).not.toContain(abstractOf(30).slice(0, 60));
     expect(compactSeen).toContain(`${tidy(list[49]!.title)} ${list[49]!.authors.slice(0, 3).join(', ')}`);
-    expect(compactSeen).toContain('Matched: reinforcement learning mute');
+    // Grouped under the topic's heading, which carries its mute link (the lines name only other topics).
+    expect(compactPart).toContain('<h3 class="pd-gh">reinforcement learning <a href="https://digest.example.org/mute/tok-0" class="pd-b">mute</a></h3>');
     expect(seen).toContain('30 more papers in this digest →');
     expect(email.html).toMatch(new RegExp(`href="${LINKS.webView}"[^>]*>\\s*30 more papers in this digest`));
     // The text part: the same 50, numbered, the compact ones without abstracts.
     expect(numberedPapers(email.text)).toBe(50);
-    expect(email.text).toContain('25 more papers in short');
+    expect(email.text).toContain('25 more papers by topic');
     expect(email.text).toMatch(/\n50\. [^\n]+\n   [^\n]+\n   https:\/\/arxiv\.org\/abs\/2511\.10049\n   Matched: reinforcement learning\n/);
     expect(email.text).toContain(`30 more papers in this digest:\n${LINKS.webView}`);
   });
 
   it('the next 30 as compact lines when they fit: the whole digest, and the web view for abstracts', async () => {
-    const fifty = await createRenderer({ compactPapers: 55 });
+    const fifty = await createRenderer({ ...LONG, compactPapers: 55 });
     const list = papers(80, ['reinforcement learning'], 1_000);
     const email = fifty.digest(digestView(list));
     expect(email).toMatchObject({ fullPapers: 25, shownPapers: 80 });
@@ -60,7 +66,7 @@ describe('Gmail clipping cap', () => {
 
   it('400 papers: what does not fit even as a line stays on the web view, in order, footer kept', async () => {
     // Compact lines up to 300: the clipping size, not the count, is what stops them here.
-    const many = await createRenderer({ compactPapers: 300 });
+    const many = await createRenderer({ ...LONG, compactPapers: 300 });
     const list = papers(400, ['reinforcement learning'], 1_000);
     const email = many.digest(digestView(list));
     const shown = email.shownPapers;
@@ -91,23 +97,26 @@ describe('Gmail clipping cap', () => {
 
   it('fills up to the limit and no further', async () => {
     const list = papers(12, ['reinforcement learning'], 1_000);
+    // The last paper's card is much larger than its compact line (its short abstract is full of highlights),
+    // so that the compact section it needs (heading, group heading, line, button) fits where its card does not.
+    list[11]!.abstract = 'Reinforcement learning for reinforcement learning. '.repeat(20);
     const all = renderer.digest(digestView(list));
     expect(all.shownPapers).toBe(12);
     expect(all.fullPapers).toBe(12);
     const size = all.htmlBytes!;
 
-    const roomy = await createRenderer({ htmlByteLimit: size + 1 });
+    const roomy = await createRenderer({ ...LONG, htmlByteLimit: size + 1 });
     expect(roomy.digest(digestView(list))).toMatchObject({ shownPapers: 12, fullPapers: 12 });
 
     // One byte less: the last paper no longer fits in full; the compact section it then needs (heading,
     // line and button) is smaller than its card, so it comes as a line.
-    const tight = await createRenderer({ htmlByteLimit: size });
+    const tight = await createRenderer({ ...LONG, htmlByteLimit: size });
     const asLine = tight.digest(digestView(list));
     expect(asLine).toMatchObject({ shownPapers: 12, fullPapers: 11 });
     expect(asLine.htmlBytes).toBeLessThan(size);
 
     // Not even that fits: the paper is left to the web view.
-    const tighter = await createRenderer({ htmlByteLimit: asLine.htmlBytes! });
+    const tighter = await createRenderer({ ...LONG, htmlByteLimit: asLine.htmlBytes! });
     const cut = tighter.digest(digestView(list));
     expect(cut).toMatchObject({ shownPapers: 11, fullPapers: 11 });
     expect(cut.htmlBytes).toBeLessThan(asLine.htmlBytes!);
@@ -115,7 +124,7 @@ describe('Gmail clipping cap', () => {
     expect(cut.html).not.toContain(`${list[11]!.url}"`);
 
     // With room for the compact section, the paper that no longer fits in full comes as a line.
-    const roomForLine = await createRenderer({ htmlByteLimit: size + 3_000, fullPapers: 11 });
+    const roomForLine = await createRenderer({ ...LONG, htmlByteLimit: size + 3_000, fullPapers: 11 });
     expect(roomForLine.digest(digestView(list))).toMatchObject({ shownPapers: 12, fullPapers: 11 });
   });
 
@@ -123,7 +132,7 @@ describe('Gmail clipping cap', () => {
     const five = await createRenderer({ fullPapers: 5 });
     const email = five.digest(digestView(papers(8)));
     expect(email).toMatchObject({ shownPapers: 8, fullPapers: 5 });
-    expect(email.text).toContain('3 more papers in short');
+    expect(email.text).toContain('3 more papers by topic');
   });
 
   it('web view lists every paper with full abstracts, escaped, no external assets', () => {

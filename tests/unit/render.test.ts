@@ -49,12 +49,14 @@ describe('digest email', () => {
     expect(email.html).toContain('href="https://digest.example.org/mute/tok-0"');
     expect(email.html).toContain('href="https://digest.example.org/mute/tok-1"');
     expect(email.text).toContain('Matched: reinforcement learning; StarCraft');
-    // The 1,500-character abstract is cut near 600 characters, on a word boundary, in both parts.
+    // The 1,500-character abstract is its first sentences, at most ~300 characters, whole sentences, in both
+    // parts (the whole abstract is on the web view).
     const shownAbstract = /This paper introduces SC2LE[^…]*…/.exec(seen)?.[0] ?? '';
-    expect(shownAbstract.length).toBeGreaterThan(500);
-    expect(shownAbstract.length).toBeLessThan(680);
-    expect(paper.abstract).toContain(`${shownAbstract.slice(0, -1)} `);
-    expect(email.text).toMatch(/and it has…/);
+    expect(shownAbstract.length).toBeGreaterThan(120);
+    expect(shownAbstract.length).toBeLessThanOrEqual(302);
+    expect(shownAbstract).toMatch(/\. …$/);
+    expect(paper.abstract).toContain(shownAbstract.slice(0, -2));
+    expect(email.text).toMatch(/StarCraft II game\. This\n   domain poses a new grand challenge[^…]*prior work\. …\n/);
   });
 
   it('highlights the matched words in title and abstract with an inline-styled span', () => {
@@ -183,6 +185,17 @@ describe('digest email', () => {
     const subject = renderer.digest(digestView(many)).subject;
     expect(subject).toMatch(/^4 new papers on .+ and more — 2025-11-25$/);
     expect(subject.length).toBeLessThanOrEqual(100);
+  });
+
+  it('hides its preview text without white-on-white text (spam filters read that as hidden low-contrast text)', () => {
+    const email = renderer.digest(digestView(papers(3)));
+    const hidden = /<div class="pd-pre" style="([^"]*)">([^<]*)<\/div>/.exec(email.html);
+    expect(hidden?.[2]).toBe(tidy(papers(1)[0]!.title));
+    expect(hidden?.[1]).toContain('display:none');
+    expect(hidden?.[1]).not.toMatch(/color/);
+    // MJML's own preview (white 1 px text) is gone; the only white text is the button's, on blue.
+    expect(email.html).not.toMatch(/color:#fff(fff)?;line-height:1px/i);
+    expect(email.html.match(/color:#ffffff/gi)?.length ?? 0).toBeLessThanOrEqual(2);
   });
 
   it('is a responsive, dark-mode aware English email with no external images or fonts', () => {

@@ -111,3 +111,12 @@ describe('createHighlighter', () => {
     expect(first.filter((s) => s.hit).map((s) => s.text)).toEqual(['Agent', 'Reinforcement', 'Learning', 'agents']);
   });
 });
+
+describe('what is never marked', () => {
+  it('an operator typed in lower case or a function word alone; inside a phrase the phrase is marked', () => {
+    expect(hits(['backtracking or search'], 'To Backtrack or Not to Backtrack: Search for Reasoning')).toEqual(['Backtrack', 'Backtrack', 'Search']);
+    expect(hits(['the transformer'], 'The Transformer of the Future')).toEqual(['Transformer']);
+    expect(hits(['"mixture of experts" OR MoE'], 'A Mixture of Experts is not a MoE of the past')).toEqual(['Mixture of Experts', 'MoE']);
+    expect(hits(['"test-time compute" OR "test-time scaling"'], 'Test-time scaling or not: compute at test time')).toEqual(['Test-time scaling']);
+  });
+});
