@@ -6,7 +6,7 @@
 import { BM25_TITLE_WEIGHT, cachedStem, distinctiveTerms, usable, type CorpusStats } from '../like/terms.ts';
 import { foldToken, tokenRegex } from '../topics/normalize.ts';
 
-export const PAPER_WORDS = 48;
+export const PAPER_WORDS = 128;
 export const PAPER_BIGRAMS = 16;
 const K1 = 1.2;
 

@@ -94,8 +94,9 @@ export function rawScore(m: Linear, e: Pick<Example, 'idx' | 'val'>): number {
 
 /**
  * Platt scaling: a, b minimising the weighted log loss of sigmoid(a·s + b) against Platt's smoothed
- * targets, with a weak pull towards (1, 0) so that a handful of examples cannot produce a wild curve.
- * Newton's method on two parameters.
+ * targets, with a weak pull of the slope towards 0: a model earns its slope from held-out evidence, so a
+ * reader with one vote gets a nearly flat curve (their digest keeps its usual order) and no suggestion
+ * passes the threshold on a guess. Newton's method on two parameters.
  */
 export function fitPlatt(scores: readonly number[], examples: readonly Example[], prior = 1): Calibration {
   let npos = 0;
@@ -103,14 +104,14 @@ export function fitPlatt(scores: readonly number[], examples: readonly Example[]
   for (const e of examples) (e.y === 1 ? (npos += e.c) : (nneg += e.c));
   const hi = (npos + 1) / (npos + 2);
   const lo = 1 / (nneg + 2);
-  let a = 1;
+  let a = 0;
   let b = 0;
   for (let it = 0; it < 50; it++) {
-    let ga = prior * (a - 1);
-    let gb = prior * b;
+    let ga = prior * a;
+    let gb = 0;
     let haa = prior;
     let hab = 0;
-    let hbb = prior;
+    let hbb = 1e-6;
     for (let i = 0; i < scores.length; i++) {
       const e = examples[i]!;
       const s = scores[i]!;
