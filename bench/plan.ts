@@ -56,7 +56,7 @@ log(`match: ${setup.matched.queries} queries, ${setup.matched.matches.toLocaleSt
 const groups = db
   .prepare(
     `WITH k AS (SELECT s.id, (SELECT group_concat(t.query_id, ',' ORDER BY t.query_id) FROM topics t WHERE t.subscriber_id = s.id AND t.muted = 0) AS qkey
-                FROM subscribers s WHERE s.status = 'confirmed' AND NOT EXISTS (SELECT 1 FROM profile_terms pr WHERE pr.subscriber_id = s.id))
+                FROM subscribers s WHERE s.status = 'confirmed' AND NOT EXISTS (SELECT 1 FROM reader_models rm WHERE rm.subscriber_id = s.id))
      SELECT count(*) AS subscribers, count(DISTINCT qkey) AS sets,
             count(DISTINCT CASE WHEN EXISTS (SELECT 1 FROM topics t JOIN query_matches m ON m.query_id = t.query_id WHERE t.subscriber_id = k.id) THEN qkey END) AS matched
      FROM k`,

@@ -23,3 +23,8 @@ ALTER TABLE digest_suggestions ADD COLUMN reason_paper INTEGER;
 -- "Only the papers my model rates well": 1 = the digest keeps the papers whose calibrated probability
 -- reaches MODEL_KEEP (and at least its MODEL_KEEP_MIN best), the others are left out of it. 0 = all.
 ALTER TABLE subscribers ADD COLUMN model_only INTEGER NOT NULL DEFAULT 0 CHECK (model_only IN (0, 1));
+
+-- like: topics: how many papers the index held when the examples' terms were last chosen. Matching
+-- chooses them again once the index has grown by LIKE_REFRESH_GROWTH (src/like/like.ts), so a like:
+-- topic saved on a young database does not keep the generic words that looked rare then.
+ALTER TABLE queries ADD COLUMN like_corpus INTEGER;

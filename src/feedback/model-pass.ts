@@ -86,6 +86,8 @@ export function createModelPass(db: Db, now: Date) {
   const index = new PaperIndex(db);
   let acc = new Float32Array(0);
   let mark = new Uint8Array(0);
+  /** 1 at the positions of the papers the row lists (cleared after each row). */
+  let listedAt = new Uint8Array(0);
   let lazyLeft = LAZY_TRAIN_MAX;
   let trainedNow = 0;
 
@@ -127,6 +129,7 @@ export function createModelPass(db: Db, now: Date) {
       if (acc.length < index.size) {
         acc = new Float32Array(index.size);
         mark = new Uint8Array(index.size);
+        listedAt = new Uint8Array(index.size);
       }
       const excluded = new Map<number, Set<number>>();
       for (const e of statement<[number, number], { id: number; paperId: number }>(db, SQL_EXCLUDED).all(before, before)) {
@@ -151,16 +154,19 @@ export function createModelPass(db: Db, now: Date) {
     const touched: number[] = [];
     const from = r.fromPaper - index.lo; // positions > from and <= to are the row's
     const to = r.toPaper - index.lo;
+    const { start, postPos, postVal } = index;
     for (let k = 0; k < model.terms.length; k++) {
       const wk = model.w[k]!;
-      index.postings(model.terms[k]!, (pos, value) => {
-        if (pos <= from || pos > to) return;
+      const t = model.terms[k]!;
+      for (let j = start[t]!, end = start[t + 1]!; j < end; j++) {
+        const pos = postPos[j]!;
+        if (pos <= from || pos > to) continue;
         if (mark[pos] === 0) {
           mark[pos] = 1;
           touched.push(pos);
         }
-        acc[pos] = acc[pos]! + wk * value;
-      });
+        acc[pos] = acc[pos]! + wk * postVal[j]!;
+      }
     }
     const prob = (pos: number): number => {
       const dot = pos >= 0 && pos < index.size ? acc[pos]! : 0;
@@ -184,13 +190,19 @@ export function createModelPass(db: Db, now: Date) {
       const blob = packItems(order.map((i) => ids[i]!), order.map((i) => masks[i]!), r.fromPaper);
       statement(db, SQL_UPDATE_ROW).run(blob, order.length, r.id);
       if (r.suggestions !== 1) return 0;
-      const listed = new Set(ids);
-      const candidates = touched
-        .filter((pos) => !listed.has(pos + index.lo) && !excluded?.has(pos + index.lo))
-        .map((pos) => ({ pos, p: prob(pos) }))
-        .filter((c) => c.p >= SUGGEST_MIN)
-        .sort((x, y) => y.p - x.p || x.pos - y.pos)
-        .slice(0, MAX_SUGGESTIONS);
+      // A flat curve (slope 0: the model has not earned trust yet) suggests nothing.
+      if (!(model.a > 0)) return 0;
+      // p >= SUGGEST_MIN, as a least dot product: most papers fail this one comparison.
+      const least = (Math.log(SUGGEST_MIN / (1 - SUGGEST_MIN)) - model.b) / model.a - model.bias;
+      for (const id of ids) if (id - index.lo >= 0 && id - index.lo < index.size) listedAt[id - index.lo] = 1;
+      const candidates: Array<{ pos: number; p: number }> = [];
+      for (const pos of touched) {
+        if (acc[pos]! < least || listedAt[pos] === 1 || excluded?.has(pos + index.lo)) continue;
+        candidates.push({ pos, p: prob(pos) });
+      }
+      for (const id of ids) if (id - index.lo >= 0 && id - index.lo < index.size) listedAt[id - index.lo] = 0;
+      candidates.sort((x, y) => y.p - x.p || x.pos - y.pos);
+      candidates.length = Math.min(candidates.length, MAX_SUGGESTIONS);
       for (const c of candidates) {
         statement(db, SQL_SUGGEST).run(r.id, c.pos + index.lo, c.p, reasonOf(model, c.pos));
       }

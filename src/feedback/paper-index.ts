@@ -15,10 +15,10 @@ export class PaperIndex {
   lo = 1;
   hi = 0;
   private readonly termIds = new Map<string, number>();
-  /** Postings of term t: post[start[t] .. start[t + 1]) (positions and weights). */
-  private start = new Int32Array(1);
-  private postPos = new Int32Array(0);
-  private postVal = new Float32Array(0);
+  /** Postings of term t: postPos/postVal[start[t] .. start[t + 1]) (positions and weights); read in place by the scorer. */
+  start = new Int32Array(1);
+  postPos = new Int32Array(0);
+  postVal = new Float32Array(0);
   /** A paper's own vector: rows vecStart[pos] .. vecStart[pos + 1] of vecTerm / vecVal. */
   private vecStart = new Int32Array(1);
   private vecTerm = new Int32Array(0);
@@ -70,12 +70,6 @@ export class PaperIndex {
       postVal[at] = rows[r]![2];
     }
     Object.assign(this, { lo, hi, start, postPos, postVal, vecStart, vecTerm: terms, vecVal });
-  }
-
-  /** Calls fn(position, value) for every held paper with term t. */
-  postings(t: number, fn: (pos: number, value: number) => void): void {
-    if (t + 1 >= this.start.length) return;
-    for (let k = this.start[t]!; k < this.start[t + 1]!; k++) fn(this.postPos[k]!, this.postVal[k]!);
   }
 
   /** Calls fn(term, value) for every term of the paper at position pos. */
