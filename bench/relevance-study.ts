@@ -61,6 +61,10 @@ export interface DayFigures {
   /** Relevant papers of the day's batch the list did not hold (what suggestions could reach). */
   missedRelevant: number;
   votes: number;
+  /** The suggestions' reasons (titles of liked papers), as the email gave them. */
+  reasons: Array<string | undefined>;
+  /** Titles the reader marked "more like this" or followed from, up to and including this email. */
+  liked: string[];
 }
 
 const AUTHORS = ['Mira Okafor', 'Tomás Lindqvist', 'Aiko Tanaka', 'Ravi Menon', 'Lena Fischer', 'Omar Haddad', 'Sofia Rossi', 'Jonas Berg'];
@@ -95,6 +99,8 @@ export function dealDays(papers: StudyPaper[], days: number, split: number): Stu
 
 interface Listed {
   title: string;
+  /** A suggestion's reason: the title of the liked paper behind it. */
+  why?: string | undefined;
   more?: string | undefined;
   less?: string | undefined;
   follow?: string | undefined;
@@ -115,7 +121,7 @@ export function readEmail(text: string): { papers: Listed[]; suggestions: Listed
   const suggestions = also
     .split(/\n(?= \* )/)
     .filter((b) => /^ \* /.test(b))
-    .map((b) => ({ title: /^ \* (.*)$/m.exec(b)![1]!.trim(), more: /More like this: (\S+)/.exec(b)?.[1], less: /Less like this: (\S+)/.exec(b)?.[1] }));
+    .map((b) => ({ title: /^ \* (.*)$/m.exec(b)![1]!.trim(), why: /Because you liked: (.*)$/m.exec(b)?.[1]?.trim(), more: /More like this: (\S+)/.exec(b)?.[1], less: /Less like this: (\S+)/.exec(b)?.[1] }));
   return { papers, suggestions };
 }
 
@@ -155,6 +161,7 @@ export async function runStudy(h: WebHarness, opts: StudyOptions): Promise<DayFi
   };
   const received = new Map<string, number>();
   const acted = new Set<string>();
+  const likedBy = new Map<string, Set<string>>();
   const out: DayFigures[] = [];
   const start = Date.parse(`${opts.start ?? '2025-11-24'}T09:00:00Z`);
   for (let d = 0; d < days.length; d++) {
@@ -173,11 +180,13 @@ export async function runStudy(h: WebHarness, opts: StudyOptions): Promise<DayFi
         const flags = listed.map((p) => relevant(i, p.title));
         const inList = new Set(listed.map((p) => p.title));
         const missed = days[d]!.filter((p) => i.rule.test(`${p.title} ${p.abstract}`) && !inList.has(p.title)).length;
-        const votes = await act(h, role, to, listed, suggestions, (t) => relevant(i, t), acted);
+        const before = new Set(likedBy.get(to) ?? []);
+        const votes = await act(h, role, to, listed, suggestions, (t) => relevant(i, t), acted, (title) => before.add(title));
+        likedBy.set(to, before);
         out.push({
           split: opts.split, day: d + 1, interest: i.name, role, listed: listed.length, relevantListed: flags.filter(Boolean).length,
           ...rankFigures(flags), ceilingP5: rankFigures(flags.slice().sort((x, y) => Number(y) - Number(x))).p5, suggested: suggestions.length, relevantSuggested: suggestions.filter((s) => relevant(i, s.title)).length,
-          missedRelevant: missed, votes,
+          missedRelevant: missed, votes, reasons: suggestions.map((s) => s.why), liked: [...(likedBy.get(to) ?? [])],
         });
       }
     }
@@ -186,29 +195,33 @@ export async function runStudy(h: WebHarness, opts: StudyOptions): Promise<DayFi
 }
 
 /** What a reader of this role clicks in one email; returns the clicks made. */
-async function act(h: WebHarness, role: Role, to: string, listed: Listed[], suggestions: Listed[], relevant: (title: string) => boolean, acted: Set<string>): Promise<number> {
+async function act(
+  h: WebHarness, role: Role, to: string, listed: Listed[], suggestions: Listed[], relevant: (title: string) => boolean, acted: Set<string>,
+  liked: (title: string) => void,
+): Promise<number> {
   let clicks = 0;
-  const go = async (url: string | undefined) => {
+  const go = async (url: string | undefined, title?: string) => {
     if (url === undefined) return;
     await click(h, url);
     clicks++;
+    if (title !== undefined) liked(title);
   };
   if (role === 'voter') {
     for (const [k, p] of listed.entries()) {
-      if (relevant(p.title)) await go(p.more);
+      if (relevant(p.title)) await go(p.more, p.title);
       else if (k < 5) await go(p.less);
     }
-    for (const s of suggestions) await go(relevant(s.title) ? s.more : s.less);
+    for (const s of suggestions) await (relevant(s.title) ? go(s.more, s.title) : go(s.less));
   } else if (role === 'one-vote' && !acted.has(to)) {
     const first = listed.find((p) => relevant(p.title));
     if (first) {
-      await go(first.more);
+      await go(first.more, first.title);
       acted.add(to);
     }
   } else if (role === 'follower' && !acted.has(to)) {
     const first = listed.find((p) => relevant(p.title) && p.follow !== undefined);
     if (first) {
-      await go(first.follow);
+      await go(first.follow, first.title);
       acted.add(to);
     }
   }
