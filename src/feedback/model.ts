@@ -34,7 +34,7 @@ export interface Calibration {
   b: number;
 }
 
-export const DEFAULT_LAMBDA = 0.02;
+export const DEFAULT_LAMBDA = 0.005;
 const DEFAULT_ITERATIONS = 200;
 
 const sigmoid = (z: number): number => 1 / (1 + Math.exp(-z));
