@@ -238,3 +238,74 @@ async function click(h: WebHarness, url: string): Promise<void> {
   const done = await fetch(`${h.base}${action}`, { method: 'POST' });
   if (done.status !== 200) throw new Error(`POST ${action}: ${done.status}`);
 }
+
+/** A theme for like: topics: its rule, and readers who give its first paper as their example. */
+export interface LikeTheme {
+  name: string;
+  rule: RegExp;
+}
+
+export const LIKE_THEMES: LikeTheme[] = [
+  { name: 'multi-agent', rule: /multi-agent/i },
+  { name: 'self-play', rule: /self-play/i },
+  { name: 'human preferences', rule: /human feedback|RLHF|preference optimi/i },
+  { name: 'GUI and web agents', rule: /\bGUI\b|\bweb\b|browser/i },
+];
+
+export interface LikeFigures {
+  split: number;
+  theme: string;
+  example: string;
+  /** Papers the like: topic brought (every email), and how many of them are of the theme. */
+  listed: number;
+  sameTheme: number;
+  /** Papers of the theme that arrived from the example's day on (the example not counted). */
+  themeTotal: number;
+  /** Whether the example itself was ever listed as a match. */
+  exampleListed: boolean;
+}
+
+/**
+ * like: readers: on the day the first paper of a theme (by its title) arrives, a reader subscribes with `like:<its id>`
+ * (the database then holds only the days so far); their emails from then on are read.
+ */
+export async function runLikeStudy(h: WebHarness, opts: StudyOptions & { themes?: LikeTheme[] }): Promise<LikeFigures[]> {
+  const themes = opts.themes ?? LIKE_THEMES;
+  const days = dealDays(studyPapers(), opts.days, opts.split);
+  const start = Date.parse(`${opts.start ?? '2025-11-24'}T09:00:00Z`);
+  const readers = new Map<string, { theme: LikeTheme; example: StudyPaper; day: number; titles: string[] }>();
+  for (let d = 0; d < days.length; d++) {
+    const date = new Date(start + d * 86_400_000).toISOString().slice(0, 10);
+    h.clock.set(`${date}T09:00:00Z`);
+    ingestBatch(h.core.db, readBatchFile({ source: `like-study-${opts.split}`, date, papers: days[d]! }), h.clock);
+    for (const theme of themes) {
+      const to = `like-${theme.name.replaceAll(' ', '-')}-${opts.split}@study.example`;
+      // A reader gives a paper that is plainly of the theme: its title says so.
+      const example = days[d]!.find((p) => theme.rule.test(p.title));
+      if (readers.has(to) || !example) continue;
+      await h.subscribers.subscribe({ email: to, topics: [`like:${example.id}`] }, { confirmed: true });
+      readers.set(to, { theme, example, day: d, titles: [] });
+    }
+    await runPipeline(h.core, { mode: 'now' });
+    for (const [to, r] of readers) {
+      const sent = (h.core.db.prepare(`SELECT count(*) AS n FROM digests g JOIN subscribers s ON s.id = g.subscriber_id WHERE s.email = ? AND g.status = 'sent'`).get(to) as { n: number }).n;
+      if (sent === 0 || h.smtp.to(to).length >= sent + 1) continue;
+      const mail = await h.smtp.waitFor(to, sent, 15_000);
+      r.titles.push(...readEmail(mail.text).papers.map((p) => p.title).filter((t) => !r.titles.includes(t)));
+    }
+  }
+  return [...readers.values()].map((r) => {
+    const of = (p: Pick<StudyPaper, 'title' | 'abstract'>) => r.theme.rule.test(`${p.title} ${p.abstract}`);
+    const papers = studyPapers();
+    const later = days.slice(r.day).flat().filter((p) => of(p) && p.id !== r.example.id);
+    return {
+      split: opts.split,
+      theme: r.theme.name,
+      example: r.example.title,
+      listed: r.titles.length,
+      sameTheme: r.titles.filter((t) => of(papers.find((p) => p.title === t)!)).length,
+      themeTotal: later.length,
+      exampleListed: r.titles.includes(r.example.title),
+    };
+  });
+}

@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startWebHarness } from '../tests/helpers/web-harness.ts';
-import { ROLES, runStudy, type DayFigures } from './relevance-study.ts';
+import { ROLES, runLikeStudy, runStudy, type DayFigures, type LikeFigures } from './relevance-study.ts';
 
 const { values: o } = parseArgs({
   options: { splits: { type: 'string', default: '3' }, days: { type: 'string', default: '6' }, json: { type: 'string' } },
@@ -28,6 +28,7 @@ function summary(rows: DayFigures[]): string {
 }
 
 const all: DayFigures[] = [];
+const likes: LikeFigures[] = [];
 const splits = Number(o.splits);
 const days = Number(o.days);
 for (let split = 0; split < splits; split++) {
@@ -38,7 +39,19 @@ for (let split = 0; split < splits; split++) {
   } finally {
     await h.close();
   }
+  const l = await startWebHarness();
+  try {
+    likes.push(...(await runLikeStudy(l, { days, split })));
+  } finally {
+    await l.close();
+  }
   log(`\n== split ${split} (${((performance.now() - t) / 1000).toFixed(1)} s)`);
+  for (const f of likes.filter((x) => x.split === split)) {
+    log(`like: ${f.theme.padEnd(18)} precision ${f2(share(f.sameTheme, f.listed))} (${f.sameTheme}/${f.listed})  found ${f2(share(f.sameTheme, f.themeTotal))} (${f.sameTheme}/${f.themeTotal})${f.exampleListed ? '  EXAMPLE LISTED' : ''}  example: ${f.example.slice(0, 60)}`);
+  }
+  const ls = likes.filter((x) => x.split === split);
+  const [ll, lg, lt] = [ls.reduce((a, f) => a + f.listed, 0), ls.reduce((a, f) => a + f.sameTheme, 0), ls.reduce((a, f) => a + f.themeTotal, 0)];
+  log(`like: all themes       precision ${f2(share(lg, ll))} (${lg}/${ll})  found ${f2(share(lg, lt))} (${lg}/${lt})`);
   for (let d = 1; d <= days; d++) {
     for (const role of ROLES) {
       const rows = all.filter((r) => r.split === split && r.day === d && r.role === role);
@@ -67,4 +80,4 @@ for (const r of all) {
 }
 log(`\n== readers worse than the baseline on a day: ${worse.length}`);
 for (const w of worse) log(`  ${w}`);
-if (o.json) writeFileSync(o.json, JSON.stringify(all, null, 1));
+if (o.json) writeFileSync(o.json, JSON.stringify({ readers: all, like: likes }, null, 1));
