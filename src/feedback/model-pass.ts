@@ -6,7 +6,9 @@
 //    MODEL_KEEP, and at least the MODEL_KEEP_MIN best;
 //  * suggests up to MAX_SUGGESTIONS papers of the row's range that no topic of theirs matched, whose
 //    calibrated probability reaches SUGGEST_MIN, each with the liked paper that weighs most in its score
-//    (the reason shown: "because you liked …"), unless they turned suggestions off.
+//    (the reason shown: "because you liked …"), unless they turned suggestions off. A model whose
+//    held-out evidence is nil yet (one or two votes: its calibrated slope is 0) orders nothing and
+//    suggests instead the papers nearest one of the reader's liked papers (cosine >= NEIGHBOUR_MIN).
 // Scores come from one inverted index of the run's papers (paper-index.ts), term at a time. Rows are
 // read and rewritten in JavaScript, one UPDATE each; readers without a model are not touched.
 import type { Db } from '../db/open.ts';
@@ -25,6 +27,16 @@ export const MODEL_KEEP = 0.4;
 export const MODEL_KEEP_MIN = 3;
 /** How much the model's probability weighs against one matched topic in the digest's order. */
 export const RANK_WEIGHT = 1.5;
+/**
+ * Cosine between a paper and a liked one for a suggestion from a model without calibrated evidence.
+ * On the sample listing (71 abstracts of one field) 0.15 kept papers of the liked paper's theme about half
+ * the time and 0.18 three times out of four, finding a sixth of them (BENCHMARKS.md, reader models).
+ */
+export const NEIGHBOUR_MIN = 0.16;
+/** Papers with the highest model score looked at for that cosine. */
+const NEIGHBOUR_POOL = 20;
+/** Liked papers compared (the newest). */
+const NEIGHBOUR_LIKED = 5;
 /** Readers who voted before models existed, trained during one plan run at most (each a few ms). */
 export const LAZY_TRAIN_MAX = 200;
 
@@ -49,6 +61,10 @@ const SQL_EXCLUDED = `
   JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > d.from_paper AND m.paper_id <= d.to_paper
   WHERE d.id > ?`;
 const SQL_UPDATE_ROW = `UPDATE digests SET items = ?, paper_count = ? WHERE id = ?`;
+/** The vectors of a reader's newest liked papers. */
+const SQL_LIKED_VECTORS = `
+  SELECT paper_id AS paperId, term, weight FROM paper_terms
+  WHERE paper_id IN (SELECT paper_id FROM feedback WHERE subscriber_id = ? AND vote > 0 ORDER BY at DESC, paper_id LIMIT ${NEIGHBOUR_LIKED})`;
 const SQL_SUGGEST = `INSERT OR IGNORE INTO digest_suggestions (digest_id, paper_id, score, reason_paper) VALUES (?, ?, ?, ?)`;
 
 interface Row {
@@ -190,8 +206,8 @@ export function createModelPass(db: Db, now: Date) {
       const blob = packItems(order.map((i) => ids[i]!), order.map((i) => masks[i]!), r.fromPaper);
       statement(db, SQL_UPDATE_ROW).run(blob, order.length, r.id);
       if (r.suggestions !== 1) return 0;
-      // A flat curve (slope 0: the model has not earned trust yet) suggests nothing.
-      if (!(model.a > 0)) return 0;
+      // A flat curve (slope 0: the model has not earned trust yet): the liked papers' nearest instead.
+      if (!(model.a > 0)) return neighbours(r, ids, touched, excluded);
       // p >= SUGGEST_MIN, as a least dot product: most papers fail this one comparison.
       const least = (Math.log(SUGGEST_MIN / (1 - SUGGEST_MIN)) - model.b) / model.a - model.bias;
       for (const id of ids) if (id - index.lo >= 0 && id - index.lo < index.size) listedAt[id - index.lo] = 1;
@@ -213,6 +229,42 @@ export function createModelPass(db: Db, now: Date) {
         mark[pos] = 0;
       }
     }
+  }
+
+  /** Suggestions for a reader whose model is flat: papers close to one they liked, that paper the reason. */
+  function neighbours(r: Row, ids: number[], touched: number[], excluded: Set<number> | undefined): number {
+    const listed = new Set(ids);
+    const pool = touched
+      .filter((pos) => !listed.has(pos + index.lo) && !excluded?.has(pos + index.lo))
+      .sort((x, y) => acc[y]! - acc[x]! || x - y)
+      .slice(0, NEIGHBOUR_POOL);
+    if (pool.length === 0) return 0;
+    const liked = new Map<number, Map<number, number>>();
+    for (const v of statement<[number], { paperId: number; term: string; weight: number }>(db, SQL_LIKED_VECTORS).all(r.sid)) {
+      const t = index.termId(v.term);
+      if (t === undefined) continue;
+      let m = liked.get(v.paperId);
+      if (!m) liked.set(v.paperId, (m = new Map()));
+      m.set(t, v.weight);
+    }
+    const found: Array<{ pos: number; cos: number; reason: number }> = [];
+    for (const pos of pool) {
+      for (const [paperId, vec] of liked) {
+        if (paperId === pos + index.lo) continue;
+        let cos = 0;
+        index.vector(pos, (t, value) => {
+          cos += value * (vec.get(t) ?? 0);
+        });
+        if (cos >= NEIGHBOUR_MIN && !(found.at(-1)?.pos === pos && found.at(-1)!.cos >= cos)) {
+          if (found.at(-1)?.pos === pos) found.pop();
+          found.push({ pos, cos, reason: paperId });
+        }
+      }
+    }
+    found.sort((x, y) => y.cos - x.cos || x.pos - y.pos);
+    const kept = found.slice(0, MAX_SUGGESTIONS);
+    for (const c of kept) statement(db, SQL_SUGGEST).run(r.id, c.pos + index.lo, c.cos, c.reason);
+    return kept.length;
   }
 
   /** The anchor (liked paper) of the model term that adds most to this paper's score, or null. */
