@@ -275,6 +275,29 @@ describe('a reader teaches their digest from the email', () => {
     expect((await fetch(h.local(bad))).status).toBe(403);
   });
 
+  it('"only the papers my model rates well" (a preference) keeps the liked theme and leaves the rest out', async () => {
+    const reader = subject(READER);
+    const saved = await fetch(`${h.base}/preferences/${h.tokens.sign(reader, 'manage')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ modelOnly: true }),
+    });
+    expect(saved.status).toBe(200);
+    expect(((await saved.json()) as { preferences: { modelOnly: boolean } }).preferences.modelOnly).toBe(true);
+    // A fifth day: the fourth day's papers again, as new papers (new ids), so both themes are there.
+    h.clock.set('2025-11-29T09:00:00Z');
+    const papers = slices[3]!.map((p, i) => ({ ...p, id: `2512.${String(20000 + i)}`, url: `${p.url}#again`, authors: ['Mira Okafor', 'Tomás Lindqvist'] }));
+    ingestBatch(h.core.db, readBatchFile({ source: 'hf-daily', date: '2025-11-29', papers }), h.clock);
+    await runPipeline(h.core, { mode: 'now' });
+    const listed = papersOf((await h.smtp.waitFor(READER, 5)).text);
+    const games = papers.filter((p) => theme(p) === 'game').length;
+    const kept = listed.map((p) => themeOfTitle.get(p.title));
+    // Shorter by far, nearly every game paper still there, few of the disliked theme.
+    expect(listed.length).toBeLessThan(papers.length * 0.6);
+    expect(kept.filter((t) => t === 'game').length).toBeGreaterThanOrEqual(games * 0.8);
+    expect(kept.filter((t) => t === 'llm').length).toBeLessThanOrEqual(listed.length * 0.2);
+  });
+
   // Last: it prunes every digest's paper list.
   it("a digest pruned by retention answers 410: its feedback links expired with its paper list", async () => {
     const p = papersOf(lastText)[0]!;
