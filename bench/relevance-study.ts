@@ -47,6 +47,8 @@ export interface DayFigures {
   interest: string;
   role: Role;
   listed: number;
+  /** The listed titles, sorted and joined: two readers' orders compare only when their lists are the same. */
+  listKey: string;
   relevantListed: number;
   p5: number;
   p10: number;
@@ -184,7 +186,7 @@ export async function runStudy(h: WebHarness, opts: StudyOptions): Promise<DayFi
         const votes = await act(h, role, to, listed, suggestions, (t) => relevant(i, t), acted, (title) => before.add(title));
         likedBy.set(to, before);
         out.push({
-          split: opts.split, day: d + 1, interest: i.name, role, listed: listed.length, relevantListed: flags.filter(Boolean).length,
+          split: opts.split, day: d + 1, interest: i.name, role, listed: listed.length, listKey: [...inList].sort().join('\n'), relevantListed: flags.filter(Boolean).length,
           ...rankFigures(flags), ceilingP5: rankFigures(flags.slice().sort((x, y) => Number(y) - Number(x))).p5, suggested: suggestions.length, relevantSuggested: suggestions.filter((s) => relevant(i, s.title)).length,
           missedRelevant: missed, votes, reasons: suggestions.map((s) => s.why), liked: [...(likedBy.get(to) ?? [])],
         });

@@ -73,9 +73,10 @@ for (const r of all) {
   if (r.role === 'baseline') continue;
   const b = all.find((x) => x.split === r.split && x.day === r.day && x.interest === r.interest && x.role === 'baseline');
   if (!b) continue;
-  const ordered = r.listed === b.listed; // a follower's list can hold more papers: compare orders of equal lists only for AUC
-  if (r.p5 < b.p5 - 1e-9 || (ordered && r.auc < b.auc - 1e-9)) {
-    worse.push(`split ${r.split} day ${r.day} ${r.interest}/${r.role}: P@5 ${f2(r.p5)} vs ${f2(b.p5)}, AUC ${f2(r.auc)} vs ${f2(b.auc)}`);
+  // A follower's list holds the followed author's papers too: their orders compare only on the same list.
+  const same = r.listKey === b.listKey;
+  if (r.p5 < b.p5 - 1e-9 || r.auc < b.auc - 1e-9) {
+    worse.push(`split ${r.split} day ${r.day} ${r.interest}/${r.role}: P@5 ${f2(r.p5)} vs ${f2(b.p5)}, AUC ${f2(r.auc)} vs ${f2(b.auc)} (${r.listed} papers${same ? '' : `, not the baseline's ${b.listed}: a followed author's papers`})`);
   }
 }
 log(`\n== readers worse than the baseline on a day: ${worse.length}`);

@@ -97,6 +97,11 @@ export interface ModelPassResult {
   trained: number;
 }
 
+/** A plan run's model pass, summed over its chunks: what it did and its time (ms). */
+export interface ModelPassTotals extends ModelPassResult {
+  ms: number;
+}
+
 /** One plan run's pass (its paper index lives as long as the run). */
 export function createModelPass(db: Db, now: Date) {
   const index = new PaperIndex(db);
@@ -106,6 +111,7 @@ export function createModelPass(db: Db, now: Date) {
   let listedAt = new Uint8Array(0);
   let lazyLeft = LAZY_TRAIN_MAX;
   let trainedNow = 0;
+  const totals: ModelPassTotals = { reranked: 0, suggested: 0, trained: 0, ms: 0 };
 
   function modelOf(r: Row): Model | undefined {
     let m: { bias: number; a: number; b: number; weights: string } | undefined =
@@ -129,40 +135,52 @@ export function createModelPass(db: Db, now: Date) {
   }
 
   return {
+    /** The run so far. */
+    totals: (): ModelPassTotals => ({ ...totals }),
     /** Reorders, trims and completes with suggestions the rows with ids above `before`. */
     apply(before: number): ModelPassResult {
-      const result: ModelPassResult = { reranked: 0, suggested: 0, trained: 0 };
-      trainedNow = 0;
-      const rows = statement<[number], Row>(db, SQL_ROWS).all(before);
-      if (rows.length === 0) return result;
-      let lo = Infinity;
-      let hi = 0;
-      for (const r of rows) {
-        lo = Math.min(lo, r.fromPaper);
-        hi = Math.max(hi, r.toPaper);
-      }
-      index.cover(lo, hi);
-      if (acc.length < index.size) {
-        acc = new Float32Array(index.size);
-        mark = new Uint8Array(index.size);
-        listedAt = new Uint8Array(index.size);
-      }
-      const excluded = new Map<number, Set<number>>();
-      for (const e of statement<[number, number], { id: number; paperId: number }>(db, SQL_EXCLUDED).all(before, before)) {
-        let s = excluded.get(e.id);
-        if (!s) excluded.set(e.id, (s = new Set()));
-        s.add(e.paperId);
-      }
-      for (const r of rows) {
-        const model = modelOf(r);
-        if (!model) continue;
-        result.suggested += rescore(r, model, excluded.get(r.id));
-        result.reranked++;
-      }
-      result.trained = trainedNow;
-      return result;
+      const started = performance.now();
+      const r = applyChunk(before);
+      totals.reranked += r.reranked;
+      totals.suggested += r.suggested;
+      totals.trained += r.trained;
+      totals.ms += performance.now() - started;
+      return r;
     },
   };
+
+  function applyChunk(before: number): ModelPassResult {
+    const result: ModelPassResult = { reranked: 0, suggested: 0, trained: 0 };
+    trainedNow = 0;
+    const rows = statement<[number], Row>(db, SQL_ROWS).all(before);
+    if (rows.length === 0) return result;
+    let lo = Infinity;
+    let hi = 0;
+    for (const r of rows) {
+      lo = Math.min(lo, r.fromPaper);
+      hi = Math.max(hi, r.toPaper);
+    }
+    index.cover(lo, hi);
+    if (acc.length < index.size) {
+      acc = new Float32Array(index.size);
+      mark = new Uint8Array(index.size);
+      listedAt = new Uint8Array(index.size);
+    }
+    const excluded = new Map<number, Set<number>>();
+    for (const e of statement<[number, number], { id: number; paperId: number }>(db, SQL_EXCLUDED).all(before, before)) {
+      let s = excluded.get(e.id);
+      if (!s) excluded.set(e.id, (s = new Set()));
+      s.add(e.paperId);
+    }
+    for (const r of rows) {
+      const model = modelOf(r);
+      if (!model) continue;
+      result.suggested += rescore(r, model, excluded.get(r.id));
+      result.reranked++;
+    }
+    result.trained = trainedNow;
+    return result;
+  }
 
   /** One row: its order (and trim), then its suggestions. Returns the suggestions written. */
   function rescore(r: Row, model: Model, excluded: Set<number> | undefined): number {

@@ -30,7 +30,7 @@ import type { Clock } from '../clock.ts';
 import { retryWhileBusy } from '../db/busy.ts';
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../log.ts';
-import { createModelPass } from '../feedback/model-pass.ts';
+import { createModelPass, type ModelPassTotals } from '../feedback/model-pass.ts';
 import {
   PLAN_GROUPS_MAX,
   SQL_ADD_GROUPS,
@@ -70,6 +70,8 @@ export interface PlanOptions {
   perSubscriber?: boolean;
   /** Groups kept before the run's group table is emptied (default PLAN_GROUPS_MAX; tests use a small one). */
   groupCacheMax?: number;
+  /** Called once at the end with what the reader models did (readers ordered, suggestions, time): benchmarks. */
+  onModels?: (totals: ModelPassTotals) => void;
   /** Called after each chunk with its time (the write lock's hold, plus any wait for it) and slots: benchmarks. */
   onChunk?: (ms: number, slots: number) => void;
   logger?: Logger;
@@ -254,7 +256,8 @@ export async function planDigests(db: Db, opts: PlanOptions): Promise<PlanResult
     s.clearGroups.run();
     s.clearSlots.run();
   }
-  opts.logger?.info({ ...total, mode: opts.mode }, 'digests planned');
+  opts.onModels?.(models.totals());
+  opts.logger?.info({ ...total, mode: opts.mode, models: models.totals() }, 'digests planned');
   return total;
 }
 
