@@ -61,10 +61,11 @@ const SQL_EXCLUDED = `
   JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > d.from_paper AND m.paper_id <= d.to_paper
   WHERE d.id > ?`;
 const SQL_UPDATE_ROW = `UPDATE digests SET items = ?, paper_count = ? WHERE id = ?`;
-/** The vectors of a reader's newest liked papers. */
-const SQL_LIKED_VECTORS = `
-  SELECT paper_id AS paperId, term, weight FROM paper_terms
-  WHERE paper_id IN (SELECT paper_id FROM feedback WHERE subscriber_id = ? AND vote > 0 ORDER BY at DESC, paper_id LIMIT ${NEIGHBOUR_LIKED})`;
+/** A reader's newest liked papers. */
+const SQL_LIKED = `SELECT paper_id AS paperId FROM feedback WHERE subscriber_id = ? AND vote > 0 ORDER BY at DESC, paper_id LIMIT ${NEIGHBOUR_LIKED}`;
+const SQL_PAPER_VECTOR = `SELECT term, weight FROM paper_terms WHERE paper_id = ?`;
+/** Liked papers' vectors kept per run. */
+const LIKED_CACHE = 20_000;
 const SQL_SUGGEST = `INSERT OR IGNORE INTO digest_suggestions (digest_id, paper_id, score, reason_paper) VALUES (?, ?, ?, ?)`;
 
 interface Row {
@@ -109,6 +110,9 @@ export function createModelPass(db: Db, now: Date) {
   let mark = new Uint8Array(0);
   /** 1 at the positions of the papers the row lists (cleared after each row). */
   let listedAt = new Uint8Array(0);
+  /** A liked paper's weights by term id, scattered for one comparison and cleared after it. */
+  let dense = new Float32Array(0);
+  const likedCache = new Map<number, { terms: number[]; weights: number[] }>();
   let lazyLeft = LAZY_TRAIN_MAX;
   let trainedNow = 0;
   const totals: ModelPassTotals = { reranked: 0, suggested: 0, trained: 0, ms: 0 };
@@ -160,7 +164,10 @@ export function createModelPass(db: Db, now: Date) {
       lo = Math.min(lo, r.fromPaper);
       hi = Math.max(hi, r.toPaper);
     }
+    const held = `${index.lo}:${index.hi}`;
     index.cover(lo, hi);
+    // Terms first seen in a newly held paper are missing from the cached liked vectors.
+    if (`${index.lo}:${index.hi}` !== held) likedCache.clear();
     if (acc.length < index.size) {
       acc = new Float32Array(index.size);
       mark = new Uint8Array(index.size);
@@ -251,38 +258,53 @@ export function createModelPass(db: Db, now: Date) {
 
   /** Suggestions for a reader whose model is flat: papers close to one they liked, that paper the reason. */
   function neighbours(r: Row, ids: number[], touched: number[], excluded: Set<number> | undefined): number {
-    const listed = new Set(ids);
-    const pool = touched
-      .filter((pos) => !listed.has(pos + index.lo) && !excluded?.has(pos + index.lo))
-      .sort((x, y) => acc[y]! - acc[x]! || x - y)
-      .slice(0, NEIGHBOUR_POOL);
+    // The NEIGHBOUR_POOL best by the model's dot product, kept in a small sorted array (no full sort).
+    const pool: number[] = [];
+    for (const id of ids) if (id - index.lo >= 0 && id - index.lo < index.size) listedAt[id - index.lo] = 1;
+    for (const pos of touched) {
+      if (listedAt[pos] === 1 || excluded?.has(pos + index.lo)) continue;
+      if (pool.length === NEIGHBOUR_POOL && acc[pos]! <= acc[pool[NEIGHBOUR_POOL - 1]!]!) continue;
+      let k = Math.min(pool.length, NEIGHBOUR_POOL - 1);
+      while (k > 0 && acc[pool[k - 1]!]! < acc[pos]!) k--;
+      pool.splice(k, 0, pos);
+      if (pool.length > NEIGHBOUR_POOL) pool.pop();
+    }
+    for (const id of ids) if (id - index.lo >= 0 && id - index.lo < index.size) listedAt[id - index.lo] = 0;
     if (pool.length === 0) return 0;
-    const liked = new Map<number, Map<number, number>>();
-    for (const v of statement<[number], { paperId: number; term: string; weight: number }>(db, SQL_LIKED_VECTORS).all(r.sid)) {
-      const t = index.termId(v.term);
-      if (t === undefined) continue;
-      let m = liked.get(v.paperId);
-      if (!m) liked.set(v.paperId, (m = new Map()));
-      m.set(t, v.weight);
-    }
-    const found: Array<{ pos: number; cos: number; reason: number }> = [];
-    for (const pos of pool) {
-      for (const [paperId, vec] of liked) {
-        if (paperId === pos + index.lo) continue;
+    const best = new Map<number, { cos: number; reason: number }>();
+    for (const liked of statement<[number], { paperId: number }>(db, SQL_LIKED).all(r.sid)) {
+      const vec = likedVector(liked.paperId);
+      if (vec.terms.length === 0) continue;
+      if (dense.length < index.termCount) dense = new Float32Array(index.termCount);
+      for (let k = 0; k < vec.terms.length; k++) dense[vec.terms[k]!] = vec.weights[k]!;
+      const { vecStart, vecTerm, vecVal } = index;
+      for (const pos of pool) {
+        if (pos + index.lo === liked.paperId) continue;
         let cos = 0;
-        index.vector(pos, (t, value) => {
-          cos += value * (vec.get(t) ?? 0);
-        });
-        if (cos >= NEIGHBOUR_MIN && !(found.at(-1)?.pos === pos && found.at(-1)!.cos >= cos)) {
-          if (found.at(-1)?.pos === pos) found.pop();
-          found.push({ pos, cos, reason: paperId });
-        }
+        for (let k = vecStart[pos]!, end = vecStart[pos + 1]!; k < end; k++) cos += vecVal[k]! * dense[vecTerm[k]!]!;
+        if (cos >= NEIGHBOUR_MIN && cos > (best.get(pos)?.cos ?? 0)) best.set(pos, { cos, reason: liked.paperId });
       }
+      for (const t of vec.terms) dense[t] = 0;
     }
-    found.sort((x, y) => y.cos - x.cos || x.pos - y.pos);
-    const kept = found.slice(0, MAX_SUGGESTIONS);
-    for (const c of kept) statement(db, SQL_SUGGEST).run(r.id, c.pos + index.lo, c.cos, c.reason);
+    const kept = [...best].sort((x, y) => y[1].cos - x[1].cos || x[0] - y[0]).slice(0, MAX_SUGGESTIONS);
+    for (const [pos, c] of kept) statement(db, SQL_SUGGEST).run(r.id, pos + index.lo, c.cos, c.reason);
     return kept.length;
+  }
+
+  /** A liked paper's vector over the run's term ids (cached for the run: readers like the same papers). */
+  function likedVector(paperId: number): { terms: number[]; weights: number[] } {
+    let v = likedCache.get(paperId);
+    if (v) return v;
+    v = { terms: [], weights: [] };
+    for (const row of statement<[number], { term: string; weight: number }>(db, SQL_PAPER_VECTOR).all(paperId)) {
+      const t = index.termId(row.term);
+      if (t === undefined) continue;
+      v.terms.push(t);
+      v.weights.push(row.weight);
+    }
+    if (likedCache.size >= LIKED_CACHE) likedCache.clear();
+    likedCache.set(paperId, v);
+    return v;
   }
 
   /** The anchor (liked paper) of the model term that adds most to this paper's score, or null. */

@@ -19,10 +19,10 @@ export class PaperIndex {
   start = new Int32Array(1);
   postPos = new Int32Array(0);
   postVal = new Float32Array(0);
-  /** A paper's own vector: rows vecStart[pos] .. vecStart[pos + 1] of vecTerm / vecVal. */
-  private vecStart = new Int32Array(1);
-  private vecTerm = new Int32Array(0);
-  private vecVal = new Float32Array(0);
+  /** A paper's own vector: rows vecStart[pos] .. vecStart[pos + 1] of vecTerm / vecVal (read in place too). */
+  vecStart = new Int32Array(1);
+  vecTerm = new Int32Array(0);
+  vecVal = new Float32Array(0);
 
   constructor(private readonly db: Db) {}
 
@@ -75,6 +75,11 @@ export class PaperIndex {
   /** Calls fn(term, value) for every term of the paper at position pos. */
   vector(pos: number, fn: (t: number, value: number) => void): void {
     for (let k = this.vecStart[pos]!; k < this.vecStart[pos + 1]!; k++) fn(this.vecTerm[k]!, this.vecVal[k]!);
+  }
+
+  /** Terms the run has seen (ids are below this). */
+  get termCount(): number {
+    return this.termIds.size;
   }
 
   /** Papers the index holds (for accumulators). */
