@@ -225,11 +225,14 @@ export function createModelPass(db: Db, now: Date) {
         probs.push(p);
         keys.push(popcount(mask) + RANK_WEIGHT * p);
       });
-      // Stable: equal keys keep the planner's order (upvotes, then relevance).
-      let order = ids.map((_, i) => i).sort((x, y) => keys[y]! - keys[x]! || x - y);
-      if (r.modelOnly === 1) order = order.filter((i, rank) => rank < MODEL_KEEP_MIN || probs[i]! >= MODEL_KEEP);
-      const blob = packItems(order.map((i) => ids[i]!), order.map((i) => masks[i]!), r.fromPaper);
-      statement(db, SQL_UPDATE_ROW).run(blob, order.length, r.id);
+      // A flat curve gives every paper one probability: the planner's order stands, nothing to rewrite.
+      if (model.a > 0 || r.modelOnly === 1) {
+        // Stable: equal keys keep the planner's order (upvotes, then relevance).
+        let order = ids.map((_, i) => i).sort((x, y) => keys[y]! - keys[x]! || x - y);
+        if (r.modelOnly === 1) order = order.filter((i, rank) => rank < MODEL_KEEP_MIN || probs[i]! >= MODEL_KEEP);
+        const blob = packItems(order.map((i) => ids[i]!), order.map((i) => masks[i]!), r.fromPaper);
+        statement(db, SQL_UPDATE_ROW).run(blob, order.length, r.id);
+      }
       if (r.suggestions !== 1) return 0;
       // A flat curve (slope 0: the model has not earned trust yet): the liked papers' nearest instead.
       if (!(model.a > 0)) return neighbours(r, ids, touched, excluded);
