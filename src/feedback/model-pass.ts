@@ -34,7 +34,7 @@ export const RANK_WEIGHT = 1.5;
  */
 export const NEIGHBOUR_MIN = 0.16;
 /** Papers with the highest model score looked at for that cosine. */
-const NEIGHBOUR_POOL = 20;
+const NEIGHBOUR_POOL = 12;
 /** Liked papers compared (the newest). */
 const NEIGHBOUR_LIKED = 5;
 /** Readers who voted before models existed, trained during one plan run at most (each a few ms). */
@@ -50,13 +50,18 @@ const SQL_ROWS = `
   WHERE d.id > ? AND d.items IS NOT NULL
     AND (m.subscriber_id IS NOT NULL OR EXISTS (SELECT 1 FROM feedback f WHERE f.subscriber_id = d.subscriber_id))`;
 const SQL_MODEL = `SELECT bias, cal_a AS a, cal_b AS b, weights FROM reader_models WHERE subscriber_id = ?`;
-/** Papers of each new row's range that its reader voted on or that only a muted topic of theirs matched. */
+/**
+ * Papers of each new row's range that its reader voted on or that a muted topic of theirs matched (never
+ * suggested). Only rows whose reader has a model (read after this pass trained the ones it trains lazily).
+ */
 const SQL_EXCLUDED = `
   SELECT d.id, f.paper_id AS paperId FROM digests d
+  JOIN reader_models rm ON rm.subscriber_id = d.subscriber_id
   JOIN feedback f ON f.subscriber_id = d.subscriber_id AND f.paper_id > d.from_paper AND f.paper_id <= d.to_paper
   WHERE d.id > ?
   UNION
   SELECT d.id, m.paper_id FROM digests d
+  JOIN reader_models rm ON rm.subscriber_id = d.subscriber_id
   JOIN topics t ON t.subscriber_id = d.subscriber_id AND t.muted = 1
   JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > d.from_paper AND m.paper_id <= d.to_paper
   WHERE d.id > ?`;
@@ -173,18 +178,20 @@ export function createModelPass(db: Db, now: Date) {
       mark = new Uint8Array(index.size);
       listedAt = new Uint8Array(index.size);
     }
+    // Models first: a reader trained lazily here has their model row before the exclusions are read.
+    const models = rows.map((r) => modelOf(r));
     const excluded = new Map<number, Set<number>>();
     for (const e of statement<[number, number], { id: number; paperId: number }>(db, SQL_EXCLUDED).all(before, before)) {
       let s = excluded.get(e.id);
       if (!s) excluded.set(e.id, (s = new Set()));
       s.add(e.paperId);
     }
-    for (const r of rows) {
-      const model = modelOf(r);
-      if (!model) continue;
+    rows.forEach((r, k) => {
+      const model = models[k];
+      if (!model) return;
       result.suggested += rescore(r, model, excluded.get(r.id));
       result.reranked++;
-    }
+    });
     result.trained = trainedNow;
     return result;
   }
