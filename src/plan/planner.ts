@@ -20,10 +20,10 @@
 // within microseconds, and another process's writer (a subscribe in `digest serve`, polling for the
 // lock every few ms) almost never got in: measured with bench/web-under-plan.ts at 20k subscribers, web
 // p50 600 ms and p99 2.6 s during the plan. The gap costs about 20% more plan time when nobody waits.
-// Decision (issue 10): subscribers without a feedback profile are planned once per topic set (groups.ts):
-// a broad day's plan at 100k fell from 61 s to 8.4 s (quiet machine). Those with a profile are planned
-// one by one (SQL_PLAN_ROWS), as everyone is with PlanOptions.perSubscriber: the same rows either way
-// (tested).
+// Decision (issue 10): subscribers are planned once per topic set (groups.ts): a broad day's plan at 100k
+// fell from 61 s to 8.4 s (quiet machine). With PlanOptions.perSubscriber everyone is planned one by one
+// (SQL_PLAN_ROWS): the same rows either way (tested). Readers with a model are grouped too; step 2c
+// (src/feedback/model-pass.ts) then reorders their copy and adds their suggestions.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { statement } from '../db/statements.ts';
 import type { Clock } from '../clock.ts';
