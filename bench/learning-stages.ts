@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import { systemClock } from '../src/clock.ts';
 import { loadConfig } from '../src/config.ts';
 import { indexPaperTerms } from '../src/feedback/paper-terms.ts';
-import { profileScoreSql, suggestForNewRows } from '../src/feedback/suggest.ts';
+import { createModelPass } from '../src/feedback/model-pass.ts';
 import { parseFeed } from '../src/ingest/detect.ts';
 import { ingestBatch } from '../src/ingest/ingest.ts';
 import { silentLogger } from '../src/log.ts';
@@ -41,7 +41,7 @@ try {
     t = performance.now();
     const setup = setupLearning(db, app.clock);
     console.log(`learning setup: ${ms(t)}`, setup);
-    if (o['no-profiles']) db.exec('DELETE FROM profile_terms'); // like: topics alone
+    if (o['no-profiles']) db.exec('DELETE FROM reader_models; DELETE FROM feedback'); // like: topics alone
   }
   t = performance.now();
   ingestBatch(db, parseFeed(readFileSync(join(dir, 'b.json'), 'utf8'), 'batch'), app.clock);
@@ -59,13 +59,8 @@ try {
   if (!o.plain) {
     db.exec('DELETE FROM digest_suggestions');
     t = performance.now();
-    suggestForNewRows(db, 0);
-    console.log(`  of which suggestions, alone: ${ms(t)}`);
-    t = performance.now();
-    db.prepare(`SELECT sum(${profileScoreSql('d.subscriber_id', 'm.paper_id')}) FROM digests d JOIN topics tp ON tp.subscriber_id = d.subscriber_id
-                JOIN query_matches m ON m.query_id = tp.query_id AND m.paper_id > d.from_paper AND m.paper_id <= d.to_paper
-                WHERE EXISTS (SELECT 1 FROM profile_terms pr WHERE pr.subscriber_id = d.subscriber_id)`).get();
-    console.log(`  of which profile scores, alone: ${ms(t)}`);
+    const pass = createModelPass(db, app.clock.now()).apply(0);
+    console.log(`  of which reader models (order + suggestions), again alone: ${ms(t)}`, pass);
   }
   console.log(`load average at end ${loadavg()[0]!.toFixed(2)}`);
   await app.close();

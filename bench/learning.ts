@@ -1,13 +1,14 @@
 // `npm run bench -- … --learning`: issue 13's load. Before today's batch, yesterday's listing (the 71
 // real abstracts of bench/data/abstracts.json, as papers 2401.*) is ingested and matched; then a third
 // of the subscribers get a like: topic (one of 24 example papers: 24 distinct example queries) and a
-// feedback profile (3 "more" and 2 "less" votes on yesterday's papers, the profile built in SQL).
-// The match stage then runs the like: queries and indexes today's papers' terms; the plan stage
-// orders the profiled subscribers' papers by profile and adds their suggestions.
+// model (3 "more" and 2 "less" votes on yesterday's papers; 71 distinct vote sets, each trained once by
+// src/feedback/training.ts and copied to the readers who share it). The match stage then runs the like:
+// queries and indexes today's papers' terms; the plan stage orders the modelled readers' papers by their
+// model and adds their suggestions.
 import { readFileSync } from 'node:fs';
 import type { Clock } from '../src/clock.ts';
 import type { Db } from '../src/db/open.ts';
-import { BETA, GAMMA, PROFILE_TERMS } from '../src/feedback/profile.ts';
+import { trainReaderModel } from '../src/feedback/training.ts';
 import { ingestBatch } from '../src/ingest/ingest.ts';
 import { ensureQuery, matchPending } from '../src/topics/matcher.ts';
 import { parseTopic } from '../src/topics/parse.ts';
@@ -60,23 +61,21 @@ export function setupLearning(db: Db, clock: Clock): LearningSetup {
        FROM subscribers s, (SELECT 0 AS j UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) v
        WHERE s.id % 3 = 0 AND s.status = 'confirmed'`,
     ).run({ at: clock.now().toISOString() });
-    // Every profile at once, the same Rocchio formula as src/feedback/profile.ts.
-    const profileTerms = db
-      .prepare(
-        `INSERT INTO profile_terms (subscriber_id, term, weight, rank)
-         SELECT sid, term, w, row_number() OVER (PARTITION BY sid ORDER BY w DESC, term) FROM (
-           SELECT f.subscriber_id AS sid, pt.term,
-                  sum(CASE WHEN f.vote > 0 THEN 1.0 * ${BETA} / c.pos ELSE -1.0 * ${GAMMA} / c.neg END * pt.weight) AS w,
-                  row_number() OVER (PARTITION BY f.subscriber_id ORDER BY abs(sum(CASE WHEN f.vote > 0 THEN 1.0 * ${BETA} / c.pos ELSE -1.0 * ${GAMMA} / c.neg END * pt.weight)) DESC, pt.term) AS rn
-           FROM feedback f
-           JOIN (SELECT subscriber_id, max(1, sum(vote > 0)) AS pos, max(1, sum(vote < 0)) AS neg FROM feedback GROUP BY subscriber_id) c
-             ON c.subscriber_id = f.subscriber_id
-           JOIN paper_terms pt ON pt.paper_id = f.paper_id
-           GROUP BY f.subscriber_id, pt.term)
-         WHERE rn <= ${PROFILE_TERMS} AND abs(w) > 0.001`,
-      )
-      .run().changes;
-    const profiles = (db.prepare(`SELECT count(DISTINCT subscriber_id) AS n FROM profile_terms`).get() as { n: number }).n;
+    // One model per distinct vote set (a reader's set depends on id * 7 mod the listing's size), copied.
+    const sets = db
+      .prepare(`SELECT min(id) AS id FROM subscribers WHERE id % 3 = 0 AND status = 'confirmed' GROUP BY (id * 7) % ${papers.length}`)
+      .pluck()
+      .all() as number[];
+    for (const id of sets) trainReaderModel(db, id, clock.now());
+    db.prepare(
+      `INSERT OR IGNORE INTO reader_models (subscriber_id, bias, cal_a, cal_b, weights, positives, negatives, context, trained_at)
+       SELECT s.id, m.bias, m.cal_a, m.cal_b, m.weights, m.positives, m.negatives, m.context, m.trained_at
+       FROM subscribers s JOIN subscribers r ON r.id % 3 = 0 AND (r.id * 7) % ${papers.length} = (s.id * 7) % ${papers.length}
+       JOIN reader_models m ON m.subscriber_id = r.id
+       WHERE s.id % 3 = 0 AND s.status = 'confirmed'`,
+    ).run();
+    const profiles = (db.prepare(`SELECT count(*) AS n FROM reader_models`).get() as { n: number }).n;
+    const profileTerms = (db.prepare(`SELECT sum(json_array_length(weights, '$.t')) AS n FROM reader_models`).get() as { n: number }).n;
     return { likeSubscribers, profiles, profileTerms };
   })();
 }

@@ -53,14 +53,8 @@ export function buildZipfDatabase(
       }
     })();
     if (o.learning) {
-      // setupLearning's matchPending indexes yesterday's paper terms only once some profile exists (the
-      // matcher skips the work while nobody has voted), and the profiles are built from those terms: a
-      // placeholder profile row lets it index them, then goes.
-      const placeholder = `INSERT INTO profile_terms (subscriber_id, term, weight, rank) VALUES (1, ' bench', 0, 0)`;
-      db.prepare(placeholder).run();
+      // Training indexes the voted papers' terms itself; today's papers are indexed by the match below.
       profiles = setupLearning(db, o.clock).profiles;
-      db.prepare(`DELETE FROM profile_terms WHERE term = ' bench'`).run();
-      profiles = (db.prepare(`SELECT count(DISTINCT subscriber_id) AS n FROM profile_terms`).get() as { n: number }).n;
     }
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });

@@ -18,6 +18,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { ManualClock } from '../src/clock.ts';
 import { openDatabase } from '../src/db/open.ts';
+import type { ModelPassTotals } from '../src/feedback/model-pass.ts';
 import { planDigests } from '../src/plan/planner.ts';
 import { buildZipfDatabase } from './plan-population.ts';
 import { buildPlanDatabase } from './plan-setup.ts';
@@ -56,7 +57,7 @@ log(`match: ${setup.matched.queries} queries, ${setup.matched.matches.toLocaleSt
 const groups = db
   .prepare(
     `WITH k AS (SELECT s.id, (SELECT group_concat(t.query_id, ',' ORDER BY t.query_id) FROM topics t WHERE t.subscriber_id = s.id AND t.muted = 0) AS qkey
-                FROM subscribers s WHERE s.status = 'confirmed' AND NOT EXISTS (SELECT 1 FROM profile_terms pr WHERE pr.subscriber_id = s.id))
+                FROM subscribers s WHERE s.status = 'confirmed' AND NOT EXISTS (SELECT 1 FROM reader_models rm WHERE rm.subscriber_id = s.id))
      SELECT count(*) AS subscribers, count(DISTINCT qkey) AS sets,
             count(DISTINCT CASE WHEN EXISTS (SELECT 1 FROM topics t JOIN query_matches m ON m.query_id = t.query_id WHERE t.subscriber_id = k.id) THEN qkey END) AS matched
      FROM k`,
@@ -72,8 +73,10 @@ let chunks = 0;
 const loadBefore = load();
 loop.enable();
 const t0 = performance.now();
+let models: ModelPassTotals | undefined;
 const r = await planDigests(db, {
   clock,
+  onModels: (m) => (models = m),
   mode: 'now',
   perSubscriber: o['per-subscriber'],
   onChunk: (ms) => {
@@ -98,6 +101,7 @@ try {
   tableBytes = undefined; // dbstat not compiled in
 }
 log(`plan${o['per-subscriber'] ? ' (per subscriber)' : ''}: ${r.planned.toLocaleString()} digests (${r.slots.toLocaleString()} slots) in ${(planMs / 1000).toFixed(2)} s = ${Math.round(r.planned / (planMs / 1000)).toLocaleString()} digests/s (load average ${loadBefore} before, ${load()} after)`);
+if (models) log(`  of which reader models: ${(models.ms / 1000).toFixed(2)} s for ${models.reranked.toLocaleString()} readers (${models.suggested.toLocaleString()} suggestions, ${models.trained} trained at plan time)`);
 log(`  papers per digest: mean ${items.papers.toFixed(1)}, max ${items.most}`);
 log(`  chunks: ${chunks}, longest chunk transaction ${longestChunk.toFixed(0)} ms`);
 log(`  longest event-loop block while planning: ${(loop.max / 1e6).toFixed(0)} ms (p99 ${(loop.percentile(99) / 1e6).toFixed(0)} ms)`);

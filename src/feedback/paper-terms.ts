@@ -1,6 +1,6 @@
-// paper_terms: each paper's distinctive terms as a unit-length tf-idf vector (src/like/terms.ts),
-// written once per paper when the matcher first sees it (once any reader has a profile). Profiles
-// are scored against these rows with joins on term (profile.ts, suggest.ts): set-based, never a per-paper loop per subscriber.
+// paper_terms: each paper's feature vector (features.ts: tf-idf words and bigrams, unit length),
+// written once per paper when the matcher first sees it (once any reader has voted). Reader models are
+// trained on these rows (training.ts) and score the day's papers from them (model-pass.ts).
 //
 // Measured with bench/learning-stages.ts on the shared 2-core machine at load 9-13: 0.33-1.1 ms per
 // paper (0.46 s for the 1,000 papers of the final 100k run), after caching stems across papers; the
@@ -9,26 +9,23 @@ import type Database from 'better-sqlite3';
 import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
 import { readSetting, writeSetting } from '../db/settings-table.ts';
-import { corpusStats, distinctiveTerms, type CorpusStats } from '../like/terms.ts';
+import { corpusStats, type CorpusStats } from '../like/terms.ts';
+import { paperFeatures } from './features.ts';
 import type { Paper } from '../types.ts';
 
 /** What the term index reads of a paper. */
 type PaperText = Pick<Paper, 'id' | 'title' | 'abstract'>;
 
-/** Terms kept per paper. */
-export const PAPER_TERMS = 48;
 /** On a database that predates paper_terms, only this many of the newest papers are indexed at once. */
 const BACKFILL_PAPERS = 5_000;
 const SQL_PAPERS = `SELECT id, title, abstract FROM papers WHERE id > ? AND id <= ? ORDER BY id`;
 const SQL_INSERT = `INSERT OR REPLACE INTO paper_terms (paper_id, term, weight) VALUES (?, ?, ?)`;
 const SQL_HAS_TERMS = `SELECT 1 FROM paper_terms WHERE paper_id = ? LIMIT 1`;
 const SQL_PAPER = `SELECT id, title, abstract FROM papers WHERE id = ?`;
-const SQL_ANY_PROFILE = `SELECT 1 FROM profile_terms LIMIT 1`;
+const SQL_ANY_VOTE = `SELECT 1 FROM feedback LIMIT 1`;
 
 function writeTerms(insert: Statement, stats: CorpusStats, p: PaperText): void {
-  const terms = distinctiveTerms(p.title, p.abstract, stats, { k: PAPER_TERMS, maxDocShare: 1, minDf: 2, smoothIdf: true });
-  const norm = Math.sqrt(terms.reduce((s, t) => s + t.weight * t.weight, 0)) || 1;
-  for (const t of terms) insert.run(p.id, t.stem, t.weight / norm);
+  for (const f of paperFeatures(p.title, p.abstract, stats)) insert.run(p.id, f.term, f.weight);
 }
 
 type Statement = Database.Statement<[number, string, number]>;
@@ -40,7 +37,7 @@ export function indexPaperTerms(db: Db, toId: number): number {
   if (from >= toId) return 0;
   // Nobody has voted yet: nothing reads paper vectors, so skip the work (about 0.3-1 s per 1,000 papers
   // on a busy machine) and move on; a vote indexes its own paper (ensurePaperTerms), later papers follow.
-  if (!statement(db, SQL_ANY_PROFILE).get()) {
+  if (!statement(db, SQL_ANY_VOTE).get()) {
     writeSetting(db, 'paper_terms.through', String(toId));
     return 0;
   }
@@ -53,8 +50,8 @@ export function indexPaperTerms(db: Db, toId: number): number {
 }
 
 /** A paper's terms, written now if it has none (feedback on a paper older than the index). */
-export function ensurePaperTerms(db: Db, paperId: number): void {
+export function ensurePaperTerms(db: Db, paperId: number, stats?: CorpusStats): void {
   if (statement(db, SQL_HAS_TERMS).get(paperId)) return;
   const p = statement<[number], PaperText>(db, SQL_PAPER).get(paperId);
-  if (p) writeTerms(statement<[number, string, number]>(db, SQL_INSERT), corpusStats(db), p);
+  if (p) writeTerms(statement<[number, string, number]>(db, SQL_INSERT), stats ?? corpusStats(db), p);
 }

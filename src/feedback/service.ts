@@ -169,6 +169,8 @@ export function createFeedbackService(deps: FeedbackDeps) {
         return true;
       }).immediate();
       if (added) logger.info({ subscriberId: subscriber.id, paperId }, 'author followed');
+      // Following an author is also a "more like this" on the paper it was done from: the model learns it.
+      recordVote(db, subscriber.id, paper.id, 1, clock.now());
       return { email: subscriber.email, name, topic: text, added, preferencesUrl: links.preferences(subscriber) };
     },
   };

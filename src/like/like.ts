@@ -25,10 +25,19 @@ export const LIKE_THRESHOLD = 0.18;
 
 export const LIKE_UNKNOWN = 'LIKE_UNKNOWN';
 
+/**
+ * A like: topic's terms are chosen again when the index has grown by this factor since they were last
+ * chosen: document frequencies from a few days of papers make generic words look rare, and the terms
+ * picked then would stay for good.
+ */
+export const LIKE_REFRESH_GROWTH = 1.25;
+
 /** What a like: query stores on its queries row. */
 export interface LikeQuery {
   /** FTS5 expression: `{title abstract} : ("w1" OR "w2" …)`. */
   matchExpr: string;
+  /** Papers in the index when the terms were chosen (queries.like_corpus). */
+  corpus: number;
   /** The examples' own bm25 score for that expression (mean over the examples; negative). */
   selfScore: number;
   terms: WeightedTerm[];
@@ -146,7 +155,7 @@ export function buildLikeQuery(db: Db, ids: readonly string[]): LikeQuery {
     return estimatedSelfScore(own, stats.n);
   });
   const selfScore = scores.reduce((a, b) => a + b, 0) / scores.length;
-  return { matchExpr, selfScore, terms };
+  return { matchExpr, corpus: stats.n, selfScore, terms };
 }
 
 function throwUnknown(id: string): never {

@@ -72,7 +72,7 @@ const STOP = new Set(
 );
 
 /** Words no term is made of: too short, numbers (years, sizes, table numbers), function words. */
-function usable(folded: string): boolean {
+export function usable(folded: string): boolean {
   return folded.length >= 3 && !/^\d/.test(folded) && !STOP.has(folded);
 }
 
@@ -83,7 +83,7 @@ function usable(folded: string): boolean {
 const stemCache = new Map<string, string>();
 const STEM_CACHE_LIMIT = 50_000;
 
-function cachedStem(folded: string): string {
+export function cachedStem(folded: string): string {
   let stem = stemCache.get(folded);
   if (stem === undefined) {
     if (stemCache.size >= STEM_CACHE_LIMIT) stemCache.clear();

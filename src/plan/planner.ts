@@ -20,17 +20,17 @@
 // within microseconds, and another process's writer (a subscribe in `digest serve`, polling for the
 // lock every few ms) almost never got in: measured with bench/web-under-plan.ts at 20k subscribers, web
 // p50 600 ms and p99 2.6 s during the plan. The gap costs about 20% more plan time when nobody waits.
-// Decision (issue 10): subscribers without a feedback profile are planned once per topic set (groups.ts):
-// a broad day's plan at 100k fell from 61 s to 8.4 s (quiet machine). Those with a profile are planned
-// one by one (SQL_PLAN_ROWS), as everyone is with PlanOptions.perSubscriber: the same rows either way
-// (tested).
+// Decision (issue 10): subscribers are planned once per topic set (groups.ts): a broad day's plan at 100k
+// fell from 61 s to 8.4 s (quiet machine). With PlanOptions.perSubscriber everyone is planned one by one
+// (SQL_PLAN_ROWS): the same rows either way (tested). Readers with a model are grouped too; step 2c
+// (src/feedback/model-pass.ts) then reorders their copy and adds their suggestions.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { statement } from '../db/statements.ts';
 import type { Clock } from '../clock.ts';
 import { retryWhileBusy } from '../db/busy.ts';
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../log.ts';
-import { PROFILE_SCORES_SQL, suggestForNewRows } from '../feedback/suggest.ts';
+import { createModelPass, type ModelPassTotals } from '../feedback/model-pass.ts';
 import {
   PLAN_GROUPS_MAX,
   SQL_ADD_GROUPS,
@@ -70,6 +70,8 @@ export interface PlanOptions {
   perSubscriber?: boolean;
   /** Groups kept before the run's group table is emptied (default PLAN_GROUPS_MAX; tests use a small one). */
   groupCacheMax?: number;
+  /** Called once at the end with what the reader models did (readers ordered, suggestions, time): benchmarks. */
+  onModels?: (totals: ModelPassTotals) => void;
   /** Called after each chunk with its time (the write lock's hold, plus any wait for it) and slots: benchmarks. */
   onChunk?: (ms: number, slots: number) => void;
   logger?: Logger;
@@ -150,10 +152,10 @@ const SQL_FIND_SLOTS = `
     AND ${SQL_SLOT_HAS_COME}`;
 
 /**
- * Step 2a (groups.ts): who is planned through their group. Everyone who may get a row, has an unmuted
- * topic that matched something new and no feedback profile (a profile orders their papers by their own
- * scores and adds suggestions). Those with nothing new stay out: they would only add an empty group
- * each (half of the friendly list: 39,000 groups at 100k, about 10% of its planning time).
+ * Step 2a (groups.ts): who is planned through their group. Everyone who may get a row and has an unmuted
+ * topic that matched something new (a reader with a model too: step 2c reorders their copy). Those with
+ * nothing new stay out: they would only add an empty group each (half of the friendly list: 39,000 groups
+ * at 100k, about 10% of its planning time).
  */
 const SQL_MARK_GROUPED = `
   UPDATE plan_slots
@@ -161,16 +163,14 @@ const SQL_MARK_GROUPED = `
       qkey = (SELECT group_concat(t.query_id, ',' ORDER BY t.query_id) FROM topics t
               WHERE t.subscriber_id = plan_slots.id AND t.muted = 0)
   WHERE open = 0 AND through IS NOT NULL
-    AND NOT EXISTS (SELECT 1 FROM profile_terms pr WHERE pr.subscriber_id = plan_slots.id)
     AND EXISTS (SELECT 1 FROM topics t
                 JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > plan_slots.watermark AND m.paper_id <= plan_slots.through
                 WHERE t.subscriber_id = plan_slots.id AND t.muted = 0)`;
 
 /**
  * Step 2b: one row per subscriber planned on their own with a hit, its papers packed (see items.ts) in
- * display order: more topics matched, then the reader's feedback profile (issue 13:
- * src/feedback/suggest.ts; 0 for a reader who never voted, whose order is as before), then upvotes, then
- * relevance (bm25: lower is better), then paper id. Topic bits index the subscriber's topics ordered by
+ * display order: more topics matched, then upvotes, then relevance (bm25: lower is better), then paper
+ * id (step 2c then reorders the rows of readers with a model). Topic bits index the subscriber's topics ordered by
  * position (muted ones too, so the bits stay put), listed in topic_ids. No row for a subscriber with
  * nothing new. The grouped ones (step 2a) get the same rows from SQL_COPY_GROUP_ROWS (groups.ts).
  */
@@ -181,10 +181,6 @@ const SQL_PLAN_ROWS = `
     FROM plan_slots e CROSS JOIN topics t ON t.subscriber_id = e.id -- CROSS: walk this chunk, not every topic
     WHERE e.open = 0 AND e.through IS NOT NULL AND e.grouped = 0
   ),
-  profiled AS MATERIALIZED (
-    SELECT e.id FROM plan_slots e
-    WHERE e.open = 0 AND e.grouped = 0 AND EXISTS (SELECT 1 FROM profile_terms pr WHERE pr.subscriber_id = e.id)
-  ),
   items AS MATERIALIZED (
     SELECT e.id AS sid, m.paper_id, m.paper_id - e.watermark AS off, sum(1 << b.bit) AS mask,
            count(*) AS n, min(m.score) AS best
@@ -193,9 +189,6 @@ const SQL_PLAN_ROWS = `
     JOIN query_matches m ON m.query_id = b.query_id AND m.paper_id > e.watermark AND m.paper_id <= e.through
     WHERE e.open = 0 AND e.grouped = 0
     GROUP BY e.id, m.paper_id
-  ),
-  scores AS MATERIALIZED (
-    ${PROFILE_SCORES_SQL}
   ),
   widths AS MATERIALIZED (
     SELECT sid, ow, CASE WHEN (ow + mw) % 2 = 1 THEN mw + 1 ELSE mw END AS mw
@@ -209,14 +202,13 @@ const SQL_PLAN_ROWS = `
   SELECT e.id, e.slot, 'planned', e.watermark, e.through, tl.ids,
          unhex(printf('%02x', w.ow * 16 + w.mw) ||
                group_concat(printf('%0*x%0*x', w.ow, i.off, w.mw, i.mask), ''
-                            ORDER BY i.n DESC, coalesce(sc.score, 0) DESC, p.upvotes DESC, i.best ASC, i.paper_id ASC)),
+                            ORDER BY i.n DESC, p.upvotes DESC, i.best ASC, i.paper_id ASC)),
          count(*), :now, random() >> 11
   FROM items i
   JOIN plan_slots e ON e.id = i.sid
   JOIN widths w ON w.sid = i.sid
   JOIN topic_lists tl ON tl.sid = i.sid
   JOIN papers p ON p.id = i.paper_id
-  LEFT JOIN scores sc ON sc.sid = i.sid AND sc.paper_id = i.paper_id
   GROUP BY i.sid`;
 
 /**
@@ -252,7 +244,9 @@ export async function planDigests(db: Db, opts: PlanOptions): Promise<PlanResult
 
   const total: PlanResult = { slots: 0, planned: 0, items: 0 };
   if (range.lo === null || range.hi === null) return total;
-  const params = { now, maxPaper, due: opts.mode === 'due' ? 1 : 0, grouping };
+  // Step 2c's reader models score the run's papers from one index, built once per run.
+  const models = createModelPass(db, opts.clock.now());
+  const params = { now, maxPaper, due: opts.mode === 'due' ? 1 : 0, grouping, models };
   s.clearGroups.run(); // a run's groups are its own: upvotes and matches may have changed since the last
   try {
     await planChunks(s, opts, params, range as { lo: number; hi: number }, total);
@@ -263,11 +257,12 @@ export async function planDigests(db: Db, opts: PlanOptions): Promise<PlanResult
     s.clearGroups.run();
     s.clearSlots.run();
   }
-  opts.logger?.info({ ...total, mode: opts.mode }, 'digests planned');
+  opts.onModels?.(models.totals());
+  opts.logger?.info({ ...total, mode: opts.mode, models: models.totals() }, 'digests planned');
   return total;
 }
 
-type ChunkParams = { now: string; maxPaper: number; due: number; grouping: number };
+type ChunkParams = { now: string; maxPaper: number; due: number; grouping: number; models: ReturnType<typeof createModelPass> };
 
 async function planChunks(s: Statements, opts: PlanOptions, params: ChunkParams, range: { lo: number; hi: number }, total: PlanResult) {
   let chunk = opts.chunkSize ?? DEFAULT_PLAN_CHUNK;
@@ -338,12 +333,10 @@ function prepare(db: Db) {
         if (addGroups.run().changes > 0) planGroups.run({ from });
         planned += copyGroupRows.run({ now: p.now }).changes;
       }
-      // Those planned on their own (all of them in perSubscriber mode); only they can have suggestions.
-      if (p.grouping === 0 || (countAlone.get() as { n: number }).n > 0) {
-        const own = planRows.run({ now: p.now }).changes;
-        if (own > 0) suggestForNewRows(db, before);
-        planned += own;
-      }
+      // Those planned on their own (all of them in perSubscriber mode).
+      if (p.grouping === 0 || (countAlone.get() as { n: number }).n > 0) planned += planRows.run({ now: p.now }).changes;
+      // Step 2c: the rows of readers with a model, in their model's order, with their suggestions.
+      if (planned > 0) p.models.apply(before);
       markRun.run({ now: p.now });
       clear.run();
       const items = planned > 0 ? (itemsOf.get(before) as { n: number }).n : 0;

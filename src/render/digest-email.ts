@@ -138,6 +138,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     // "You may also like" (at most three; they are few and differ per reader).
     suggestions: (view.suggestions ?? []).slice(0, 3).map((paper) => ({
       p: { url: safeHref(paper.url), title: tidy(paper.title), authors: authorsLine(paper.authors) },
+      why: paper.because === undefined ? '' : trimOnWord(tidy(paper.because), 110),
       fb: feedbackView(paper),
     })),
   }, total, layout.shellShapes);

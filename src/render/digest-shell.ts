@@ -37,7 +37,7 @@ export interface ShellValues {
   /** The best few papers' titles at the top, so that the first phone screen shows them. */
   picks: Array<{ url: string; title: string }>;
   links: { preferences: string; unsubscribe: string; webView: string; home: string };
-  suggestions: Array<{ p: { url: string; title: string; authors: string }; fb: { more: string; less: string; follow: string | null; followName: string } | null }>;
+  suggestions: Array<{ p: { url: string; title: string; authors: string }; why: string; fb: { more: string; less: string; follow: string | null; followName: string } | null }>;
 }
 
 export interface DigestShell {
@@ -66,6 +66,7 @@ export function digestShell(t: CompiledTemplates, values: ShellValues, total: nu
       links: { preferences: v(values.links.preferences), unsubscribe: v(values.links.unsubscribe), webView: v(values.links.webView), home: v(values.links.home) },
       suggestions: values.suggestions.map((s) => ({
         p: { url: v(s.p.url), title: v(s.p.title), authors: v(s.p.authors) },
+        why: v(s.why),
         fb: s.fb && { ...s.fb, more: v(s.fb.more), less: v(s.fb.less) },
       })),
       cards: marks ? CARDS_MARK : '',

@@ -15,6 +15,8 @@ export interface DigestPaperView extends PaperInput {
    * one entry per paper with all their highlights as slots, lit per reader (card-highlight.ts).
    */
   runTopics?: string[] | undefined;
+  /** A suggestion's reason: the title of the paper the reader liked that it resembles most. */
+  because?: string | undefined;
 }
 
 export interface FeedbackLinks {

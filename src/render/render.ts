@@ -109,7 +109,7 @@ function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: DigestLayo
       };
     };
     const papers = view.papers.map(page);
-    const suggestions = (view.suggestions ?? []).slice(0, 3).map(page);
+    const suggestions = (view.suggestions ?? []).slice(0, 3).map((paper, i) => ({ ...page(paper, i), why: paper.because ?? '' }));
     const edition = tidy(view.edition);
     const groups = webGroups(papers);
     return t.webPage({

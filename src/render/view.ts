@@ -70,7 +70,8 @@ const SQL_DIGEST_ROW = `
          s.email, s.status AS subscriber_status, s.token_salt, s.max_papers,
          (SELECT json_group_array(json_array(t.id, t.text, q.like_terms))
           FROM topics t JOIN queries q ON q.id = t.query_id WHERE t.subscriber_id = d.subscriber_id) AS topics,
-         (SELECT json_group_array(json_array(paper_id, score)) FROM digest_suggestions WHERE digest_id = d.id) AS suggestions
+         (SELECT json_group_array(json_array(ds.paper_id, ds.score, rp.title)) FROM digest_suggestions ds
+          LEFT JOIN papers rp ON rp.id = ds.reason_paper WHERE ds.digest_id = d.id) AS suggestions
   FROM digests d
   JOIN subscribers s ON s.id = d.subscriber_id
   WHERE d.id = ?`;
@@ -109,7 +110,7 @@ interface RowSql {
   max_papers: number | null;
   /** JSON: [[id, text, like_terms], …] */
   topics: string;
-  /** JSON: the row's "you may also like" papers as [paper id, score] pairs, unordered (written by the planner, src/feedback/suggest.ts). */
+  /** JSON: the row's "you may also like" papers as [paper id, score, title of the liked paper behind it] (written by the planner, src/feedback/model-pass.ts), unordered. */
   suggestions: string;
 }
 
@@ -277,9 +278,12 @@ export class DigestLoader {
     }
     const suggestions: DigestPaperView[] = [];
     if (r.items !== null) {
-      for (const paperId of bestSuggestions(r.suggestions)) {
+      for (const [paperId, because] of bestSuggestions(r.suggestions)) {
         const paper = this.paperFields(paperId);
-        if (paper) suggestions.push(new LoadedPaper(paper.fields, [], () => feedback(paperId, paper.fields.authors)));
+        if (!paper) continue;
+        const view: DigestPaperView = new LoadedPaper(paper.fields, [], () => feedback(paperId, paper.fields.authors));
+        if (because) view.because = because;
+        suggestions.push(view);
       }
     }
 
@@ -349,12 +353,12 @@ export class DigestLoader {
   }
 }
 
-/** The row's suggested paper ids, best first (score, then the lower id), from its [[paper id, score], …]. */
-function bestSuggestions(json: string): number[] {
+/** The row's suggested papers with their reasons, best first (score, then the lower id), from [[paper id, score, reason], …]. */
+function bestSuggestions(json: string): Array<[number, string | null]> {
   if (json === '[]') return [];
-  const pairs = JSON.parse(json) as Array<[number, number]>;
-  pairs.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-  return pairs.slice(0, MAX_SUGGESTIONS).map((p) => p[0]);
+  const rows = JSON.parse(json) as Array<[number, number, string | null]>;
+  rows.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+  return rows.slice(0, MAX_SUGGESTIONS).map((p) => [p[0], p[2] ?? null]);
 }
 
 /** The ledger row, its subscriber and the renderer's input; undefined when there is no such row. */

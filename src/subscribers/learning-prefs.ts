@@ -8,6 +8,8 @@ export interface LearningPrefs {
   /** Most papers one email lists; null: no cap of their own. */
   maxPapers: number | null;
   suggestions: boolean;
+  /** Only the papers the reader's model rates well (src/feedback/model-pass.ts MODEL_KEEP). */
+  modelOnly: boolean;
 }
 
 /** 0 or empty: no cap; otherwise a whole number from 1 to MAX_PAPERS_LIMIT. */

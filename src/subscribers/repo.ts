@@ -316,16 +316,16 @@ export interface DesiredTopic {
  * Call inside a transaction.
  */
 // The reader's learning preferences (migration 004's columns; see learning-prefs.ts).
-const SQL_LEARNING_PREFS = `SELECT max_papers AS maxPapers, suggestions FROM subscribers WHERE id = ?`;
-const SQL_SET_LEARNING_PREFS = `UPDATE subscribers SET max_papers = @maxPapers, suggestions = @suggestions WHERE id = @id`;
+const SQL_LEARNING_PREFS = `SELECT max_papers AS maxPapers, suggestions, model_only AS modelOnly FROM subscribers WHERE id = ?`;
+const SQL_SET_LEARNING_PREFS = `UPDATE subscribers SET max_papers = @maxPapers, suggestions = @suggestions, model_only = @modelOnly WHERE id = @id`;
 
 export function getLearningPrefs(db: Db, subscriberId: number): LearningPrefs {
-  const r = statement<[number], { maxPapers: number | null; suggestions: number }>(db, SQL_LEARNING_PREFS).get(subscriberId);
-  return { maxPapers: r?.maxPapers ?? null, suggestions: (r?.suggestions ?? 1) === 1 };
+  const r = statement<[number], { maxPapers: number | null; suggestions: number; modelOnly: number }>(db, SQL_LEARNING_PREFS).get(subscriberId);
+  return { maxPapers: r?.maxPapers ?? null, suggestions: (r?.suggestions ?? 1) === 1, modelOnly: r?.modelOnly === 1 };
 }
 
 export function setLearningPrefs(db: Db, subscriberId: number, prefs: LearningPrefs): void {
-  statement(db, SQL_SET_LEARNING_PREFS).run({ id: subscriberId, maxPapers: prefs.maxPapers, suggestions: prefs.suggestions ? 1 : 0 });
+  statement(db, SQL_SET_LEARNING_PREFS).run({ id: subscriberId, maxPapers: prefs.maxPapers, suggestions: prefs.suggestions ? 1 : 0, modelOnly: prefs.modelOnly ? 1 : 0 });
 }
 
 /** The topics of a subscriber who has none yet (the importer's new rows), in the order given, unmuted. */

@@ -251,6 +251,7 @@ export function createSubscriberService(deps: SubscriberServiceDeps) {
       const learning = repo.getLearningPrefs(db, s.id);
       if (input.maxPapers !== undefined) learning.maxPapers = checkMaxPapers(input.maxPapers);
       if (input.suggestions !== undefined) learning.suggestions = input.suggestions;
+      if (input.modelOnly !== undefined) learning.modelOnly = input.modelOnly;
       const checked = input.topics === undefined ? undefined : checkTopics(input.topics);
       db.transaction(() => {
         if (checked !== undefined) repo.replaceTopics(db, s.id, desiredTopics(checked));

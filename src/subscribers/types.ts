@@ -51,6 +51,8 @@ export interface PreferencesView extends Pick<Subscriber, 'email' | 'status' | '
   maxPapers: number | null;
   /** "You may also like" suggestions on. */
   suggestions: boolean;
+  /** Only the papers the reader's model rates well (once they have voted). */
+  modelOnly: boolean;
   /** The personal Atom feed (signed). */
   feedUrl: string;
   /** What the last delivery slot did ("why no email today"), in words; '' before any slot. */
@@ -70,6 +72,8 @@ export interface PreferencesInput {
   maxPapers?: number;
   /** "You may also like" on or off; undefined keeps it. */
   suggestions?: boolean;
+  /** "Only the papers my model rates well" on or off; undefined keeps it. */
+  modelOnly?: boolean;
 }
 
 export interface SubscriberListing

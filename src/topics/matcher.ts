@@ -8,7 +8,7 @@ import type { Db } from '../db/open.ts';
 import { invalid } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { indexPaperTerms } from '../feedback/paper-terms.ts';
-import { buildLikeQuery, LIKE_THRESHOLD, termsJson } from '../like/like.ts';
+import { buildLikeQuery, LIKE_REFRESH_GROWTH, LIKE_THRESHOLD, termsJson } from '../like/like.ts';
 import { parseTopic, type ParsedTopic } from './parse.ts';
 import type { Paper } from '../types.ts';
 
@@ -27,8 +27,14 @@ const SQL_SELECT_QUERY_ID = `SELECT id FROM queries WHERE fts = ?`;
  * own score are computed once, when its first subscriber saves it.
  */
 const SQL_INSERT_QUERY = `
-  INSERT INTO queries (fts, match_expr, min_upvotes, like_self, like_terms)
-  VALUES (@key, @matchExpr, @minUpvotes, @likeSelf, @likeTerms) ON CONFLICT (fts) DO NOTHING`;
+  INSERT INTO queries (fts, match_expr, min_upvotes, like_self, like_terms, like_corpus)
+  VALUES (@key, @matchExpr, @minUpvotes, @likeSelf, @likeTerms, @likeCorpus) ON CONFLICT (fts) DO NOTHING`;
+
+/** A like: query's terms chosen again on today's index (see LIKE_REFRESH_GROWTH). */
+const SQL_REFRESH_LIKE = `
+  UPDATE queries SET match_expr = @matchExpr, like_self = @likeSelf, like_terms = @likeTerms, like_corpus = @likeCorpus
+  WHERE id = @queryId`;
+const SQL_PAPER_COUNT = `SELECT count(*) AS n FROM papers`;
 
 /** The newest paper: matching runs up to it and no further, so papers ingested meanwhile wait for the next run. */
 const SQL_SELECT_MAX_PAPER_ID = `SELECT coalesce(max(id), 0) AS maxId FROM papers`;
@@ -38,8 +44,8 @@ const SQL_SELECT_MAX_PAPER_ID = `SELECT coalesce(max(id), 0) AS maxId FROM paper
  * unmuting needs no catch-up) and that have not been matched up to @maxId yet.
  */
 const SQL_SELECT_PENDING_QUERIES = `
-  SELECT q.id, coalesce(q.match_expr, q.fts) AS fts, q.matched_through AS matchedThrough,
-         q.min_upvotes AS minUpvotes, q.like_self AS likeSelf
+  SELECT q.id, q.fts AS key, coalesce(q.match_expr, q.fts) AS fts, q.matched_through AS matchedThrough,
+         q.min_upvotes AS minUpvotes, q.like_self AS likeSelf, q.like_corpus AS likeCorpus
   FROM queries q
   WHERE q.matched_through < @maxId
     AND EXISTS (SELECT 1 FROM topics t JOIN subscribers s ON s.id = t.subscriber_id
@@ -62,7 +68,8 @@ const SQL_INSERT_QUERY_MATCHES_UPVOTES = `
 
 /**
  * A like: query: its OR of the examples' terms, keeping the papers that score at least @threshold
- * (LIKE_THRESHOLD x the examples' own score; bm25 is negative, lower is better).
+ * (LIKE_THRESHOLD x the examples' own score; bm25 is negative, lower is better). The examples
+ * themselves (@examples, a JSON array of their ids) are never their own match.
  */
 const SQL_INSERT_LIKE_MATCHES = `
   INSERT OR IGNORE INTO query_matches (query_id, paper_id, score)
@@ -70,7 +77,8 @@ const SQL_INSERT_LIKE_MATCHES = `
   FROM (SELECT rowid AS id, ${BM25} AS score FROM papers_fts
         WHERE papers_fts MATCH @fts AND rowid > @from AND rowid <= @to) c
   JOIN papers p ON p.id = c.id
-  WHERE c.score <= @threshold AND p.upvotes >= @minUpvotes`;
+  WHERE c.score <= @threshold AND p.upvotes >= @minUpvotes
+    AND p.paper_key NOT IN (SELECT value FROM json_each(@examples))`;
 
 /** Records how far a query has been matched. */
 const SQL_UPDATE_MATCHED_THROUGH = `UPDATE queries SET matched_through = @to WHERE id = @queryId`;
@@ -83,6 +91,7 @@ const SQL_PREVIEW_WHERE = `
   FROM (SELECT rowid AS id, ${BM25} AS score FROM papers_fts WHERE papers_fts MATCH @fts) c
   JOIN papers p ON p.id = c.id
   WHERE p.upvotes >= @minUpvotes AND (@threshold IS NULL OR c.score <= @threshold)
+    AND p.paper_key NOT IN (SELECT value FROM json_each(@examples))
     AND (EXISTS (SELECT 1 FROM batches b WHERE b.id = p.first_batch_id AND b.date >= @since)
          OR EXISTS (SELECT 1 FROM batch_papers bp JOIN batches b ON b.id = bp.batch_id
                     WHERE bp.paper_id = p.id AND b.date >= @since))`;
@@ -123,6 +132,7 @@ export function ensureQuery(db: Db, parsed: string | Pick<ParsedTopic, 'fts' | '
       minUpvotes: topic.minUpvotes,
       likeSelf: like?.selfScore ?? null,
       likeTerms: like === null ? null : termsJson(like.terms),
+      likeCorpus: like?.corpus ?? null,
     });
     return statement<[string], { id: number }>(db, SQL_SELECT_QUERY_ID).get(topic.fts)!.id;
   })();
@@ -148,6 +158,8 @@ interface PendingQuery {
   matchedThrough: number;
   minUpvotes: number;
   likeSelf: number | null;
+  key: string;
+  likeCorpus: number | null;
 }
 
 /**
@@ -171,8 +183,10 @@ export function matchPending(db: Db, options: MatchOptions = {}): MatchResult {
       try {
         const params = { queryId: q.id, fts: q.fts, from: q.matchedThrough, to: maxId };
         if (q.likeSelf !== null) {
-          const threshold = LIKE_THRESHOLD * q.likeSelf;
-          matches += like.run({ ...params, threshold, minUpvotes: q.minUpvotes }).changes;
+          const examples = parseTopic(q.key).like ?? [];
+          const current = refreshedLike(db, q, examples, options);
+          const threshold = LIKE_THRESHOLD * current.likeSelf;
+          matches += like.run({ ...params, fts: current.fts, threshold, minUpvotes: q.minUpvotes, examples: JSON.stringify(examples) }).changes;
         } else if (q.minUpvotes > 0) matches += withUpvotes.run({ ...params, minUpvotes: q.minUpvotes }).changes;
         else matches += plain.run(params).changes;
       } catch (cause) {
@@ -189,6 +203,30 @@ export function matchPending(db: Db, options: MatchOptions = {}): MatchResult {
   const ms = Math.round((performance.now() - started) * 100) / 100;
   options.logger?.debug({ ...result, ms }, 'matched pending topic queries');
   return { ...result, ms };
+}
+
+/**
+ * A like: query's expression and own score, its terms chosen again first when the index has grown by
+ * LIKE_REFRESH_GROWTH since they were (or was never recorded). An example that can no longer be read keeps
+ * the stored terms.
+ */
+function refreshedLike(db: Db, q: PendingQuery, examples: string[], options: MatchOptions): { fts: string; likeSelf: number } {
+  const n = statement<[], { n: number }>(db, SQL_PAPER_COUNT).get()!.n;
+  if (q.likeCorpus !== null && n < q.likeCorpus * LIKE_REFRESH_GROWTH) return { fts: q.fts, likeSelf: q.likeSelf! };
+  try {
+    const built = buildLikeQuery(db, examples);
+    statement(db, SQL_REFRESH_LIKE).run({
+      queryId: q.id,
+      matchExpr: built.matchExpr,
+      likeSelf: built.selfScore,
+      likeTerms: termsJson(built.terms),
+      likeCorpus: built.corpus,
+    });
+    return { fts: built.matchExpr, likeSelf: built.selfScore };
+  } catch (cause) {
+    options.logger?.warn({ queryId: q.id, err: cause }, 'like: terms could not be chosen again; the stored ones are used');
+    return { fts: q.fts, likeSelf: q.likeSelf! };
+  }
 }
 
 export interface PreviewOptions {
@@ -231,6 +269,7 @@ export function previewTopicDetails(db: Db, text: string, options: PreviewOption
       fts: like?.matchExpr ?? topic.match!,
       minUpvotes: topic.minUpvotes,
       threshold: like === null ? null : LIKE_THRESHOLD * like.selfScore,
+      examples: JSON.stringify(topic.like ?? []),
       since: options.since,
       limit: options.limit,
     };

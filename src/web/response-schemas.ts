@@ -39,6 +39,7 @@ export const preferencesSaved = z.object({
     preferencesUrl: z.string(),
     maxPapers: z.number().nullable(),
     suggestions: z.boolean(),
+    modelOnly: z.boolean(),
     feedUrl: z.string(),
     lastSlot: z.string(),
   }),

@@ -12,6 +12,7 @@ import { ingestBatch } from '../../src/ingest/ingest.ts';
 import { readBatchFile } from '../../src/ingest/readers/batch.ts';
 import { runPipeline } from '../../src/pipeline.ts';
 import { pruneLedger } from '../../src/plan/retention.ts';
+import { INTERESTS, runStudy, type DayFigures } from '../../bench/relevance-study.ts';
 import { rowItems } from '../helpers/seed.ts';
 import { startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
@@ -278,6 +279,29 @@ describe('a reader teaches their digest from the email', () => {
     expect((await fetch(h.local(bad))).status).toBe(403);
   });
 
+  it('"only the papers my model rates well" (a preference) keeps the liked theme and leaves the rest out', async () => {
+    const reader = subject(READER);
+    const saved = await fetch(`${h.base}/preferences/${h.tokens.sign(reader, 'manage')}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify({ modelOnly: true }),
+    });
+    expect(saved.status).toBe(200);
+    expect(((await saved.json()) as { preferences: { modelOnly: boolean } }).preferences.modelOnly).toBe(true);
+    // A fifth day: the fourth day's papers again, as new papers (new ids), so both themes are there.
+    h.clock.set('2025-11-29T09:00:00Z');
+    const papers = slices[3]!.map((p, i) => ({ ...p, id: `2512.${String(20000 + i)}`, url: `${p.url}#again`, authors: ['Mira Okafor', 'Tomás Lindqvist'] }));
+    ingestBatch(h.core.db, readBatchFile({ source: 'hf-daily', date: '2025-11-29', papers }), h.clock);
+    await runPipeline(h.core, { mode: 'now' });
+    const listed = papersOf((await h.smtp.waitFor(READER, 5)).text);
+    const games = papers.filter((p) => theme(p) === 'game').length;
+    const kept = listed.map((p) => themeOfTitle.get(p.title));
+    // Shorter by far, nearly every game paper still there, few of the disliked theme.
+    expect(listed.length).toBeLessThan(papers.length * 0.6);
+    expect(kept.filter((t) => t === 'game').length).toBeGreaterThanOrEqual(games * 0.8);
+    expect(kept.filter((t) => t === 'llm').length).toBeLessThanOrEqual(listed.length * 0.2);
+  });
+
   // Last: it prunes every digest's paper list.
   it("a digest pruned by retention answers 410: its feedback links expired with its paper list", async () => {
     const p = papersOf(lastText)[0]!;
@@ -296,5 +320,58 @@ describe('a reader teaches their digest from the email', () => {
     // Another subscriber's pruned digest stays a plain 403: nothing tells whose digest it was.
     const theirs = digestsOf('other@example.org').at(-1)!;
     expect((await postJson(`/feedback/${h.tokens.sign(subject(READER), `view:${theirs.id}`)}/${paperId}/more`)).status).toBe(403);
+  });
+});
+
+// The relevance study of `npm run bench:relevance` (bench/relevance-study.ts), one split, two interests:
+// readers who vote through their emails' links get better-ordered digests than a reader who never
+// clicks, and "you may also like" papers, each with the liked paper behind it, once they have voted.
+// Direction only: the figures themselves are in BENCHMARKS.md.
+describe('the relevance study: voters against a reader who never clicks', () => {
+  let s: WebHarness;
+  let figures: DayFigures[] = [];
+  beforeAll(async () => {
+    s = await startWebHarness();
+    figures = await runStudy(s, { days: 6, split: 1, interests: INTERESTS.slice(0, 2) });
+  }, 120_000);
+  afterAll(async () => {
+    await s.close();
+  });
+  const mean = (xs: number[]) => xs.filter((x) => !Number.isNaN(x)).reduce((a, b, _, all) => a + b / all.length, 0);
+  const after3 = (role: string) => figures.filter((f) => f.day >= 4 && f.role === role);
+
+  it('after three days of votes the voters rank relevant papers higher than the baseline reader, and never worse on a day', () => {
+    expect(after3('voter').length).toBeGreaterThanOrEqual(4);
+    expect(mean(after3('voter').map((f) => f.auc))).toBeGreaterThan(mean(after3('baseline').map((f) => f.auc)));
+    expect(mean(after3('voter').map((f) => f.meanRank))).toBeLessThan(mean(after3('baseline').map((f) => f.meanRank)));
+    expect(mean(after3('voter').map((f) => f.p5))).toBeGreaterThanOrEqual(mean(after3('baseline').map((f) => f.p5)));
+    // A reader with one vote has no evidence yet: their digest keeps the baseline's order.
+    for (const f of figures.filter((x) => x.role === 'one-vote')) {
+      const b = figures.find((x) => x.day === f.day && x.interest === f.interest && x.role === 'baseline')!;
+      expect([f.p5, f.auc]).toEqual([b.p5, b.auc]);
+    }
+  });
+
+  it('once a voter has voted 20 times, their emails bring "you may also like" papers, most of them relevant, each with its reason', () => {
+    for (const interest of ['games', 'llms']) {
+      const days = figures.filter((f) => f.role === 'voter' && f.interest === interest).sort((a, b) => a.day - b.day);
+      let votes = 0;
+      const later = days.filter((f) => {
+        const ready = votes >= 20;
+        votes += f.votes;
+        return ready;
+      });
+      expect(later.length).toBeGreaterThan(0);
+      expect(later.reduce((a, f) => a + f.suggested, 0)).toBeGreaterThan(0);
+      for (const f of later) {
+        const likedBefore = new Set(days.filter((x) => x.day < f.day).flatMap((x) => x.liked));
+        for (const why of f.reasons) expect(likedBefore.has(why!)).toBe(true);
+      }
+    }
+    const shown = figures.filter((f) => f.role === 'voter');
+    const good = shown.reduce((a, f) => a + f.relevantSuggested, 0);
+    expect(good / shown.reduce((a, f) => a + f.suggested, 0)).toBeGreaterThanOrEqual(0.5);
+    // The baseline never voted: no model, no suggestions.
+    expect(figures.filter((f) => f.role === 'baseline').reduce((a, f) => a + f.suggested, 0)).toBe(0);
   });
 });

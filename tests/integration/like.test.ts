@@ -50,12 +50,12 @@ afterAll(async () => {
 describe('like: an example paper', () => {
   it('matches the papers on the same problem, not those sharing a common word', () => {
     const titles = matchedTitles(`like:${CRAFT_GUI}`);
-    expect(titles[0]).toMatch(/^CRAFT-GUI/); // the example itself scores best
+    expect(titles.some((x) => x.startsWith('CRAFT-GUI'))).toBe(false); // the example is never its own match
     expect(titles.some((x) => x.startsWith('GUI-G1'))).toBe(true);
     expect(titles.some((x) => x.startsWith('ARPO'))).toBe(true);
     // Shares "curriculum" (one of its terms) and the field's vocabulary, not the problem.
     expect(titles.some((x) => x.startsWith('Prompt Curriculum Learning'))).toBe(false);
-    expect(titles.length).toBeLessThanOrEqual(4);
+    expect(titles.length).toBeLessThanOrEqual(3);
   });
 
   it('chooses distinctive terms, not the words every paper of the listing uses', () => {

@@ -92,7 +92,7 @@ describe('preferences, mute and preview', () => {
     const body = (await saved.json()) as { ok: boolean; preferences: Record<string, unknown> };
     expect(Object.keys(body).sort()).toEqual(['ok', 'preferences']);
     expect(Object.keys(body.preferences).sort()).toEqual(
-      ['deliveryHour', 'email', 'feedUrl', 'frequency', 'lastSlot', 'maxPapers', 'pausedUntil', 'preferencesUrl', 'status', 'suggestions', 'timezone', 'topics', 'unsubscribeUrl', 'weeklyDay'],
+      ['deliveryHour', 'email', 'feedUrl', 'frequency', 'lastSlot', 'maxPapers', 'modelOnly', 'pausedUntil', 'preferencesUrl', 'status', 'suggestions', 'timezone', 'topics', 'unsubscribeUrl', 'weeklyDay'],
     );
     expect(body.preferences).toMatchObject({ email: 'api-prefs@example.org', deliveryHour: 9, topics: [{ text: 'diffusion', muted: false }, { text: 'graph networks', muted: false }] });
 

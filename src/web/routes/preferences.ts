@@ -39,6 +39,7 @@ const preferencesBody = z.object({
   maxPapers: numberish,
   /** Checkbox: present when checked; `learning` marks a form that shows it (unchecked = off). */
   suggestions: z.union([z.string().max(10), z.boolean()]).optional(),
+  modelOnly: z.union([z.string().max(10), z.boolean()]).optional(),
   learning: z.string().max(5).optional(),
 });
 type PreferencesBody = z.infer<typeof preferencesBody>;
@@ -107,6 +108,7 @@ export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps)
         pauseDays: extra.pauseDays ?? '',
         maxPapers: view.maxPapers ?? '',
         suggestions: view.suggestions,
+        modelOnly: view.modelOnly,
         feedUrl: view.feedUrl,
         lastSlot: view.lastSlot,
         saved: extra.saved ?? false,
@@ -145,14 +147,8 @@ export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps)
       weeklyDay: toOptionalInt(body.weeklyDay),
       pauseDays: toOptionalInt(body.pauseDays),
       maxPapers: typeof body.maxPapers === 'string' && body.maxPapers.trim() === '' ? 0 : toOptionalInt(body.maxPapers),
-      suggestions:
-        typeof body.suggestions === 'boolean'
-          ? body.suggestions
-          : body.suggestions !== undefined
-            ? body.suggestions !== '0' && body.suggestions !== 'false'
-            : body.learning === '1'
-              ? false
-              : undefined,
+      suggestions: checkbox(body.suggestions, body.learning),
+      modelOnly: checkbox(body.modelOnly, body.learning),
     };
     try {
       await subscribers.prepareExamples(input.topics);
@@ -209,4 +205,11 @@ function padRows(rows: TopicRow[]): TopicRow[] {
     blanks++;
   }
   return out;
+}
+
+/** A checkbox of the learning fieldset: JSON true/false, a form value, or (form shown, box unticked) off. */
+function checkbox(value: string | boolean | undefined, learningForm: string | undefined): boolean | undefined {
+  if (typeof value === 'boolean') return value;
+  if (value !== undefined) return value !== '0' && value !== 'false';
+  return learningForm === '1' ? false : undefined;
 }

@@ -1,0 +1,341 @@
+// What the planner does, after writing a chunk's ledger rows, for readers with a model (training.ts):
+//  * orders their papers by topics matched and the model together: key = topics matched +
+//    RANK_WEIGHT x calibrated probability (so a paper the model rates 0.9 passes one that matched one
+//    more topic but rates 0.1);
+//  * with "only the papers my model rates well" (subscribers.model_only), keeps the papers reaching
+//    MODEL_KEEP, and at least the MODEL_KEEP_MIN best;
+//  * suggests up to MAX_SUGGESTIONS papers of the row's range that no topic of theirs matched, whose
+//    calibrated probability reaches SUGGEST_MIN, each with the liked paper that weighs most in its score
+//    (the reason shown: "because you liked …"), unless they turned suggestions off. A model whose
+//    held-out evidence is nil yet (one or two votes: its calibrated slope is 0) orders nothing and
+//    suggests instead the papers nearest one of the reader's liked papers (cosine >= NEIGHBOUR_MIN).
+// Scores come from one inverted index of the run's papers (paper-index.ts), term at a time. Rows are
+// read and rewritten in JavaScript, one UPDATE each; readers without a model are not touched.
+import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
+import { eachItem } from '../plan/items.ts';
+import { sigmoid } from './model.ts';
+import { PaperIndex } from './paper-index.ts';
+import { packItems } from './repack.ts';
+import { MAX_SUGGESTIONS } from './suggest.ts';
+import { trainReaderModel, type StoredWeights } from './training.ts';
+
+/** Calibrated probability a suggestion needs: the reader more likely wants it than not. */
+export const SUGGEST_MIN = 0.5;
+/** What "rates well" means for model_only digests. */
+export const MODEL_KEEP = 0.4;
+export const MODEL_KEEP_MIN = 3;
+/** How much the model's probability weighs against one matched topic in the digest's order. */
+export const RANK_WEIGHT = 1.5;
+/**
+ * Cosine between a paper and a liked one for a suggestion from a model without calibrated evidence.
+ * On the sample listing (71 abstracts of one field) 0.15 kept papers of the liked paper's theme about half
+ * the time and 0.18 three times out of four, finding a sixth of them (BENCHMARKS.md, reader models).
+ */
+export const NEIGHBOUR_MIN = 0.16;
+/** Papers with the highest model score looked at for that cosine. */
+const NEIGHBOUR_POOL = 12;
+/** Liked papers compared (the newest). */
+const NEIGHBOUR_LIKED = 5;
+/** Readers who voted before models existed, trained during one plan run at most (each a few ms). */
+export const LAZY_TRAIN_MAX = 200;
+
+/** The chunk's new rows whose reader has a model or votes, with what the pass needs of them. */
+const SQL_ROWS = `
+  SELECT d.id, d.subscriber_id AS sid, d.from_paper AS fromPaper, d.to_paper AS toPaper, d.items, d.topic_ids AS topicIds,
+         s.suggestions, s.model_only AS modelOnly, m.bias, m.cal_a AS a, m.cal_b AS b, m.weights
+  FROM digests d
+  JOIN subscribers s ON s.id = d.subscriber_id
+  LEFT JOIN reader_models m ON m.subscriber_id = d.subscriber_id
+  WHERE d.id > ? AND d.items IS NOT NULL
+    AND (m.subscriber_id IS NOT NULL OR EXISTS (SELECT 1 FROM feedback f WHERE f.subscriber_id = d.subscriber_id))`;
+const SQL_MODEL = `SELECT bias, cal_a AS a, cal_b AS b, weights FROM reader_models WHERE subscriber_id = ?`;
+/**
+ * Papers of each new row's range that its reader voted on or that a muted topic of theirs matched (never
+ * suggested). Only rows whose reader has a model (read after this pass trained the ones it trains lazily).
+ */
+const SQL_EXCLUDED = `
+  SELECT d.id, f.paper_id AS paperId FROM digests d
+  JOIN reader_models rm ON rm.subscriber_id = d.subscriber_id
+  JOIN feedback f ON f.subscriber_id = d.subscriber_id AND f.paper_id > d.from_paper AND f.paper_id <= d.to_paper
+  WHERE d.id > ?
+  UNION
+  SELECT d.id, m.paper_id FROM digests d
+  JOIN reader_models rm ON rm.subscriber_id = d.subscriber_id
+  JOIN topics t ON t.subscriber_id = d.subscriber_id AND t.muted = 1
+  JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > d.from_paper AND m.paper_id <= d.to_paper
+  WHERE d.id > ?`;
+const SQL_UPDATE_ROW = `UPDATE digests SET items = ?, paper_count = ? WHERE id = ?`;
+/** A reader's newest liked papers. */
+const SQL_LIKED = `SELECT paper_id AS paperId FROM feedback WHERE subscriber_id = ? AND vote > 0 ORDER BY at DESC, paper_id LIMIT ${NEIGHBOUR_LIKED}`;
+const SQL_PAPER_VECTOR = `SELECT term, weight FROM paper_terms WHERE paper_id = ?`;
+/** Liked papers' vectors kept per run. */
+const LIKED_CACHE = 20_000;
+const SQL_SUGGEST = `INSERT OR IGNORE INTO digest_suggestions (digest_id, paper_id, score, reason_paper) VALUES (?, ?, ?, ?)`;
+
+interface Row {
+  id: number;
+  sid: number;
+  fromPaper: number;
+  toPaper: number;
+  items: Buffer;
+  topicIds: string;
+  suggestions: number;
+  modelOnly: number;
+  bias: number | null;
+  a: number | null;
+  b: number | null;
+  weights: string | null;
+}
+
+interface Model {
+  bias: number;
+  a: number;
+  b: number;
+  terms: number[];
+  w: number[];
+  anchors: Array<number | null>;
+}
+
+export interface ModelPassResult {
+  reranked: number;
+  suggested: number;
+  trained: number;
+}
+
+/** A plan run's model pass, summed over its chunks: what it did and its time (ms). */
+export interface ModelPassTotals extends ModelPassResult {
+  ms: number;
+}
+
+/** One plan run's pass (its paper index lives as long as the run). */
+export function createModelPass(db: Db, now: Date) {
+  const index = new PaperIndex(db);
+  let acc = new Float32Array(0);
+  let mark = new Uint8Array(0);
+  /** 1 at the positions of the papers the row lists (cleared after each row). */
+  let listedAt = new Uint8Array(0);
+  /** A liked paper's weights by term id, scattered for one comparison and cleared after it. */
+  let dense = new Float32Array(0);
+  const likedCache = new Map<number, { terms: number[]; weights: number[] }>();
+  let lazyLeft = LAZY_TRAIN_MAX;
+  let trainedNow = 0;
+  const totals: ModelPassTotals = { reranked: 0, suggested: 0, trained: 0, ms: 0 };
+
+  function modelOf(r: Row): Model | undefined {
+    let m: { bias: number; a: number; b: number; weights: string } | undefined =
+      r.weights !== null ? { bias: r.bias!, a: r.a!, b: r.b!, weights: r.weights } : undefined;
+    if (!m && lazyLeft > 0) {
+      lazyLeft--;
+      trainedNow++;
+      if (trainReaderModel(db, r.sid, now)) m = statement<[number], NonNullable<typeof m>>(db, SQL_MODEL).get(r.sid);
+    }
+    if (!m) return undefined;
+    const stored = JSON.parse(m.weights) as StoredWeights;
+    const model: Model = { bias: m.bias, a: m.a, b: m.b, terms: [], w: [], anchors: [] };
+    stored.t.forEach((term, k) => {
+      const t = index.termId(term);
+      if (t === undefined) return; // no paper of the run has it: it cannot score any
+      model.terms.push(t);
+      model.w.push(stored.w[k]!);
+      model.anchors.push(stored.a[k] ?? null);
+    });
+    return model;
+  }
+
+  return {
+    /** The run so far. */
+    totals: (): ModelPassTotals => ({ ...totals }),
+    /** Reorders, trims and completes with suggestions the rows with ids above `before`. */
+    apply(before: number): ModelPassResult {
+      const started = performance.now();
+      const r = applyChunk(before);
+      totals.reranked += r.reranked;
+      totals.suggested += r.suggested;
+      totals.trained += r.trained;
+      totals.ms += performance.now() - started;
+      return r;
+    },
+  };
+
+  function applyChunk(before: number): ModelPassResult {
+    const result: ModelPassResult = { reranked: 0, suggested: 0, trained: 0 };
+    trainedNow = 0;
+    const rows = statement<[number], Row>(db, SQL_ROWS).all(before);
+    if (rows.length === 0) return result;
+    let lo = Infinity;
+    let hi = 0;
+    for (const r of rows) {
+      lo = Math.min(lo, r.fromPaper);
+      hi = Math.max(hi, r.toPaper);
+    }
+    const held = `${index.lo}:${index.hi}`;
+    index.cover(lo, hi);
+    // Terms first seen in a newly held paper are missing from the cached liked vectors.
+    if (`${index.lo}:${index.hi}` !== held) likedCache.clear();
+    if (acc.length < index.size) {
+      acc = new Float32Array(index.size);
+      mark = new Uint8Array(index.size);
+      listedAt = new Uint8Array(index.size);
+    }
+    // Models first: a reader trained lazily here has their model row before the exclusions are read.
+    const models = rows.map((r) => modelOf(r));
+    const excluded = new Map<number, Set<number>>();
+    for (const e of statement<[number, number], { id: number; paperId: number }>(db, SQL_EXCLUDED).all(before, before)) {
+      let s = excluded.get(e.id);
+      if (!s) excluded.set(e.id, (s = new Set()));
+      s.add(e.paperId);
+    }
+    rows.forEach((r, k) => {
+      const model = models[k];
+      if (!model) return;
+      result.suggested += rescore(r, model, excluded.get(r.id));
+      result.reranked++;
+    });
+    result.trained = trainedNow;
+    return result;
+  }
+
+  /** One row: its order (and trim), then its suggestions. Returns the suggestions written. */
+  function rescore(r: Row, model: Model, excluded: Set<number> | undefined): number {
+    // Accumulate the model's dot product over every held paper of the row's range that shares a term.
+    const touched: number[] = [];
+    const from = r.fromPaper - index.lo; // positions > from and <= to are the row's
+    const to = r.toPaper - index.lo;
+    const { start, postPos, postVal } = index;
+    for (let k = 0; k < model.terms.length; k++) {
+      const wk = model.w[k]!;
+      const t = model.terms[k]!;
+      for (let j = start[t]!, end = start[t + 1]!; j < end; j++) {
+        const pos = postPos[j]!;
+        if (pos <= from || pos > to) continue;
+        if (mark[pos] === 0) {
+          mark[pos] = 1;
+          touched.push(pos);
+        }
+        acc[pos] = acc[pos]! + wk * postVal[j]!;
+      }
+    }
+    const prob = (pos: number): number => {
+      const dot = pos >= 0 && pos < index.size ? acc[pos]! : 0;
+      return sigmoid(model.a * (model.bias + dot) + model.b);
+    };
+    try {
+      const ids: number[] = [];
+      const masks: number[] = [];
+      const keys: number[] = [];
+      const probs: number[] = [];
+      eachItem(r.items, r.fromPaper, r.topicIds === '' ? 0 : r.topicIds.split(',').length, (paperId, mask) => {
+        const p = prob(paperId - index.lo);
+        ids.push(paperId);
+        masks.push(mask);
+        probs.push(p);
+        keys.push(popcount(mask) + RANK_WEIGHT * p);
+      });
+      // A flat curve gives every paper one probability: the planner's order stands, nothing to rewrite.
+      if (model.a > 0 || r.modelOnly === 1) {
+        // Stable: equal keys keep the planner's order (upvotes, then relevance).
+        let order = ids.map((_, i) => i).sort((x, y) => keys[y]! - keys[x]! || x - y);
+        if (r.modelOnly === 1) order = order.filter((i, rank) => rank < MODEL_KEEP_MIN || probs[i]! >= MODEL_KEEP);
+        const blob = packItems(order.map((i) => ids[i]!), order.map((i) => masks[i]!), r.fromPaper);
+        statement(db, SQL_UPDATE_ROW).run(blob, order.length, r.id);
+      }
+      if (r.suggestions !== 1) return 0;
+      // A flat curve (slope 0: the model has not earned trust yet): the liked papers' nearest instead.
+      if (!(model.a > 0)) return neighbours(r, ids, touched, excluded);
+      // p >= SUGGEST_MIN, as a least dot product: most papers fail this one comparison.
+      const least = (Math.log(SUGGEST_MIN / (1 - SUGGEST_MIN)) - model.b) / model.a - model.bias;
+      for (const id of ids) if (id - index.lo >= 0 && id - index.lo < index.size) listedAt[id - index.lo] = 1;
+      const candidates: Array<{ pos: number; p: number }> = [];
+      for (const pos of touched) {
+        if (acc[pos]! < least || listedAt[pos] === 1 || excluded?.has(pos + index.lo)) continue;
+        candidates.push({ pos, p: prob(pos) });
+      }
+      for (const id of ids) if (id - index.lo >= 0 && id - index.lo < index.size) listedAt[id - index.lo] = 0;
+      candidates.sort((x, y) => y.p - x.p || x.pos - y.pos);
+      candidates.length = Math.min(candidates.length, MAX_SUGGESTIONS);
+      for (const c of candidates) {
+        statement(db, SQL_SUGGEST).run(r.id, c.pos + index.lo, c.p, reasonOf(model, c.pos));
+      }
+      return candidates.length;
+    } finally {
+      for (const pos of touched) {
+        acc[pos] = 0;
+        mark[pos] = 0;
+      }
+    }
+  }
+
+  /** Suggestions for a reader whose model is flat: papers close to one they liked, that paper the reason. */
+  function neighbours(r: Row, ids: number[], touched: number[], excluded: Set<number> | undefined): number {
+    // The NEIGHBOUR_POOL best by the model's dot product, kept in a small sorted array (no full sort).
+    const pool: number[] = [];
+    for (const id of ids) if (id - index.lo >= 0 && id - index.lo < index.size) listedAt[id - index.lo] = 1;
+    for (const pos of touched) {
+      if (listedAt[pos] === 1 || excluded?.has(pos + index.lo)) continue;
+      if (pool.length === NEIGHBOUR_POOL && acc[pos]! <= acc[pool[NEIGHBOUR_POOL - 1]!]!) continue;
+      let k = Math.min(pool.length, NEIGHBOUR_POOL - 1);
+      while (k > 0 && acc[pool[k - 1]!]! < acc[pos]!) k--;
+      pool.splice(k, 0, pos);
+      if (pool.length > NEIGHBOUR_POOL) pool.pop();
+    }
+    for (const id of ids) if (id - index.lo >= 0 && id - index.lo < index.size) listedAt[id - index.lo] = 0;
+    if (pool.length === 0) return 0;
+    const best = new Map<number, { cos: number; reason: number }>();
+    for (const liked of statement<[number], { paperId: number }>(db, SQL_LIKED).all(r.sid)) {
+      const vec = likedVector(liked.paperId);
+      if (vec.terms.length === 0) continue;
+      if (dense.length < index.termCount) dense = new Float32Array(index.termCount);
+      for (let k = 0; k < vec.terms.length; k++) dense[vec.terms[k]!] = vec.weights[k]!;
+      const { vecStart, vecTerm, vecVal } = index;
+      for (const pos of pool) {
+        if (pos + index.lo === liked.paperId) continue;
+        let cos = 0;
+        for (let k = vecStart[pos]!, end = vecStart[pos + 1]!; k < end; k++) cos += vecVal[k]! * dense[vecTerm[k]!]!;
+        if (cos >= NEIGHBOUR_MIN && cos > (best.get(pos)?.cos ?? 0)) best.set(pos, { cos, reason: liked.paperId });
+      }
+      for (const t of vec.terms) dense[t] = 0;
+    }
+    const kept = [...best].sort((x, y) => y[1].cos - x[1].cos || x[0] - y[0]).slice(0, MAX_SUGGESTIONS);
+    for (const [pos, c] of kept) statement(db, SQL_SUGGEST).run(r.id, pos + index.lo, c.cos, c.reason);
+    return kept.length;
+  }
+
+  /** A liked paper's vector over the run's term ids (cached for the run: readers like the same papers). */
+  function likedVector(paperId: number): { terms: number[]; weights: number[] } {
+    let v = likedCache.get(paperId);
+    if (v) return v;
+    v = { terms: [], weights: [] };
+    for (const row of statement<[number], { term: string; weight: number }>(db, SQL_PAPER_VECTOR).all(paperId)) {
+      const t = index.termId(row.term);
+      if (t === undefined) continue;
+      v.terms.push(t);
+      v.weights.push(row.weight);
+    }
+    if (likedCache.size >= LIKED_CACHE) likedCache.clear();
+    likedCache.set(paperId, v);
+    return v;
+  }
+
+  /** The anchor (liked paper) of the model term that adds most to this paper's score, or null. */
+  function reasonOf(model: Model, pos: number): number | null {
+    let best = 0;
+    let anchor: number | null = null;
+    index.vector(pos, (t, value) => {
+      const k = model.terms.indexOf(t);
+      if (k < 0 || model.anchors[k] === null) return;
+      const part = model.w[k]! * value;
+      if (part > best) {
+        best = part;
+        anchor = model.anchors[k]!;
+      }
+    });
+    return anchor;
+  }
+}
+
+function popcount(mask: number): number {
+  let n = 0;
+  for (let m = mask; m !== 0; m &= m - 1) n++;
+  return n;
+}
