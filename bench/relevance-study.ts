@@ -238,6 +238,7 @@ async function click(h: WebHarness, url: string): Promise<void> {
   const action = /<form method="post" action="([^"]+)"/.exec(html)?.[1]?.replaceAll('&#x2F;', '/').replaceAll('&amp;', '&');
   if (action === undefined) throw new Error(`no form on the page of ${url}`);
   const done = await fetch(`${h.base}${action}`, { method: 'POST' });
+  await done.arrayBuffer(); // a body left unread holds its connection open, and the server waits for it on close
   if (done.status !== 200) throw new Error(`POST ${action}: ${done.status}`);
 }
 

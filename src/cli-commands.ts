@@ -24,7 +24,7 @@ import { createScheduler } from './scheduler.ts';
 import { importSubscribersCsv } from './subscribers/import.ts';
 import { describeFailedSources, failedSources, runFailure, runPipeline } from './pipeline.ts';
 import { recoverStale } from './send/sender.ts';
-import { buildServer } from './web/server.ts';
+import { buildServer, closeServer } from './web/server.ts';
 import { consentLines, consentStatusLines, deletedHistoryLine } from './cli-consent.ts';
 import { localInboxLine, newInboxToken } from './web/routes/inbox-guard.ts';
 
@@ -318,7 +318,7 @@ export async function cmdServe(config: Config, io: CliIo, appOptions: AppOptions
   logger.info('shutting down: finishing the sends in flight');
   running.abort();
   await scheduler.stop();
-  await server.close();
+  await closeServer(server);
   await bounces?.close();
   await app.close();
   return 0;

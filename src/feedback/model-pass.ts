@@ -109,32 +109,59 @@ export interface ModelPassTotals extends ModelPassResult {
 }
 
 /** One plan run's pass (its paper index lives as long as the run). */
-export function createModelPass(db: Db, now: Date) {
-  const index = new PaperIndex(db);
-  let acc = new Float32Array(0);
-  let mark = new Uint8Array(0);
-  /** 1 at the positions of the papers the row lists (cleared after each row). */
-  let listedAt = new Uint8Array(0);
-  /** A liked paper's weights by term id, scattered for one comparison and cleared after it. */
-  let dense = new Float32Array(0);
-  const likedCache = new Map<number, { terms: number[]; weights: number[] }>();
-  let lazyLeft = LAZY_TRAIN_MAX;
-  let trainedNow = 0;
-  const totals: ModelPassTotals = { reranked: 0, suggested: 0, trained: 0, ms: 0 };
+export function createModelPass(db: Db, now: Date): ModelPass {
+  return new ModelPass(db, now);
+}
 
-  function modelOf(r: Row): Model | undefined {
+export class ModelPass {
+  private readonly index: PaperIndex;
+  private acc = new Float32Array(0);
+  private mark = new Uint8Array(0);
+  /** 1 at the positions of the papers the row lists (cleared after each row). */
+  private listedAt = new Uint8Array(0);
+  /** A liked paper's weights by term id, scattered for one comparison and cleared after it. */
+  private dense = new Float32Array(0);
+  private readonly likedCache = new Map<number, { terms: number[]; weights: number[] }>();
+  private lazyLeft = LAZY_TRAIN_MAX;
+  private trainedNow = 0;
+  private readonly totalsSoFar: ModelPassTotals = { reranked: 0, suggested: 0, trained: 0, ms: 0 };
+
+  constructor(
+    private readonly db: Db,
+    private readonly now: Date,
+  ) {
+    this.index = new PaperIndex(db);
+  }
+
+  /** The run so far. */
+  totals(): ModelPassTotals {
+    return { ...this.totalsSoFar };
+  }
+
+  /** Reorders, trims and completes with suggestions the rows with ids above `before`. */
+  apply(before: number): ModelPassResult {
+    const started = performance.now();
+    const r = this.applyChunk(before);
+    this.totalsSoFar.reranked += r.reranked;
+    this.totalsSoFar.suggested += r.suggested;
+    this.totalsSoFar.trained += r.trained;
+    this.totalsSoFar.ms += performance.now() - started;
+    return r;
+  }
+
+  private modelOf(r: Row): Model | undefined {
     let m: { bias: number; a: number; b: number; weights: string } | undefined =
       r.weights !== null ? { bias: r.bias!, a: r.a!, b: r.b!, weights: r.weights } : undefined;
-    if (!m && lazyLeft > 0) {
-      lazyLeft--;
-      trainedNow++;
-      if (trainReaderModel(db, r.sid, now)) m = statement<[number], NonNullable<typeof m>>(db, SQL_MODEL).get(r.sid);
+    if (!m && this.lazyLeft > 0) {
+      this.lazyLeft--;
+      this.trainedNow++;
+      if (trainReaderModel(this.db, r.sid, this.now)) m = statement<[number], NonNullable<typeof m>>(this.db, SQL_MODEL).get(r.sid);
     }
     if (!m) return undefined;
     const stored = JSON.parse(m.weights) as StoredWeights;
     const model: Model = { bias: m.bias, a: m.a, b: m.b, terms: [], w: [], anchors: [] };
     stored.t.forEach((term, k) => {
-      const t = index.termId(term);
+      const t = this.index.termId(term);
       if (t === undefined) return; // no paper of the run has it: it cannot score any
       model.terms.push(t);
       model.w.push(stored.w[k]!);
@@ -143,25 +170,10 @@ export function createModelPass(db: Db, now: Date) {
     return model;
   }
 
-  return {
-    /** The run so far. */
-    totals: (): ModelPassTotals => ({ ...totals }),
-    /** Reorders, trims and completes with suggestions the rows with ids above `before`. */
-    apply(before: number): ModelPassResult {
-      const started = performance.now();
-      const r = applyChunk(before);
-      totals.reranked += r.reranked;
-      totals.suggested += r.suggested;
-      totals.trained += r.trained;
-      totals.ms += performance.now() - started;
-      return r;
-    },
-  };
-
-  function applyChunk(before: number): ModelPassResult {
+  private applyChunk(before: number): ModelPassResult {
     const result: ModelPassResult = { reranked: 0, suggested: 0, trained: 0 };
-    trainedNow = 0;
-    const rows = statement<[number], Row>(db, SQL_ROWS).all(before);
+    this.trainedNow = 0;
+    const rows = statement<[number], Row>(this.db, SQL_ROWS).all(before);
     if (rows.length === 0) return result;
     let lo = Infinity;
     let hi = 0;
@@ -169,19 +181,19 @@ export function createModelPass(db: Db, now: Date) {
       lo = Math.min(lo, r.fromPaper);
       hi = Math.max(hi, r.toPaper);
     }
-    const held = `${index.lo}:${index.hi}`;
-    index.cover(lo, hi);
+    const held = `${this.index.lo}:${this.index.hi}`;
+    this.index.cover(lo, hi);
     // Terms first seen in a newly held paper are missing from the cached liked vectors.
-    if (`${index.lo}:${index.hi}` !== held) likedCache.clear();
-    if (acc.length < index.size) {
-      acc = new Float32Array(index.size);
-      mark = new Uint8Array(index.size);
-      listedAt = new Uint8Array(index.size);
+    if (`${this.index.lo}:${this.index.hi}` !== held) this.likedCache.clear();
+    if (this.acc.length < this.index.size) {
+      this.acc = new Float32Array(this.index.size);
+      this.mark = new Uint8Array(this.index.size);
+      this.listedAt = new Uint8Array(this.index.size);
     }
     // Models first: a reader trained lazily here has their model row before the exclusions are read.
-    const models = rows.map((r) => modelOf(r));
+    const models = rows.map((r) => this.modelOf(r));
     const excluded = new Map<number, Set<number>>();
-    for (const e of statement<[number, number], { id: number; paperId: number }>(db, SQL_EXCLUDED).all(before, before)) {
+    for (const e of statement<[number, number], { id: number; paperId: number }>(this.db, SQL_EXCLUDED).all(before, before)) {
       let s = excluded.get(e.id);
       if (!s) excluded.set(e.id, (s = new Set()));
       s.add(e.paperId);
@@ -189,20 +201,23 @@ export function createModelPass(db: Db, now: Date) {
     rows.forEach((r, k) => {
       const model = models[k];
       if (!model) return;
-      result.suggested += rescore(r, model, excluded.get(r.id));
+      result.suggested += this.rescore(r, model, excluded.get(r.id));
       result.reranked++;
     });
-    result.trained = trainedNow;
+    result.trained = this.trainedNow;
     return result;
   }
 
-  /** One row: its order (and trim), then its suggestions. Returns the suggestions written. */
-  function rescore(r: Row, model: Model, excluded: Set<number> | undefined): number {
-    // Accumulate the model's dot product over every held paper of the row's range that shares a term.
+  /**
+   * The model's dot product over every held paper of the row's range that shares a term, into `acc`;
+   * returns the positions touched (the caller clears them).
+   */
+  private accumulate(r: Row, model: Model): number[] {
     const touched: number[] = [];
-    const from = r.fromPaper - index.lo; // positions > from and <= to are the row's
-    const to = r.toPaper - index.lo;
-    const { start, postPos, postVal } = index;
+    const { acc, mark } = this;
+    const from = r.fromPaper - this.index.lo; // positions > from and <= to are the row's
+    const to = r.toPaper - this.index.lo;
+    const { start, postPos, postVal } = this.index;
     for (let k = 0; k < model.terms.length; k++) {
       const wk = model.w[k]!;
       const t = model.terms[k]!;
@@ -216,8 +231,14 @@ export function createModelPass(db: Db, now: Date) {
         acc[pos] = acc[pos]! + wk * postVal[j]!;
       }
     }
+    return touched;
+  }
+
+  /** One row: its order (and trim), then its suggestions. Returns the suggestions written. */
+  private rescore(r: Row, model: Model, excluded: Set<number> | undefined): number {
+    const touched = this.accumulate(r, model);
     const prob = (pos: number): number => {
-      const dot = pos >= 0 && pos < index.size ? acc[pos]! : 0;
+      const dot = pos >= 0 && pos < this.index.size ? this.acc[pos]! : 0;
       return sigmoid(model.a * (model.bias + dot) + model.b);
     };
     try {
@@ -226,7 +247,7 @@ export function createModelPass(db: Db, now: Date) {
       const keys: number[] = [];
       const probs: number[] = [];
       eachItem(r.items, r.fromPaper, r.topicIds === '' ? 0 : r.topicIds.split(',').length, (paperId, mask) => {
-        const p = prob(paperId - index.lo);
+        const p = prob(paperId - this.index.lo);
         ids.push(paperId);
         masks.push(mask);
         probs.push(p);
@@ -238,90 +259,90 @@ export function createModelPass(db: Db, now: Date) {
         let order = ids.map((_, i) => i).sort((x, y) => keys[y]! - keys[x]! || x - y);
         if (r.modelOnly === 1) order = order.filter((i, rank) => rank < MODEL_KEEP_MIN || probs[i]! >= MODEL_KEEP);
         const blob = packItems(order.map((i) => ids[i]!), order.map((i) => masks[i]!), r.fromPaper);
-        statement(db, SQL_UPDATE_ROW).run(blob, order.length, r.id);
+        statement(this.db, SQL_UPDATE_ROW).run(blob, order.length, r.id);
       }
       if (r.suggestions !== 1) return 0;
       // A flat curve (slope 0: the model has not earned trust yet): the liked papers' nearest instead.
-      if (!(model.a > 0)) return neighbours(r, ids, touched, excluded);
+      if (!(model.a > 0)) return this.neighbours(r, ids, touched, excluded);
       // p >= SUGGEST_MIN, as a least dot product: most papers fail this one comparison.
       const least = (Math.log(SUGGEST_MIN / (1 - SUGGEST_MIN)) - model.b) / model.a - model.bias;
-      for (const id of ids) if (id - index.lo >= 0 && id - index.lo < index.size) listedAt[id - index.lo] = 1;
+      for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 1;
       const candidates: Array<{ pos: number; p: number }> = [];
       for (const pos of touched) {
-        if (acc[pos]! < least || listedAt[pos] === 1 || excluded?.has(pos + index.lo)) continue;
+        if (this.acc[pos]! < least || this.listedAt[pos] === 1 || excluded?.has(pos + this.index.lo)) continue;
         candidates.push({ pos, p: prob(pos) });
       }
-      for (const id of ids) if (id - index.lo >= 0 && id - index.lo < index.size) listedAt[id - index.lo] = 0;
+      for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 0;
       candidates.sort((x, y) => y.p - x.p || x.pos - y.pos);
       candidates.length = Math.min(candidates.length, MAX_SUGGESTIONS);
       for (const c of candidates) {
-        statement(db, SQL_SUGGEST).run(r.id, c.pos + index.lo, c.p, reasonOf(model, c.pos));
+        statement(this.db, SQL_SUGGEST).run(r.id, c.pos + this.index.lo, c.p, this.reasonOf(model, c.pos));
       }
       return candidates.length;
     } finally {
       for (const pos of touched) {
-        acc[pos] = 0;
-        mark[pos] = 0;
+        this.acc[pos] = 0;
+        this.mark[pos] = 0;
       }
     }
   }
 
   /** Suggestions for a reader whose model is flat: papers close to one they liked, that paper the reason. */
-  function neighbours(r: Row, ids: number[], touched: number[], excluded: Set<number> | undefined): number {
+  private neighbours(r: Row, ids: number[], touched: number[], excluded: Set<number> | undefined): number {
     // The NEIGHBOUR_POOL best by the model's dot product, kept in a small sorted array (no full sort).
     const pool: number[] = [];
-    for (const id of ids) if (id - index.lo >= 0 && id - index.lo < index.size) listedAt[id - index.lo] = 1;
+    for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 1;
     for (const pos of touched) {
-      if (listedAt[pos] === 1 || excluded?.has(pos + index.lo)) continue;
-      if (pool.length === NEIGHBOUR_POOL && acc[pos]! <= acc[pool[NEIGHBOUR_POOL - 1]!]!) continue;
+      if (this.listedAt[pos] === 1 || excluded?.has(pos + this.index.lo)) continue;
+      if (pool.length === NEIGHBOUR_POOL && this.acc[pos]! <= this.acc[pool[NEIGHBOUR_POOL - 1]!]!) continue;
       let k = Math.min(pool.length, NEIGHBOUR_POOL - 1);
-      while (k > 0 && acc[pool[k - 1]!]! < acc[pos]!) k--;
+      while (k > 0 && this.acc[pool[k - 1]!]! < this.acc[pos]!) k--;
       pool.splice(k, 0, pos);
       if (pool.length > NEIGHBOUR_POOL) pool.pop();
     }
-    for (const id of ids) if (id - index.lo >= 0 && id - index.lo < index.size) listedAt[id - index.lo] = 0;
+    for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 0;
     if (pool.length === 0) return 0;
     const best = new Map<number, { cos: number; reason: number }>();
-    for (const liked of statement<[number], { paperId: number }>(db, SQL_LIKED).all(r.sid)) {
-      const vec = likedVector(liked.paperId);
+    for (const liked of statement<[number], { paperId: number }>(this.db, SQL_LIKED).all(r.sid)) {
+      const vec = this.likedVector(liked.paperId);
       if (vec.terms.length === 0) continue;
-      if (dense.length < index.termCount) dense = new Float32Array(index.termCount);
-      for (let k = 0; k < vec.terms.length; k++) dense[vec.terms[k]!] = vec.weights[k]!;
-      const { vecStart, vecTerm, vecVal } = index;
+      if (this.dense.length < this.index.termCount) this.dense = new Float32Array(this.index.termCount);
+      for (let k = 0; k < vec.terms.length; k++) this.dense[vec.terms[k]!] = vec.weights[k]!;
+      const { vecStart, vecTerm, vecVal } = this.index;
       for (const pos of pool) {
-        if (pos + index.lo === liked.paperId) continue;
+        if (pos + this.index.lo === liked.paperId) continue;
         let cos = 0;
-        for (let k = vecStart[pos]!, end = vecStart[pos + 1]!; k < end; k++) cos += vecVal[k]! * dense[vecTerm[k]!]!;
+        for (let k = vecStart[pos]!, end = vecStart[pos + 1]!; k < end; k++) cos += vecVal[k]! * this.dense[vecTerm[k]!]!;
         if (cos >= NEIGHBOUR_MIN && cos > (best.get(pos)?.cos ?? 0)) best.set(pos, { cos, reason: liked.paperId });
       }
-      for (const t of vec.terms) dense[t] = 0;
+      for (const t of vec.terms) this.dense[t] = 0;
     }
     const kept = [...best].sort((x, y) => y[1].cos - x[1].cos || x[0] - y[0]).slice(0, MAX_SUGGESTIONS);
-    for (const [pos, c] of kept) statement(db, SQL_SUGGEST).run(r.id, pos + index.lo, c.cos, c.reason);
+    for (const [pos, c] of kept) statement(this.db, SQL_SUGGEST).run(r.id, pos + this.index.lo, c.cos, c.reason);
     return kept.length;
   }
 
   /** A liked paper's vector over the run's term ids (cached for the run: readers like the same papers). */
-  function likedVector(paperId: number): { terms: number[]; weights: number[] } {
-    let v = likedCache.get(paperId);
+  private likedVector(paperId: number): { terms: number[]; weights: number[] } {
+    let v = this.likedCache.get(paperId);
     if (v) return v;
     v = { terms: [], weights: [] };
-    for (const row of statement<[number], { term: string; weight: number }>(db, SQL_PAPER_VECTOR).all(paperId)) {
-      const t = index.termId(row.term);
+    for (const row of statement<[number], { term: string; weight: number }>(this.db, SQL_PAPER_VECTOR).all(paperId)) {
+      const t = this.index.termId(row.term);
       if (t === undefined) continue;
       v.terms.push(t);
       v.weights.push(row.weight);
     }
-    if (likedCache.size >= LIKED_CACHE) likedCache.clear();
-    likedCache.set(paperId, v);
+    if (this.likedCache.size >= LIKED_CACHE) this.likedCache.clear();
+    this.likedCache.set(paperId, v);
     return v;
   }
 
   /** The anchor (liked paper) of the model term that adds most to this paper's score, or null. */
-  function reasonOf(model: Model, pos: number): number | null {
+  private reasonOf(model: Model, pos: number): number | null {
     let best = 0;
     let anchor: number | null = null;
-    index.vector(pos, (t, value) => {
+    this.index.vector(pos, (t, value) => {
       const k = model.terms.indexOf(t);
       if (k < 0 || model.anchors[k] === null) return;
       const part = model.w[k]! * value;

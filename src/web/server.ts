@@ -69,3 +69,17 @@ export function buildServer(deps: WebDeps): FastifyInstance {
   });
   return app;
 }
+
+/**
+ * Closes the server: new requests are refused and idle keep-alive connections closed at once (Fastify's
+ * default); a connection still busy after `graceMs` (a client that never reads its answer) is cut, so a
+ * shutdown never hangs on one client.
+ */
+export async function closeServer(app: FastifyInstance, graceMs = 3_000): Promise<void> {
+  const cut = setTimeout(() => app.server.closeAllConnections(), graceMs);
+  try {
+    await app.close();
+  } finally {
+    clearTimeout(cut);
+  }
+}

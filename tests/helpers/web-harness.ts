@@ -10,7 +10,7 @@ import type { Mailer } from '../../src/mail/types.ts';
 import type { App } from '../../src/main.ts';
 import type { SubscriberService } from '../../src/subscribers/service.ts';
 import type { Tokens } from '../../src/tokens.ts';
-import { buildServer, type WebDeps } from '../../src/web/server.ts';
+import { buildServer, closeServer, type WebDeps } from '../../src/web/server.ts';
 import { freePort } from './ports.ts';
 import { seedBatch, type TempDb } from './seed.ts';
 import type { CapturedMail, SmtpCapture } from './smtp-capture.ts';
@@ -81,7 +81,7 @@ export async function startWebHarness(
     subscribers: core.subscribers,
     local: (url) => `${base}${new URL(url).pathname}`,
     async close() {
-      await app.close();
+      await closeServer(app);
       await t.close();
     },
   };
