@@ -1,11 +1,9 @@
-// The Mailer over SMTP: our pool of nodemailer SMTPConnections (smtp-pool.ts: pool size, rate limit,
-// timeouts, STARTTLS / smtps, AUTH, PIPELINING) and optional DKIM (dkim.ts).
+// The Mailer over SMTP: our pool (smtp-pool.ts: pool size, rate limit, timeouts) of our own SMTP
+// connections (smtp-connection.ts: STARTTLS / smtps, AUTH, PIPELINING) and optional DKIM (dkim.ts).
 // Messages are built by raw-message.ts (headers from a template, fast quoted-printable bodies), signed
-// when DKIM is configured, and sent as bytes over one of the pool's connections; nodemailer's transport
-// (sendMail, MailComposer, its pool's queue) is not on this path any more: see smtp-pool.ts for what it
-// cost per message. Errors come out as MailError with a kind (temporary / permanent / connection /
-// ambiguous) the sender acts on; 'ambiguous' (no answer after the whole message went out) needs the watch
-// in data-phase.ts.
+// when DKIM is configured, and sent as bytes over one of the pool's connections. Errors come out as
+// MailError with a kind (temporary / permanent / connection / ambiguous) the sender acts on; 'ambiguous'
+// (no answer after the whole message went out) comes from the send's progress (data-phase.ts).
 import { randomUUID } from 'node:crypto';
 import type { DkimConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
