@@ -345,6 +345,10 @@ export class SmtpConnection {
   private readonly onTimeout = (): void => this.end(smtpError('Timeout', 'ETIMEDOUT', 'CONN'));
 
   private attach(socket: Socket): void {
+    // Nagle's algorithm would hold the pipelined commands and the message's last segment for the relay's
+    // delayed ACK (tens of ms per message); keep-alive notices a relay that vanished from an idle connection.
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 30_000);
     socket.on('data', this.onData);
     socket.on('error', this.onError);
     socket.on('close', this.onClose);
