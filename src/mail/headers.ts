@@ -78,9 +78,12 @@ function wordEncoding(value: string): 'Q' | 'B' {
   return nonAscii < value.length - nonAscii ? 'Q' : 'B';
 }
 
-/** An unstructured header value (Subject, extra headers): encoded words only where non-ASCII. */
+/**
+ * An unstructured header value (Subject, extra headers): as it is when ASCII, else all of it as encoded
+ * words (some clients drop the blanks between an encoded word and plain text: Zimbra, per nodemailer).
+ */
 export function encodeText(value: string): string {
-  return /[^\x00-\x7f]/.test(value) ? libmime.encodeWords(value, wordEncoding(value), 52) : value;
+  return /[^\x00-\x7f]/.test(value) ? libmime.encodeWord(value, wordEncoding(value), 52) : value;
 }
 
 /** An address header value: names quoted or encoded as needed, addresses as they are. */

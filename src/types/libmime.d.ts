@@ -1,8 +1,6 @@
 // The part of libmime's public API we use (the package ships no types).
 declare module 'libmime' {
   interface Libmime {
-    /** RFC 2047 encoded words for the non-ASCII stretch of `value` (unchanged when it is ASCII). */
-    encodeWords(value: string, mimeWordEncoding?: 'Q' | 'B', maxLength?: number): string;
     /** Encodes all of `value` as RFC 2047 encoded words. */
     encodeWord(value: string, mimeWordEncoding?: 'Q' | 'B', maxLength?: number): string;
     /** Folds a header line at whitespace to `lineLength` (continuation lines start with the whitespace). */
