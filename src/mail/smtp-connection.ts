@@ -278,9 +278,18 @@ export class SmtpConnection {
     const secured = await new Promise<TLSSocket>((resolve, reject) => {
       const servername = isIP(this.ep.host) ? undefined : this.ep.host;
       const s = tlsConnect({ socket: plain, servername, ...this.ep.tls });
-      const onError = (e: Error) => reject(smtpError(`Error initiating TLS - ${e.message}`, 'ETLS', 'STARTTLS', undefined, e));
+      // The plain socket's inactivity timeout is off while the handshake runs: this one stands in.
+      const timer = setTimeout(() => {
+        s.destroy();
+        reject(smtpError('TLS handshake timeout', 'ETIMEDOUT', 'STARTTLS'));
+      }, this.ep.timeoutMs);
+      const onError = (e: Error) => {
+        clearTimeout(timer);
+        reject(smtpError(`Error initiating TLS - ${e.message}`, 'ETLS', 'STARTTLS', undefined, e));
+      };
       s.once('error', onError);
       s.once('secureConnect', () => {
+        clearTimeout(timer);
         s.off('error', onError);
         resolve(s);
       });

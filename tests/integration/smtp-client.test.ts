@@ -182,6 +182,20 @@ describe('SMTP client: a relay that fails', () => {
     expect(Date.now() - started).toBeLessThan(3_000);
   });
 
+  it('a relay that stalls the STARTTLS handshake: a connection failure after SMTP_TIMEOUT_MS, nothing sent in clear', async () => {
+    const raw = await rawRelay('220 tls relay', (line) => {
+      if (line.startsWith('EHLO')) return '250-tls relay\r\n250 STARTTLS';
+      if (line === 'STARTTLS') return '220 go ahead'; // and then nothing: no TLS handshake answer
+      return '250 ok';
+    });
+    const started = Date.now();
+    const e = await failureOf(mailerFor(`smtp://127.0.0.1:${raw.port}`, 300), mail('ada@example.com'));
+    expect(e.kind).toBe('connection');
+    expect(e.response).toMatch(/ETIMEDOUT/);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(raw.lines.some((l) => l.startsWith('MAIL'))).toBe(false);
+  });
+
   it('a connection dropped in the middle of DATA: a connection failure (retried later), nothing delivered', async () => {
     const sink = await SmtpSink.start({ script: perAddress({ 'ada@example.com': [drop('body')] }) });
     open.push(sink);
