@@ -5,6 +5,7 @@
 import { createServer, type Server } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+import { loadConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createSmtpMailer } from '../../src/mail/smtp-mailer.ts';
 import { parseSmtpUrl } from '../../src/mail/smtp-url.ts';
@@ -222,5 +223,10 @@ describe('SMTP_URL', () => {
     expect(appErrorFrom(() => parseSmtpUrl('smtp://relay.example.org?tls.rejectUnauthorised=false')).message).toMatch(/^SMTP_URL: unknown option "tls.rejectUnauthorised"/);
     expect(appErrorFrom(() => parseSmtpUrl('smtp://relay.example.org?requireTLS=yes')).message).toMatch(/^SMTP_URL: requireTLS must be true or false/);
     expect(appErrorFrom(() => parseSmtpUrl('http://relay.example.org')).code).toBe('SMTP_URL_INVALID');
+  });
+
+  it('a bad option stops start-up, named, with the other configuration errors', () => {
+    const e = appErrorFrom(() => loadConfig({ SMTP_URL: 'smtp://relay.example.org?tls.rejectUnauthorised=false', MAIL_FROM: 'D <d@example.org>' }));
+    expect(e.message).toMatch(/SMTP_URL: unknown option "tls\.rejectUnauthorised"/);
   });
 });
