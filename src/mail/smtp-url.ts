@@ -26,6 +26,14 @@ function flag(name: string, value: string): boolean {
   throw invalid(`${name} must be true or false, not "${value}"`);
 }
 
+function decoded(text: string, what: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    throw invalid(`${what} has a "%" that is not URL-encoding (write "%" as %25)`);
+  }
+}
+
 export function parseSmtpUrl(text: string): SmtpUrl {
   let url: URL;
   try {
@@ -48,8 +56,8 @@ export function parseSmtpUrl(text: string): SmtpUrl {
   }
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const port = url.port ? Number(url.port) : flags.secure ? 465 : 587;
-  const user = decodeURIComponent(url.username);
-  const pass = decodeURIComponent(url.password);
+  const user = decoded(url.username, 'the user name');
+  const pass = decoded(url.password, 'the password');
   return {
     endpoint: {
       host,

@@ -223,6 +223,7 @@ describe('SMTP_URL', () => {
     expect(appErrorFrom(() => parseSmtpUrl('smtp://relay.example.org?tls.rejectUnauthorised=false')).message).toMatch(/^SMTP_URL: unknown option "tls.rejectUnauthorised"/);
     expect(appErrorFrom(() => parseSmtpUrl('smtp://relay.example.org?requireTLS=yes')).message).toMatch(/^SMTP_URL: requireTLS must be true or false/);
     expect(appErrorFrom(() => parseSmtpUrl('http://relay.example.org')).code).toBe('SMTP_URL_INVALID');
+    expect(appErrorFrom(() => parseSmtpUrl('smtp://digest:100%zz@relay.example.org')).message).toMatch(/^SMTP_URL: the password has a "%"/);
   });
 
   it('a bad option stops start-up, named, with the other configuration errors', () => {
