@@ -1,7 +1,7 @@
 // Our SMTP client against Postfix's smtp-sink (a C relay, not Node's smtp-server): plain delivery,
 // no PIPELINING, and each stage's answers as Postfix gives them: 4xx / 5xx to RCPT TO, 421 and a silent
 // disconnect at RCPT TO, a silent disconnect after the final "." (ambiguous: the message may be queued).
-// Skipped, saying so, where Postfix is not installed (apt-get install postfix); CI installs it.
+// Skipped, saying so, where Postfix is not installed (apt-get install postfix).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
