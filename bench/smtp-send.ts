@@ -1,7 +1,7 @@
 // CPU per message of the send path alone: `npx tsx bench/smtp-send.ts [--messages 4000] [--rounds 5]`.
 // One realistic digest (rendered by src/render, built by src/mail/raw-message.ts as the mailer builds it:
 // 20 full cards with the bundled sample's abstracts, ~66 KB) sent over and over through our pool
-// (src/mail/smtp-pool.ts: SMTPConnection, the data-phase watch, dot-stuffing) to a relay in ANOTHER process
+// (src/mail/smtp-pool.ts: our SMTP client, the data phase, dot-stuffing) to a relay in ANOTHER process
 // (Postfix's smtp-sink by default; `--sink node` forks bench/sink.ts), so that the CPU this process spends
 // (process.cpuUsage: user + system, the kernel taking the bytes included) is the send path's own. Each
 // round sends --messages messages with --pool sends in flight; prints µs of CPU per message per round and

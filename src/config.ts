@@ -6,6 +6,7 @@ import cron from 'node-cron';
 import { z } from 'zod';
 import { AppError } from './errors.ts';
 import { sourceSettings } from './ingest/source-kinds/registry.ts';
+import { parseSmtpUrl } from './mail/smtp-url.ts';
 import { bool, httpUrl, int, optionalText } from './settings.ts';
 import { trustProxySetting } from './trust-proxy.ts';
 
@@ -39,9 +40,19 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('localhost'),
   PUBLIC_URL: httpUrl.optional(),
   DATABASE_PATH: z.string().min(1).default('db/digest.sqlite'),
-  SMTP_URL: optionalText.refine((v) => v === undefined || smtpUrlHasHost(v), {
-    error: 'must look like smtp://user:pass@host:port or smtps://… (with a host)',
-  }),
+  SMTP_URL: optionalText
+    .refine((v) => v === undefined || smtpUrlHasHost(v), {
+      error: 'must look like smtp://user:pass@host:port or smtps://… (with a host)',
+    })
+    .superRefine((v, ctx) => {
+      // Query options (tls.*, requireTLS…): an unknown one or a bad flag stops start-up, named.
+      if (v === undefined || !smtpUrlHasHost(v)) return;
+      try {
+        parseSmtpUrl(v);
+      } catch (e) {
+        ctx.addIssue({ code: 'custom', message: (e as Error).message.replace(/^SMTP_URL: /, '') });
+      }
+    }),
   // A line break would let the setting write headers of its own into every email.
   MAIL_FROM: z
     .string()

@@ -5,7 +5,7 @@
 // own parser, so the probe connects exactly as the mailer does.
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect, type ConnectionOptions, type TLSSocket } from 'node:tls';
-import { parseConnectionUrl } from 'nodemailer/lib/shared';
+import { parseSmtpUrl } from '../mail/smtp-url.ts';
 
 export interface ProbeStep {
   step: 'connect' | 'tls' | 'auth' | 'mail from' | 'rcpt to';
@@ -91,9 +91,10 @@ const describe = (e: unknown) => {
 
 /** Runs the conversation; the steps done, the last one failed when the probe stopped early. */
 export async function probeRelay(opts: ProbeOptions): Promise<ProbeStep[]> {
-  const url = parseConnectionUrl(opts.url) as { host?: string; port?: number; secure?: boolean; auth?: { user?: string; pass?: string }; tls?: ConnectionOptions; name?: string };
-  const host = url.host ?? 'localhost';
-  const port = url.port ?? (url.secure ? 465 : 587);
+  // The mailer's own reading of SMTP_URL (ports 465 / 587 by default, options checked).
+  const { endpoint, auth } = parseSmtpUrl(opts.url);
+  const url = { ...endpoint, auth };
+  const { host, port } = endpoint;
   const steps: ProbeStep[] = [];
   const reader = new ReplyReader();
   let socket: Socket | TLSSocket | undefined;

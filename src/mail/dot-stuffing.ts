@@ -1,7 +1,7 @@
 // SMTP DATA's transparency (RFC 5321 4.5.2) at the speed of memchr.
 //
-// nodemailer's SMTPConnection pipes every message through its DataStream: it doubles a dot that starts a
-// line, turns a bare CR or bare LF into CRLF (a lone CR followed by a dot gets the dot doubled too: SMTP
+// nodemailer's SMTPConnection (what we used to send with) pipes every message through its DataStream: it
+// doubles a dot that starts a line, turns a bare CR or bare LF into CRLF (a lone CR followed by a dot gets the dot doubled too: SMTP
 // smuggling) and ends with CRLF.CRLF. It does so with a JavaScript loop over every byte, which measured
 // 0.87 ms per 88 KB message on this machine: more than rendering the digest (0.8 ms), and 58% of the CPU
 // of the benchmark's ceiling run (one pre-built message sent over and over). Only bytes next to a CR or LF
@@ -10,12 +10,8 @@
 // message. The output is byte for byte nodemailer's, whatever the input and however it is split into
 // chunks (tests/unit/dot-stuffing.test.ts compares the two on random inputs, random chunking).
 //
-// It is installed as the `_transform` of each DataStream nodemailer creates (src/mail/data-phase.ts
-// already wraps the one method that creates them); the stream's own state fields (lastByte, inByteCount,
-// outByteCount) are kept as nodemailer keeps them, so its flush (the terminator) and its log line work.
-// A message that is one Buffer (ours) no longer goes through that stream: data-phase.ts asks
-// dotStuffMessage (at the end of this file) once for the whole message: dotStuff, which hands it back as
-// it is when there is nothing to stuff (19.9 µs for a 67 KB digest, its cost being per line).
+// data-phase.ts asks dotStuffMessage (at the end of this file) once for the whole message: dotStuff, which
+// hands it back as it is when there is nothing to stuff (19.9 µs for a 67 KB digest, its cost being per line).
 const CR = 0x0d;
 const LF = 0x0a;
 const DOT = 0x2e;
@@ -23,13 +19,6 @@ const INSERT_LF = Buffer.from('\n');
 const INSERT_LF_DOT = Buffer.from('\n.');
 const INSERT_CR = Buffer.from('\r');
 const INSERT_DOT = Buffer.from('.');
-
-/** What DataStream keeps between chunks: the last byte seen (false before the first). */
-export interface DotStuffState {
-  lastByte: number | false;
-  inByteCount: number;
-  outByteCount: number;
-}
 
 /**
  * The chunk with dots stuffed and line ends made CRLF, given the byte before it (`last`, false at the
@@ -86,26 +75,6 @@ export function dotStuff(chunk: Buffer, last: number | false): Buffer {
     total += len - from;
   }
   return Buffer.concat(pieces, total);
-}
-
-/** DataStream's `_transform`, as a drop-in with the same state and output (install with `this` bound). */
-export function dotStuffTransform(
-  this: DotStuffState & { push(chunk: Buffer): boolean },
-  chunk: Buffer | string,
-  _encoding: BufferEncoding,
-  done: () => void,
-): void {
-  if (!chunk || chunk.length === 0) {
-    done();
-    return;
-  }
-  const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-  this.inByteCount += bytes.length;
-  const out = dotStuff(bytes, this.lastByte);
-  this.outByteCount += out.length;
-  this.push(out);
-  this.lastByte = bytes[bytes.length - 1]!;
-  done();
 }
 
 // --- A whole message at once -------------------------------------------------------------------------

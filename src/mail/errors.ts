@@ -35,7 +35,7 @@ export class MailError extends AppError {
   }
 }
 
-/** The fields of a nodemailer / socket error this module reads. */
+/** The fields of an SMTP connection error (smtp-connection.ts) this module reads. */
 interface TransportErrorLike {
   code?: string;
   originalCode?: string;
@@ -48,7 +48,7 @@ interface TransportErrorLike {
 /** Commands whose rejection is about this recipient or this message, not about the relay. */
 const MESSAGE_LEVEL_COMMANDS = new Set(['RCPT TO', 'DATA', 'API']);
 
-/** Turns whatever nodemailer threw into a MailError with a kind the sender can act on. */
+/** Turns whatever the SMTP connection threw into a MailError with a kind the sender can act on. */
 export function toMailError(e: unknown): MailError {
   if (e instanceof MailError) return e;
   const err = (typeof e === 'object' && e !== null ? e : { message: String(e) }) as TransportErrorLike;

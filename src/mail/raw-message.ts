@@ -1,4 +1,4 @@
-// Builds a digest's complete MIME message as bytes, ready for nodemailer's `{ envelope, raw }`.
+// Builds a digest's complete MIME message as bytes, ready for the SMTP pool.
 // nodemailer's own composer redoes, for every message, work that is the same for everyone (address and
 // header formatting, transfer-encoding detection over the whole body, its quoted-printable in strings);
 // here the constant pieces are made once per builder and each message costs two passes of the fast
@@ -10,10 +10,8 @@
 // quoted-printable or, for digests, 7bit (ASCII with references, laid out by html-body.ts).
 // CRLF line endings; every line, header or body, is under 998 bytes (quoted-printable bodies: at most 76).
 import { randomBytes } from 'node:crypto';
-import addressparser from 'nodemailer/lib/addressparser';
-import { foldLines } from 'nodemailer/lib/mime-funcs';
-import MimeNode from 'nodemailer/lib/mime-node';
-import { AppError } from '../errors.ts';
+import { AppError, errorMessage } from '../errors.ts';
+import { encodeText, foldHeader, formatAddresses, parseAddressList, type ParsedAddress } from './headers.ts';
 import { encodeQuotedPrintableInto, maxEncodedLength } from './quoted-printable.ts';
 import type { OutgoingMail } from './types.ts';
 
@@ -50,17 +48,16 @@ const OWN_HEADERS = new Set([
 ]);
 
 export function createMessageBuilder(opts: { from: string }): MessageBuilder {
-  const fromParsed = addressparser(opts.from, { flatten: true })[0];
-  const fromAddress = fromParsed?.address;
-  if (!fromAddress) {
-    throw new AppError('MAIL_FROM_INVALID', `MAIL_FROM: "${opts.from}" has no email address in it`);
+  let fromParsed: ParsedAddress[];
+  try {
+    fromParsed = parseAddressList(opts.from);
+  } catch (e) {
+    throw new AppError('MAIL_FROM_INVALID', `MAIL_FROM: "${opts.from}" has no email address in it (${errorMessage(e)})`);
   }
-  // nodemailer's own header encoding (RFC 2047 words, address formatting), from one instance: the static
-  // form makes a MimeNode, and so draws random bytes for a boundary, on every call.
-  const headers = new MimeNode(false, { baseBoundary: 'headers' });
-  const encode = (name: string, value: string): string => headers.encodeHeaderValue(name, value);
+  if (fromParsed.length !== 1) throw new AppError('MAIL_FROM_INVALID', `MAIL_FROM: "${opts.from}" must be one address`);
+  const fromAddress = fromParsed[0]!.address;
   // Constant for every message this builder makes.
-  const fromLine = foldLines(`From: ${encode('From', opts.from)}`, FOLD_AT);
+  const fromLine = foldHeader(`From: ${formatAddresses(fromParsed)}`, FOLD_AT);
   // "=_" cannot occur in quoted-printable output, and no line of a 7bit HTML body starts with '-'
   // (html-body.ts), so this boundary cannot collide with a body.
   const boundary = `=_pd_${randomBytes(12).toString('hex')}`;
@@ -94,13 +91,13 @@ export function createMessageBuilder(opts: { from: string }): MessageBuilder {
   };
 
   const headerBlock = (mail: OutgoingMail, messageId: string, date: Date): { text: string; to: string[] } => {
-    const recipient = recipientOf(mail.to, encode);
+    const recipient = recipientOf(mail.to);
     let h = `${fromLine}\r\n${recipient.header}\r\n`;
-    h += `${foldLines(`Subject: ${encode('Subject', oneLine(mail.subject))}`, FOLD_AT)}\r\n`;
+    h += `${foldHeader(`Subject: ${encodeText(oneLine(mail.subject))}`, FOLD_AT)}\r\n`;
     h += `Message-ID: <${messageId}>\r\n`;
     h += dateHeader(date);
     if (mail.listUnsubscribe) h += listUnsubscribeHeaders(mail.listUnsubscribe);
-    for (const [name, value] of Object.entries(mail.headers ?? {})) h += extraHeader(name, value, encode);
+    for (const [name, value] of Object.entries(mail.headers ?? {})) h += extraHeader(name, value);
     return { text: h, to: recipient.envelope };
   };
 
@@ -165,18 +162,25 @@ export function createMessageBuilder(opts: { from: string }): MessageBuilder {
 }
 
 /** The To header and the envelope recipients; a bare ASCII address (every subscriber's) is the fast path. */
-type Encode = (name: string, value: string) => string;
-
-function recipientOf(to: string, encode: Encode): { header: string; envelope: string[] } {
+function recipientOf(to: string): { header: string; envelope: string[] } {
   if (PLAIN_ADDRESS.test(to)) return { header: `To: ${to}`, envelope: [to] };
-  const envelope = addressparser(to, { flatten: true })
-    .map((a) => a.address ?? '')
-    .filter((a) => a !== '');
-  if (envelope.length === 0 || /[\r\n]/.test(to)) {
+  const list = /[\r\n]/.test(to) ? [] : parsedOrEmpty(to);
+  if (list.length === 0) {
     throw new AppError('MAIL_ADDRESS_INVALID', `to: "${to.slice(0, 80)}" is not an email address`);
   }
-  return { header: foldLines(`To: ${encode('To', to)}`, FOLD_AT), envelope };
+  return { header: foldHeader(`To: ${formatAddresses(list)}`, FOLD_AT), envelope: list.map((a) => a.address) };
 }
+
+function parsedOrEmpty(value: string): ParsedAddress[] {
+  try {
+    return parseAddressList(value);
+  } catch {
+    return [];
+  }
+}
+
+/** Extra headers that hold addresses are written as addresses; any other is unstructured text. */
+const ADDRESS_HEADERS = new Set(['reply-to', 'sender', 'cc']);
 
 /** RFC 2369 + RFC 8058: one List-Unsubscribe header with both URIs, and the one-click marker. */
 function listUnsubscribeHeaders(lu: { url: string; mailto?: string | undefined }): string {
@@ -194,11 +198,17 @@ function listUnsubscribeHeaders(lu: { url: string; mailto?: string | undefined }
   return `${header}\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n`;
 }
 
-function extraHeader(name: string, value: string, encode: Encode): string {
+function extraHeader(name: string, value: string): string {
   if (!HEADER_NAME.test(name) || OWN_HEADERS.has(name.toLowerCase())) {
     throw new AppError('MAIL_MESSAGE_INVALID', `headers: "${name}" cannot be set as an extra header`);
   }
-  return `${foldLines(`${name}: ${encode(name, oneLine(value))}`, FOLD_AT)}\r\n`;
+  let encoded: string;
+  if (ADDRESS_HEADERS.has(name.toLowerCase())) {
+    const list = parsedOrEmpty(oneLine(value));
+    if (list.length === 0) throw new AppError('MAIL_MESSAGE_INVALID', `headers: ${name}: "${value.slice(0, 80)}" is not an email address`);
+    encoded = formatAddresses(list);
+  } else encoded = encodeText(oneLine(value));
+  return `${foldHeader(`${name}: ${encoded}`, FOLD_AT)}\r\n`;
 }
 
 /** MAIL FROM: the caller's envelope sender (a VERP address) when given, else MAIL_FROM's address. */

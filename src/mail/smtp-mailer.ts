@@ -1,16 +1,14 @@
-// The Mailer over SMTP: our pool of nodemailer SMTPConnections (smtp-pool.ts: pool size, rate limit,
-// timeouts, STARTTLS / smtps, AUTH, PIPELINING) and optional DKIM (nodemailer's signer).
+// The Mailer over SMTP: our pool (smtp-pool.ts: pool size, rate limit, timeouts) of our own SMTP
+// connections (smtp-connection.ts: STARTTLS / smtps, AUTH, PIPELINING) and optional DKIM (dkim.ts).
 // Messages are built by raw-message.ts (headers from a template, fast quoted-printable bodies), signed
-// when DKIM is configured, and sent as bytes over one of the pool's connections; nodemailer's transport
-// (sendMail, MailComposer, its pool's queue) is not on this path any more: see smtp-pool.ts for what it
-// cost per message. Errors come out as MailError with a kind (temporary / permanent / connection /
-// ambiguous) the sender acts on; 'ambiguous' (no answer after the whole message went out) needs the watch
-// in data-phase.ts.
+// when DKIM is configured, and sent as bytes over one of the pool's connections. Errors come out as
+// MailError with a kind (temporary / permanent / connection / ambiguous) the sender acts on; 'ambiguous'
+// (no answer after the whole message went out) comes from the send's progress (data-phase.ts).
 import { randomUUID } from 'node:crypto';
-import DKIM from 'nodemailer/lib/dkim';
 import type { DkimConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { errorMessage } from '../errors.ts';
+import { DkimSigner } from './dkim.ts';
 import { MailError, toMailError } from './errors.ts';
 import { SmtpPool } from './smtp-pool.ts';
 import { createMessageBuilder, type RawMessage } from './raw-message.ts';
@@ -35,7 +33,7 @@ export interface SmtpMailerOptions {
 
 /**
  * Headers every DKIM signature covers. RFC 8058 asks for List-Unsubscribe and List-Unsubscribe-Post
- * to be signed; nodemailer's default list leaves the second out.
+ * to be signed.
  */
 export const DKIM_SIGNED_HEADERS = [
   'From', 'Sender', 'Reply-To', 'Subject', 'Date', 'Message-ID', 'To', 'Cc', 'MIME-Version',
@@ -70,7 +68,7 @@ export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
     allowPlainAuth: opts.allowPlainAuth,
   });
   const dkim = opts.dkim
-    ? new DKIM({
+    ? new DkimSigner({
         domainName: opts.dkim.domainName,
         keySelector: opts.dkim.keySelector,
         privateKey: opts.dkim.privateKey,
@@ -86,7 +84,7 @@ export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
   const deliver = async (envelope: RawMessage['envelope'], raw: Buffer, messageId: string, room: Buffer | undefined): Promise<SentMail> => {
     try {
       // Signed: a new Buffer (signature header + message); the room is free again at once.
-      const bytes = dkim ? await signed(dkim, raw) : raw;
+      const bytes = dkim ? dkim.sign(raw) : raw;
       if (bytes !== raw && room) {
         rooms.release(room);
         room = undefined;
@@ -122,17 +120,6 @@ export function createSmtpMailer(opts: SmtpMailerOptions): Mailer {
       pool.close();
     },
   };
-}
-
-/** nodemailer's DKIM signer over a whole message: the signed bytes (DKIM-Signature header first). */
-function signed(dkim: DKIM, raw: Buffer): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const out = dkim.sign(raw);
-    const chunks: Buffer[] = [];
-    out.on('data', (c: Buffer) => chunks.push(c));
-    out.once('error', reject);
-    out.once('end', () => resolve(Buffer.concat(chunks)));
-  });
 }
 
 /**

@@ -1,4 +1,4 @@
-// The DATA phase of a message handed to our pool as one Buffer (src/mail/data-phase.ts: no stream; the
+// The DATA phase of a message handed to our pool as one Buffer (src/mail/data-phase.ts; the
 // body checked by dot-stuffing.ts's scan, stuffed only when needed, and written with its terminator; one
 // write over plain TCP, body then terminator over TLS): what reaches a real relay, byte for byte, and the
 // marks a dropped connection leaves on the error (BODY_STARTED / DATA_SENT), over plain SMTP and STARTTLS.

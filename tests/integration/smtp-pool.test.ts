@@ -1,4 +1,4 @@
-// Our SMTP pool (src/mail/smtp-pool.ts: nodemailer's SMTPConnection without its transport) against real
+// Our SMTP pool (src/mail/smtp-pool.ts over our client, smtp-connection.ts) against real
 // SMTP servers (smtp-server): AUTH, STARTTLS and smtps, the pool's size, a refused recipient that leaves
 // its connection usable, a message sent again over a fresh connection when a reused one was dropped
 // before its body, and sends that share one envelope object. The relay's answers and their meaning

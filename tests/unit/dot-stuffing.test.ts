@@ -3,7 +3,25 @@
 import { describe, expect, it } from 'vitest';
 // Not in nodemailer's exports map: read from its file, as the reference implementation.
 import DataStream from '../../node_modules/nodemailer/dist/esm/smtp-connection/data-stream.js';
-import { dotStuffMessage, dotStuffTransform, type DotStuffState } from '../../src/mail/dot-stuffing.ts';
+import { dotStuff, dotStuffMessage } from '../../src/mail/dot-stuffing.ts';
+
+/** What DataStream keeps between chunks: the last byte seen (false before the first). */
+interface DotStuffState {
+  lastByte: number | false;
+  inByteCount: number;
+  outByteCount: number;
+}
+
+/** Ours as DataStream's `_transform` (same state, same output): chunk by chunk, the byte before each known. */
+function dotStuffTransform(this: DotStuffState & { push(chunk: Buffer): boolean }, chunk: Buffer, _e: BufferEncoding, done: () => void): void {
+  if (chunk.length === 0) return done();
+  this.inByteCount += chunk.length;
+  const out = dotStuff(chunk, this.lastByte);
+  this.outByteCount += out.length;
+  this.push(out);
+  this.lastByte = chunk[chunk.length - 1]!;
+  done();
+}
 
 type Transformish = { _transform(c: Buffer, e: BufferEncoding, d: () => void): void; _flush(d: () => void): void };
 
