@@ -17,6 +17,7 @@ import { RelayWatch } from './relay-watch.ts';
 import { WriteTurn } from './write-turn.ts';
 import { createRenderer } from '../render/render.ts';
 import { runSendLoop } from './send-loop.ts';
+import { GcMeter } from './gc-meter.ts';
 import type { ProgressDelta } from './send-types.ts';
 import type { WorkerMessage, WorkerSetup } from './send-workers.ts';
 
@@ -60,6 +61,7 @@ async function main(setup: WorkerSetup): Promise<void> {
       dkim: config.dkim,
       logger,
     });
+    const gc = new GcMeter(setup.index);
     const summary = await runSendLoop(
       { db, mailer, renderer, links, clock: systemClock, config, logger },
       {
@@ -77,6 +79,7 @@ async function main(setup: WorkerSetup): Promise<void> {
         },
       },
     );
+    summary.gc = [gc.stop()];
     flush();
     post({ type: 'done', summary });
   } catch (e) {

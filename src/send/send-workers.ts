@@ -220,6 +220,7 @@ function combine(parts: SendSummary[]): SendSummary {
     total.storageFault ??= p.storageFault;
     total.storageFaultCode ??= p.storageFaultCode;
     total.renderMs += p.renderMs ?? 0;
+    if (p.gc) (total.gc ??= []).push(...p.gc);
   }
   total.threads = parts.length;
   return total;
