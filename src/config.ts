@@ -29,6 +29,11 @@ export function isValidTimeZone(tz: string): boolean {
 
 /** SMTP_POOL_SIZE when unset (the benchmark's --pool default too). */
 export const DEFAULT_SMTP_POOL_SIZE = 10;
+/**
+ * Card cache per sending thread (MB). 48: a day of 1,000 papers matched by thousands of distinct phrases
+ * takes ~40 MB of cards (their highlight slots); at 32 the cache evicted and rebuilt cards all run long.
+ */
+export const DEFAULT_RENDER_CACHE_MB = 48;
 
 const envSchema = z.object({
   PORT: int(0, 65535).default(3000),
@@ -57,7 +62,7 @@ const envSchema = z.object({
   // Long digests (issue 10): papers shown in full before the rest become compact lines; bytes of
   // encoded paper cards each sending thread keeps for the run.
   DIGEST_FULL_PAPERS: int(1, 1_000).default(25),
-  RENDER_CACHE_MB: int(1, 4_096).default(32),
+  RENDER_CACHE_MB: int(1, 4_096).default(DEFAULT_RENDER_CACHE_MB),
   SECRET_KEY: optionalText.refine((v) => v === undefined || v.length >= 32, {
     error: 'must be at least 32 characters (openssl rand -hex 32)',
   }),
@@ -94,7 +99,7 @@ const envSchema = z.object({
   // A web write that meets the lock is tried again for this long (event loop free in between), then 503.
   WEB_LOCK_WAIT_MS: int(0, 60_000).default(1_000),
   SEND_WORKERS: int(1, 64).default(Math.min(2, availableParallelism())),
-  // V8 heap cap of each sending thread (old generation, MB); default RENDER_CACHE_MB + 64 (send-workers.ts).
+  // V8 heap cap of each sending thread (old generation, MB); default 2 x (RENDER_CACHE_MB + 24) (send-workers.ts).
   SEND_WORKER_HEAP_MB: int(8, 16_384).optional(),
   SUBSCRIBE_RATE_LIMIT: int(1, 100_000).default(10),
   TRUST_PROXY: bool.default(false),

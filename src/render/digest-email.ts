@@ -18,7 +18,7 @@ import { fixedRunHtml } from '../mail/html-fixed-run.ts';
 import { digestShell, type ShellShapes } from './digest-shell.ts';
 import { EncodedEmail } from './encoded-email.ts';
 import { QpBodyWriter, type ArenaPool, type QpSegment } from '../mail/qp-body.ts';
-import type { CardBytes, CardCache, EncodedBlock, LitSlots } from './card-cache.ts';
+import { LIT_PER_CARD, type CardBytes, type CardCache, type EncodedBlock, type LitSlots } from './card-cache.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
 import { authorsLine, digestSubject, distinctTopics, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
@@ -62,8 +62,8 @@ type Matched = Array<{ text: string; muteUrl: string }>;
 interface Chosen {
   index: number;
   block: EncodedBlock;
-  /** Which highlight slots this reader sees lit. */
-  lit: boolean[];
+  /** Which highlight slots this reader sees lit (1: lit). */
+  lit: Uint8Array;
   /** The reader's pieces of this block, HTML, filled (in piece order). */
   readerHtml: ReaderHtml[];
   /** The same pieces of the text part, when the block has a shape (else filled from `view`). */
@@ -288,8 +288,6 @@ function fillOne(pieces: BlockPieces, view: object): string[] {
   return out;
 }
 
-/** Readers' lit slots kept per card (one entry per set of matched topics; a card has a handful). */
-const LIT_PER_CARD = 64;
 
 /**
  * The slots lit for this reader: those naming one of the topics that matched the paper for them. Kept on
@@ -304,7 +302,12 @@ function litSlots(card: CardBytes, paper: DigestPaperView, key: string): LitSlot
     const i = card.topicIndex.get(topicKeyOf(m.highlight ?? m.text));
     if (i !== undefined) mine.add(i);
   }
-  const lit = card.slots.map((topics) => topics.some((k) => mine.has(k)));
+  // One byte a slot: a boolean[] took 8 bytes a slot, and a card of a paper many phrases matched has
+  // hundreds of slots and, per card, up to LIT_PER_CARD of these.
+  const lit = new Uint8Array(card.slots.length);
+  card.slots.forEach((topics, k) => {
+    if (topics.some((t) => mine.has(t))) lit[k] = 1;
+  });
   const extra = (block: EncodedBlock) => {
     let n = 0;
     for (const item of block.html) {
@@ -329,7 +332,7 @@ function litSlots(card: CardBytes, paper: DigestPaperView, key: string): LitSlot
  * ONE Buffer part: a card is ~10-20 segments (its highlights cut it) and a Buffer view per segment was
  * ~400 small objects per friendly digest for the collector, and as many parts for the MIME builder to copy.
  */
-function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyArray<ReaderHtml>, lit: boolean[]): void {
+function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyArray<ReaderHtml>, lit: Uint8Array): void {
   let need = block.htmlMaxBytes;
   for (const piece of reader) need += typeof piece === 'string' ? 9 * piece.length + 16 : shapedMaxBytes(piece.part, piece.values);
   w.beginRun(need);

@@ -19,7 +19,7 @@ import { createRenderer } from '../render/render.ts';
 import { runSendLoop } from './send-loop.ts';
 import { GcMeter } from './gc-meter.ts';
 import type { ProgressDelta } from './send-types.ts';
-import type { WorkerMessage, WorkerSetup } from './send-workers.ts';
+import { workerCardCacheMb, type WorkerMessage, type WorkerSetup } from './send-workers.ts';
 
 /** Progress is forwarded at most this often (the main thread adds it up). */
 const PROGRESS_EVERY_MS = 100;
@@ -50,7 +50,7 @@ async function main(setup: WorkerSetup): Promise<void> {
       sources: setup.templates,
       logger,
       fullPapers: config.DIGEST_FULL_PAPERS,
-      cardCacheBytes: config.RENDER_CACHE_MB === undefined ? undefined : config.RENDER_CACHE_MB * 1024 * 1024,
+      cardCacheBytes: workerCardCacheMb(config) * 1024 * 1024,
     });
     mailer = createSmtpMailer({
       url: setup.smtpUrl,
