@@ -62,7 +62,7 @@ export interface SendInChildOptions {
  * `node bin/digest.js run` on the bench database (planned already: it only sends). Its peak RSS is read
  * from /proc (VmHWM, the process's high-water mark over every thread) every 100 ms until it exits.
  */
-export async function sendInChild(config: Config, opts: SendInChildOptions): Promise<{ summary: SendSummary; peakRssMb: number }> {
+export async function sendInChild(config: Config, opts: SendInChildOptions): Promise<{ summary: SendSummary; peakRssMb: number; cpuSeconds: number }> {
   const bin = fileURLToPath(new URL('../bin/digest.js', import.meta.url));
   const env: Record<string, string> = {
     ...childEnv(config),
@@ -76,6 +76,8 @@ export async function sendInChild(config: Config, opts: SendInChildOptions): Pro
   const nodeArgs = opts.nodeOptions?.split(/\s+/).filter(Boolean) ?? [];
   if (opts.renderFree) nodeArgs.push('--import', fileURLToPath(new URL('./render-free.mjs', import.meta.url)));
   let peakMb = 0;
+  /** The child's CPU (every thread, user + system) at the last poll: ~100 ms short of its total at most. */
+  let cpuSeconds = 0;
   let logs = '';
   const stdout = await new Promise<string>((resolve, reject) => {
     const child = execFile(process.execPath, [...nodeArgs, bin, 'run'], { env, maxBuffer: 1 << 30 }, (err, out, stderr) => {
@@ -88,7 +90,9 @@ export async function sendInChild(config: Config, opts: SendInChildOptions): Pro
     });
     const poll = setInterval(() => {
       try {
-        peakMb = Math.max(peakMb, procStats(child.pid!).maxRssMb);
+        const stats = procStats(child.pid!);
+        peakMb = Math.max(peakMb, stats.maxRssMb);
+        cpuSeconds = stats.cpuSeconds;
       } catch {
         // exited between two polls
       }
@@ -100,6 +104,7 @@ export async function sendInChild(config: Config, opts: SendInChildOptions): Pro
   return {
     summary: { sent: n(1), suppressed: 0, unknown: n(2), failed: n(3), retrying: n(4), newlySuppressed: 0, paused: false, aborted: false, gc: finishedLine(logs)?.gc },
     peakRssMb: peakMb,
+    cpuSeconds,
   };
 }
 

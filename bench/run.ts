@@ -95,7 +95,7 @@ let sink: ChildProcess | undefined;
 let postfix: PostfixSink | undefined;
 let app_: Awaited<ReturnType<typeof createApp>> | undefined;
 /** Set when the send stage ran as `digest run` in a child process (--send-in-child). */
-let childRun: { peakRssMb: number } | undefined;
+let childRun: { peakRssMb: number; cpuSeconds: number } | undefined;
 
 try {
   if (o.sink !== 'postfix' && o.sink !== 'node') {
@@ -268,7 +268,11 @@ try {
       : `render inside the send stage: ${fmt.s((sent.renderMs ?? 0) / 1000)} s CPU over all threads = ${((sent.renderMs ?? 0) / Math.max(1, sent.sent)).toFixed(3)} ms/digest`,
     '',
     ...(childRun
-      ? []
+      ? [
+          // CPU per digest moves much less with the machine's load than digests/s does.
+          `CPU of \`digest run\` (every thread): ${((childRun.cpuSeconds * 1000) / Math.max(1, sent.sent)).toFixed(3)} ms per digest` +
+            (sinkSendCpuMs === undefined ? '' : ` + ${(sinkSendCpuMs / Math.max(1, sent.sent)).toFixed(3)} ms in the sink`),
+        ]
       : [
           `CPU in the send stage: ${(sendCpuMs / Math.max(1, sent.sent)).toFixed(3)} ms per digest in this process (every thread)` +
             (sinkSendCpuMs === undefined ? '' : ` + ${(sinkSendCpuMs / Math.max(1, sent.sent)).toFixed(3)} ms in the sink`),
@@ -309,7 +313,7 @@ async function sendInChildRun(config: ReturnType<typeof loadConfig>): Promise<Se
     renderFree: o['render-free'],
     logDir: dir,
   });
-  childRun = { peakRssMb: run.peakRssMb };
+  childRun = { peakRssMb: run.peakRssMb, cpuSeconds: run.cpuSeconds };
   return run.summary;
 }
 
