@@ -109,7 +109,7 @@ const SLOT_OVERHEAD = 40;
 /**
  * Readers' lit slots kept per card (digest-email.ts litSlots): one entry per set of matched topics. A broad
  * card has a handful; a card of a day whose readers typed thousands of phrases meets a new set every few
- * readers, so the map is emptied when full. The budget counts a full map for every entry.
+ * readers, and past this many they are made per digest and not kept. The budget counts a full map.
  */
 export const LIT_PER_CARD = 16;
 /** A lit entry: its object, key string and map slot, beside one byte per slot. */

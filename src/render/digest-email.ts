@@ -117,6 +117,7 @@ export function emailPaperLimit(layout: Pick<DigestLayout, 'fullPapers' | 'compa
 }
 
 export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: DigestView, layout: DigestLayout): RenderedEmail {
+  litScratchUsed = 0; // this digest's masks start over (scratchMask)
   const total = view.paperCount ?? view.papers.length;
   if (total === 0) {
     throw new AppError('digest_empty', `digest for ${view.email} (${view.edition}) has no papers to render`);
@@ -290,41 +291,61 @@ function fillOne(pieces: BlockPieces, view: object): string[] {
 
 
 /**
+ * Lit masks not kept on their card (its LIT_PER_CARD are taken) are written here, one digest at a time:
+ * rendering is synchronous and a digest's masks are read only before renderDigestEmail returns, so the
+ * next digest starts over (litScratchUsed = 0). A bigger one replaces it when a digest needs more.
+ */
+let litScratch = new Uint8Array(16_384);
+let litScratchUsed = 0;
+
+function scratchMask(slots: number): Uint8Array {
+  if (litScratchUsed + slots > litScratch.length) {
+    litScratch = new Uint8Array(Math.max(litScratch.length * 2, slots));
+    litScratchUsed = 0;
+  }
+  const mask = litScratch.subarray(litScratchUsed, litScratchUsed + slots);
+  mask.fill(0);
+  litScratchUsed += slots;
+  return mask;
+}
+
+/**
  * The slots lit for this reader: those naming one of the topics that matched the paper for them. Kept on
- * the card per topic set: a broad paper has dozens of slots, and every reader of it asked again. `key`:
- * the reader's matched topics as one string (PaperTopics.litKey).
+ * the card per topic set, up to LIT_PER_CARD: a broad paper has dozens of slots, and every reader of it asked
+ * again. Past that (a paper matched by dozens of distinct phrases meets a new set every few readers), the
+ * mask is made in the digest's scratch and not kept. Decision: making and keeping every set's mask, and
+ * emptying the map when full, was 27% of the bytes a diverse digest allocated (sampling heap profile).
+ * `key`: the reader's matched topics as one string (PaperTopics.litKey).
  */
 function litSlots(card: CardBytes, paper: DigestPaperView, key: string): LitSlots {
   const known = card.lit.get(key);
   if (known !== undefined) return known;
-  const mine = new Set<number>();
-  for (const m of paper.matchedTopics) {
-    const i = card.topicIndex.get(topicKeyOf(m.highlight ?? m.text));
-    if (i !== undefined) mine.add(i);
+  const keep = card.lit.size < LIT_PER_CARD;
+  const lit = keep ? new Uint8Array(card.slots.length) : scratchMask(card.slots.length);
+  const matched = paper.matchedTopics;
+  for (let m = 0; m < matched.length; m++) {
+    const t = card.topicIndex.get(topicKeyOf(matched[m]!.highlight ?? matched[m]!.text));
+    if (t === undefined) continue;
+    for (let k = 0; k < card.slots.length; k++) if (lit[k] === 0 && card.slots[k]!.includes(t)) lit[k] = 1;
   }
-  // One byte a slot: a boolean[] took 8 bytes a slot, and a card of a paper many phrases matched has
-  // hundreds of slots and, per card, up to LIT_PER_CARD of these.
-  const lit = new Uint8Array(card.slots.length);
-  card.slots.forEach((topics, k) => {
-    if (topics.some((t) => mine.has(t))) lit[k] = 1;
-  });
-  const extra = (block: EncodedBlock) => {
-    let n = 0;
-    for (const item of block.html) {
-      if (item === null) continue;
-      if ('slot' in item) {
-        if (item.open && lit[item.slot]) n += SLOT_BYTES;
-      } else if ('fixed' in item) {
-        const { slotOf } = item.fixed;
-        for (let k = 0; k < slotOf.length; k++) if (slotOf[k]! >= 0 && lit[slotOf[k]!]) n += SLOT_BYTES;
-      }
-    }
-    return n;
-  };
-  const made = { lit, extra: { full: extra(card.full), compact: extra(card.compact) } };
-  if (card.lit.size >= LIT_PER_CARD) card.lit.clear();
-  card.lit.set(key, made);
+  const made = { lit, extra: { full: litExtra(card.full, lit), compact: litExtra(card.compact, lit) } };
+  if (keep) card.lit.set(key, made);
   return made;
+}
+
+/** Bytes the lit slots' tags add to a block. */
+function litExtra(block: EncodedBlock, lit: Uint8Array): number {
+  let n = 0;
+  for (const item of block.html) {
+    if (item === null) continue;
+    if ('slot' in item) {
+      if (item.open && lit[item.slot]) n += SLOT_BYTES;
+    } else if ('fixed' in item) {
+      const { slotOf } = item.fixed;
+      for (let k = 0; k < slotOf.length; k++) if (slotOf[k]! >= 0 && lit[slotOf[k]!]) n += SLOT_BYTES;
+    }
+  }
+  return n;
 }
 
 /**
