@@ -321,7 +321,12 @@ async function sendInChildRun(config: ReturnType<typeof loadConfig>): Promise<Se
 function gcLine(s: SendSummary): string {
   if (!s.gc?.length) return 'not reported';
   return s.gc
-    .map((t) => `thread ${t.thread} ${((t.gcMs / Math.max(1, t.wallMs)) * 100).toFixed(1)}% (${fmt.s(t.gcMs / 1000)} of ${fmt.s(t.wallMs / 1000)} s, ${t.collections} collections, heap limit ${t.heapLimitMb} MB, peak used ${t.peakUsedMb} MB)`)
+    .map(
+      (t) =>
+        `thread ${t.thread} ${((t.gcMs / Math.max(1, t.wallMs)) * 100).toFixed(1)}% (${fmt.s(t.gcMs / 1000)} of ${fmt.s(t.wallMs / 1000)} s, ${t.collections} collections` +
+        (t.byKind ? `: minor ${fmt.s(t.byKind.minor / 1000)} s, major ${fmt.s(t.byKind.major / 1000)} s, incremental ${fmt.s(t.byKind.incremental / 1000)} s` : '') +
+        `; heap limit ${t.heapLimitMb} MB, peak used ${t.peakUsedMb} MB)`,
+    )
     .join('; ');
 }
 

@@ -18,6 +18,8 @@ import { DigestLoader } from '../../src/render/view.ts';
 import { GC_HEADROOM, THREAD_BASE_MB, workerCardCacheMb, workerHeapMb } from '../../src/send/send-workers.ts';
 import { Tokens } from '../../src/tokens.ts';
 import { matchPending } from '../../src/topics/matcher.ts';
+import { sendPending } from '../../src/send/sender.ts';
+import { deliveryEnv, type DeliveryEnv } from '../helpers/delivery-setup.ts';
 import { seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
 
 setFlagsFromString('--expose-gc');
@@ -33,9 +35,12 @@ const PAPERS = 150;
 const READERS = 400;
 
 let t: TempDb | undefined;
-afterEach(() => {
+let e: DeliveryEnv | undefined;
+afterEach(async () => {
   t?.cleanup();
   t = undefined;
+  await e?.close();
+  e = undefined;
 });
 
 /** PAPERS papers of the bench corpus; READERS readers with three of its most frequent quoted phrases each. */
@@ -99,6 +104,23 @@ describe("a sending thread's heap on readers with thousands of distinct phrases"
     // And it is within what the cap is sized for, twice over.
     expect(GC_HEADROOM * (held + THREAD_BASE_MB * MB)).toBeLessThanOrEqual(workerHeapMb(config) * MB);
     expect(loader).toBeDefined(); // kept alive through the measurement
+  });
+
+  it('worker threads send it under the cap sized for them, each reporting its time in GC', { timeout: 120_000 }, async () => {
+    e = await deliveryEnv({ env: { SEND_WORKERS: '2', SMTP_POOL_SIZE: '4' } });
+    const { plan } = await diverseEdition(e.t.db);
+    const sink = e.sink;
+    const summary = await sendPending({ ...e.deps, smtpUrl: async () => sink.url }, { parallelMinRows: 0 });
+
+    expect(summary).toMatchObject({ sent: plan.planned, failed: 0, unknown: 0, threads: 2 });
+    expect(summary.sentPerThread).toHaveLength(2); // no thread died of its cap
+    expect(summary.gc?.map((g) => g.thread).sort()).toEqual([1, 2]);
+    for (const g of summary.gc!) {
+      expect(g.wallMs).toBeGreaterThan(0);
+      expect(g.gcMs).toBeLessThanOrEqual(g.wallMs);
+      // V8's limit is the old generation's cap plus the young generation: at least the cap sized for it.
+      expect(g.heapLimitMb).toBeGreaterThanOrEqual(workerHeapMb(e.config));
+    }
   });
 
   it('a cap set lower than the default shrinks the card cache to what it can hold', () => {
