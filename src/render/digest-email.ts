@@ -13,13 +13,14 @@
 // (full cards first; when even those do not all fit, the rest become compact lines, and what does not
 // fit as a line is left to the web view).
 import { AppError } from '../errors.ts';
-import { encodeHtmlSegment, HtmlBodyWriter, htmlWireLength } from '../mail/html-body.ts';
+import { HtmlBodyWriter, htmlWireLength } from '../mail/html-body.ts';
 import { fixedRunHtml } from '../mail/html-fixed-run.ts';
 import { digestShell, type ShellShapes } from './digest-shell.ts';
 import { EncodedEmail } from './encoded-email.ts';
 import { QpBodyWriter, type ArenaPool, type QpSegment } from '../mail/qp-body.ts';
-import { LIT_PER_CARD, type CardBytes, type CardCache, type EncodedBlock, type LitSlots } from './card-cache.ts';
-import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
+import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
+import { topicKeyOf } from './card-highlight.ts';
+import { CLOSE_SEG, litSlots, OPEN_SEG, startLitMasks } from './lit-slots.ts';
 import { authorsLine, digestSubject, distinctTopics, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
 import { filledSize, plainSlots, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
@@ -28,10 +29,6 @@ import { TopicRuns } from './topic-runs.ts';
 
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
 const SHELL_SLACK = 256;
-/** The highlight span's tags, encoded once: a lit slot costs a reader two Buffer references. */
-const OPEN_SEG = encodeHtmlSegment(HIGHLIGHT_OPEN);
-const CLOSE_SEG = encodeHtmlSegment(HIGHLIGHT_CLOSE);
-const SLOT_BYTES = OPEN_SEG.size + CLOSE_SEG.size;
 /**
  * Compact lines looked at past the full cards: more never fit under the clipping size (a line is at
  * least ~400 bytes of HTML), so a 2,000-paper digest costs no more than a 300-paper one.
@@ -117,7 +114,7 @@ export function emailPaperLimit(layout: Pick<DigestLayout, 'fullPapers' | 'compa
 }
 
 export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: DigestView, layout: DigestLayout): RenderedEmail {
-  litScratchUsed = 0; // this digest's masks start over (scratchMask)
+  startLitMasks();
   const total = view.paperCount ?? view.papers.length;
   if (total === 0) {
     throw new AppError('digest_empty', `digest for ${view.email} (${view.edition}) has no papers to render`);
@@ -289,64 +286,6 @@ function fillOne(pieces: BlockPieces, view: object): string[] {
   return out;
 }
 
-
-/**
- * Lit masks not kept on their card (its LIT_PER_CARD are taken) are written here, one digest at a time:
- * rendering is synchronous and a digest's masks are read only before renderDigestEmail returns, so the
- * next digest starts over (litScratchUsed = 0). A bigger one replaces it when a digest needs more.
- */
-let litScratch = new Uint8Array(16_384);
-let litScratchUsed = 0;
-
-function scratchMask(slots: number): Uint8Array {
-  if (litScratchUsed + slots > litScratch.length) {
-    litScratch = new Uint8Array(Math.max(litScratch.length * 2, slots));
-    litScratchUsed = 0;
-  }
-  const mask = litScratch.subarray(litScratchUsed, litScratchUsed + slots);
-  mask.fill(0);
-  litScratchUsed += slots;
-  return mask;
-}
-
-/**
- * The slots lit for this reader: those naming one of the topics that matched the paper for them. Kept on
- * the card per topic set, up to LIT_PER_CARD: a broad paper has dozens of slots, and every reader of it asked
- * again. Past that (a paper matched by dozens of distinct phrases meets a new set every few readers), the
- * mask is made in the digest's scratch and not kept. Decision: making and keeping every set's mask, and
- * emptying the map when full, was 27% of the bytes a diverse digest allocated (sampling heap profile).
- * `key`: the reader's matched topics as one string (PaperTopics.litKey).
- */
-function litSlots(card: CardBytes, paper: DigestPaperView, key: string): LitSlots {
-  const known = card.lit.get(key);
-  if (known !== undefined) return known;
-  const keep = card.lit.size < LIT_PER_CARD;
-  const lit = keep ? new Uint8Array(card.slots.length) : scratchMask(card.slots.length);
-  const matched = paper.matchedTopics;
-  for (let m = 0; m < matched.length; m++) {
-    const t = card.topicIndex.get(topicKeyOf(matched[m]!.highlight ?? matched[m]!.text));
-    if (t === undefined) continue;
-    for (let k = 0; k < card.slots.length; k++) if (lit[k] === 0 && card.slots[k]!.includes(t)) lit[k] = 1;
-  }
-  const made = { lit, extra: { full: litExtra(card.full, lit), compact: litExtra(card.compact, lit) } };
-  if (keep) card.lit.set(key, made);
-  return made;
-}
-
-/** Bytes the lit slots' tags add to a block. */
-function litExtra(block: EncodedBlock, lit: Uint8Array): number {
-  let n = 0;
-  for (const item of block.html) {
-    if (item === null) continue;
-    if ('slot' in item) {
-      if (item.open && lit[item.slot]) n += SLOT_BYTES;
-    } else if ('fixed' in item) {
-      const { slotOf } = item.fixed;
-      for (let k = 0; k < slotOf.length; k++) if (slotOf[k]! >= 0 && lit[slotOf[k]!]) n += SLOT_BYTES;
-    }
-  }
-  return n;
-}
 
 /**
  * A card or line of the HTML, with this reader's highlights and parts, copied into the writer's arena as
