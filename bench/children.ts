@@ -62,29 +62,37 @@ export interface SendInChildOptions {
  * `node bin/digest.js run` on the bench database (planned already: it only sends). Its peak RSS is read
  * from /proc (VmHWM, the process's high-water mark over every thread) every 100 ms until it exits.
  */
-export async function sendInChild(config: Config, opts: SendInChildOptions): Promise<{ summary: SendSummary; peakRssMb: number }> {
+export async function sendInChild(config: Config, opts: SendInChildOptions): Promise<{ summary: SendSummary; peakRssMb: number; cpuSeconds: number }> {
   const bin = fileURLToPath(new URL('../bin/digest.js', import.meta.url));
   const env: Record<string, string> = {
     ...childEnv(config),
     SMTP_POOL_SIZE: String(opts.pool),
     ...(opts.workers ? { SEND_WORKERS: opts.workers } : {}),
     ...(opts.workerHeapMb ? { SEND_WORKER_HEAP_MB: opts.workerHeapMb } : {}),
+    // Info, for the 'sending finished' line: its summary carries each thread's time in GC (src/send/gc-meter.ts).
+    LOG_LEVEL: 'info',
   };
   // The child gets a fixed environment, so NODE_OPTIONS would not reach it: node's options go before the script.
   const nodeArgs = opts.nodeOptions?.split(/\s+/).filter(Boolean) ?? [];
   if (opts.renderFree) nodeArgs.push('--import', fileURLToPath(new URL('./render-free.mjs', import.meta.url)));
   let peakMb = 0;
+  /** The child's CPU (every thread, user + system) at the last poll: ~100 ms short of its total at most. */
+  let cpuSeconds = 0;
+  let logs = '';
   const stdout = await new Promise<string>((resolve, reject) => {
     const child = execFile(process.execPath, [...nodeArgs, bin, 'run'], { env, maxBuffer: 1 << 30 }, (err, out, stderr) => {
       clearInterval(poll);
       // What `digest run` printed (with node options such as --trace-gc-nvp, a lot): kept with --keep.
       writeFileSync(join(opts.logDir, 'digest-run.log'), `${out}${stderr}`);
+      logs = stderr;
       if (err) reject(new Error(`digest run failed: ${stderr || err.message}`));
       else resolve(out);
     });
     const poll = setInterval(() => {
       try {
-        peakMb = Math.max(peakMb, procStats(child.pid!).maxRssMb);
+        const stats = procStats(child.pid!);
+        peakMb = Math.max(peakMb, stats.maxRssMb);
+        cpuSeconds = stats.cpuSeconds;
       } catch {
         // exited between two polls
       }
@@ -94,9 +102,23 @@ export async function sendInChild(config: Config, opts: SendInChildOptions): Pro
   if (!m) throw new Error(`digest run: no summary line in ${JSON.stringify(stdout)}`);
   const n = (i: number) => Number(m[i] ?? 0);
   return {
-    summary: { sent: n(1), suppressed: 0, unknown: n(2), failed: n(3), retrying: n(4), newlySuppressed: 0, paused: false, aborted: false },
+    summary: { sent: n(1), suppressed: 0, unknown: n(2), failed: n(3), retrying: n(4), newlySuppressed: 0, paused: false, aborted: false, gc: finishedLine(logs)?.gc },
     peakRssMb: peakMb,
+    cpuSeconds,
   };
+}
+
+/** The run's 'sending finished' log line (JSON), if `digest run` wrote one. */
+function finishedLine(stderr: string): SendSummary | undefined {
+  for (const line of stderr.split('\n')) {
+    if (!line.includes('"sending finished"')) continue;
+    try {
+      return JSON.parse(line) as SendSummary;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }
 
 /** The child's whole environment: the bench's configuration, nothing inherited but PATH. */

@@ -102,7 +102,17 @@ export interface Corpus {
    * big arXiv day (issue 10).
    */
   broadTopics: BenchTopic[];
+  /**
+   * The diverse profile (`--topics-profile diverse`): the DIVERSE_PHRASES two-word phrases found in the
+   * most of today's papers (no stop word at either end), each typed quoted ("self play"), most frequent
+   * first. Drawn with a mild Zipf skew (generate.ts), three of them give ~150-250 papers, and readers
+   * rarely share all three: thousands of distinct phrases, nearly one topic set per reader.
+   */
+  diverseTopics: BenchTopic[];
 }
+
+/** Distinct phrases of the diverse profile (issue 41's population: the ~3,000 most frequent). */
+export const DIVERSE_PHRASES = 3_000;
 
 /** Share of today's papers a broad topic matches. */
 const BROAD_MIN = 0.04;
@@ -180,7 +190,28 @@ export function buildCorpus(abstracts: SourceAbstract[], count: number, date: st
     const n = index.count(topic);
     if (n >= BROAD_MIN * count && n <= BROAD_MAX * count) broadTopics.push(topic);
   }
-  return { papers, activeTopics, quietTopics, broadTopics };
+  return { papers, activeTopics, quietTopics, broadTopics, diverseTopics: diversePhrases(papers) };
+}
+
+/** Two-word phrases by the number of papers holding them (ties by text: deterministic), quoted. */
+function diversePhrases(papers: readonly BenchPaper[]): BenchTopic[] {
+  const held = new Map<string, number>();
+  for (const p of papers) {
+    const seen = new Set<string>();
+    for (const sentence of `${p.title}. ${p.abstract}`.replace(/https?:\/\/\S+/g, ' ').split(/[.;:!?()]/)) {
+      const words = wordTokens(sentence);
+      for (let i = 0; i + 1 < words.length; i++) {
+        const [a, b] = [words[i]!, words[i + 1]!];
+        if (STOP.has(a) || STOP.has(b) || !/^[a-z]{3,}$/.test(a) || !/^[a-z]{3,}$/.test(b)) continue;
+        seen.add(`${a} ${b}`);
+      }
+    }
+    for (const g of seen) held.set(g, (held.get(g) ?? 0) + 1);
+  }
+  return [...held.entries()]
+    .sort((x, y) => y[1] - x[1] || (x[0] < y[0] ? -1 : 1))
+    .slice(0, DIVERSE_PHRASES)
+    .map(([gram]) => ({ text: `"${gram}"`, any: [{ words: gram.split(' ').map(stemToken), phrase: true }] }));
 }
 
 /** 1-3 word n-grams inside sentences, not starting or ending on a stop word, letters only. */

@@ -7,20 +7,35 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { utcDate } from '../src/clock.ts';
-import { buildCorpus, loadAbstracts, seededRandom } from './corpus.ts';
+import { buildCorpus, loadAbstracts, seededRandom, type Corpus } from './corpus.ts';
 import { writeSubscribersCsv, type PopulationStats } from './population.ts';
 
 export interface GenerateOptions {
   subscribers: number;
   papers: number;
   topicsPerSubscriber: number;
-  /** friendly: half the list gets 5-30 papers; broad: everyone has common phrases (~150+ papers). */
-  profile?: 'friendly' | 'broad';
+  /**
+   * friendly: half the list gets 5-30 papers; broad: everyone has common phrases (~150+ papers); diverse:
+   * three of 3,000 quoted phrases each, mildly skewed (~150-250 papers, nearly one topic set per reader).
+   */
+  profile?: TopicsProfile;
   seed: number;
   /** YYYY-MM-DD of the batch (default: today, UTC). */
   date?: string;
   batchFile: string;
   csvFile: string;
+}
+
+export type TopicsProfile = 'friendly' | 'broad' | 'diverse';
+export const TOPICS_PROFILES: readonly TopicsProfile[] = ['friendly', 'broad', 'diverse'];
+
+/** Which topics a profile draws from, the share of readers on them, and the Zipf exponent of the draw. */
+function drawOf(profile: TopicsProfile, corpus: Corpus): { corpus: Corpus; activeShare: number; skew: number } {
+  // Broad: everyone's topics match (a common phrase always does); a flatter draw, as common phrases are.
+  if (profile === 'broad') return { corpus: { ...corpus, activeTopics: corpus.broadTopics }, activeShare: 1, skew: 0.5 };
+  // Diverse: 0.7 puts the mean digest at ~180 papers (0.6: ~140, 0.8: ~250; the top phrase is in 70% of papers).
+  if (profile === 'diverse') return { corpus: { ...corpus, activeTopics: corpus.diverseTopics }, activeShare: 1, skew: 0.7 };
+  return { corpus, activeShare: 0.5, skew: 1.0 };
 }
 
 export interface GenerateStats extends PopulationStats {
@@ -34,21 +49,20 @@ export function generateFiles(o: GenerateOptions): GenerateStats {
   const date = o.date ?? utcDate(new Date());
   const corpus = buildCorpus(loadAbstracts(), o.papers, date, random);
   writeFileSync(o.batchFile, JSON.stringify({ source: 'bench', date, papers: corpus.papers }));
-  const broad = o.profile === 'broad';
-  if (broad && corpus.broadTopics.length < o.topicsPerSubscriber) {
-    throw new Error(`only ${corpus.broadTopics.length} broad topics in this corpus; use more --papers or fewer --topics`);
+  const draw = drawOf(o.profile ?? 'friendly', corpus);
+  if (draw.corpus.activeTopics.length < o.topicsPerSubscriber) {
+    throw new Error(`only ${draw.corpus.activeTopics.length} ${o.profile} topics in this corpus; use more --papers or fewer --topics`);
   }
   const population = writeSubscribersCsv(
     o.csvFile,
-    broad ? { ...corpus, activeTopics: corpus.broadTopics } : corpus,
-    // Broad: everyone's topics match (a common phrase always does); a flatter draw, as common phrases are.
-    { subscribers: o.subscribers, topicsPerSubscriber: o.topicsPerSubscriber, activeShare: broad ? 1 : 0.5, skew: broad ? 0.5 : 1.0 },
+    draw.corpus,
+    { subscribers: o.subscribers, topicsPerSubscriber: o.topicsPerSubscriber, activeShare: draw.activeShare, skew: draw.skew },
     random,
   );
   return {
     ...population,
     papers: corpus.papers.length,
-    activeTopics: broad ? corpus.broadTopics.length : corpus.activeTopics.length,
+    activeTopics: draw.corpus.activeTopics.length,
     quietTopics: corpus.quietTopics.length,
   };
 }
@@ -70,7 +84,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     subscribers: Number(values.subscribers),
     papers: Number(values.papers),
     topicsPerSubscriber: Number(values.topics),
-    profile: values['topics-profile'] === 'broad' ? 'broad' : 'friendly',
+    profile: TOPICS_PROFILES.find((p) => p === values['topics-profile']) ?? 'friendly',
     seed: Number(values.seed),
     date: values.date,
     batchFile: values.batch!,

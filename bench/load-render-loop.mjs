@@ -9,10 +9,16 @@
 // working tree only; this one loads a given build's `dist/`, so a base and a change run on one database.
 // Two builds (a `dist/` each: build a base revision in a worktree) run alternately on the same database
 // compare like for like; on this shared machine one build's rounds drift by 10-40%, so alternate and repeat.
+// `--alloc` (anywhere): also the bytes each digest allocates on the JS heap (new space used after minus before,
+// counted only for digests with no scavenge inside: the space did not shrink). Run it with a large young
+// generation (`node --max-semi-space-size=64 …`) so most digests have none.
 import { resolve } from 'node:path';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { pathToFileURL } from 'node:url';
 
-const [distArg, dbArg, roundsArg, rowsArg] = process.argv.slice(2);
+const ALLOC = process.argv.includes('--alloc');
+const [distArg, dbArg, roundsArg, rowsArg] = process.argv.slice(2).filter((a) => a !== '--alloc');
+const newSpaceUsed = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_used_size;
 if (!distArg || !dbArg) {
   console.error('usage: node bench/load-render-loop.mjs <dist dir> <database> [rounds] [rows]');
   process.exit(2);
@@ -47,8 +53,11 @@ for (let round = 0; round < rounds; round++) {
   let bytes = 0;
   let loadMs = 0;
   let renderMs = 0;
+  let allocated = 0;
+  let measured = 0;
   const cpu = process.cpuUsage();
   for (const id of ids) {
+    const heapBefore = ALLOC ? newSpaceUsed() : 0;
     const a = performance.now();
     const loaded = loader.load(id, { papers: renderer.emailPapers });
     const b = performance.now();
@@ -63,12 +72,20 @@ for (let round = 0; round < rounds; round++) {
     );
     bytes += built;
     mail.release?.();
+    if (ALLOC) {
+      const grown = newSpaceUsed() - heapBefore;
+      if (grown >= 0) {
+        allocated += grown;
+        measured++;
+      }
+    }
   }
   const used = process.cpuUsage(cpu);
   const per = (x) => (x / ids.length).toFixed(3);
   console.log(
     `round ${round + 1}: ${ids.length} digests, CPU ${per((used.user + used.system) / 1000)} ms per digest ` +
-      `(load ${per(loadMs)} + render ${per(renderMs)} ms wall, the rest MIME build); messages ${(bytes / ids.length / 1024).toFixed(1)} KB`,
+      `(load ${per(loadMs)} + render ${per(renderMs)} ms wall, the rest MIME build); messages ${(bytes / ids.length / 1024).toFixed(1)} KB` +
+      (ALLOC ? `; JS heap allocated ${(allocated / Math.max(1, measured) / 1024).toFixed(1)} KB per digest (${measured} digests without a scavenge)` : ''),
   );
 }
 db.close();

@@ -14,13 +14,13 @@ import { ingestBatch } from '../src/ingest/ingest.ts';
 import { ensureQuery, matchPending } from '../src/topics/matcher.ts';
 import { parseTopic } from '../src/topics/parse.ts';
 import type { BenchPaper } from './corpus.ts';
-import { generateFiles } from './generate.ts';
+import { generateFiles, type TopicsProfile } from './generate.ts';
 import { setupLearning } from './learning.ts';
 import type { PlanSetup } from './plan-setup.ts';
 
 export function buildZipfDatabase(
   db: Db,
-  o: { subscribers: number; papers: number; profile: 'friendly' | 'broad'; learning: boolean; seed: number; clock: ManualClock },
+  o: { subscribers: number; papers: number; profile: TopicsProfile; learning: boolean; seed: number; clock: ManualClock },
 ): PlanSetup & { profiles: number } {
   const dir = mkdtempSync(join(tmpdir(), 'bench-plan-files-'));
   const date = o.clock.now().toISOString().slice(0, 10);

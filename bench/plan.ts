@@ -1,4 +1,4 @@
-// `npm run bench:plan -- --subscribers 100000 --papers 1000 --profile broad|friendly [--population zipf|hash] [--learning]`
+// `npm run bench:plan -- --subscribers 100000 --papers 1000 --profile broad|friendly|diverse [--population zipf|hash] [--learning]`
 //
 // The plan stage alone, at scale: how long planning one day's slots takes, how long it holds the write
 // lock at a stretch (the longest chunk transaction: what a web request in `digest serve` can wait for),
@@ -6,6 +6,7 @@
 //   --population zipf (default): the subscribers of `npm run bench` (bench/plan-population.ts)
 //       friendly: three Zipf-drawn topics each, half of them with papers today (5-30 per digest)
 //       broad:    three common phrases each (~190 papers per digest)
+//       diverse:  three of 3,000 quoted phrases each, skewed (~185 papers per digest, ~one topic set per reader)
 //   --population hash: bench/plan-setup.ts's older population (3 of a pool by a hash of the id:
 //       only 40 (broad) or 400 (friendly) distinct topic sets; broad digests ~400 papers)
 //   --learning: a third of the subscribers with a like: topic and a feedback profile (bench/learning.ts)
@@ -20,6 +21,7 @@ import { ManualClock } from '../src/clock.ts';
 import { openDatabase } from '../src/db/open.ts';
 import type { ModelPassTotals } from '../src/feedback/model-pass.ts';
 import { planDigests } from '../src/plan/planner.ts';
+import { TOPICS_PROFILES } from './generate.ts';
 import { buildZipfDatabase } from './plan-population.ts';
 import { buildPlanDatabase } from './plan-setup.ts';
 
@@ -45,10 +47,10 @@ const dir = mkdtempSync(join(tmpdir(), 'bench-plan-'));
 const path = join(dir, 'digest.sqlite');
 const db = openDatabase(path);
 const clock = new ManualClock('2025-11-25T12:00:00Z');
-const profile = o.profile === 'broad' ? 'broad' : 'friendly';
+const profile = TOPICS_PROFILES.find((p) => p === o.profile) ?? 'friendly';
 const setup =
   o.population === 'hash'
-    ? { ...buildPlanDatabase(db, { subscribers: N, papers: PAPERS, profile, clock }), profiles: 0 }
+    ? { ...buildPlanDatabase(db, { subscribers: N, papers: PAPERS, profile: profile === 'diverse' ? 'broad' : profile, clock }), profiles: 0 }
     : buildZipfDatabase(db, { subscribers: N, papers: PAPERS, profile, learning: o.learning!, seed: Number(o.seed), clock });
 log(`setup: ${N.toLocaleString()} subscribers (${o.population} population), ${setup.topics} distinct topics (${profile}), ${PAPERS} papers, ${setup.profiles} profiles in ${(setup.setupMs / 1000).toFixed(1)} s`);
 log(`match: ${setup.matched.queries} queries, ${setup.matched.matches.toLocaleString()} matches in ${(setup.matchMs / 1000).toFixed(2)} s`);

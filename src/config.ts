@@ -31,6 +31,11 @@ export function isValidTimeZone(tz: string): boolean {
 
 /** SMTP_POOL_SIZE when unset (the benchmark's --pool default too). */
 export const DEFAULT_SMTP_POOL_SIZE = 10;
+/**
+ * Card cache per sending thread (MB). 48: a day of 1,000 papers matched by thousands of distinct phrases
+ * takes ~40 MB of cards (their highlight slots); at 32 the cache evicted and rebuilt cards all run long.
+ */
+export const DEFAULT_RENDER_CACHE_MB = 48;
 
 /** An IPv4 address or a bracketed IPv6 one, optional :port (node:dns Resolver#setServers). */
 const DNS_SERVER = /^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:]+)(?::\d{1,5})?$/;
@@ -77,7 +82,7 @@ const envSchema = z.object({
   // Long digests (issue 10): papers shown in full before the rest become compact lines; bytes of
   // encoded paper cards each sending thread keeps for the run.
   DIGEST_FULL_PAPERS: int(1, 1_000).default(5),
-  RENDER_CACHE_MB: int(1, 4_096).default(32),
+  RENDER_CACHE_MB: int(1, 4_096).default(DEFAULT_RENDER_CACHE_MB),
   SECRET_KEY: optionalText.refine((v) => v === undefined || v.length >= 32, {
     error: 'must be at least 32 characters (openssl rand -hex 32)',
   }),
@@ -118,7 +123,7 @@ const envSchema = z.object({
   // /health answers DB_FULL when the disk holding the database has less free space than this (0 = no check).
   DB_MIN_FREE_MB: int(0, 1_000_000).default(4),
   SEND_WORKERS: int(1, 64).default(Math.min(2, availableParallelism())),
-  // V8 heap cap of each sending thread (old generation, MB); default RENDER_CACHE_MB + 64 (send-workers.ts).
+  // V8 heap cap of each sending thread (old generation, MB); default 2 x (RENDER_CACHE_MB + 24) (send-workers.ts).
   SEND_WORKER_HEAP_MB: int(8, 16_384).optional(),
   SUBSCRIBE_RATE_LIMIT: int(1, 100_000).default(10),
   TRUST_PROXY: trustProxySetting,

@@ -100,7 +100,7 @@ export class HtmlBodyWriter extends ArenaWriter {
    * addSegment decided a layout per segment (a card was ~10-30, three per highlight). False (nothing written) when the head does not fit on the current line or the
    * body is not in the run's state: the caller joins the run's segments instead.
    */
-  addFixed(run: FixedRun, lit: readonly boolean[]): boolean {
+  addFixed(run: FixedRun, lit: ArrayLike<number | boolean>): boolean {
     const lay = this.lay;
     if (lay.fallback || run.startKey !== this.layoutKey || lay.col + run.head.length > HTML_MAX_LINE) return false;
     this.push(run.head);

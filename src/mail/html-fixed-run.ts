@@ -151,7 +151,7 @@ export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tags: { o
  * (HtmlBodyWriter.addFixed said no), to be encoded from where that body is. Decoding gives back exactly what
  * was encoded (html-7bit.ts): the run's own line breaks become the spaces they replaced.
  */
-export function fixedRunHtml(run: FixedRun, lit: readonly boolean[]): string {
+export function fixedRunHtml(run: FixedRun, lit: ArrayLike<number | boolean>): string {
   const parts: Buffer[] = [run.head, CRLF];
   for (let k = 0; k < run.bytes.length; k++) {
     const slot = run.slotOf[k]!;

@@ -7,14 +7,15 @@
 // serves everyone: the entry knows every topic that matched the paper in this run (DigestLoader gives
 // them) and is rebuilt with the union when a reader's topic is new to it (rare: a topic edited mid-run).
 //
-// Bounded in bytes (RENDER_CACHE_MB per thread, default 32 MB): an entry is its encoded bytes plus a
-// fixed overhead per piece; entries not used lately go first (second chance, see card()). A full card is ~3-4 KB encoded (HTML
-// and text), a compact line ~0.8 KB: 32 MB holds ~7,000 entries. Measured (bench, broad 100k, 1,000
+// Bounded in bytes (RENDER_CACHE_MB per thread, default 48 MB): an entry counts what it holds on the heap
+// (packCard: its bytes, its views, highlight slots and lit masks); entries not used lately go first (second
+// chance, see card()). A card matched by a few broad topics takes ~8-10 KB, one matched by ~50 distinct
+// phrases (hundreds of highlight slots) ~35-45 KB. Measured (bench, broad 100k, 1,000
 // papers): 898 entries, 5 MB, 100.0% hits; keyed by (paper, reader's topic set) instead, a 10k broad run
 // built 236,620 cards for 2,000 sampled digests (41% hits) and rendered 7× slower.
 import type { Logger } from '../log.ts';
 import { encodeHtmlSegment, type HtmlSegment } from '../mail/html-body.ts';
-import { encodeFixedRun, fixedRunBytes, type FixedRun } from '../mail/html-fixed-run.ts';
+import { encodeFixedRun, type FixedRun } from '../mail/html-fixed-run.ts';
 import { encodeSegment, type QpSegment } from '../mail/qp-body.ts';
 import { createHighlighter } from '../topics/highlight.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, makeHighlighter, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
@@ -69,7 +70,8 @@ export interface CardBytes {
 
 /** What a reader sees lit in a card: the same for every reader with the same matched topics. */
 export interface LitSlots {
-  lit: boolean[];
+  /** Per slot, 1 when lit. */
+  lit: Uint8Array;
   /** Bytes the lit slots' tags add to the full card and to the compact line. */
   extra: { full: number; compact: number };
 }
@@ -93,10 +95,24 @@ function hasAll(map: ReadonlyMap<string, number>, keys: readonly string[]): bool
   return true;
 }
 
-/** Default RENDER_CACHE_MB. */
-export const DEFAULT_CARD_CACHE_BYTES = 32 * 1024 * 1024;
-/** What an entry costs beyond its encoded bytes: objects, strings of its parts, the map slot. */
-const ENTRY_OVERHEAD = 3_000;
+/** Default RENDER_CACHE_MB (config.ts DEFAULT_RENDER_CACHE_MB). */
+export const DEFAULT_CARD_CACHE_BYTES = 48 * 1024 * 1024;
+/** What an entry costs beyond its pieces: the paper's copy, the strings of its parts, objects, the map slot. */
+const ENTRY_OVERHEAD = 6_000;
+/** A Buffer view into the card's one allocation, on the heap (heap snapshot: ~96 bytes). */
+const VIEW_OVERHEAD = 100;
+/** An HTML segment's object and its Uint32Array of usable spaces (its own ArrayBuffer). */
+const SEGMENT_OVERHEAD = 300;
+/** A highlight slot: its array of topic indices (per topic 8 bytes more). */
+const SLOT_OVERHEAD = 40;
+/**
+ * Readers' lit slots kept per card (digest-email.ts litSlots): one entry per set of matched topics. A broad
+ * card has a handful; a card of a day whose readers typed thousands of phrases meets a new set every few
+ * readers, and past this many they are made per digest and not kept. The budget counts a full map.
+ */
+export const LIT_PER_CARD = 16;
+/** A lit entry: its object, key string and map slot, beside one byte per slot. */
+const LIT_OVERHEAD = 200;
 
 export class CardCache {
   private readonly entries = new Map<string, Entry>();
@@ -140,7 +156,7 @@ export class CardCache {
     for (const t of runTopics) topics.add(topicKeyOf(t));
     for (const t of matched) topics.add(t);
     const card = this.build(paper, [...topics]);
-    const entry: Entry = { paper: copyPaperInput(paper), card, bytes: ENTRY_OVERHEAD + blockBytes(card.full) + blockBytes(card.compact), used: false };
+    const entry: Entry = { paper: copyPaperInput(paper), card, bytes: packCard(card), used: false };
     this.entries.set(key, entry);
     this.used += entry.bytes;
     // Second chance (CLOCK): oldest first, but an entry used since it was last passed over moves to the
@@ -235,14 +251,66 @@ function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): Encode
   return { html: encodedHtml, text: encodedText, htmlBytes, htmlMaxBytes };
 }
 
-function blockBytes(b: EncodedBlock): number {
-  let n = 0;
-  for (const s of b.html) {
-    if (s === null) n += 16;
-    else if ('bytes' in s) n += s.bytes.length;
-    else if ('fixed' in s) n += fixedRunBytes(s.fixed);
-    else n += 16;
-  }
-  for (const s of b.text) n += s?.bytes.length ?? 0;
-  return n;
+/**
+ * Moves every piece of a new card into one allocation and returns what the card holds on the heap.
+ * Decision: a card's pieces were ~100-300 small Buffers, each a slice of Node's shared 8 KB pool, and a
+ * slice keeps its whole slab alive: cards kept ~3x their bytes in slabs otherwise full of garbage (heap
+ * snapshot of a sending thread on a diverse ledger: 27 MB of slabs for 8 MB of cards). And the budget
+ * counted bytes only, while the views, slots and lit masks of a card many phrases matched cost more than
+ * its bytes: the budget now counts them, so RENDER_CACHE_MB is what the cache holds on the heap.
+ */
+function packCard(card: CardBytes): number {
+  const pieces: Buffer[] = [];
+  const visit = (b: EncodedBlock) => {
+    for (const s of b.html) {
+      if (s === null || 'slot' in s) continue;
+      if ('fixed' in s) {
+        pieces.push(s.fixed.head, ...s.fixed.bytes);
+        for (const l of s.fixed.lit) if (l !== undefined) pieces.push(l);
+      } else pieces.push(s.bytes);
+    }
+    for (const s of b.text) if (s !== null) pieces.push(s.bytes);
+  };
+  visit(card.full);
+  visit(card.compact);
+  let size = 0;
+  for (const b of pieces) size += b.length;
+  const slab = Buffer.allocUnsafeSlow(size);
+  let at = 0;
+  const move = (b: Buffer): Buffer => {
+    b.copy(slab, at);
+    const moved = slab.subarray(at, at + b.length);
+    at += b.length;
+    return moved;
+  };
+  let views = 0;
+  const repack = (b: EncodedBlock) => {
+    for (const s of b.html) {
+      if (s === null || 'slot' in s) continue;
+      if ('fixed' in s) {
+        const f = s.fixed;
+        f.head = move(f.head);
+        for (let k = 0; k < f.bytes.length; k++) f.bytes[k] = move(f.bytes[k]!);
+        for (let k = 0; k < f.lit.length; k++) if (f.lit[k] !== undefined) f.lit[k] = move(f.lit[k]!);
+        views += 4 + f.bytes.length + f.lit.length;
+      } else {
+        s.bytes = move(s.bytes);
+        views += SEGMENT_OVERHEAD / VIEW_OVERHEAD;
+      }
+    }
+    for (const s of b.text) {
+      if (s === null) continue;
+      // atLineStart is the same bytes without the leading soft break: a view into them.
+      const skip = s.bytes.length - s.atLineStart.length;
+      s.bytes = move(s.bytes);
+      s.atLineStart = s.bytes.subarray(skip);
+      views += 2;
+    }
+  };
+  repack(card.full);
+  repack(card.compact);
+  let slotBytes = 0;
+  for (const topics of card.slots) slotBytes += SLOT_OVERHEAD + 8 * topics.length;
+  const litBytes = LIT_PER_CARD * (LIT_OVERHEAD + card.slots.length);
+  return ENTRY_OVERHEAD + size + views * VIEW_OVERHEAD + slotBytes + litBytes + 64 * card.topicIndex.size;
 }

@@ -13,13 +13,14 @@
 // (full cards first; when even those do not all fit, the rest become compact lines, and what does not
 // fit as a line is left to the web view).
 import { AppError } from '../errors.ts';
-import { encodeHtmlSegment, HtmlBodyWriter, htmlWireLength } from '../mail/html-body.ts';
+import { HtmlBodyWriter, htmlWireLength } from '../mail/html-body.ts';
 import { fixedRunHtml } from '../mail/html-fixed-run.ts';
 import { digestShell, type ShellShapes } from './digest-shell.ts';
 import { EncodedEmail } from './encoded-email.ts';
 import { QpBodyWriter, type ArenaPool, type QpSegment } from '../mail/qp-body.ts';
-import type { CardBytes, CardCache, EncodedBlock, LitSlots } from './card-cache.ts';
-import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
+import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
+import { topicKeyOf } from './card-highlight.ts';
+import { CLOSE_SEG, litSlots, OPEN_SEG, startLitMasks } from './lit-slots.ts';
 import { authorsLine, digestSubject, distinctTopics, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
 import { filledSize, plainSlots, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
@@ -30,10 +31,6 @@ import { compactGroups, glanceLine, topPicks } from './digest-glance.ts';
 
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
 const SHELL_SLACK = 256;
-/** The highlight span's tags, encoded once: a lit slot costs a reader two Buffer references. */
-const OPEN_SEG = encodeHtmlSegment(HIGHLIGHT_OPEN);
-const CLOSE_SEG = encodeHtmlSegment(HIGHLIGHT_CLOSE);
-const SLOT_BYTES = OPEN_SEG.size + CLOSE_SEG.size;
 /**
  * Compact lines looked at past the full cards: more never fit under the clipping size (a line is at
  * least ~400 bytes of HTML), so a 2,000-paper digest costs no more than a 300-paper one.
@@ -64,8 +61,8 @@ type Matched = Array<{ text: string; muteUrl: string }>;
 interface Chosen {
   index: number;
   block: EncodedBlock;
-  /** Which highlight slots this reader sees lit. */
-  lit: boolean[];
+  /** Which highlight slots this reader sees lit (1: lit). */
+  lit: Uint8Array;
   /** The reader's pieces of this block, HTML, filled (in piece order). */
   readerHtml: ReaderHtml[];
   /** The same pieces of the text part, when the block has a shape (else filled from `view`). */
@@ -119,6 +116,7 @@ export function emailPaperLimit(layout: Pick<DigestLayout, 'fullPapers' | 'compa
 }
 
 export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: DigestView, layout: DigestLayout): RenderedEmail {
+  startLitMasks();
   const total = view.paperCount ?? view.papers.length;
   if (total === 0) {
     throw new AppError('digest_empty', `digest for ${view.email} (${view.edition}) has no papers to render`);
@@ -306,48 +304,13 @@ function fillOne(pieces: BlockPieces, view: object): string[] {
   return out;
 }
 
-/** Readers' lit slots kept per card (one entry per set of matched topics; a card has a handful). */
-const LIT_PER_CARD = 64;
-
-/**
- * The slots lit for this reader: those naming one of the topics that matched the paper for them. Kept on
- * the card per topic set: a broad paper has dozens of slots, and every reader of it asked again. `key`:
- * the reader's matched topics as one string (PaperTopics.litKey).
- */
-function litSlots(card: CardBytes, paper: DigestPaperView, key: string): LitSlots {
-  const known = card.lit.get(key);
-  if (known !== undefined) return known;
-  const mine = new Set<number>();
-  for (const m of paper.matchedTopics) {
-    const i = card.topicIndex.get(topicKeyOf(m.highlight ?? m.text));
-    if (i !== undefined) mine.add(i);
-  }
-  const lit = card.slots.map((topics) => topics.some((k) => mine.has(k)));
-  const extra = (block: EncodedBlock) => {
-    let n = 0;
-    for (const item of block.html) {
-      if (item === null) continue;
-      if ('slot' in item) {
-        if (item.open && lit[item.slot]) n += SLOT_BYTES;
-      } else if ('fixed' in item) {
-        const { slotOf } = item.fixed;
-        for (let k = 0; k < slotOf.length; k++) if (slotOf[k]! >= 0 && lit[slotOf[k]!]) n += SLOT_BYTES;
-      }
-    }
-    return n;
-  };
-  const made = { lit, extra: { full: extra(card.full), compact: extra(card.compact) } };
-  if (card.lit.size >= LIT_PER_CARD) card.lit.clear();
-  card.lit.set(key, made);
-  return made;
-}
 
 /**
  * A card or line of the HTML, with this reader's highlights and parts, copied into the writer's arena as
  * ONE Buffer part: a card is ~10-20 segments (its highlights cut it) and a Buffer view per segment was
  * ~400 small objects per friendly digest for the collector, and as many parts for the MIME builder to copy.
  */
-function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyArray<ReaderHtml>, lit: boolean[]): void {
+function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyArray<ReaderHtml>, lit: Uint8Array): void {
   let need = block.htmlMaxBytes;
   for (const piece of reader) need += typeof piece === 'string' ? 9 * piece.length + 16 : shapedMaxBytes(piece.part, piece.values);
   w.beginRun(need);

@@ -1,5 +1,6 @@
 // Shapes shared by the sender (sender.ts), its per-thread loop (send-loop.ts) and its worker threads.
 import type { Config } from '../config.ts';
+import type { ThreadGc } from './gc-meter.ts';
 
 /** What a send run reads from the configuration (worker threads get a copy of it). */
 export type SenderConfig = Pick<
@@ -81,6 +82,8 @@ export interface SendSummary {
   storageFaultCode?: string;
   /** Time spent rendering digests, summed over threads (ms). */
   renderMs?: number;
+  /** Each sending thread's time in V8's garbage collector (gc-meter.ts). */
+  gc?: ThreadGc[];
 }
 
 export function emptySummary(): SendSummary {

@@ -18,8 +18,9 @@ import { WriteTurn } from './write-turn.ts';
 import { LockBudget } from './lock-budget.ts';
 import { createRenderer } from '../render/render.ts';
 import { runSendLoop } from './send-loop.ts';
+import { GcMeter } from './gc-meter.ts';
 import type { ProgressDelta } from './send-types.ts';
-import type { WorkerMessage, WorkerSetup } from './send-workers.ts';
+import { workerCardCacheMb, type WorkerMessage, type WorkerSetup } from './send-workers.ts';
 
 /** Progress is forwarded at most this often (the main thread adds it up). */
 const PROGRESS_EVERY_MS = 100;
@@ -50,7 +51,7 @@ async function main(setup: WorkerSetup): Promise<void> {
       sources: setup.templates,
       logger,
       fullPapers: config.DIGEST_FULL_PAPERS,
-      cardCacheBytes: config.RENDER_CACHE_MB === undefined ? undefined : config.RENDER_CACHE_MB * 1024 * 1024,
+      cardCacheBytes: workerCardCacheMb(config) * 1024 * 1024,
     });
     mailer = createSmtpMailer({
       url: setup.smtpUrl,
@@ -62,6 +63,7 @@ async function main(setup: WorkerSetup): Promise<void> {
       logger,
       allowPlainAuth: config.SMTP_ALLOW_PLAIN_AUTH,
     });
+    const gc = new GcMeter(setup.index);
     const summary = await runSendLoop(
       { db, mailer, renderer, links, clock: systemClock, config, logger },
       {
@@ -80,6 +82,7 @@ async function main(setup: WorkerSetup): Promise<void> {
         },
       },
     );
+    summary.gc = [gc.stop()];
     flush();
     post({ type: 'done', summary });
   } catch (e) {

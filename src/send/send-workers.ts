@@ -10,8 +10,10 @@
 // allocates a digest's worth of short-lived strings per message and V8 lets an uncapped heap grow to
 // several times its live data before collecting (measured, friendly 10k run: 169 MB of heap in use at
 // peak in the sending thread, 457 MB RSS; with old space capped at 128 MB, 65 MB and 310 MB, same speed).
+// The cap is sized from what the thread holds (workerHeapMb), and the card cache from the cap
+// (workerCardCacheMb), so neither a population nor a setting leaves a thread collecting most of the time.
 import { Worker } from 'node:worker_threads';
-import type { DkimConfig } from '../config.ts';
+import { DEFAULT_RENDER_CACHE_MB, type DkimConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { RelayWatch } from './relay-watch.ts';
 import { WriteTurn } from './write-turn.ts';
@@ -76,16 +78,39 @@ const BOOTSTRAP = import.meta.url.endsWith('.ts')
   : new URL('./send-worker.js', import.meta.url);
 
 /**
- * A worker's old-generation heap cap (SEND_WORKER_HEAP_MB), by default its card cache (RENDER_CACHE_MB) plus 64 MB for everything else it
- * keeps (the paper cache, statements, templates, messages in flight: ~20-30 MB measured) and the garbage
- * V8 lets build up between collections. 96 MB until a rendered email and the mail handed to the mailer
- * stopped keeping whole digests alive past their scavenge (EncodedEmail, DigestMail): little garbage now
- * reaches the old generation, and with 64 the friendly 100k run peaked at 292 MB instead of 300 MB at the
- * same speed (broad 30k: both threads to the end, none over its cap). A worker over it dies (ERR_WORKER_OUT_OF_MEMORY) and the run
- * goes on without it (see the head of this file).
+ * What a sending thread holds besides its card cache (MB): modules, templates and shapes, statements, the
+ * loader's papers, the highlighters, the messages in flight. Measured: a thread's live heap after a full
+ * collection, with few cards cached, 16-25 MB on broad and diverse ledgers (BENCHMARKS.md).
+ */
+export const THREAD_BASE_MB = 24;
+/**
+ * Heap cap over live data. A cap near the live data makes V8 collect over and over long before it runs
+ * out: with RENDER_CACHE_MB + 64 (96 MB) a diverse run's threads, ~75 MB live, spent ~50% of their time in
+ * GC. Twice the live data keeps them under 10% (BENCHMARKS.md), and V8 only grows the heap that far when
+ * the live data needs it.
+ */
+export const GC_HEADROOM = 2;
+/** The least card cache a thread gets when SEND_WORKER_HEAP_MB leaves little room (MB). */
+const MIN_CARD_CACHE_MB = 4;
+
+/**
+ * A worker's old-generation heap cap (SEND_WORKER_HEAP_MB), by default sized from what it holds: its card
+ * cache (RENDER_CACHE_MB, which counts what the cards take on the heap) and THREAD_BASE_MB, with
+ * GC_HEADROOM. A worker over it dies (ERR_WORKER_OUT_OF_MEMORY) and the run goes on without it (see the
+ * head of this file).
  */
 export function workerHeapMb(config: Pick<WorkerConfig, 'RENDER_CACHE_MB' | 'SEND_WORKER_HEAP_MB'>): number {
-  return config.SEND_WORKER_HEAP_MB ?? (config.RENDER_CACHE_MB ?? 32) + 64;
+  return config.SEND_WORKER_HEAP_MB ?? Math.ceil(GC_HEADROOM * ((config.RENDER_CACHE_MB ?? DEFAULT_RENDER_CACHE_MB) + THREAD_BASE_MB));
+}
+
+/**
+ * A worker's card cache (MB): RENDER_CACHE_MB, or less when SEND_WORKER_HEAP_MB is set too small to hold
+ * it with THREAD_BASE_MB and GC_HEADROOM: a cache the heap cannot hold makes the thread thrash in GC.
+ */
+export function workerCardCacheMb(config: Pick<WorkerConfig, 'RENDER_CACHE_MB' | 'SEND_WORKER_HEAP_MB'>): number {
+  const wanted = config.RENDER_CACHE_MB ?? DEFAULT_RENDER_CACHE_MB;
+  const room = Math.floor(workerHeapMb(config) / GC_HEADROOM - THREAD_BASE_MB);
+  return Math.max(MIN_CARD_CACHE_MB, Math.min(wanted, room));
 }
 
 /** Splits `total` into `parts` near-equal whole shares, the larger ones first. */
@@ -226,6 +251,7 @@ function combine(parts: SendSummary[]): SendSummary {
     total.storageFault ??= p.storageFault;
     total.storageFaultCode ??= p.storageFaultCode;
     total.renderMs += p.renderMs ?? 0;
+    if (p.gc) (total.gc ??= []).push(...p.gc);
   }
   total.threads = parts.length;
   return total;

@@ -13,6 +13,7 @@ import { readTemplateSources } from '../render/render-templates.ts';
 import { runSendLoop, type LoopDeps } from './send-loop.ts';
 import type { ProgressDelta, SendProgress, SendSummary } from './send-types.ts';
 import { sendWithWorkers, type WorkerConfig } from './send-workers.ts';
+import { GC_SHARE_WARN, GcMeter, gcShare } from './gc-meter.ts';
 
 export { recoverStale, claimantId } from './ledger.ts';
 export type { SenderConfig, SendProgress, SendSummary } from './send-types.ts';
@@ -57,6 +58,7 @@ export async function sendPending(deps: SendDeps, opts: SendOptions = {}): Promi
   if (typeof parallel === 'string') {
     logger.debug({ rows: total, why: parallel }, 'sending in one thread');
     const progress: SendProgress = { total, done: 0, sent: 0, failed: 0 };
+    const gc = new GcMeter(0);
     summary = await runSendLoop(deps, {
       concurrency: config.SMTP_POOL_SIZE,
       relay: new RelayWatch(config.RELAY_DOWN_AFTER),
@@ -73,6 +75,7 @@ export async function sendPending(deps: SendDeps, opts: SendOptions = {}): Promi
     });
     summary.threads = 1;
     summary.sentPerThread = [summary.sent];
+    summary.gc = [gc.stop()];
   } else {
     summary = await sendWithWorkers(deps, {
       ...parallel,
@@ -85,6 +88,16 @@ export async function sendPending(deps: SendDeps, opts: SendOptions = {}): Promi
     });
   }
   logger.info({ ...summary }, 'sending finished');
+  // A thread that spent this much of a long run collecting garbage had too little heap for what it holds:
+  // the operator sees it (the run is slower than it should be, and SEND_WORKER_HEAP_MB is the lever).
+  for (const t of summary.gc ?? []) {
+    if (t.wallMs >= 10_000 && gcShare(t) > GC_SHARE_WARN) {
+      logger.warn(
+        { thread: t.thread, gcShare: Number(gcShare(t).toFixed(2)), heapLimitMb: t.heapLimitMb, peakUsedMb: t.peakUsedMb },
+        'a sending thread spent much of its time collecting garbage: its heap is too small for this run (SEND_WORKER_HEAP_MB)',
+      );
+    }
+  }
   return summary;
 }
 

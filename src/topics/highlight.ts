@@ -22,7 +22,7 @@ interface Word {
   key: string;
 }
 
-/** Words whose key is cached per highlighter; past this the cache starts over. */
+/** Words whose key is remembered (per thread, for every highlighter); past this the memo starts over. */
 const KEY_CACHE_LIMIT = 20_000;
 
 /**
@@ -36,8 +36,23 @@ const NEVER_ALONE = new Set(
     'this those to was were which with via vs versus').split(' '),
 );
 
-/** The key of a word no term can match (keeps its place, so phrases still need consecutive words). */
-const NO_MATCH = '\u0000';
+/**
+ * A word's key: its folded stem ('' for a word of combining marks only). The same for every highlighter,
+ * so one memo serves them all. Decision: each highlighter had its own memo (up to 20,000 words); a run
+ * whose readers type thousands of distinct phrases keeps a highlighter per phrase, and their memos of the
+ * same words were most of a sending thread's heap (the bench's diverse population: see BENCHMARKS.md).
+ */
+const wordKeys = new Map<string, string>();
+function keyOf(word: string): string {
+  let key = wordKeys.get(word);
+  if (key === undefined) {
+    if (wordKeys.size >= KEY_CACHE_LIMIT) wordKeys.clear();
+    const folded = foldToken(word);
+    key = folded === '' ? '' : stemToken(folded);
+    wordKeys.set(word, key);
+  }
+  return key;
+}
 
 /**
  * Builds a highlighter for a subscriber's topics (invalid topics are ignored). Build it once per
@@ -70,26 +85,7 @@ export function createHighlighter(topicTexts: string[]): Highlighter {
     }
   }
 
-  // Porter only rewrites endings and never leaves fewer than two letters, so a word's stem starts with
-  // the same two letters as the word: only words starting like some term stem are worth stemming.
-  const heads = new Set<string>();
-  for (const term of [...byFirstStem.values()].flat()) for (const stem of term.stems) heads.add(stem.slice(0, 2));
-  for (const stem of prefixWords) heads.add(stem.slice(0, 2));
-  const couldMatch = (folded: string): boolean => heads.has(folded.slice(0, 2)) || heads.has(folded.slice(0, 1));
-
   const wordRegex = tokenRegex();
-  const keys = new Map<string, string>();
-  const keyOf = (word: string): string => {
-    let key = keys.get(word);
-    if (key === undefined) {
-      if (keys.size >= KEY_CACHE_LIMIT) keys.clear();
-      const folded = foldToken(word);
-      key = folded === '' ? '' : couldMatch(folded) ? stemToken(folded) : NO_MATCH;
-      keys.set(word, key);
-    }
-    return key;
-  };
-
   return (text: string): Segment[] => {
     if (text === '') return [];
     if (byFirstStem.size === 0 && prefixWords.length === 0) return [{ text, hit: false }];
