@@ -1,0 +1,157 @@
+// Subscription, the double opt-in: subscribe (or ask to come back), confirm, and the confirmation
+// notices that carry the link. Answers never reveal whether an address exists: consent is decided in
+// subscription-writes.ts; the per-address limits on confirmation emails in notices/queue.ts.
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/open.ts';
+import { AppError, errorMessage } from '../errors.ts';
+import { CONFIRM_TTL_MS, type Links } from '../links.ts';
+import type { Logger } from '../log.ts';
+import { queueNotice, type Queued } from '../notices/queue.ts';
+import { noticesOf } from '../notices/repo.ts';
+import type { NoticeSender } from '../notices/sender.ts';
+import type { Tokens } from '../tokens.ts';
+import { nextDeliveryWords, scheduleWords } from './delivery-words.ts';
+import { normaliseEmail } from './email-address.ts';
+import { resolveLink } from './link-tokens.ts';
+import { checkFrequency, checkHour, checkTimezone } from './preferences-input.ts';
+import * as repo from './repo.ts';
+import { subscriptionWrites, type SubscriptionWrite } from './subscription-writes.ts';
+import { checkTopics, desiredTopics, prepareExamples, type CheckedTopic, type TopicInputDeps } from './topic-input.ts';
+import type { SubscribeInput, SubscribeOptions, SubscribeResult } from './types.ts';
+
+export interface SubscriptionDeps extends TopicInputDeps {
+  db: Db;
+  clock: Clock;
+  tokens: Tokens;
+  links: Links;
+  config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'>;
+  logger: Logger;
+  notices: NoticeSender;
+}
+
+export interface ConfirmResult {
+  subscriberId: number;
+  email: string;
+  alreadyConfirmed: boolean;
+  preferencesUrl: string;
+  /** When digests come, in the reader's zone: "every day at 07:00, Europe/Berlin" and the next slot after today's. */
+  schedule: string;
+  nextDelivery: string;
+  /** The reader's unmuted topics (the page lists them and shows what already matches them). */
+  topics: string[];
+}
+
+type EmailState = SubscribeResult['emailState'];
+
+export class Subscription {
+  private readonly deps: SubscriptionDeps;
+  private readonly writes: ReturnType<typeof subscriptionWrites<CheckedTopic>>;
+
+  constructor(deps: SubscriptionDeps) {
+    this.deps = deps;
+    const { db, clock } = deps;
+    this.writes = subscriptionWrites({ db, clock, desiredTopics: (checked: CheckedTopic[]) => desiredTopics(db, checked), checkTopics });
+  }
+
+  async subscribe(input: SubscribeInput, options: SubscribeOptions = {}): Promise<SubscribeResult> {
+    const { db, logger } = this.deps;
+    const email = normaliseEmail(input.email);
+    const admin = options.confirmed === true;
+    const sendEmail = options.sendEmail ?? !admin;
+    // Everything is validated before anything is written, whatever the address, so that a bad topic
+    // is refused the same way for known and unknown addresses.
+    this.prefsFrom(input); // throws naming a bad time zone, hour or frequency
+    const checked = checkTopics(input.topics);
+    await prepareExamples(this.deps, input.topics);
+    const written = this.writeAndQueue(email, input, checked, admin, sendEmail);
+    const { id, outcome, queued } = written;
+    const s = id === undefined ? undefined : repo.findSubscriberById(db, id);
+    logger.info({ subscriberId: id, outcome }, 'subscribe');
+    let mailState: EmailState = 'none';
+    if (queued && id !== undefined) mailState = await this.deliver(queued, options.waitForEmail ?? true, id);
+    return { subscriberId: id, email: s?.email ?? email, outcome, status: s?.status ?? written.status, emailState: mailState };
+  }
+
+  /**
+   * Confirms a pending subscriber, or the re-subscribe request of an unsubscribed one (only with a link
+   * sent after the request); confirming twice is harmless. The page shows the topics (the email does not).
+   */
+  confirm(token: string): ConfirmResult {
+    const { db, tokens, clock, links, logger } = this.deps;
+    const { subscriber: s } = resolveLink(db, tokens, clock, token, 'confirm');
+    const alreadyConfirmed = s.status === 'confirmed';
+    if (!alreadyConfirmed) {
+      const issuedAt = (tokens.peek(token)?.exp ?? 0) * 1000 - CONFIRM_TTL_MS;
+      db.transaction(() => this.writes.confirmWrite(s, issuedAt)).immediate();
+      logger.info({ subscriberId: s.id }, 'subscriber confirmed');
+    }
+    return {
+      subscriberId: s.id,
+      email: s.email,
+      alreadyConfirmed,
+      preferencesUrl: links.preferences(s),
+      schedule: scheduleWords(s),
+      nextDelivery: nextDeliveryWords(s, clock.now()),
+      topics: repo.listTopics(db, s.id).filter((t) => !t.muted).map((t) => t.text),
+    };
+  }
+
+  /** Operator console: the confirmation email again, for a pending subscriber (same per-address limits). */
+  async resendConfirmation(id: number): Promise<EmailState> {
+    const { db, clock } = this.deps;
+    const s = repo.findSubscriberById(db, id);
+    if (!s) throw new AppError('NOT_FOUND', `no subscriber with id ${id}`, { status: 404 });
+    if (s.status !== 'pending') throw new AppError('NOT_PENDING', `${s.email} is ${s.status}: only a pending address gets a confirmation email`);
+    const queued = db.transaction(() => queueNotice(db, { subscriberId: s.id, email: s.email, kind: 'confirm', now: clock.now() })).immediate();
+    return this.deliver(queued, true, s.id);
+  }
+
+  /** The subscription's rows and the notice it may lead to, in one transaction. */
+  private writeAndQueue(email: string, input: SubscribeInput, checked: CheckedTopic[], admin: boolean, sendEmail: boolean): SubscriptionWrite & { queued: Queued | undefined } {
+    const { db, clock } = this.deps;
+    return db.transaction(() => {
+      const w = this.writes.writeSubscription(email, input, (i, current) => this.prefsFrom(i, current), checked, admin);
+      const queued = sendEmail && w.notice && w.id !== undefined ? queueNotice(db, { subscriberId: w.id, email, kind: w.notice, now: clock.now() }) : undefined;
+      return { ...w, queued };
+    }).immediate();
+  }
+
+  /**
+   * Sends a written notice: the CLI and the console wait for it (a failure is an error that says it will
+   * be retried); the web does not (it is stored, so the page may say "on its way"; failures are retried and
+   * counted).
+   */
+  private async deliver(queued: Queued, wait: boolean, subscriberId: number): Promise<EmailState> {
+    const { notices, logger } = this.deps;
+    if (queued === 'throttled') {
+      logger.info({ subscriberId }, 'confirmation email throttled (per-address limits)');
+      return 'throttled';
+    }
+    if (!wait) {
+      // A notice that was waiting for a retry goes now: the person asked again.
+      if (queued.reused) void notices.sendNow(queued.id).catch((e: unknown) => logger.error({ err: errorMessage(e) }, 'confirmation email failed'));
+      else notices.kick();
+      return 'queued';
+    }
+    const result = await notices.sendNow(queued.id);
+    if (result === 'sent') return 'sent';
+    if (result === undefined) return 'queued'; // another process is sending it right now
+    const row = noticesOf(this.deps.db, subscriberId, 1)[0];
+    const why = row?.smtpResponse ?? result;
+    const later = result === 'retry' ? '; it is kept and retried by the next run' : '';
+    throw new AppError('CONFIRM_EMAIL_FAILED', `Could not send the confirmation email: ${why}${later}`, {
+      status: 502,
+      temporary: result === 'retry',
+    });
+  }
+
+  private prefsFrom(input: SubscribeInput, current?: repo.SubscriberPrefs): repo.SubscriberPrefs {
+    const { config } = this.deps;
+    return {
+      timezone: input.timezone !== undefined ? checkTimezone(input.timezone) : (current?.timezone ?? config.DIGEST_TZ),
+      deliveryHour: input.deliveryHour !== undefined ? checkHour(input.deliveryHour) : (current?.deliveryHour ?? config.DIGEST_HOUR),
+      frequency: input.frequency !== undefined ? checkFrequency(input.frequency) : (current?.frequency ?? 'daily'),
+    };
+  }
+}

@@ -1,0 +1,65 @@
+// The topics a person typed, as the subscription and preferences use cases take them: parsed and checked
+// before anything is written, their queries created inside the caller's transaction, their like:
+// examples looked up before any transaction (it may ask arXiv).
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
+import { ensureExamples } from '../like/like.ts';
+import type { LikeLookups } from '../like/lookups.ts';
+import { ensureQuery } from '../topics/matcher.ts';
+import { parseTopic, parseTopics, type ParsedTopic } from '../topics/parse.ts';
+import type * as repo from './repo.ts';
+
+export interface CheckedTopic {
+  text: string;
+  parsed: ParsedTopic;
+  muted: boolean | undefined;
+}
+
+export type TopicItem = string | { text: string; muted?: boolean };
+
+export interface TopicInputDeps {
+  db: Db;
+  clock: Clock;
+  /** Looks up like: examples that are not in the database; unset: looked up here and now. */
+  likeLookups?: LikeLookups | undefined;
+}
+
+/**
+ * Parses every topic once (writes nothing); throws TOPIC_INVALID naming the topic by its place in the
+ * list. Blank entries are skipped; of two topics with the same query the first is kept.
+ */
+export function checkTopics(items: TopicItem[]): CheckedTopic[] {
+  const texts = items.map((t) => (typeof t === 'string' ? t : t.text));
+  return parseTopics(texts).map((p) => {
+    const item = items[p.index];
+    return { text: p.text, parsed: p, muted: typeof item === 'object' ? item.muted : undefined };
+  });
+}
+
+/** Creates the distinct queries (inside the caller's transaction). */
+export function desiredTopics(db: Db, checked: CheckedTopic[]): repo.DesiredTopic[] {
+  return checked.map((c) => ({
+    text: c.text,
+    queryId: ensureQuery(db, c.parsed),
+    ...(c.muted === undefined ? {} : { muted: c.muted }),
+  }));
+}
+
+/**
+ * Looks up the like: examples of these topics that the database lacks (before any transaction: it
+ * may ask arXiv). Unparseable topics are left for checkTopics to report.
+ */
+export async function prepareExamples(deps: TopicInputDeps, items: Array<string | { text: string }> | undefined): Promise<void> {
+  const ids = new Set<string>();
+  for (const item of items ?? []) {
+    const text = typeof item === 'string' ? item : item.text;
+    try {
+      for (const id of parseTopic(text).like ?? []) ids.add(id);
+    } catch {
+      continue;
+    }
+  }
+  if (ids.size === 0) return;
+  if (deps.likeLookups) await deps.likeLookups.ensure([...ids]);
+  else await ensureExamples(deps.db, [...ids], undefined, deps.clock.now());
+}
