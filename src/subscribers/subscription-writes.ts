@@ -27,17 +27,21 @@ export interface SubscriptionWrite {
   notice?: NoticeKind;
 }
 
-interface Deps<C extends { text: string }> {
+export interface SubscriptionWritesDeps<C extends { text: string }> {
   db: Db;
   clock: Clock;
   desiredTopics: (checked: C[]) => repo.DesiredTopic[];
   checkTopics: (texts: string[]) => C[];
 }
 
-export function subscriptionWrites<C extends { text: string }>(deps: Deps<C>) {
-  const { db, clock, desiredTopics, checkTopics } = deps;
+export class SubscriptionWrites<C extends { text: string }> {
+  private readonly deps: SubscriptionWritesDeps<C>;
 
-  function refuseOptedOut(email: string, active: ReturnType<typeof activeOptOuts>, status: SubscriberStatus | undefined): never {
+  constructor(deps: SubscriptionWritesDeps<C>) {
+    this.deps = deps;
+  }
+
+  private refuseOptedOut(email: string, active: ReturnType<typeof activeOptOuts>, status: SubscriberStatus | undefined): never {
     const why = active.length > 0 ? describeOptOuts(active) : `${status}`;
     throw new AppError(
       'OPTED_OUT',
@@ -46,18 +50,19 @@ export function subscriptionWrites<C extends { text: string }>(deps: Deps<C>) {
     );
   }
 
-  function writeSubscription(
+  writeSubscription(
     email: string,
     input: SubscribeInput,
     prefsFrom: (input: SubscribeInput, current?: repo.SubscriberPrefs) => repo.SubscriberPrefs,
     checked: C[],
     admin: boolean,
   ): SubscriptionWrite {
+    const { db, clock } = this.deps;
     const existing = repo.findSubscriberByEmail(db, email);
     const active = activeOptOuts(db, email);
     const now = clock.now().toISOString();
     const left = existing?.status === 'unsubscribed' || existing?.status === 'suppressed';
-    if (admin && (active.length > 0 || left)) refuseOptedOut(email, active, existing?.status);
+    if (admin && (active.length > 0 || left)) this.refuseOptedOut(email, active, existing?.status);
     if (existing?.status === 'confirmed' && !admin) return { id: existing.id, outcome: 'already-confirmed', status: 'confirmed', notice: 'already-subscribed' };
     if (existing?.status === 'suppressed' || !personMayReverse(active)) {
       return { id: existing?.id, outcome: 'opted-out', status: existing?.status ?? active[active.length - 1]?.status ?? 'suppressed' };
@@ -66,6 +71,20 @@ export function subscriptionWrites<C extends { text: string }>(deps: Deps<C>) {
       repo.saveResubscribeRequest(db, existing.id, { ...prefsFrom(input, existing), topics: checked.map((c) => c.text), requestedAt: now });
       return { id: existing.id, outcome: 'resubscribe-requested', status: 'unsubscribed', notice: 'confirm' };
     }
+    return this.writeRow(email, existing, input, prefsFrom, checked, admin, now);
+  }
+
+  /** A new or pending address, or the operator's path (confirmed at once): its row, preferences and topics. */
+  private writeRow(
+    email: string,
+    existing: SubscriberRecord | undefined,
+    input: SubscribeInput,
+    prefsFrom: (input: SubscribeInput, current?: repo.SubscriberPrefs) => repo.SubscriberPrefs,
+    checked: C[],
+    admin: boolean,
+    now: string,
+  ): SubscriptionWrite {
+    const { db, desiredTopics } = this.deps;
     const topics = desiredTopics(checked);
     let id: number;
     let outcome: SubscribeOutcome;
@@ -89,7 +108,8 @@ export function subscriptionWrites<C extends { text: string }>(deps: Deps<C>) {
    * A confirmation link clicked (`issuedAt`: when it was signed). An unsubscribed address comes back only
    * through a link sent after its re-subscribe request, and then takes that request's topics and schedule.
    */
-  function confirmWrite(s: SubscriberRecord, issuedAt: number): void {
+  confirmWrite(s: SubscriberRecord, issuedAt: number): void {
+    const { db, clock, desiredTopics, checkTopics } = this.deps;
     const active = activeOptOuts(db, s.email);
     if (s.status === 'suppressed' || !personMayReverse(active)) throw invalidLink('confirm');
     const now = clock.now().toISOString();
@@ -105,6 +125,4 @@ export function subscriptionWrites<C extends { text: string }>(deps: Deps<C>) {
       recordConsentEvent(db, { email: s.email, kind: 'reconfirmed', status: null, detail: 'the person clicked a confirmation link they asked for', at: now });
     }
   }
-
-  return { writeSubscription, confirmWrite };
 }

@@ -16,7 +16,7 @@ import { normaliseEmail } from './email-address.ts';
 import { resolveLink } from './link-tokens.ts';
 import { checkFrequency, checkHour, checkTimezone } from './preferences-input.ts';
 import * as repo from './repo.ts';
-import { subscriptionWrites, type SubscriptionWrite } from './subscription-writes.ts';
+import { SubscriptionWrites, type SubscriptionWrite } from './subscription-writes.ts';
 import { checkTopics, desiredTopics, prepareExamples, type CheckedTopic, type TopicInputDeps } from './topic-input.ts';
 import type { SubscribeInput, SubscribeOptions, SubscribeResult } from './types.ts';
 
@@ -46,12 +46,12 @@ type EmailState = SubscribeResult['emailState'];
 
 export class Subscription {
   private readonly deps: SubscriptionDeps;
-  private readonly writes: ReturnType<typeof subscriptionWrites<CheckedTopic>>;
+  private readonly writes: SubscriptionWrites<CheckedTopic>;
 
   constructor(deps: SubscriptionDeps) {
     this.deps = deps;
     const { db, clock } = deps;
-    this.writes = subscriptionWrites({ db, clock, desiredTopics: (checked: CheckedTopic[]) => desiredTopics(db, checked), checkTopics });
+    this.writes = new SubscriptionWrites({ db, clock, desiredTopics: (checked: CheckedTopic[]) => desiredTopics(db, checked), checkTopics });
   }
 
   async subscribe(input: SubscribeInput, options: SubscribeOptions = {}): Promise<SubscribeResult> {
