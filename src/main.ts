@@ -101,11 +101,47 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     fullPapers: config.DIGEST_FULL_PAPERS,
     cardCacheBytes: config.RENDER_CACHE_MB * 1024 * 1024,
   });
+  const mail = await createMail(config, options, logger);
+  const { mailer } = mail;
+  const services = createServices({ config, db, clock, logger, tokens, links, renderer, mailer });
+  const { subscribers } = services;
 
+  return {
+    config,
+    db,
+    clock,
+    logger,
+    tokens,
+    links,
+    renderer,
+    mailer,
+    ...services,
+    notices: subscribers.notices,
+    inbox: mail.inbox,
+    smtpUrl: mail.smtpUrl,
+    async close() {
+      subscribers.notices.close();
+      await mailer.close();
+      await mail.closeCatcher();
+      db.close();
+    },
+  };
+}
+
+interface AppMail {
+  /** Set when mail goes to the built-in catcher (no SMTP_URL). */
+  inbox: Inbox | undefined;
+  mailer: Mailer;
+  smtpUrl(): Promise<string>;
+  /** Stops the local catcher if this process started one. */
+  closeCatcher(): Promise<void>;
+}
+
+/** Where mail goes: SMTP_URL, or the local catcher (a running `digest serve`'s, or one of our own). */
+async function createMail(config: Config, options: AppOptions, logger: Logger): Promise<AppMail> {
   const inbox = config.SMTP_URL ? undefined : new Inbox(inboxDir(config));
   let catcher: MailCatcher | undefined;
   let smtpUrl: Promise<string> | undefined;
-  /** Where mail goes: SMTP_URL, or the local catcher (a running `digest serve`'s, or one of our own). */
   const resolveSmtpUrl = (): Promise<string> =>
     (smtpUrl ??= (async () => {
       if (config.SMTP_URL) return config.SMTP_URL;
@@ -130,7 +166,21 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
         allowPlainAuth: config.SMTP_ALLOW_PLAIN_AUTH,
       }),
     );
+  return {
+    inbox,
+    mailer,
+    smtpUrl: resolveSmtpUrl,
+    closeCatcher: async () => {
+      await catcher?.close();
+    },
+  };
+}
 
+type AppCore = Pick<App, 'config' | 'db' | 'clock' | 'logger' | 'tokens' | 'links' | 'renderer' | 'mailer'>;
+type AppServices = Pick<App, 'subscribers' | 'feedback' | 'feeds' | 'topicPreview' | 'spacer' | 'console' | 'machine' | 'webhooks' | 'digests'>;
+
+/** The services the commands, web pages and console call, over the database, links and mail. */
+function createServices({ config, db, clock, logger, tokens, links, renderer, mailer }: AppCore): AppServices {
   // One spacer for every request this process makes to a feed host: the sources, the console's "fetch
   // now" and like: lookups, so arXiv's one request every ARXIV_MIN_INTERVAL_MS holds for the process.
   const spacer = sourceSpacer(config);
@@ -146,45 +196,21 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       })
     : undefined;
   const subscribers = createSubscriberService({ db, clock, tokens, links, mailer, renderer, config, logger, likeLookups });
-  const feedback = createFeedbackService({ db, clock, tokens, links, logger });
-  const feeds = createFeedService({ db, clock, tokens, links });
-  const topicPreview = createTopicPreviewService({ db, clock });
-  const consoleService = createConsoleService({ db, clock, config, logger, links, spacer });
-  const machine: MachineApi = {
-    health: createHealthCheck({ db, clock, config }),
-    metrics: () => metricsText(db),
-    postBatch: (posted) => postBatch(db, clock, posted),
-  };
-  const webhooks = createWebhookEvents({ db, clock, config, logger });
-  const digests = { open: (token: string) => openDigest({ db, links, subscribers }, token) };
-
+  // Property order is construction order.
   return {
-    config,
-    db,
-    clock,
-    logger,
-    tokens,
-    links,
-    renderer,
-    mailer,
     subscribers,
-    notices: subscribers.notices,
-    feedback,
-    feeds,
-    topicPreview,
+    feedback: createFeedbackService({ db, clock, tokens, links, logger }),
+    feeds: createFeedService({ db, clock, tokens, links }),
+    topicPreview: createTopicPreviewService({ db, clock }),
     spacer,
-    console: consoleService,
-    machine,
-    webhooks,
-    digests,
-    inbox,
-    smtpUrl: resolveSmtpUrl,
-    async close() {
-      subscribers.notices.close();
-      await mailer.close();
-      await catcher?.close();
-      db.close();
-    },
+    console: createConsoleService({ db, clock, config, logger, links, spacer }),
+    machine: {
+      health: createHealthCheck({ db, clock, config }),
+      metrics: () => metricsText(db),
+      postBatch: (posted) => postBatch(db, clock, posted),
+    } satisfies MachineApi,
+    webhooks: createWebhookEvents({ db, clock, config, logger }),
+    digests: { open: (token: string) => openDigest({ db, links, subscribers }, token) },
   };
 }
 

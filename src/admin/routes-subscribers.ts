@@ -24,8 +24,14 @@ function idParam(raw: string): number {
 }
 
 export function registerAdminSubscriberRoutes(app: FastifyInstance, ctx: AdminContext): void {
-  const { console: service, subscribers, logger } = ctx.deps;
-  const log = logger.child({ component: 'admin' });
+  registerSubscriberPages(app, ctx);
+  registerSubscriberActions(app, ctx);
+  registerImportRoutes(app, ctx);
+}
+
+/** The search and one subscriber's page. */
+function registerSubscriberPages(app: FastifyInstance, ctx: AdminContext): void {
+  const { console: service } = ctx.deps;
 
   app.get<{ Querystring: { q?: string; by?: string; after?: string } }>('/admin/subscribers', async (req, reply) => {
     const q = (req.query.q ?? '').slice(0, 200);
@@ -55,6 +61,12 @@ export function registerAdminSubscriberRoutes(app: FastifyInstance, ctx: AdminCo
       notUnsubscribed: s.status !== 'unsubscribed',
     });
   });
+}
+
+/** The operator's actions on one subscriber: resend the confirmation, suppress, unsubscribe, delete. */
+function registerSubscriberActions(app: FastifyInstance, ctx: AdminContext): void {
+  const { console: service, subscribers, logger } = ctx.deps;
+  const log = logger.child({ component: 'admin' });
 
   app.post<{ Params: { id: string; action: string } }>('/admin/subscribers/:id/:action', async (req, reply) => {
     const id = idParam(req.params.id);
@@ -82,6 +94,12 @@ export function registerAdminSubscriberRoutes(app: FastifyInstance, ctx: AdminCo
         throw new AppError('NOT_FOUND', 'No such action.', { status: 404 });
     }
   });
+}
+
+/** The CSV import from the browser. */
+function registerImportRoutes(app: FastifyInstance, ctx: AdminContext): void {
+  const { console: service, logger } = ctx.deps;
+  const log = logger.child({ component: 'admin' });
 
   app.get('/admin/import', async (_req, reply) => ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import' }));
 

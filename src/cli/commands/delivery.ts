@@ -1,0 +1,62 @@
+// `digest` commands that fetch, send and report on deliveries: serve, ingest, run, status, sources.
+import { Option, type Command } from 'commander';
+import { commands, loadConfig, positiveInt, withApp, type CliContext } from '../context.ts';
+
+export function registerServe(program: Command, { io, appOptions, setExitCode }: CliContext): void {
+  program
+    .command('serve')
+    .description('serve the web pages and run the scheduler (what npm start runs)')
+    .action(async () => {
+      setExitCode(await (await commands()).cmdServe(await loadConfig(), io, appOptions));
+    });
+}
+
+export function registerIngest(program: Command, { io, app, setExitCode }: CliContext): void {
+  program
+    .command('ingest')
+    .description('ingest a batch of papers from a file or URL; prints the batch id and counts')
+    .argument('<file-or-url>', 'path or http(s) URL of a batch JSON, Hugging Face daily-papers JSON or arXiv RSS/Atom')
+    .addOption(new Option('--format <format>', 'input format').choices(['auto', 'batch', 'hf', 'arxiv']).default('auto'))
+    .option('--source <name>', 'source name to record (default: from the input)')
+    .option('--date <YYYY-MM-DD>', 'day of the batch when the input does not say')
+    .action(async (input: string, o: { format: 'auto' | 'batch' | 'hf' | 'arxiv'; source?: string; date?: string }) => {
+      setExitCode(await withApp(app, async (a) => (await commands()).cmdIngest(a, io, input, o)));
+    });
+}
+
+export function registerRun(program: Command, { io, app, setExitCode }: CliContext): void {
+  program
+    .command('run')
+    .description('one tick now: fetch sources, match new papers, send every pending digest')
+    .option('--dry-run', 'show what would be planned; send nothing, write nothing')
+    .option('--due', 'only digests due now in each subscriber\'s own time zone (what the scheduler does)')
+    .option('--no-fetch', 'do not ask the paper sources; match and send what is already ingested')
+    .action(async (o: { dryRun?: boolean; due?: boolean; fetch: boolean }) => {
+      setExitCode(
+        await withApp(app, async (a) => (await commands()).cmdRun(a, io, { dryRun: Boolean(o.dryRun), due: Boolean(o.due), fetch: o.fetch })),
+      );
+    });
+}
+
+export function registerStatus(program: Command, { io, app, setExitCode }: CliContext): void {
+  program
+    .command('status')
+    .description(
+      'overdue subscribers, bounces and complaints (30 days), recent editions: planned / sent / pending / failed / suppressed / unknown, top failure reasons; with an email: what that subscriber\'s last slot did, and why it sent nothing',
+    )
+    .argument('[email]')
+    .option('--limit <n>', 'editions to show', positiveInt, 10)
+    .action(async (email: string | undefined, o: { limit: number }) => {
+      const c = await commands();
+      setExitCode(await withApp(app, (a) => (email === undefined ? c.cmdStatus(a, io, o.limit) : c.cmdSubscriberStatus(a, io, email))));
+    });
+}
+
+export function registerSources(program: Command, { io, app, setExitCode }: CliContext): void {
+  program
+    .command('sources')
+    .description('configured paper sources, last day fetched, last error')
+    .action(async () => {
+      setExitCode(await withApp(app, async (a) => (await commands()).cmdSources(a, io)));
+    });
+}

@@ -1,0 +1,82 @@
+// `digest` commands on subscribers and their consent: subscribe, unsubscribe, unsuppress, opt-outs,
+// subscribers, preview, import.
+import { Option, type Command } from 'commander';
+import { collect, commands, hour, positiveInt, withApp, type CliContext } from '../context.ts';
+
+const consent = () => import('../../cli-consent.ts');
+
+export function registerSubscribe(program: Command, { io, app, setExitCode }: CliContext): void {
+  program
+    .command('subscribe')
+    .description('add a subscriber (pending until confirmed, unless --confirmed)')
+    .argument('<email>')
+    .requiredOption('--topic <query>', 'a topic query; repeat for several', collect, [])
+    .option('--confirmed', 'skip double opt-in (only for addresses that already agreed)')
+    .option('--timezone <iana>', 'IANA time zone, e.g. Asia/Tokyo')
+    .option('--hour <0-23>', 'local delivery hour', hour)
+    .addOption(new Option('--frequency <f>', 'delivery frequency').choices(['daily', 'weekly']))
+    .action(async (email: string, o: { topic: string[]; confirmed?: boolean; timezone?: string; hour?: number; frequency?: 'daily' | 'weekly' }) => {
+      setExitCode(await withApp(app, async (a) => (await commands()).cmdSubscribe(a, io, email, o)));
+    });
+}
+
+export function registerUnsubscribe(program: Command, { io, app, setExitCode }: CliContext): void {
+  program
+    .command('unsubscribe')
+    .description('unsubscribe an address at once')
+    .argument('<email>')
+    .action(async (email: string) => {
+      setExitCode(await withApp(app, async (a) => (await commands()).cmdUnsubscribe(a, io, email)));
+    });
+}
+
+export function registerUnsuppress(program: Command, { io, app, setExitCode }: CliContext): void {
+  program
+    .command('unsuppress')
+    .description('lift an address\'s opt-out (unsubscribe, complaint, bounce, suppression) with a reason kept in its history')
+    .argument('<email>')
+    .requiredOption('--reason <text>', 'why (e.g. "asked by email on 2025-11-20 to be added back")')
+    .action(async (email: string, o: { reason: string }) => {
+      setExitCode(await withApp(app, async (a) => (await consent()).cmdUnsuppress(a, io, email, o)));
+    });
+}
+
+export function registerOptOuts(program: Command, { io, app, setExitCode }: CliContext): void {
+  program
+    .command('opt-outs')
+    .description('addresses that opted out or were suppressed, newest first, with the reason and date')
+    .option('--limit <n>', 'rows to show', positiveInt, 100)
+    .action(async (o: { limit: number }) => {
+      setExitCode(await withApp(app, async (a) => (await consent()).cmdOptOuts(a, io, o.limit)));
+    });
+}
+
+export function registerSubscribers(program: Command, { io, app, setExitCode }: CliContext): void {
+  program
+    .command('subscribers')
+    .description('list subscribers with status and topics')
+    .action(async () => {
+      setExitCode(await withApp(app, async (a) => (await commands()).cmdSubscribers(a, io)));
+    });
+}
+
+export function registerPreview(program: Command, { io, app, setExitCode }: CliContext): void {
+  program
+    .command('preview')
+    .description('render the digest that would be sent to this address now (sends nothing)')
+    .argument('<email>')
+    .option('--out <file.html>', 'write the HTML there (default: print the plain-text part)')
+    .action(async (email: string, o: { out?: string }) => {
+      setExitCode(await withApp(app, async (a) => (await commands()).cmdPreview(a, io, email, o)));
+    });
+}
+
+export function registerImport(program: Command, { io, app, setExitCode }: CliContext): void {
+  program
+    .command('import')
+    .description('bulk-import subscribers from CSV: email,topics[,confirmed] with topics split by ";"')
+    .argument('<file.csv>')
+    .action(async (file: string) => {
+      setExitCode(await withApp(app, async (a) => (await commands()).cmdImport(a, io, file)));
+    });
+}
