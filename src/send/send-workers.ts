@@ -118,11 +118,21 @@ export function shares(total: number, parts: number): number[] {
   return Array.from({ length: parts }, (_, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0));
 }
 
+/** The run-wide state the threads share through SharedArrayBuffers. */
+interface SharedRunState {
+  relay: RelayWatch;
+  turn: WriteTurn;
+  lockBudget: LockBudget;
+}
+
 export async function sendWithWorkers(deps: LoopDeps, run: ParallelRun): Promise<SendSummary> {
   const { logger } = deps;
-  const relay = new RelayWatch(run.config.RELAY_DOWN_AFTER);
-  const turn = new WriteTurn();
-  const lockBudget = new LockBudget(run.config.DB_BUSY_TIMEOUT_MS ?? 0);
+  const shared: SharedRunState = {
+    relay: new RelayWatch(run.config.RELAY_DOWN_AFTER),
+    turn: new WriteTurn(),
+    lockBudget: new LockBudget(run.config.DB_BUSY_TIMEOUT_MS ?? 0),
+  };
+  const { relay, lockBudget } = shared;
   const pool = shares(run.config.SMTP_POOL_SIZE, run.threads);
   const progress: SendProgress = { total: run.total, done: 0, sent: 0, failed: 0 };
   const onDelta = (d: ProgressDelta) => {
@@ -132,27 +142,7 @@ export async function sendWithWorkers(deps: LoopDeps, run: ParallelRun): Promise
     run.onProgress?.({ ...progress });
   };
 
-  const workers = pool.map((poolSize, i) =>
-    startWorker(
-      {
-        index: i + 1,
-        databasePath: run.databasePath,
-        smtpUrl: run.smtpUrl,
-        secret: run.secret,
-        templates: run.templates,
-        config: run.config,
-        poolSize,
-        ratePerSecond: 0,
-        claimant: run.claimant,
-        relayMemory: relay.memory,
-        turnMemory: turn.memory,
-        lockMemory: lockBudget.memory,
-        retryWindowMs: run.retryWindowMs,
-      },
-      onDelta,
-      logger,
-    ),
-  );
+  const workers = pool.map((poolSize, i) => startWorker(workerSetup(run, shared, i + 1, poolSize), onDelta, logger));
   const forwardAbort = () => {
     for (const w of workers) w.worker.postMessage({ type: 'abort' });
   };
@@ -189,6 +179,24 @@ export async function sendWithWorkers(deps: LoopDeps, run: ParallelRun): Promise
     run.signal?.removeEventListener('abort', forwardAbort);
     await Promise.all(workers.map((w) => w.worker.terminate()));
   }
+}
+
+function workerSetup(run: ParallelRun, shared: SharedRunState, index: number, poolSize: number): WorkerSetup {
+  return {
+    index,
+    databasePath: run.databasePath,
+    smtpUrl: run.smtpUrl,
+    secret: run.secret,
+    templates: run.templates,
+    config: run.config,
+    poolSize,
+    ratePerSecond: 0,
+    claimant: run.claimant,
+    relayMemory: shared.relay.memory,
+    turnMemory: shared.turn.memory,
+    lockMemory: shared.lockBudget.memory,
+    retryWindowMs: run.retryWindowMs,
+  };
 }
 
 interface StartedWorker {
