@@ -94,12 +94,6 @@ export interface SourcePollerDeps {
   kinds?: readonly AnySourceKind[];
 }
 
-export interface SourcePoller {
-  specs: SourceSpec[];
-  /** Asks every configured source for every day it is missing; one report per source x day asked. */
-  poll(signal?: AbortSignal): Promise<PollReport[]>;
-}
-
 const DAY = 24 * 3_600_000;
 
 function addDays(day: string, n: number): string {
@@ -114,28 +108,87 @@ export function needsFetch(row: SourceDay | undefined, day: string, now: Date, s
   return now.getTime() - fetchedAt >= refreshMs;
 }
 
-export function createSourcePoller(deps: SourcePollerDeps): SourcePoller {
-  const { db, config, clock, logger } = deps;
-  const kinds = deps.kinds ?? SOURCE_KINDS;
-  const specs = parseSources(config.SOURCES, kinds);
-  const spacer = deps.spacer ?? sourceSpacer(config);
-
+/**
+ * Polls the configured sources. A class so each step (poll, one source, one day, its ingest) is a
+ * named method sharing the deps, kinds and per-poll unreachable-host map.
+ */
+export class SourcePoller {
+  readonly specs: SourceSpec[];
+  private readonly kinds: readonly AnySourceKind[];
+  private readonly spacer: HostSpacer;
   // Hosts found unreachable in the current poll (see FetchOptions.unreachable); a new map per poll.
-  let unreachable = new Map<string, AppError>();
-  const fetchOptions = (signal?: AbortSignal): FetchOptions => ({
-    unreachable,
-    timeoutMs: config.FETCH_TIMEOUT_MS,
-    retries: config.FETCH_RETRIES,
-    logger,
-    signal,
-    spacer,
-    fetch: deps.fetch,
-    backoffMs: deps.backoffMs,
-  });
+  private unreachable = new Map<string, AppError>();
+
+  constructor(private readonly deps: SourcePollerDeps) {
+    this.kinds = deps.kinds ?? SOURCE_KINDS;
+    this.specs = parseSources(deps.config.SOURCES, this.kinds);
+    this.spacer = deps.spacer ?? sourceSpacer(deps.config);
+  }
+
+  /** Asks every configured source for every day it is missing; one report per source x day asked. */
+  async poll(signal?: AbortSignal): Promise<PollReport[]> {
+    const { clock, logger } = this.deps;
+    const reports: PollReport[] = [];
+    this.unreachable = new Map();
+    // One source after another: paper ids then grow in a stable order (sources as configured, days oldest first).
+    for (const spec of this.specs) {
+      if (signal?.aborted) break;
+      try {
+        reports.push(...(await this.pollSource(spec, signal)));
+      } catch (e) {
+        if (e instanceof AppError && e.code === 'FETCH_ABORTED') break;
+        // A bug or a database fault in one source must not stop the others.
+        const reason = errorMessage(e);
+        logger.error({ source: spec.name, err: reason }, 'source poll failed');
+        reports.push({ source: spec.name, day: utcDate(clock.now()), status: 'error', detail: reason });
+      }
+    }
+    return reports;
+  }
+
+  private fetchOptions(signal?: AbortSignal): FetchOptions {
+    const { config, logger } = this.deps;
+    return {
+      unreachable: this.unreachable,
+      timeoutMs: config.FETCH_TIMEOUT_MS,
+      retries: config.FETCH_RETRIES,
+      logger,
+      signal,
+      spacer: this.spacer,
+      fetch: this.deps.fetch,
+      backoffMs: this.deps.backoffMs,
+    };
+  }
+
+  private async pollSource(spec: SourceSpec, signal?: AbortSignal): Promise<PollReport[]> {
+    const { config, clock } = this.deps;
+    const kind = this.kinds.find((k) => k.name === spec.kind);
+    if (!kind) throw new AppError('CONFIG_INVALID', `unknown source kind ${spec.kind}`);
+    const today = utcDate(clock.now());
+    const ctx = { spec, today, settings: config, fetch: this.fetchOptions(signal) };
+    const schedule = kind.schedule;
+    if (schedule.kind === 'latest') return [await this.askDay(spec, today, () => kind.fetchDay(ctx, today))];
+    const reports: PollReport[] = [];
+    for (const day of this.daysToAsk(spec, today, addDays(today, schedule.lastDay), schedule.settleMs, schedule.refreshMs)) {
+      reports.push(await this.askDay(spec, day, () => kind.fetchDay(ctx, day)));
+    }
+    return reports;
+  }
+
+  /** The look-back window of a dated source, oldest first, without the days already final. */
+  private daysToAsk(spec: SourceSpec, today: string, lastDay: string, settleMs: number, refreshMs: number): string[] {
+    const first = addDays(today, -this.deps.config.SOURCE_LOOKBACK_DAYS);
+    const known = daysInWindow(this.deps.db, spec.name, first, lastDay);
+    const now = this.deps.clock.now();
+    const days: string[] = [];
+    for (let d = first; d <= lastDay; d = addDays(d, 1)) if (needsFetch(known.get(d), d, now, settleMs, refreshMs)) days.push(d);
+    return days;
+  }
 
   /** Fetches one day (or the latest listing), ingests it, records and reports the outcome. */
-  async function askDay(spec: SourceSpec, day: string, fetchDay: () => Promise<DayFetch>): Promise<PollReport> {
-    const log = logger.child({ source: spec.name });
+  private async askDay(spec: SourceSpec, day: string, fetchDay: () => Promise<DayFetch>): Promise<PollReport> {
+    const { db, clock } = this.deps;
+    const log = this.deps.logger.child({ source: spec.name });
     let got: DayFetch;
     try {
       got = await fetchDay();
@@ -148,7 +201,7 @@ export function createSourcePoller(deps: SourcePollerDeps): SourcePoller {
       log.warn({ day, err: reason, code: e instanceof AppError ? e.code : undefined }, 'source day failed; nothing ingested');
       return { source: spec.name, day, status: 'error', detail: reason };
     }
-    const latestOnly = kinds.find((k) => k.name === spec.kind)?.schedule.kind === 'latest';
+    const latestOnly = this.kinds.find((k) => k.name === spec.kind)?.schedule.kind === 'latest';
     if (latestOnly) clearErrors(db, spec.name); // a stream: a good fetch resolves earlier failures
     const now = clock.now();
     const known = sourceDay(db, spec.name, got.day);
@@ -160,6 +213,12 @@ export function createSourcePoller(deps: SourcePollerDeps): SourcePoller {
     if (latestOnly && known?.status === 'ingested') {
       return { source: spec.name, day: got.day, status: 'unchanged', detail: 'announcement already ingested' };
     }
+    return this.ingestDay(spec, got, known, now, log);
+  }
+
+  /** Ingests the papers of a fetched day; an ingest fault is recorded like a fetch fault. */
+  private ingestDay(spec: SourceSpec, got: DayFetch & { outcome: 'papers' }, known: SourceDay | undefined, now: Date, log: Logger): PollReport {
+    const { db, clock } = this.deps;
     try {
       const r = ingestBatch(db, { source: spec.name, date: got.day, papers: got.papers }, clock);
       recordDay(db, { source: spec.name, day: got.day, status: 'ingested', batchId: r.batchId, now });
@@ -180,52 +239,10 @@ export function createSourcePoller(deps: SourcePollerDeps): SourcePoller {
       return { source: spec.name, day: got.day, status: 'error', detail: reason };
     }
   }
+}
 
-  /** The look-back window of a dated source, oldest first, without the days already final. */
-  function daysToAsk(spec: SourceSpec, today: string, lastDay: string, settleMs: number, refreshMs: number): string[] {
-    const first = addDays(today, -config.SOURCE_LOOKBACK_DAYS);
-    const known = daysInWindow(db, spec.name, first, lastDay);
-    const now = clock.now();
-    const days: string[] = [];
-    for (let d = first; d <= lastDay; d = addDays(d, 1)) if (needsFetch(known.get(d), d, now, settleMs, refreshMs)) days.push(d);
-    return days;
-  }
-
-  async function pollSource(spec: SourceSpec, signal?: AbortSignal): Promise<PollReport[]> {
-    const kind = kinds.find((k) => k.name === spec.kind);
-    if (!kind) throw new AppError('CONFIG_INVALID', `unknown source kind ${spec.kind}`);
-    const today = utcDate(clock.now());
-    const ctx = { spec, today, settings: config, fetch: fetchOptions(signal) };
-    const schedule = kind.schedule;
-    if (schedule.kind === 'latest') return [await askDay(spec, today, () => kind.fetchDay(ctx, today))];
-    const reports: PollReport[] = [];
-    for (const day of daysToAsk(spec, today, addDays(today, schedule.lastDay), schedule.settleMs, schedule.refreshMs)) {
-      reports.push(await askDay(spec, day, () => kind.fetchDay(ctx, day)));
-    }
-    return reports;
-  }
-
-  return {
-    specs,
-    async poll(signal?: AbortSignal): Promise<PollReport[]> {
-      const reports: PollReport[] = [];
-      unreachable = new Map();
-      // One source after another: paper ids then grow in a stable order (sources as configured, days oldest first).
-      for (const spec of specs) {
-        if (signal?.aborted) break;
-        try {
-          reports.push(...(await pollSource(spec, signal)));
-        } catch (e) {
-          if (e instanceof AppError && e.code === 'FETCH_ABORTED') break;
-          // A bug or a database fault in one source must not stop the others.
-          const reason = errorMessage(e);
-          logger.error({ source: spec.name, err: reason }, 'source poll failed');
-          reports.push({ source: spec.name, day: utcDate(clock.now()), status: 'error', detail: reason });
-        }
-      }
-      return reports;
-    },
-  };
+export function createSourcePoller(deps: SourcePollerDeps): SourcePoller {
+  return new SourcePoller(deps);
 }
 
 /** One configured source as `digest sources` shows it. */
