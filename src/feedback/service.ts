@@ -67,16 +67,73 @@ const SQL_MATCHING_TOPICS = `
 
 export type FeedbackService = ReturnType<typeof createFeedbackService>;
 
+/** Builds the service; the returned object has the same four methods, bound, that callers always got. */
 export function createFeedbackService(deps: FeedbackDeps) {
-  const { db, clock, tokens, links, logger } = deps;
+  const service = new FeedbackActions(deps);
+  return {
+    describe: service.describe.bind(service),
+    record: service.record.bind(service),
+    describeFollow: service.describeFollow.bind(service),
+    follow: service.follow.bind(service),
+  };
+}
 
-  function resolve(token: string, paperId: number): { subscriber: SubscriberRecord; paper: LinkedPaper } {
+// A class so that each step (resolve, the digest check, the mute offer, the follow transaction) is its own
+// short method sharing deps; the factory above keeps its private helpers out of the FeedbackService type.
+class FeedbackActions {
+  constructor(private readonly deps: FeedbackDeps) {}
+
+  describe(token: string, paperId: number, direction: Direction) {
+    const { subscriber, paper } = this.resolve(token, paperId);
+    return { email: subscriber.email, paper: { title: paper.title, url: paper.url }, direction, more: direction === 'more' };
+  }
+
+  record(token: string, paperId: number, direction: Direction) {
+    const { db, clock, links, logger } = this.deps;
+    const { subscriber, paper } = this.resolve(token, paperId);
+    recordVote(db, subscriber.id, paper.id, direction === 'more' ? 1 : -1, clock.now());
+    logger.info({ subscriberId: subscriber.id, paperId, direction }, 'feedback recorded');
+    // The manage token, signed once: the preferences link and every mute link carry it (links.ts mute()).
+    const manage = links.manageToken(subscriber);
+    const muteTopics = direction === 'less' ? this.muteOffers(subscriber, paper, manage) : [];
+    return {
+      email: subscriber.email,
+      paper: { title: paper.title, url: paper.url },
+      more: direction === 'more',
+      muteTopics,
+      preferencesUrl: links.manageOf(manage).preferences,
+    };
+  }
+
+  describeFollow(token: string, authorIndex: number, paperId: number) {
+    const { subscriber, paper } = this.resolve(token, paperId);
+    const name = author(paper, authorIndex);
+    const topic = `author:"${name}"`;
+    const key = parseTopic(topic).fts;
+    const already = repo.listTopics(this.deps.db, subscriber.id).some((t) => safeKey(t.text) === key);
+    return { email: subscriber.email, name, topic, already, paper: { title: paper.title } };
+  }
+
+  follow(token: string, authorIndex: number, paperId: number) {
+    const { db, clock, links, logger } = this.deps;
+    const { subscriber, paper } = this.resolve(token, paperId);
+    const name = author(paper, authorIndex);
+    const text = `author:"${name}"`;
+    const added = this.addTopic(subscriber, text);
+    if (added) logger.info({ subscriberId: subscriber.id, paperId }, 'author followed');
+    // Following an author is also a "more like this" on the paper it was done from: the model learns it.
+    recordVote(db, subscriber.id, paper.id, 1, clock.now());
+    return { email: subscriber.email, name, topic: text, added, preferencesUrl: links.preferences(subscriber) };
+  }
+
+  private resolve(token: string, paperId: number): { subscriber: SubscriberRecord; paper: LinkedPaper } {
+    const { db, clock, tokens } = this.deps;
     const { subscriber, kind, targetId } = resolveLink(db, tokens, clock, token, FEEDBACK_KINDS);
     if (kind === 'paper') {
       // An older email's token names its paper: a link edited to point at another paper is not valid.
       if (targetId !== paperId) throw invalidLink('paper');
     } else {
-      checkInDigest(subscriber, targetId!, paperId);
+      this.checkInDigest(subscriber, targetId!, paperId);
     }
     if (subscriber.status === 'unsubscribed') {
       throw new AppError('UNSUBSCRIBED', 'You are unsubscribed, so there is no digest to tune. Subscribe again from the home page.', {
@@ -92,7 +149,8 @@ export function createFeedbackService(deps: FeedbackDeps) {
    * A digest token's link: the digest must be the subscriber's and the paper one it listed or suggested.
    * Every refusal is the same 403 as a forged link, so an answer never tells which check failed.
    */
-  function checkInDigest(subscriber: SubscriberRecord, digestId: number, paperId: number): void {
+  private checkInDigest(subscriber: SubscriberRecord, digestId: number, paperId: number): void {
+    const { db, links } = this.deps;
     const d = statement<[number], LinkDigestRow>(db, SQL_LINK_DIGEST).get(digestId);
     if (!d || d.subscriber_id !== subscriber.id) throw invalidLink('paper');
     if (d.items === null) {
@@ -107,73 +165,37 @@ export function createFeedbackService(deps: FeedbackDeps) {
     throw invalidLink('paper');
   }
 
-  function author(paper: LinkedPaper, index: number): string {
-    const name = paper.authors[index];
-    if (name === undefined) throw invalidLink('paper');
-    // A name becomes a phrase in an author: topic; quotes inside it could not be typed there either.
-    return name.replaceAll('"', '').trim();
+  /** "Less like this" offers to mute the subscriber's unmuted topics that brought the paper. */
+  private muteOffers(subscriber: SubscriberRecord, paper: LinkedPaper, manage: string) {
+    type TopicRow = { id: number; text: string; muted: number };
+    const rows = statement(this.deps.db, SQL_MATCHING_TOPICS).all(subscriber.id, paper.id) as TopicRow[];
+    return rows.filter((t) => t.muted === 0).map((t) => ({ text: t.text, muteUrl: this.deps.links.muteOf(manage, t.id) }));
   }
 
-  return {
-    describe(token: string, paperId: number, direction: Direction) {
-      const { subscriber, paper } = resolve(token, paperId);
-      return { email: subscriber.email, paper: { title: paper.title, url: paper.url }, direction, more: direction === 'more' };
-    },
+  /** Adds the author: topic unless an equivalent one is there; false when it already was. */
+  private addTopic(subscriber: SubscriberRecord, text: string): boolean {
+    const { db } = this.deps;
+    const parsed = parseTopic(text);
+    return db.transaction((): boolean => {
+      const current = repo.listTopics(db, subscriber.id);
+      if (current.some((t) => safeKey(t.text) === parsed.fts)) return false;
+      if (current.length >= MAX_TOPICS) {
+        throw new AppError('TOPICS_FULL', `You already have ${MAX_TOPICS} topics, the most a digest can have; remove one on your preferences page first.`, {
+          status: 409,
+        });
+      }
+      const desired = current.map((t) => ({ text: t.text, queryId: t.queryId }));
+      repo.replaceTopics(db, subscriber.id, [...desired, { text, queryId: ensureQuery(db, parsed) }]);
+      return true;
+    }).immediate();
+  }
+}
 
-    record(token: string, paperId: number, direction: Direction) {
-      const { subscriber, paper } = resolve(token, paperId);
-      recordVote(db, subscriber.id, paper.id, direction === 'more' ? 1 : -1, clock.now());
-      logger.info({ subscriberId: subscriber.id, paperId, direction }, 'feedback recorded');
-      // The manage token, signed once: the preferences link and every mute link carry it (links.ts mute()).
-      const manage = links.manageToken(subscriber);
-      // "Less like this" offers to mute the topics that brought the paper.
-      const muteTopics =
-        direction === 'less'
-          ? (statement(db, SQL_MATCHING_TOPICS).all(subscriber.id, paper.id) as Array<{ id: number; text: string; muted: number }>)
-              .filter((t) => t.muted === 0)
-              .map((t) => ({ text: t.text, muteUrl: links.muteOf(manage, t.id) }))
-          : [];
-      return {
-        email: subscriber.email,
-        paper: { title: paper.title, url: paper.url },
-        more: direction === 'more',
-        muteTopics,
-        preferencesUrl: links.manageOf(manage).preferences,
-      };
-    },
-
-    describeFollow(token: string, authorIndex: number, paperId: number) {
-      const { subscriber, paper } = resolve(token, paperId);
-      const name = author(paper, authorIndex);
-      const topic = `author:"${name}"`;
-      const key = parseTopic(topic).fts;
-      const already = repo.listTopics(db, subscriber.id).some((t) => safeKey(t.text) === key);
-      return { email: subscriber.email, name, topic, already, paper: { title: paper.title } };
-    },
-
-    follow(token: string, authorIndex: number, paperId: number) {
-      const { subscriber, paper } = resolve(token, paperId);
-      const name = author(paper, authorIndex);
-      const text = `author:"${name}"`;
-      const parsed = parseTopic(text);
-      const added = db.transaction((): boolean => {
-        const current = repo.listTopics(db, subscriber.id);
-        if (current.some((t) => safeKey(t.text) === parsed.fts)) return false;
-        if (current.length >= MAX_TOPICS) {
-          throw new AppError('TOPICS_FULL', `You already have ${MAX_TOPICS} topics, the most a digest can have; remove one on your preferences page first.`, {
-            status: 409,
-          });
-        }
-        const desired = current.map((t) => ({ text: t.text, queryId: t.queryId }));
-        repo.replaceTopics(db, subscriber.id, [...desired, { text, queryId: ensureQuery(db, parsed) }]);
-        return true;
-      }).immediate();
-      if (added) logger.info({ subscriberId: subscriber.id, paperId }, 'author followed');
-      // Following an author is also a "more like this" on the paper it was done from: the model learns it.
-      recordVote(db, subscriber.id, paper.id, 1, clock.now());
-      return { email: subscriber.email, name, topic: text, added, preferencesUrl: links.preferences(subscriber) };
-    },
-  };
+function author(paper: LinkedPaper, index: number): string {
+  const name = paper.authors[index];
+  if (name === undefined) throw invalidLink('paper');
+  // A name becomes a phrase in an author: topic; quotes inside it could not be typed there either.
+  return name.replaceAll('"', '').trim();
 }
 
 function safeKey(text: string): string | null {
