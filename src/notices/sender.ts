@@ -48,25 +48,67 @@ export interface NoticeRunSummary {
   relayDown?: string;
 }
 
-export type NoticeSender = ReturnType<typeof createNoticeSender>;
+/** One claimed notice's outcome; `connection` when the relay could not be used (ends a run). */
+interface Attempt {
+  result: NoticeResult;
+  connection: boolean;
+  response: string;
+}
 
-export function createNoticeSender(deps: NoticeSenderDeps) {
-  const { db, clock, mailer, renderer, links, logger, config } = deps;
-  const random = deps.random ?? Math.random;
-  const claimant = `${hostname()}:${process.pid}:notices`;
-  let running: Promise<NoticeRunSummary> | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let closed = false;
+/**
+ * Sends the notices table's emails. A class so each step (claim, render, settle, retry, run, timer)
+ * is a named method sharing the deps, the claimant name and the one-run-at-a-time state.
+ */
+export class NoticeSender {
+  private readonly random: () => number;
+  private readonly claimant = `${hostname()}:${process.pid}:notices`;
+  private running: Promise<NoticeRunSummary> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly deps: NoticeSenderDeps) {
+    this.random = deps.random ?? Math.random;
+  }
+
+  /** One notice now (`force`: even before its retry time); undefined when it was not ours to send. */
+  async sendNow(id: number, force = true): Promise<NoticeResult | undefined> {
+    return (await this.attempt(id, force))?.result;
+  }
+
+  async sendDue(): Promise<NoticeRunSummary> {
+    // A run of its own after the background one, so the caller's summary counts what it sent.
+    if (this.running) await this.running.catch(() => undefined);
+    return this.runDue();
+  }
+
+  /** Sends what is due in the background (one run at a time), then waits for the next retry. */
+  kick(): void {
+    if (this.closed || this.running) return;
+    this.running = this.runDue();
+    this.running
+      .catch((e: unknown) => this.deps.logger.error({ err: errorMessage(e) }, 'confirmation emails: run failed'))
+      .finally(() => {
+        this.running = undefined;
+        this.scheduleNextRetry();
+      });
+  }
+
+  close(): void {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+  }
 
   /** Whether this email may still go to this address now (it may have left, or confirmed, since). */
-  function stillWanted(n: Notice, s: SubscriberRecord | undefined): s is SubscriberRecord {
+  private stillWanted(n: Notice, s: SubscriberRecord | undefined): s is SubscriberRecord {
+    const { db } = this.deps;
     if (!s) return false;
     if (n.kind === 'already-subscribed') return s.status === 'confirmed';
     if (s.status === 'pending') return personMayReverse(activeOptOuts(db, s.email));
     return s.status === 'unsubscribed' && findResubscribeRequest(db, s.id) !== undefined && personMayReverse(activeOptOuts(db, s.email));
   }
 
-  function render(n: Notice, s: SubscriberRecord) {
+  private render(n: Notice, s: SubscriberRecord) {
+    const { db, renderer, links } = this.deps;
     const topicCount = n.kind === 'confirm' ? (findResubscribeRequest(db, s.id)?.topics.length ?? listTopics(db, s.id).length) : 0;
     return renderer.confirm({
       email: s.email,
@@ -78,50 +120,54 @@ export function createNoticeSender(deps: NoticeSenderDeps) {
     });
   }
 
-  function settle(n: Notice, o: Partial<NoticeOutcome> & { status: NoticeResult }): NoticeResult {
-    settleNotice(db, n.id, claimant, { nextAttemptAt: null, code: null, response: null, sentAt: null, ...o });
+  private settle(n: Notice, o: Partial<NoticeOutcome> & { status: NoticeResult }): NoticeResult {
+    settleNotice(this.deps.db, n.id, this.claimant, { nextAttemptAt: null, code: null, response: null, sentAt: null, ...o });
     return o.status;
   }
 
   /** What a failed send does to the notice (retry-policy.ts, with the relay-down rule above). */
-  function afterError(n: Notice, e: unknown): { result: NoticeResult; connection: boolean; response: string } {
+  private afterError(n: Notice, e: unknown): Attempt {
+    const { clock, config } = this.deps;
     const err = toMailError(e);
     const now = clock.now();
     const base = { code: err.responseCode ?? null, response: err.response.slice(0, 500) };
     if (err.kind === 'connection') {
       const tooOld = now.getTime() - Date.parse(n.createdAt) >= NOTICE_GIVE_UP_MS;
-      const delay = retryDelayMs(n.attempts + 1, { baseMs: config.SMTP_RETRY_BASE_MS, maxMs: config.SMTP_RETRY_MAX_MS }, random);
+      const delay = retryDelayMs(n.attempts + 1, { baseMs: config.SMTP_RETRY_BASE_MS, maxMs: config.SMTP_RETRY_MAX_MS }, this.random);
       const result = tooOld
-        ? settle(n, { status: 'failed', ...base })
-        : settle(n, { status: 'retry', nextAttemptAt: new Date(now.getTime() + delay).toISOString(), ...base });
+        ? this.settle(n, { status: 'failed', ...base })
+        : this.settle(n, { status: 'retry', nextAttemptAt: new Date(now.getTime() + delay).toISOString(), ...base });
       return { result, connection: true, response: base.response };
     }
-    const d = afterFailure(err.kind, n.attempts, config, now, random);
+    const d = afterFailure(err.kind, n.attempts, config, now, this.random);
     const status = d.action === 'retry' ? 'retry' : d.action === 'unknown' ? 'unknown' : 'failed';
-    const result = settle(n, { status, nextAttemptAt: d.action === 'retry' ? d.at.toISOString() : null, ...base });
+    const result = this.settle(n, { status, nextAttemptAt: d.action === 'retry' ? d.at.toISOString() : null, ...base });
     return { result, connection: false, response: base.response };
   }
 
-  async function attempt(id: number, force: boolean): Promise<{ result: NoticeResult; connection: boolean; response: string } | undefined> {
-    const n = claimNotice(db, id, claimant, clock.now().toISOString(), force);
+  private async attempt(id: number, force: boolean): Promise<Attempt | undefined> {
+    const { db, clock, mailer, logger } = this.deps;
+    const n = claimNotice(db, id, this.claimant, clock.now().toISOString(), force);
     if (!n) return undefined; // another sender has it, or it is settled
     const s = n.subscriberId === null ? undefined : findSubscriberById(db, n.subscriberId);
-    if (!stillWanted(n, s)) {
-      return { result: settle(n, { status: 'failed', response: 'not sent: the address no longer wants it (it left, or confirmed, first)' }), connection: false, response: '' };
+    if (!this.stillWanted(n, s)) {
+      return { result: this.settle(n, { status: 'failed', response: 'not sent: the address no longer wants it (it left, or confirmed, first)' }), connection: false, response: '' };
     }
-    const mail = render(n, s);
+    const mail = this.render(n, s);
     try {
       const sent = await mailer.send({ to: s.email, subject: mail.subject, html: mail.html, text: mail.text });
       logger.info({ subscriberId: s.id, notice: n.id, kind: n.kind }, 'confirmation email sent');
-      return { result: settle(n, { status: 'sent', response: sent.response.slice(0, 500), sentAt: clock.now().toISOString() }), connection: false, response: '' };
+      return { result: this.settle(n, { status: 'sent', response: sent.response.slice(0, 500), sentAt: clock.now().toISOString() }), connection: false, response: '' };
     } catch (e) {
-      const r = afterError(n, e);
+      const r = this.afterError(n, e);
       logger.warn({ subscriberId: s.id, notice: n.id, kind: n.kind, outcome: r.result, err: errorMessage(e) }, 'confirmation email not sent');
       return r;
     }
   }
 
-  async function sendDue(): Promise<NoticeRunSummary> {
+  /** One run over the due notices; stops early when the relay cannot be used. */
+  private async runDue(): Promise<NoticeRunSummary> {
+    const { db, clock } = this.deps;
     const summary: NoticeRunSummary = { sent: 0, failed: 0, retrying: 0, unknown: 0 };
     recoverNotices(db, new Date(clock.now().getTime() - STALE_SENDING_MS).toISOString());
     let downInARow = 0;
@@ -131,7 +177,7 @@ export function createNoticeSender(deps: NoticeSenderDeps) {
       if (ids.length === 0) break;
       for (const id of ids) {
         tried.add(id);
-        const r = await attempt(id, false);
+        const r = await this.attempt(id, false);
         if (!r) continue;
         if (r.result === 'sent') summary.sent++;
         else if (r.result === 'failed') summary.failed++;
@@ -147,40 +193,17 @@ export function createNoticeSender(deps: NoticeSenderDeps) {
     return summary;
   }
 
-  /** Sends what is due in the background (one run at a time), then waits for the next retry. */
-  function kick(): void {
-    if (closed || running) return;
-    running = sendDue();
-    running
-      .catch((e: unknown) => logger.error({ err: errorMessage(e) }, 'confirmation emails: run failed'))
-      .finally(() => {
-        running = undefined;
-        scheduleNextRetry();
-      });
-  }
-
-  function scheduleNextRetry(): void {
-    if (closed) return;
-    const at = nextNoticeRetry(db);
-    if (timer) clearTimeout(timer);
-    timer = undefined;
+  private scheduleNextRetry(): void {
+    if (this.closed) return;
+    const at = nextNoticeRetry(this.deps.db);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
     if (!at) return;
-    timer = setTimeout(kick, Math.max(1000, Date.parse(at) - clock.now().getTime()));
-    timer.unref();
+    this.timer = setTimeout(() => this.kick(), Math.max(1000, Date.parse(at) - this.deps.clock.now().getTime()));
+    this.timer.unref();
   }
+}
 
-  return {
-    /** One notice now (`force`: even before its retry time); undefined when it was not ours to send. */
-    sendNow: async (id: number, force = true): Promise<NoticeResult | undefined> => (await attempt(id, force))?.result,
-    sendDue: async (): Promise<NoticeRunSummary> => {
-      // A run of its own after the background one, so the caller's summary counts what it sent.
-      if (running) await running.catch(() => undefined);
-      return sendDue();
-    },
-    kick,
-    close(): void {
-      closed = true;
-      if (timer) clearTimeout(timer);
-    },
-  };
+export function createNoticeSender(deps: NoticeSenderDeps): NoticeSender {
+  return new NoticeSender(deps);
 }
