@@ -78,78 +78,111 @@ function formatPause(iso: string | null, timeZone: string): string {
   return `${f.format(new Date(iso))} (${timeZone})`;
 }
 
-export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const { subscribers, pages } = deps;
-  const r = app.withTypeProvider<ZodTypeProvider>();
+type Pages = RouteDeps['pages'];
+type Subscribers = RouteDeps['subscribers'];
+type PageExtra = { saved?: boolean; error?: FieldError; pauseDays?: string; status?: number };
 
-  function render(
-    reply: FastifyReply,
-    token: string,
-    view: PreferencesView,
-    rows: TopicRow[],
-    extra: { saved?: boolean; error?: FieldError; pauseDays?: string; status?: number } = {},
-  ): FastifyReply {
-    const { error } = extra;
-    const withErrors = rows.map((row) => ({ ...row, error: topicErrorAt(error, row.index) }));
-    return sendPage(
-      reply,
-      pages,
-      'preferences',
-      {
-        title: 'Your digest preferences',
-        script: true,
-        token,
-        email: view.email,
-        status: view.status,
-        topics: withErrors,
-        ...scheduleFields({ ...view, detectTimezone: false }),
-        weekdays: weekdayOptions(view.weeklyDay),
-        pausedUntil: formatPause(view.pausedUntil, view.timezone),
-        pauseDays: extra.pauseDays ?? '',
-        maxPapers: view.maxPapers ?? '',
-        suggestions: view.suggestions,
-        modelOnly: view.modelOnly,
-        feedUrl: view.feedUrl,
-        lastSlot: view.lastSlot,
-        saved: extra.saved ?? false,
-        error: error?.shown,
-        errorField: error?.field,
-      },
-      extra.status ?? 200,
-    );
-  }
+function renderPreferences(reply: FastifyReply, pages: Pages, token: string, view: PreferencesView, rows: TopicRow[], extra: PageExtra = {}): FastifyReply {
+  const { error } = extra;
+  const withErrors = rows.map((row) => ({ ...row, error: topicErrorAt(error, row.index) }));
+  return sendPage(
+    reply,
+    pages,
+    'preferences',
+    {
+      title: 'Your digest preferences',
+      script: true,
+      token,
+      email: view.email,
+      status: view.status,
+      topics: withErrors,
+      ...scheduleFields({ ...view, detectTimezone: false }),
+      weekdays: weekdayOptions(view.weeklyDay),
+      pausedUntil: formatPause(view.pausedUntil, view.timezone),
+      pauseDays: extra.pauseDays ?? '',
+      maxPapers: view.maxPapers ?? '',
+      suggestions: view.suggestions,
+      modelOnly: view.modelOnly,
+      feedUrl: view.feedUrl,
+      lastSlot: view.lastSlot,
+      saved: extra.saved ?? false,
+      error: error?.shown,
+      errorField: error?.field,
+    },
+    extra.status ?? 200,
+  );
+}
 
-  function storedRows(view: PreferencesView): TopicRow[] {
-    const rows = view.topics.map((t, index) => ({ index, text: t.text, error: '', existing: true, muted: t.muted, removed: false }));
-    return padRows(rows);
-  }
+function storedRows(view: PreferencesView): TopicRow[] {
+  const rows = view.topics.map((t, index) => ({ index, text: t.text, error: '', existing: true, muted: t.muted, removed: false }));
+  return padRows(rows);
+}
 
-  r.get(
+/** The request body -> the service's input (a form sends its whole state, JSON only what it names). */
+function preferencesInput(body: PreferencesBody, json: boolean): PreferencesInput {
+  return {
+    topics: topicsFromBody(body, !json),
+    timezone: blankToUndefined(body.timezone),
+    deliveryHour: toOptionalInt(body.deliveryHour),
+    frequency: blankToUndefined(body.frequency),
+    weeklyDay: toOptionalInt(body.weeklyDay),
+    pauseDays: toOptionalInt(body.pauseDays),
+    maxPapers: typeof body.maxPapers === 'string' && body.maxPapers.trim() === '' ? 0 : toOptionalInt(body.maxPapers),
+    suggestions: checkbox(body.suggestions, body.learning),
+    modelOnly: checkbox(body.modelOnly, body.learning),
+  };
+}
+
+/** The stored view with the submitted schedule laid over it (valid values only), to show the form as submitted. */
+function submittedView(stored: PreferencesView, input: PreferencesInput): PreferencesView {
+  return {
+    ...stored,
+    timezone: input.timezone ?? stored.timezone,
+    deliveryHour: input.deliveryHour !== undefined && Number.isInteger(input.deliveryHour) ? input.deliveryHour : stored.deliveryHour,
+    frequency: input.frequency === 'weekly' || input.frequency === 'daily' ? input.frequency : stored.frequency,
+    weeklyDay: input.weeklyDay !== undefined && Number.isInteger(input.weeklyDay) ? input.weeklyDay : stored.weeklyDay,
+  };
+}
+
+function registerPreferencesPage(app: FastifyInstance, { subscribers, pages }: RouteDeps): void {
+  app.withTypeProvider<ZodTypeProvider>().get(
     '/preferences/:token',
     { schema: { params: tokenParams, querystring: z.object({ saved: z.string().max(5).optional() }) } },
     async (req, reply) => {
       const view = subscribers.getPreferences(req.params.token);
-      return render(reply, req.params.token, view, storedRows(view), { saved: req.query.saved === '1' });
+      return renderPreferences(reply, pages, req.params.token, view, storedRows(view), { saved: req.query.saved === '1' });
     },
   );
+}
 
+interface SaveRequest {
+  token: string;
+  body: PreferencesBody;
+  json: boolean;
+  input: PreferencesInput;
+}
+
+/** A field error: JSON gets 400 with the field; a form is shown again as submitted, the error by the field. */
+function answerFieldError(reply: FastifyReply, subscribers: Subscribers, pages: Pages, save: SaveRequest, fe: FieldError): FastifyReply {
+  const { token, body, json, input } = save;
+  if (json) {
+    return reply.code(400).send(fieldErrorJson(fe));
+  }
+  const submitted = submittedView(subscribers.getPreferences(token), input);
+  const rows = submittedRows(body);
+  const pauseDays = typeof body.pauseDays === 'string' ? body.pauseDays : body.pauseDays?.toString();
+  return renderPreferences(reply, pages, token, submitted, rows, { error: fe, pauseDays, status: 400 });
+}
+
+function registerPreferencesSave(app: FastifyInstance, { subscribers, pages }: RouteDeps): void {
   // JSON answers are declared; a form gets HTML pages and redirects (strings, not serialised).
   const answers = { 200: preferencesSaved, 400: fieldErrorBody };
-  r.post('/preferences/:token', { schema: { params: tokenParams, body: preferencesBody, response: answers } }, async (req, reply) => {
+  const schema = { params: tokenParams, body: preferencesBody, response: answers };
+  app.withTypeProvider<ZodTypeProvider>().post('/preferences/:token', { schema }, async (req, reply) => {
     const { token } = req.params;
     const body = req.body;
     const json = wantsJson(req);
-    const input: PreferencesInput = {
-      topics: topicsFromBody(body, !json),
-      timezone: blankToUndefined(body.timezone),
-      deliveryHour: toOptionalInt(body.deliveryHour),
-      frequency: blankToUndefined(body.frequency),
-      weeklyDay: toOptionalInt(body.weeklyDay),
-      pauseDays: toOptionalInt(body.pauseDays),
-      maxPapers: typeof body.maxPapers === 'string' && body.maxPapers.trim() === '' ? 0 : toOptionalInt(body.maxPapers),
-      suggestions: checkbox(body.suggestions, body.learning),
-      modelOnly: checkbox(body.modelOnly, body.learning),
-    };
+    const input = preferencesInput(body, json);
     try {
       await subscribers.prepareExamples(input.topics);
       const view = subscribers.updatePreferences(token, input);
@@ -158,23 +191,14 @@ export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps)
     } catch (e) {
       const fe = fieldError(e);
       if (!fe) throw e;
-      if (json) {
-        return reply.code(400).send(fieldErrorJson(fe));
-      }
-      // Show the form as submitted, with the error next to the field.
-      const stored = subscribers.getPreferences(token);
-      const submitted: PreferencesView = {
-        ...stored,
-        timezone: input.timezone ?? stored.timezone,
-        deliveryHour: input.deliveryHour !== undefined && Number.isInteger(input.deliveryHour) ? input.deliveryHour : stored.deliveryHour,
-        frequency: input.frequency === 'weekly' || input.frequency === 'daily' ? input.frequency : stored.frequency,
-        weeklyDay: input.weeklyDay !== undefined && Number.isInteger(input.weeklyDay) ? input.weeklyDay : stored.weeklyDay,
-      };
-      const rows = submittedRows(body);
-      const pauseDays = typeof body.pauseDays === 'string' ? body.pauseDays : body.pauseDays?.toString();
-      return render(reply, token, submitted, rows, { error: fe, pauseDays, status: 400 });
+      return answerFieldError(reply, subscribers, pages, { token, body, json, input }, fe);
     }
   });
+}
+
+export function registerPreferencesRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  registerPreferencesPage(app, deps);
+  registerPreferencesSave(app, deps);
 }
 
 function submittedRows(body: PreferencesBody): TopicRow[] {

@@ -42,33 +42,45 @@ interface FormState {
   detectTimezone: boolean;
 }
 
-export function registerSubscribeRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const { subscribers, config, pages } = deps;
-  const r = app.withTypeProvider<ZodTypeProvider>();
+type Pages = RouteDeps['pages'];
+type Config = RouteDeps['config'];
 
-  function renderForm(reply: FastifyReply, state: FormState, error?: FieldError, status = 200): FastifyReply {
-    const fields = [...state.topics];
-    while (fields.length < MIN_TOPIC_FIELDS) fields.push('');
-    const topics = fields.map((text, index) => ({ index, text, error: topicErrorAt(error, index) }));
-    return sendPage(
-      reply,
-      pages,
-      'subscribe',
-      {
-        title: 'Research papers on your topics, by email',
-        script: true,
-        email: state.email,
-        topics,
-        ...scheduleFields(state),
-        error: error?.shown,
-        errorField: error?.field,
-      },
-      status,
-    );
-  }
+function renderForm(reply: FastifyReply, pages: Pages, state: FormState, error?: FieldError, status = 200): FastifyReply {
+  const fields = [...state.topics];
+  while (fields.length < MIN_TOPIC_FIELDS) fields.push('');
+  const topics = fields.map((text, index) => ({ index, text, error: topicErrorAt(error, index) }));
+  return sendPage(
+    reply,
+    pages,
+    'subscribe',
+    {
+      title: 'Research papers on your topics, by email',
+      script: true,
+      email: state.email,
+      topics,
+      ...scheduleFields(state),
+      error: error?.shown,
+      errorField: error?.field,
+    },
+    status,
+  );
+}
 
-  r.get('/', async (_req, reply) =>
-    renderForm(reply, {
+/** The form as submitted, invalid schedule values replaced by the defaults. */
+function submittedState(body: SubscribeBody, deliveryHour: number | undefined, config: Config): FormState {
+  return {
+    email: body.email,
+    topics: body.topics,
+    timezone: blankToUndefined(body.timezone) ?? config.DIGEST_TZ,
+    deliveryHour: deliveryHour !== undefined && Number.isInteger(deliveryHour) && deliveryHour >= 0 && deliveryHour <= 23 ? deliveryHour : config.DIGEST_HOUR,
+    frequency: body.frequency === 'weekly' ? 'weekly' : 'daily',
+    detectTimezone: false,
+  };
+}
+
+function registerSubscribePage(app: FastifyInstance, { config, pages }: RouteDeps): void {
+  app.get('/', async (_req, reply) =>
+    renderForm(reply, pages, {
       email: '',
       topics: [],
       timezone: config.DIGEST_TZ,
@@ -77,22 +89,27 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: RouteDeps): 
       detectTimezone: true,
     }),
   );
+}
 
-  r.post(
+/** Per-network limit on POST /subscribe, answered as a 429 AppError. */
+function subscribeRateLimit(config: Config) {
+  return {
+    max: config.SUBSCRIBE_RATE_LIMIT,
+    timeWindow: 3_600_000,
+    errorResponseBuilder: (_req: unknown, ctx: { after: string }) =>
+      new AppError('RATE_LIMITED', `Too many subscription requests from your network. Please try again in ${ctx.after}.`, {
+        status: 429,
+      }),
+  };
+}
+
+function registerSubscribePost(app: FastifyInstance, { subscribers, config, pages }: RouteDeps): void {
+  app.withTypeProvider<ZodTypeProvider>().post(
     '/subscribe',
     {
       // JSON answers are declared; a form gets HTML pages and redirects (strings, not serialised).
       schema: { body: subscribeBody, response: { 202: subscribedBody, 400: fieldErrorBody, 429: errorBody } },
-      config: {
-        rateLimit: {
-          max: config.SUBSCRIBE_RATE_LIMIT,
-          timeWindow: 3_600_000,
-          errorResponseBuilder: (_req, ctx) =>
-            new AppError('RATE_LIMITED', `Too many subscription requests from your network. Please try again in ${ctx.after}.`, {
-              status: 429,
-            }),
-        },
-      },
+      config: { rateLimit: subscribeRateLimit(config) },
     },
     async (req, reply) => {
       const body: SubscribeBody = req.body;
@@ -115,24 +132,16 @@ export function registerSubscribeRoutes(app: FastifyInstance, deps: RouteDeps): 
         if (json) {
           return reply.code(400).send(fieldErrorJson(fe));
         }
-        return renderForm(
-          reply,
-          {
-            email: body.email,
-            topics: body.topics,
-            timezone: blankToUndefined(body.timezone) ?? config.DIGEST_TZ,
-            deliveryHour: deliveryHour !== undefined && Number.isInteger(deliveryHour) && deliveryHour >= 0 && deliveryHour <= 23 ? deliveryHour : config.DIGEST_HOUR,
-            frequency: body.frequency === 'weekly' ? 'weekly' : 'daily',
-            detectTimezone: false,
-          },
-          fe,
-          400,
-        );
+        return renderForm(reply, pages, submittedState(body, deliveryHour, config), fe, 400);
       }
       if (json) return reply.code(202).send({ ok: true, message: CHECK_INBOX_MESSAGE });
       return reply.redirect('/subscribed', 303);
     },
   );
+}
 
-  r.get('/subscribed', async (_req, reply) => sendPage(reply, pages, 'check-inbox', { title: 'Check your inbox' }));
+export function registerSubscribeRoutes(app: FastifyInstance, deps: RouteDeps): void {
+  registerSubscribePage(app, deps);
+  registerSubscribePost(app, deps);
+  app.get('/subscribed', async (_req, reply) => sendPage(reply, deps.pages, 'check-inbox', { title: 'Check your inbox' }));
 }
