@@ -87,6 +87,8 @@ export function maxOut(units: number): number {
  * Encodes `text` into `out` from `o`, laid out from `lay` (updated). Returns the new offset. `first`:
  * when given, the usable spaces met before the first break are pushed to it (offset from `o0`).
  */
+// Measured hot loop (every character of every email's HTML part): one function on purpose, as issue 38
+// allows; split it only with an A/B run beside it (npm run bench:ab, BENCHMARKS.md).
 export function encodeInto(text: string, out: Buffer, o: number, lay: Layout, first?: number[]): number {
   const o0 = o;
   let { col, state, rawNext } = lay;

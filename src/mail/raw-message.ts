@@ -47,6 +47,8 @@ const OWN_HEADERS = new Set([
   'content-type', 'content-transfer-encoding',
 ]);
 
+// Measured hot path (build() runs once per message): its closures share the per-builder buffers; split it
+// only with an A/B run beside it (npm run bench:ab, BENCHMARKS.md).
 export function createMessageBuilder(opts: { from: string }): MessageBuilder {
   let fromParsed: ParsedAddress[];
   try {

@@ -191,6 +191,8 @@ export class DigestLoader {
   private readonly canonicalLinks: boolean;
 
   /** The ledger row, its subscriber and the renderer's input; undefined when there is no such row. */
+  // Measured hot path (once per digest; its row statement ~7% of a broad digest): one method on purpose;
+  // split it only with an A/B run beside it (npm run bench:ab, BENCHMARKS.md).
   load(digestId: number, opts: LoadOptions = {}): LoadedDigest | undefined {
     const r = this.row.get(digestId) as RowSql | undefined;
     if (!r) return undefined;
