@@ -2,6 +2,10 @@
 // subscribers who each got a digest through the real send path, so every digest left with its VERP
 // envelope sender. Bounce tests deliver reports about those digests.
 import { readFileSync } from 'node:fs';
+import { createTransport } from 'nodemailer';
+import { startBounceReceiver, type BounceReceiver } from '../../src/bounces/receiver.ts';
+import { verpFrom } from '../../src/bounces/verp.ts';
+import type { Logger } from '../../src/log.ts';
 import { join } from 'node:path';
 import { runPipeline } from '../../src/pipeline.ts';
 import { seedBatch, seedSubscribers } from './seed.ts';
@@ -55,4 +59,23 @@ export function fixtureReport(name: string, fill: { envelope: string; recipient:
     .replaceAll('{{RECIPIENT}}', fill.recipient)
     .replaceAll('{{BOUNCE}}', BOUNCE)
     .replace(/\r?\n/g, '\r\n');
+}
+
+/** The built-in bounce receiver on a free port over the setup's app; each handled report's outcome goes to `outcomes`. */
+export function startReceiverFor(s: BounceSetup, outcomes: string[], logger: Logger = s.t.app.logger): Promise<BounceReceiver> {
+  const { app } = s.t;
+  return startBounceReceiver(
+    { db: app.db, clock: app.clock, logger, config: app.config, verp: verpFrom(app.config)!, onReport: (o) => outcomes.push(o) },
+    { port: 0, host: '127.0.0.1' },
+  );
+}
+
+/** Delivers a raw report to a receiver as an MTA would (null sender), and waits until it is handled. */
+export async function deliverReport(port: number, raw: string, to: string): Promise<void> {
+  const transport = createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true, logger: false });
+  try {
+    await transport.sendMail({ envelope: { from: '', to: [to] }, raw });
+  } finally {
+    transport.close();
+  }
 }

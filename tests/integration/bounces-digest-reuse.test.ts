@@ -2,13 +2,12 @@
 // digest; the VERP tag also signs a random nonce of the row, so a late bounce for a digest deleted from the
 // console (with its subscriber) never reaches the reader who got the reused id. Real SMTP end to end: the
 // digests go out through the send path, the reports come back to the built-in receiver over SMTP.
-import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBounceReceiver, type BounceReceiver } from '../../src/bounces/receiver.ts';
-import { Verp, verpFrom } from '../../src/bounces/verp.ts';
+import type { BounceReceiver } from '../../src/bounces/receiver.ts';
+import { Verp } from '../../src/bounces/verp.ts';
 import { runPipeline } from '../../src/pipeline.ts';
 import { Tokens } from '../../src/tokens.ts';
-import { BOUNCE, fixtureReport, startBounceSetup, type BounceSetup } from '../helpers/bounce-setup.ts';
+import { BOUNCE, fixtureReport, deliverReport, startBounceSetup, startReceiverFor, type BounceSetup } from '../helpers/bounce-setup.ts';
 import { seedSubscribers } from '../helpers/seed.ts';
 import { TEST_SECRET } from '../helpers/test-app.ts';
 
@@ -17,24 +16,13 @@ describe('a late bounce after a delete', () => {
   let receiver: BounceReceiver;
   let outcomes: string[];
 
-  async function deliver(raw: string, to: string): Promise<void> {
-    const transport = createTransport({ host: '127.0.0.1', port: receiver.port, secure: false, ignoreTLS: true, logger: false });
-    try {
-      await transport.sendMail({ envelope: { from: '', to: [to] }, raw });
-    } finally {
-      transport.close();
-    }
-  }
+  const deliver = (raw: string, to: string) => deliverReport(receiver.port, raw, to);
   const subscriberId = (email: string) => (s.t.app.db.prepare('SELECT id FROM subscribers WHERE email = ?').get(email) as { id: number }).id;
 
   beforeAll(async () => {
     s = await startBounceSetup();
     outcomes = [];
-    const { app } = s.t;
-    receiver = await startBounceReceiver(
-      { db: app.db, clock: app.clock, logger: app.logger, config: app.config, verp: verpFrom(app.config)!, onReport: (o) => outcomes.push(o) },
-      { port: 0, host: '127.0.0.1' },
-    );
+    receiver = await startReceiverFor(s, outcomes);
   }, 30_000);
 
   afterAll(async () => {

@@ -3,16 +3,14 @@
 // SOFT_BOUNCE_WINDOW_DAYS whatever the relay accepted in between (a full mailbox is not mailed forever);
 // a policy block (Gmail's "5.7.1 ... likely unsolicited", a Spamhaus listing) leaves the reader subscribed
 // and is counted, shown and logged as an error for the operator.
-import { createTransport } from 'nodemailer';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { overviewCharts } from '../../src/admin/overview.ts';
-import { startBounceReceiver, type BounceReceiver } from '../../src/bounces/receiver.ts';
-import { verpFrom } from '../../src/bounces/verp.ts';
+import type { BounceReceiver } from '../../src/bounces/receiver.ts';
 import { cmdStatus } from '../../src/cli-commands.ts';
 import { runPipeline } from '../../src/pipeline.ts';
 import { metricsText } from '../../src/report/status.ts';
-import { fixtureReport, READERS, startBounceSetup, type BounceSetup } from '../helpers/bounce-setup.ts';
+import { fixtureReport, READERS, deliverReport, startBounceSetup, startReceiverFor, type BounceSetup } from '../helpers/bounce-setup.ts';
 import { seedBatch } from '../helpers/seed.ts';
 
 const DAY = 86_400_000;
@@ -26,14 +24,7 @@ describe('what a bounce means', () => {
   const received: Record<string, number> = Object.fromEntries(READERS.map((r) => [r, 1]));
   let day = 0;
 
-  async function deliver(raw: string, to: string): Promise<void> {
-    const transport = createTransport({ host: '127.0.0.1', port: receiver.port, secure: false, ignoreTLS: true, logger: false });
-    try {
-      await transport.sendMail({ envelope: { from: '', to: [to] }, raw });
-    } finally {
-      transport.close();
-    }
-  }
+  const deliver = (raw: string, to: string) => deliverReport(receiver.port, raw, to);
   /** A DSN about `email`'s latest digest, sent back to that digest's envelope sender. */
   async function bounce(fixture: string, email: string): Promise<string | undefined> {
     const envelope = (await s.t.smtp.waitFor(email, received[email])).mailFrom;
@@ -55,12 +46,8 @@ describe('what a bounce means', () => {
   beforeAll(async () => {
     s = await startBounceSetup();
     outcomes = [];
-    const { app } = s.t;
     const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
-    receiver = await startBounceReceiver(
-      { db: app.db, clock: app.clock, logger, config: app.config, verp: verpFrom(app.config)!, onReport: (o) => outcomes.push(o) },
-      { port: 0, host: '127.0.0.1' },
-    );
+    receiver = await startReceiverFor(s, outcomes, logger);
   }, 30_000);
 
   afterAll(async () => {

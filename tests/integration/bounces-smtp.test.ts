@@ -3,37 +3,23 @@
 // notice) and an ARF feedback-loop report are delivered by nodemailer to the built-in receiver
 // (smtp-server) and act on the subscriber named by the tag only. Forged tags are refused at RCPT or change
 // nothing; a replayed report is counted once.
-import { createTransport } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBounceReceiver, type BounceReceiver } from '../../src/bounces/receiver.ts';
-import { verpFrom } from '../../src/bounces/verp.ts';
+import type { BounceReceiver } from '../../src/bounces/receiver.ts';
 import { cmdStatus } from '../../src/cli-commands.ts';
 import { metricsText } from '../../src/report/status.ts';
-import { BOUNCE, fixtureReport, startBounceSetup, type BounceSetup } from '../helpers/bounce-setup.ts';
+import { BOUNCE, fixtureReport, deliverReport, startBounceSetup, startReceiverFor, type BounceSetup } from '../helpers/bounce-setup.ts';
 
 describe('bounce receiver over SMTP', () => {
   let s: BounceSetup;
   let receiver: BounceReceiver;
   let outcomes: string[];
 
-  /** Delivers a raw report to the receiver as an MTA would (null sender), and waits until it is handled. */
-  async function deliver(raw: string, to: string): Promise<void> {
-    const transport = createTransport({ host: '127.0.0.1', port: receiver.port, secure: false, ignoreTLS: true, logger: false });
-    try {
-      await transport.sendMail({ envelope: { from: '', to: [to] }, raw });
-    } finally {
-      transport.close();
-    }
-  }
+  const deliver = (raw: string, to: string) => deliverReport(receiver.port, raw, to);
 
   beforeAll(async () => {
     s = await startBounceSetup();
     outcomes = [];
-    const { app } = s.t;
-    receiver = await startBounceReceiver(
-      { db: app.db, clock: app.clock, logger: app.logger, config: app.config, verp: verpFrom(app.config)!, onReport: (o) => outcomes.push(o) },
-      { port: 0, host: '127.0.0.1' },
-    );
+    receiver = await startReceiverFor(s, outcomes);
   }, 30_000);
 
   afterAll(async () => {
