@@ -8,12 +8,10 @@
 // - compact, `<id36>.<code>.<signature>`: the links of a digest (manage, its view token, the feed; the mute
 //   tokens of emails sent before mute links carried the manage token),
 //   ids in base 36, the purpose as one letter and an id (`m`, `f`, `t<topic36>`, `v<digest36>`), and 128
-//   bits of the signature (22 characters), as the VERP tags already are. Decision, measured (issue 10):
-//   a broad digest carries ~320 signed links (feedback, follow and mute links, in its HTML and its text
-//   part); at 62 characters a token they were 34 KB of a 125 KB message, which the relay and the kernel pay
-//   for by the byte. Compact (31 characters for a 5-digit subscriber), a broad message is ~10 KB smaller,
-//   and a plain-text reader sees links half as long. 128 bits of HMAC-SHA256 leave a forger a 2^-128
-//   chance per try (NIST SP 800-107 allows truncation to it); the public forms are rate limited anyway.
+//   bits of the signature (22 characters), as the VERP tags already are. Decision: a broad digest carries
+//   ~320 signed links, and compact ones make its message ~10 KB smaller. 128 bits of HMAC-SHA256 leave a
+//   forger a 2^-128 chance per try (NIST SP 800-107 allows truncation to it); the public forms are rate
+//   limited anyway. Measured: BENCHMARKS.md § Why the code is shaped this way, tokens.ts.
 // The two forms sign different texts (the compact one is prefixed `c|`, a long head starts with a digit),
 // so a signature of one form can never be replayed as the other.
 import { createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from 'node:crypto';

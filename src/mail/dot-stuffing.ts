@@ -1,14 +1,12 @@
 // SMTP DATA's transparency (RFC 5321 4.5.2) at the speed of memchr.
 //
 // nodemailer's SMTPConnection (what we used to send with) pipes every message through its DataStream: it
-// doubles a dot that starts a line, turns a bare CR or bare LF into CRLF (a lone CR followed by a dot gets the dot doubled too: SMTP
-// smuggling) and ends with CRLF.CRLF. It does so with a JavaScript loop over every byte, which measured
-// 0.87 ms per 88 KB message on this machine: more than rendering the digest (0.8 ms), and 58% of the CPU
-// of the benchmark's ceiling run (one pre-built message sent over and over). Only bytes next to a CR or LF
-// can need anything inserted, and a message has one of those per ~76 bytes (quoted-printable lines), so
-// this version finds them with Buffer.indexOf (native) and looks only there: 0.03 ms for the same
-// message. The output is byte for byte nodemailer's, whatever the input and however it is split into
-// chunks (tests/unit/dot-stuffing.test.ts compares the two on random inputs, random chunking).
+// doubles a dot that starts a line, turns a bare CR or bare LF into CRLF (a lone CR followed by a dot gets
+// the dot doubled too: SMTP smuggling) and ends with CRLF.CRLF, with a JavaScript loop over every byte.
+// Only bytes next to a CR or LF can need anything inserted, so this version finds them with Buffer.indexOf
+// (native) and looks only there. The output is byte for byte nodemailer's, whatever the input and however
+// it is split into chunks (tests/unit/dot-stuffing.test.ts compares the two on random inputs, random chunking).
+// Measured: BENCHMARKS.md § Why the code is shaped this way, dot-stuffing.ts.
 //
 // data-phase.ts asks dotStuffMessage (at the end of this file) once for the whole message: dotStuff, which
 // hands it back as it is when there is nothing to stuff (19.9 µs for a 67 KB digest, its cost being per line).
@@ -81,10 +79,9 @@ export function dotStuff(chunk: Buffer, last: number | false): Buffer {
 //
 // data-phase.ts hands a message that is one Buffer to the socket without a stream (for our messages
 // nothing to stuff): dotStuff gives back the same Buffer when it changes nothing, finding that out with
-// two Buffer#indexOf calls per line (~20 µs for a 67 KB digest of 605 lines). Tried and left out: a
-// hand-assembled WebAssembly SIMD scan asked the same question in 4.8 µs (~1% of a sending thread's CPU
-// per digest), but it was ~120 lines of bytecode built by hand that nobody here could review or change
-// safely; a regular expression over a latin1 string took 78 µs, String#indexOf over one 17.5 µs.
+// two Buffer#indexOf calls per line. Tried and left out: a hand-assembled WebAssembly SIMD scan (faster,
+// but ~120 lines of bytecode nobody here could review), a regular expression, String#indexOf.
+// Measured: BENCHMARKS.md § Why the code is shaped this way, dot-stuffing.ts.
 
 /** The whole message with dots stuffed and line ends made CRLF (no terminator): `message` itself when nothing changes. */
 export function dotStuffMessage(message: Buffer): Buffer {

@@ -1,8 +1,7 @@
 // A digest's HTML part as 7bit (RFC 2045 §2.7): pure ASCII in lines of at most 998 octets, sent without
-// a transfer encoding. Quoted-printable, which the part used before, turned every '=' of an inline style
-// into "=3D" and cut a line every 76 characters: measured on an 18-paper digest (bench/message-bytes.ts),
-// 37.3 KB of HTML became 41.0 KB in 776 lines, each of which the relay reads as a line (Postfix reads DATA
-// line by line) and our dot-stuffing looks at. As 7bit the same HTML is ~37.5 KB in ~50 lines.
+// a transfer encoding: smaller than quoted-printable (no "=3D" for every '=' of a style) and in ~15x fewer
+// lines, each of which the relay and our dot-stuffing read.
+// Measured: BENCHMARKS.md § Why the code is shaped this way, html-layout.ts.
 //
 // How the HTML is made 7bit without changing what a client shows:
 // - every non-ASCII character is a numeric character reference, written `&#0<decimal>;` (the leading zero
@@ -87,8 +86,8 @@ export function maxOut(units: number): number {
  * Encodes `text` into `out` from `o`, laid out from `lay` (updated). Returns the new offset. `first`:
  * when given, the usable spaces met before the first break are pushed to it (offset from `o0`).
  */
-// Measured hot loop (every character of every email's HTML part): one function on purpose, as issue 38
-// allows; split it only with an A/B run beside it (npm run bench:ab, BENCHMARKS.md).
+// Hot loop (every character of every email's HTML part): one function on purpose, a named exception of
+// tests/unit/function-budget.test.ts; split it only with an A/B run beside it (npm run bench:ab).
 export function encodeInto(text: string, out: Buffer, o: number, lay: Layout, first?: number[]): number {
   const o0 = o;
   let { col, state, rawNext } = lay;

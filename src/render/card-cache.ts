@@ -9,10 +9,8 @@
 //
 // Bounded in bytes (RENDER_CACHE_MB per thread, default 48 MB): an entry counts what it holds on the heap
 // (packCard: its bytes, its views, highlight slots and lit masks); entries not used lately go first (second
-// chance, see card()). A card matched by a few broad topics takes ~8-10 KB, one matched by ~50 distinct
-// phrases (hundreds of highlight slots) ~35-45 KB. Measured (bench, broad 100k, 1,000
-// papers): 898 entries, 5 MB, 100.0% hits; keyed by (paper, reader's topic set) instead, a 10k broad run
-// built 236,620 cards for 2,000 sampled digests (41% hits) and rendered 7× slower.
+// chance, see card()). Keyed by paper, not by (paper, reader's topic set): that key thrashed on broad
+// topics. Measured: BENCHMARKS.md § Why the code is shaped this way, card-cache.ts.
 import type { Logger } from '../log.ts';
 import { encodeHtmlSegment, type HtmlSegment } from '../mail/html-body.ts';
 import { encodeFixedRun, type FixedRun } from '../mail/html-fixed-run.ts';
@@ -253,11 +251,9 @@ function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): Encode
 
 /**
  * Moves every piece of a new card into one allocation and returns what the card holds on the heap.
- * Decision: a card's pieces were ~100-300 small Buffers, each a slice of Node's shared 8 KB pool, and a
- * slice keeps its whole slab alive: cards kept ~3x their bytes in slabs otherwise full of garbage (heap
- * snapshot of a sending thread on a diverse ledger: 27 MB of slabs for 8 MB of cards). And the budget
- * counted bytes only, while the views, slots and lit masks of a card many phrases matched cost more than
- * its bytes: the budget now counts them, so RENDER_CACHE_MB is what the cache holds on the heap.
+ * Decision: one allocation, because each piece as a slice of Node's shared 8 KB pool kept its whole slab
+ * alive; and the budget counts the views, slots and lit masks too, so RENDER_CACHE_MB is what the cache
+ * holds on the heap. Measured: BENCHMARKS.md § Why the code is shaped this way, card-cache.ts.
  */
 function packCard(card: CardBytes): number {
   const pieces: Buffer[] = [];

@@ -5,9 +5,9 @@
 // once, inserted) only when one of THEIR matched topics is among its topics: each reader sees exactly
 // the highlights createHighlighter(their matched topics) would give, from one cache entry per paper.
 //
-// Why: keying the cache by (paper, reader's topic set) thrashed on broad topics (measured 10k broad:
-// 41% hits, 236,620 cards built for 2,000 digests, 39 ms render per digest), because the sets a paper
+// Why: keying the cache by (paper, reader's topic set) thrashed on broad topics, because the sets a paper
 // is matched by are many; one entry per paper is ~1,000 entries for a 1,000-paper day.
+// Measured: BENCHMARKS.md § Why the code is shaped this way, card-cache.ts.
 import { createHighlighter, type Highlighter } from '../topics/highlight.ts';
 import { escapeHtml } from './render-format.ts';
 

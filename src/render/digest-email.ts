@@ -278,16 +278,9 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
 
   const body = html.encoded();
   const email = new EncodedEmail(subject, { html: body.parts, text: text.parts, htmlTransfer: body.transfer }, shown, full.length, html.size, [html, text]);
-  // Emptied, so that whatever still holds this call's closures holds nothing of the digest. Measured: a
-  // sending thread sometimes (about one run in two, one thread of two) promoted ~30% of what it allocated
-  // to the old generation, marked and compacted it every ~0.6 s and spent ~3 s of ~20 in the collector
-  // (`digest run --trace-gc`, 20k broad). A sampling heap profile of such a thread, counting what died in
-  // the old generation, showed this function's papers, reader views, cards and pieces (102 KB a digest);
-  // with most of them emptied 57 KB, and with all of them and the per-list sharing (prepare above) no run
-  // of nine went that way: alternating with the build before, `digest run` of a 20k broad edition into
-  // smtp-sink took 28.3-31.3 s and 39-44 s of CPU against 32.6-35.9 s and 45-53 s (two of three runs with a
-  // thread promoting). What holds the closures we did not find (not the email in flight: releasing it as
-  // soon as the message was built changed nothing).
+  // Emptied, so that whatever still holds this call's closures holds nothing of the digest: otherwise a
+  // sending thread sometimes promoted ~30% of what it allocated to the old generation.
+  // Measured: BENCHMARKS.md § Why the code is shaped this way, digest-email.ts.
   papers = [];
   cards.length = 0;
   views.length = 0;

@@ -6,10 +6,8 @@
 // reader's address, links, subject, counts, suggestions) are replaced by marks, and what decides how the
 // shell reads apart from them (which values are empty, how many suggestions, whether there are compact
 // lines and a button) is the shape's key. Per message only the values are escaped and written between
-// the shape's texts, which are encoded once (HTML as 7bit segments). The shell is ~10 KB of HTML of which
-// the values are a few hundred bytes; before, each message filled it three or four times (the largest
-// layout for the clipping budget, the final HTML, the text) and looked each template text up by value
-// (measured in a CPU profile of one sending thread, friendly workload: ~10% of the thread).
+// the shape's texts, which are encoded once (HTML as 7bit segments): the values are a few hundred bytes
+// of the shell's ~10 KB. Measured: BENCHMARKS.md § Why the code is shaped this way, digest-shell.ts.
 //
 // A template that writes a value unescaped (`{{{…}}}` or `{{&…}}`, but for the card slots) gets no
 // shapes: such a shell is filled per message with its values marked (shell-html.ts), as before.

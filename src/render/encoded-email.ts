@@ -9,17 +9,10 @@ import type { RenderedEmail } from './digest-types.ts';
  * A rendered email whose bodies are encoded bytes (text: quoted-printable; HTML: 7bit, or quoted-printable
  * of those 7bit bytes when they could not be laid out); .html and .text decode them when read.
  *
- * A class, its getters on the prototype, and it holds the two writers, not a closure. Decision, measured:
- * as an object literal with `get html()`/`get text()` and a `release` closure over renderDigestEmail's
- * scope, about a third of everything a sending thread allocated survived its first scavenge and was
- * promoted to the old generation (`node --trace-gc-nvp`: 4.2 of 12.6 MB per scavenge, the same with
- * 2 MB or 32 MB semi-spaces, in a loop that keeps nothing from one digest to the next); the old
- * generation then filled every ~250 ms and was marked and compacted. Cut out step by step, it came and
- * went with this object alone (returning {} after building it kept the survival; returning {} just before
- * did not). Our reading, not pinned down in V8's sources: something of the per-instance accessors is held
- * from the old generation, so the closures, their scope and through it every card, view and Buffer view
- * of the digest outlived their scavenge. With this class: 0.3% survives, and rendering alone went 0.378 ->
- * 0.262 ms of CPU per friendly digest (`npx tsx bench/render-profile.ts 3000 --papers 18`).
+ * A class, its getters on the prototype, and it holds the two writers, not a closure. Decision: as an
+ * object literal with getters and a `release` closure, a third of what a sending thread allocated was
+ * promoted to the old generation.
+ * Measured: BENCHMARKS.md § Why the code is shaped this way, encoded-email.ts.
  */
 export class EncodedEmail implements RenderedEmail {
   private decoded: { html?: string; text?: string } = {};

@@ -2,12 +2,9 @@
 // the papers a digest holds but its email does not show (render/view.ts, LoadOptions.papers), ~140 of a
 // broad digest's ~190. Those are only counted and their days noted, for the intro's "papers of 24-26 Nov".
 //
-// Decision: with every paper read through the paper cache (a Map lookup and a string comparison each), the
-// walk over a broad digest's ~190 papers was ~37 µs of its ~1.1 ms load + render (line ticks of a CPU
-// profile of bench/load-render-loop.mjs over a 20k broad edition: the time went to cache misses on the Map's
-// entries and on each paper's day string, which the message bytes streaming through the thread keep
-// evicting). A day as a small id in an array indexed by paper id is one read from a few KB that stay in
-// cache, and a paper whose day is the first's or the last's so far (nearly all) needs no string compared.
+// Decision: a day as a small id in an array indexed by paper id (one read from a few KB that stay in cache),
+// not a read through the paper cache per paper (a Map lookup and a string comparison, both cache misses).
+// Measured: BENCHMARKS.md § Why the code is shaped this way, paper-days.ts.
 //
 // Bounded: ids within MAX_SPAN of each other (4 bytes each: 1 MB at most). A run's papers are a few
 // thousand consecutive ids; a paper outside the span is simply not kept here, and the loader reads it

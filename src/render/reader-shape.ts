@@ -5,13 +5,9 @@
 // card or compact line), how many of their topics matched and which feedback links there are. The part is
 // filled once with marks in place of the values (the number, each link, the author's name, each topic's
 // text) and kept as text between the marks; per reader and paper only the values are escaped and put
-// between the texts. A run fills a few dozen shapes. Before, Handlebars filled ~40 reader parts per
-// friendly digest (6.5% of a sending thread in a CPU profile), and measuring their size for the clipping
-// cap walked every filled string again (`take`, 3.9%); a shape's text size is measured once.
-// The topic texts were first part of the shape (fewer values per reader): friendly runs made a few thousand
-// shapes, but broad ones (three of 42 common phrases per reader, any one to three of them matching a paper,
-// in the reader's order) made tens of thousands, past the byte budget: the cache kept starting over and
-// making shapes was 5% of a broad sending thread.
+// between the texts. A run fills a few dozen shapes; a shape's text size is measured once. The topic
+// texts are values, not part of the shape: as part of it, a broad run made tens of thousands of shapes.
+// Measured: BENCHMARKS.md § Why the code is shaped this way, reader-shape.ts.
 //
 // Templates whose reader parts read the paper (`p.…`, `@root`, `../`) get no shapes: their parts are
 // filled per reader as before (digest-email.ts falls back).

@@ -3,11 +3,11 @@
 //
 // Why: the shell is ~10 KB of HTML, of which a reader's own values (address, links, counts, subject) are
 // a few hundred bytes; encoding it whole per message was the largest single cost of a friendly digest's
-// render after the cards became cached bytes (profile of bench/render-profile.ts: the 7bit encoder 11%
-// of the thread, most of it on the shell). The HTML shell is filled with every string value wrapped in
-// marks (\u0001…\u0002, which escaping leaves alone and no template or feed text holds); what lies
-// between values is the template's own text, looked up here and encoded once per layout state it starts
-// in (a piece after a link starts inside an attribute value); only the values are encoded per message.
+// render once the cards were cached. The HTML shell is filled with every string value wrapped in marks
+// (\u0001…\u0002, which escaping leaves alone and no template or feed text holds); what lies between
+// values is the template's own text, looked up here and encoded once per layout state it starts in (a
+// piece after a link starts inside an attribute value); only the values are encoded per message.
+// Measured: BENCHMARKS.md § Why the code is shaped this way, shell-html.ts.
 import { encodeHtmlSegment, htmlWireLength, type HtmlBodyWriter, type HtmlSegment } from '../mail/html-body.ts';
 
 const OPEN = '\u0001';

@@ -5,12 +5,11 @@
 // matched topics are ~2-6 of those values (each topic's text and mute link) and they are the same on every
 // card of the digest that matched the same topics: the loader gives those papers one shared topic list
 // (view.ts), and a broad digest's ~45 cards shown have ~3-7 lists. Written per card, each value was checked,
-// escaped and encoded where it landed: leaving the matched topics out of a broad digest's cards entirely
-// took 14.6% of the instructions of loading, rendering and building it (callgrind over
-// bench/load-render-loop.mjs, 500 rows of a 20k broad edition: 4,961K -> 4,238K per digest). Here the
-// stretch from a part's first matched value to its last, texts between included, is encoded once per
-// digest and list and joined as one segment: the HTML laid out once from the state the part is in there,
-// the text part encoded for the column it lands on (always the same: it follows a line's fixed start).
+// escaped and encoded where it landed. Here the stretch from a part's first matched value to its last,
+// texts between included, is encoded once per digest and list and joined as one segment: the HTML laid
+// out once from the state the part is in there, the text part encoded for the column it lands on (always
+// the same: it follows a line's fixed start).
+// Measured: BENCHMARKS.md § Why the code is shaped this way, topic-runs.ts.
 import { encodeHtmlSegment, htmlWireLength, type HtmlSegment } from '../mail/html-body.ts';
 import { encodeQpRun, type QpRun } from '../mail/qp-body.ts';
 import { escapeValue } from './render-templates.ts';

@@ -3,9 +3,8 @@
 // Each sending thread writes once per digest (record the delivery + claim the next row, ledger.ts), on its
 // own SQLite connection. When two threads' transactions meet, SQLite's busy handler puts the later one to
 // sleep for at least 1 ms (then 2, 5, 10 ms…), whatever the other holds the lock for (~0.1 ms), and while it
-// sleeps its whole thread stops: no replies read, nothing rendered. Measured with a CPU profile of each
-// worker (friendly 20k, two threads, loaded machine): 1.1-1.2 ms per digest in the ledger's transaction,
-// against 0.14-0.27 ms with one thread; 17-19% of each sending thread's time.
+// sleeps its whole thread stops: no replies read, nothing rendered. With two threads that was a sixth of
+// each thread's time. Measured: BENCHMARKS.md § Why the code is shaped this way, write-turn.ts.
 //
 // So the threads take turns themselves, over one shared cell (SharedArrayBuffer + Atomics): a lane waits
 // for its turn asynchronously (Atomics.waitAsync: its thread's event loop goes on), is woken the moment
