@@ -100,9 +100,9 @@ const envSchema = z.object({
   // How long a request waits for its like: lookups; past that it answers 503 and they finish in the background.
   LIKE_LOOKUP_WAIT_MS: int(0, 60_000).default(10_000),
   // Connections to the relay, and so digests in flight at once (split among the sending threads). 10: with
-  // 5 the threads waited on the relay's answers (~12% of two cores idle in the friendly 100k bench; ~8% at
-  // 10, +8-10% digests/s), and a relay across a network needs more in flight still. Postfix itself opens up
-  // to 20 connections to one destination by default. A relay that allows fewer per client: set it lower.
+  // 5 the threads waited on the relay's answers, and a relay across a network needs more in flight still.
+  // A relay that allows fewer per client: set it lower.
+  // Measured: BENCHMARKS.md § Why the code is shaped this way, config.ts.
   SMTP_POOL_SIZE: int(1, 100).default(DEFAULT_SMTP_POOL_SIZE),
   SMTP_RATE_PER_SECOND: z.coerce.number().min(0).default(0),
   SMTP_MAX_ATTEMPTS: int(1, 50).default(5),

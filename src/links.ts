@@ -41,9 +41,8 @@ export class Links {
    * One-click mute of one topic: the GET asks, the POST mutes. Decision: the link carries the subscriber's
    * 'manage' token and the topic id, not a token of its own (purpose mute:<topicId>, still accepted from
    * emails sent before). The manage token already edits every topic, so nothing is granted that the email's
-   * footer did not; and a digest pays one signature for all its mute links instead of one per topic (three
-   * HMACs of five a digest: 3.1% of the instructions a broad digest costs to load, render and build, 3.5%
-   * of a friendly one's; callgrind, bench/load-render-loop.mjs).
+   * footer did not; and a digest pays one signature for all its mute links instead of one per topic.
+   * Measured: BENCHMARKS.md § Why the code is shaped this way, links.ts.
    */
   mute(s: TokenSubject, topicId: number): string {
     return this.muteOf(this.manageToken(s), topicId);

@@ -14,8 +14,8 @@ export const STATES = ['planned', 'sending', 'retry', 'sent', 'failed', 'unknown
  * Rows by state, per edition from yesterday on (UTC; an edition is a local date), from digests_edition
  * alone: every row of an edition (status NULL here) and its rows not sent, by state; sent = the rest.
  * The index holds status after id (migration 007), so grouping by status sorts what it groups: sorting
- * only the unsent rows keeps it near what it was (bench/admin.ts, 88,000 rows an edition: 14 ms, 32 ms
- * while half of today's rows are still planned; grouping every row by status 40-57 ms; 10-14 ms before 007).
+ * only the unsent rows keeps it near what it was.
+ * Measured: BENCHMARKS.md § Why the code is shaped this way, deliveries.ts.
  */
 const SQL_BY_STATE = `
   SELECT edition, status, count(*) AS n FROM digests WHERE edition >= :from AND status <> 'sent' GROUP BY edition, status
@@ -49,9 +49,8 @@ const SQL_WAITING_COUNT = `
  * The relay's answers that were not a success, newest first, over the last week's editions: the week's
  * rows in those states come from digests_trouble (edition) and are sorted. INDEXED BY: left to itself
  * SQLite may walk the whole table backwards for `ORDER BY d.id DESC LIMIT` (no statistics: no ANALYZE is
- * run), slow whenever the week had few errors. bench/admin.ts (27,000 failed rows in a 2.6-million-row
- * ledger, 7,300 of them in the week): 14 ms; 35 ms before migration 007, through the full status index
- * (every failed row of every edition).
+ * run), slow whenever the week had few errors.
+ * Measured: BENCHMARKS.md § Why the code is shaped this way, deliveries.ts.
  */
 const SQL_LAST_ERRORS = `
   SELECT d.id, s.email, d.subscriber_id AS subscriberId, d.status, d.edition, d.smtp_code AS code, d.smtp_response AS response

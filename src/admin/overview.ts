@@ -8,8 +8,7 @@
 //   bounces, complaints    bounce_events by received day (policy blocks apart: receivers refusing us)
 //   unsubscribes           subscribers by unsubscribe day
 //   papers                 new papers per source per ingest day (batches)
-// Measured (`npm run bench:admin`, shared 2-core machine): 100,000 subscribers and 2.6 million ledger rows,
-// 1.2 s for the first view, 0.2 s after (the cache); 1,000,000 subscribers, 0.5 s without the ledger.
+// Measured: BENCHMARKS.md § Why the code is shaped this way, overview.ts.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { renderChart } from './charts.ts';

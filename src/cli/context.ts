@@ -7,10 +7,8 @@ import type { App, AppOptions } from '../main.ts';
 import type { Logger } from '../log.ts';
 
 // The commands, the composition root and the configuration are imported when a command runs, not at
-// start-up: `digest --help` (or a usage error) then loads commander only. Measured on the compiled build
-// (bare `node -e ""`: 0.11 s): with the commands loaded up front ~0.5 s; with the configuration's schema
-// still loaded up front 0.35 s (zod ~120 ms and config.js ~115 ms of imports: node-cron, the source
-// kinds' settings); with neither see README "Production build".
+// start-up: `digest --help` (or a usage error) then loads commander only; loading them up front cost
+// several times a bare node's start. Measured: BENCHMARKS.md § Why the code is shaped this way, context.ts.
 export const commands = () => import('../cli-commands.ts');
 export const loadConfig = async () => (await import('../config.ts')).loadConfig();
 

@@ -56,9 +56,9 @@ export function openDatabase(path: string, options: OpenOptions = {}): Db {
     db.pragma('synchronous = NORMAL');
     // Temp tables (the planner's, plan/planner.ts) give their pages back when emptied. Without it a temp
     // database stays at its high-water mark, its pages dirty in this connection's cache, and SQLite walks
-    // them at the end of every transaction that touches temp: ~1,700 pages after planning a 20k broad
-    // edition made each of the sending thread's ledger COMMITs ~0.1 ms slower (perf: pager_end_transaction,
-    // 4.4% of a one-thread run's samples, then 0.1%). Set before any temp table exists (SQLite's rule).
+    // them at the end of every transaction that touches temp, which slowed every ledger COMMIT of a send
+    // run after planning. Set before any temp table exists (SQLite's rule).
+    // Measured: BENCHMARKS.md § Why the code is shaped this way, open.ts.
     db.pragma('temp.auto_vacuum = FULL');
     if (options.migrate ?? true) migrate(db);
     if (options.checkWritable ?? (!options.readonly && (options.migrate ?? true))) probeWrite(db);

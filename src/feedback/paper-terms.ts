@@ -2,9 +2,8 @@
 // written once per paper when the matcher first sees it (once any reader has voted). Reader models are
 // trained on these rows (training.ts) and score the day's papers from them (model-pass.ts).
 //
-// Measured with bench/learning-stages.ts on the shared 2-core machine at load 9-13: 0.33-1.1 ms per
-// paper (0.46 s for the 1,000 papers of the final 100k run), after caching stems across papers; the
-// document-frequency lookups are cached per run.
+// Stems are cached across papers and document-frequency lookups per run.
+// Measured: BENCHMARKS.md § Why the code is shaped this way, paper-terms.ts.
 import type Database from 'better-sqlite3';
 import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';

@@ -16,10 +16,9 @@ import type { Paper } from '../types.ts';
 /** Terms in a like: query. More terms find more paraphrases but let more common-ish words in. */
 export const LIKE_TERMS = 16;
 /**
- * A paper matches when its bm25 score is at least this fraction of the examples' own score. Measured on
- * the 71 abstracts of the sample listing (all reinforcement learning; tests/integration/like.test.ts):
- * like:CRAFT-GUI scores the two other GUI-agent papers 0.24 and 0.20 and the next paper 0.12 (it shares
- * "curriculum"); like:INPO scores the two other Nash-preference papers 0.31 and 0.21, the next 0.16.
+ * A paper matches when its bm25 score is at least this fraction of the examples' own score: it keeps the
+ * papers on the example's problem and leaves the next ones out on the sample listing.
+ * Measured: BENCHMARKS.md § Why the code is shaped this way, like.ts.
  */
 export const LIKE_THRESHOLD = 0.18;
 

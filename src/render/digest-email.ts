@@ -158,8 +158,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const fullCount = Math.min(cap, layout.fullPapers);
   const candidates = Math.min(cap, view.papers.length, emailPaperLimit({ fullPapers: fullCount, compactPapers: layout.compactPapers }));
   // A paper's card, reader view and signed links are made only when the paper is looked at: a broad digest
-  // holds ~190 papers and shows ~40, and the rest cost nothing (measured: broad render 7.0 -> see
-  // BENCHMARKS.md, when every candidate was prepared and filled up front).
+  // holds ~190 papers and shows ~40, and the rest cost nothing.
   // The assembly's own state, emptied before returning (see the end).
   let papers: ReadonlyArray<DigestPaperView> = view.papers;
   const cards: CardBytes[] = [];

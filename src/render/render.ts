@@ -60,9 +60,8 @@ export interface RendererOptions {
 export const DEFAULT_FULL_PAPERS = 5;
 /**
  * Compact lines past the full cards: "the best 5 in full, the next 20 in short, all of them on the web".
- * Measured in Chromium at 390 px (tests/e2e/digest-reading.test.ts): a 60-paper digest then reads in about
- * six phone screens; with 25 in full and 25 in short it was about fifteen. The clipping size no longer
- * bounds a digest's length in practice (100 KB of HTML would hold ~65 lines).
+ * A 60-paper digest then reads in about six phone screens.
+ * Measured: BENCHMARKS.md § Why the code is shaped this way, render.ts.
  */
 export const DEFAULT_COMPACT_PAPERS = 20;
 

@@ -8,7 +8,8 @@
 //
 // Memory is a budget: each worker's V8 heap is capped (resourceLimits, SEND_WORKER_HEAP_MB). The send loop
 // allocates a digest's worth of short-lived strings per message and V8 lets an uncapped heap grow to
-// several times its live data before collecting (Measured: BENCHMARKS.md § Why the code is shaped this way, send-workers.ts).
+// several times its live data before collecting.
+// Measured: BENCHMARKS.md § Why the code is shaped this way, send-workers.ts.
 // The cap is sized from what the thread holds (workerHeapMb), and the card cache from the cap
 // (workerCardCacheMb), so neither a population nor a setting leaves a thread collecting most of the time.
 import { Worker } from 'node:worker_threads';
