@@ -79,7 +79,7 @@ const envSchema = z.object({
     .refine(isValidTimeZone, { error: 'must be an IANA time zone such as Europe/Paris' }),
   DIGEST_HOUR: int(0, 23).default(7),
   DIGEST_RETENTION_DAYS: int(1, 36_500).default(90),
-  // Long digests (issue 10): papers shown in full before the rest become compact lines; bytes of
+  // Long digests: papers shown in full before the rest become compact lines; bytes of
   // encoded paper cards each sending thread keeps for the run.
   DIGEST_FULL_PAPERS: int(1, 1_000).default(5),
   RENDER_CACHE_MB: int(1, 4_096).default(DEFAULT_RENDER_CACHE_MB),
@@ -135,7 +135,7 @@ const envSchema = z.object({
   DKIM_SELECTOR: optionalText,
   DKIM_PRIVATE_KEY: optionalText,
   DKIM_PRIVATE_KEY_PATH: optionalText,
-  // --- Issue 12: bounces, complaints, operator console ---
+  // --- Bounces, complaints, operator console ---
   BOUNCE_ADDRESS: optionalText.refine((v) => v === undefined || (z.email().safeParse(v).success && !v.includes('+') && v.split('@')[0]!.length <= 20), {
     error: 'must be a plain email address without "+", local part at most 20 characters, e.g. bounces@bounces.example.org',
   }),

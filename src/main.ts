@@ -61,7 +61,7 @@ export interface App {
   subscribers: SubscriberService;
   /** Confirmation emails: written before they are sent, retried, counted (notices table). */
   notices: NoticeSender;
-  /** Issue 13: feedback/follow links and personal Atom feeds. */
+  /** The email's feedback and follow links (what reader models learn from), and personal Atom feeds. */
   feedback: FeedbackService;
   feeds: FeedService;
   /** The topic builder's live preview. */

@@ -1,5 +1,5 @@
 // A subscriber's personal Atom feed (RFC 4287): the papers their topics matched in the last
-// FEED_DAYS days, newest first, at a signed URL shown on the preferences page (issue 13). One SQL
+// FEED_DAYS days, newest first, at a signed URL shown on the preferences page. One SQL
 // query per request (topics -> query_matches -> papers), bounded by FEED_MAX_ENTRIES.
 import type { Clock } from '../clock.ts';
 import { statement } from '../db/statements.ts';

@@ -1,4 +1,4 @@
-// Feedback from the email (issue 13): "more like this" / "less like this" on a paper, and following
+// Feedback from the email, what reader models learn from: "more like this" / "less like this" on a paper, and following
 // one of its authors. A link carries the digest's own token (purpose view:<digestId>, the token of its
 // web view link), signed for one subscriber and one digest; the paper in the link must be one of that
 // digest's papers or suggestions. Links in emails sent before carry a per-paper token (purpose

@@ -62,8 +62,9 @@ export interface FixedRun {
  * card-highlight.ts markedHtml makes) for any column; null when it cannot be (see the header). `tags`:
  * the highlight's open and close tags (plain ASCII, written as they are).
  */
-// Measured hot path (every shared run of a card, per column): one function on purpose; split it only with
-// an A/B run beside it (npm run bench:ab, BENCHMARKS.md "Where a broad digest's load + render + MIME build go").
+// Hot path (every shared run of a card, per column): one function on purpose, a named exception of
+// tests/unit/function-budget.test.ts; split it only with an A/B run beside it (npm run bench:ab).
+// Measured: BENCHMARKS.md § Why the code is shaped this way, the function budget's hot loops.
 export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tags: { open: string; close: string }): FixedRun | null {
   const first = parts[0];
   if (typeof first !== 'string') return null;

@@ -88,6 +88,7 @@ export function maxOut(units: number): number {
  */
 // Hot loop (every character of every email's HTML part): one function on purpose, a named exception of
 // tests/unit/function-budget.test.ts; split it only with an A/B run beside it (npm run bench:ab).
+// Measured: BENCHMARKS.md § Why the code is shaped this way, the function budget's hot loops.
 export function encodeInto(text: string, out: Buffer, o: number, lay: Layout, first?: number[]): number {
   const o0 = o;
   let { col, state, rawNext } = lay;

@@ -47,8 +47,9 @@ const OWN_HEADERS = new Set([
   'content-type', 'content-transfer-encoding',
 ]);
 
-// Measured hot path (build() runs once per message): its closures share the per-builder buffers; split it
-// only with an A/B run beside it (npm run bench:ab, BENCHMARKS.md).
+// Hot path (build() runs once per message): its closures share the per-builder buffers, a named exception
+// of tests/unit/function-budget.test.ts; split it only with an A/B run beside it (npm run bench:ab).
+// Measured: BENCHMARKS.md § Why the code is shaped this way, the function budget's hot loops.
 export function createMessageBuilder(opts: { from: string }): MessageBuilder {
   let fromParsed: ParsedAddress[];
   try {

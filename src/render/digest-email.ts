@@ -115,8 +115,9 @@ export function emailPaperLimit(layout: Pick<DigestLayout, 'fullPapers' | 'compa
   return layout.fullPapers + Math.min(MAX_COMPACT_CANDIDATES, layout.compactPapers);
 }
 
-// Measured hot path (once per digest; the render stage's largest share): one function on purpose; split it
-// only with an A/B run beside it (npm run bench:ab, BENCHMARKS.md "Latest results").
+// Hot path (once per digest; the render stage's largest share): one function on purpose, a named exception
+// of tests/unit/function-budget.test.ts; split it only with an A/B run beside it (npm run bench:ab).
+// Measured: BENCHMARKS.md § Why the code is shaped this way, the function budget's hot loops.
 export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: DigestView, layout: DigestLayout): RenderedEmail {
   startLitMasks();
   const total = view.paperCount ?? view.papers.length;

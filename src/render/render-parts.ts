@@ -31,7 +31,7 @@ export type Highlight = Highlighter;
 
 /** What a card shows of a paper (no ids: the links are made by the caller). */
 export type PaperInput = Pick<Paper, 'title' | 'url' | 'authors' | 'abstract' | 'upvotes' | 'categories' | 'publishedAt'> & {
-  /** The paper's code repository (issue 13): a "Code" link when present. */
+  /** The paper's code repository: a "Code" link when present. */
   codeUrl?: string | null | undefined;
 };
 

@@ -1,4 +1,4 @@
-// "Why no email today?" (issue 13): what the subscriber's last slot did, in words, for the preferences
+// "Why no email today?": what the subscriber's last slot did, in words, for the preferences
 // page and `digest status <email>`. Read-only; a handful of indexed queries for one subscriber.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';

@@ -1,4 +1,4 @@
-// The reader's learning preferences (issue 13): their own cap on papers per email and whether
+// The reader's learning preferences (what their reader model may do): their own cap on papers per email and whether
 // "you may also like" suggestions are added; read and written by repo.ts (the subscribers table's module).
 import { fieldInvalid } from '../errors.ts';
 

@@ -171,7 +171,7 @@ export function matchPending(db: Db, options: MatchOptions = {}): MatchResult {
   const run = db.transaction(() => {
     const { maxId } = statement<[], { maxId: number }>(db, SQL_SELECT_MAX_PAPER_ID).get()!;
     const pending = statement<{ maxId: number }, PendingQuery>(db, SQL_SELECT_PENDING_QUERIES).all({ maxId });
-    // Each new paper's term vector, for feedback profiles (issue 13): once per paper, ~0.15 ms each.
+    // Each new paper's term vector, the reader models' input (paper_terms): once per paper, ~0.15 ms each.
     indexPaperTerms(db, maxId);
     const plain = statement(db, SQL_INSERT_QUERY_MATCHES);
     const withUpvotes = statement(db, SQL_INSERT_QUERY_MATCHES_UPVOTES);

@@ -49,9 +49,9 @@ export interface WebDeps {
   digests: { open(token: string): DigestView };
   /** The console's "fetch now" (default: one poll of the configured sources). */
   fetchSourcesNow?: () => Promise<PollReport[]>;
-  /** Issue 13: feedback and follow links from the email; their routes are served only when set. */
+  /** The email's feedback ("more/less like this") and follow links; their routes are served only when set. */
   feedback?: FeedbackService | undefined;
-  /** Issue 13: personal Atom feeds; served only when set. */
+  /** Each subscriber's personal Atom feed; served only when set. */
   feeds?: FeedService | undefined;
 }
 

@@ -13,7 +13,38 @@ const SRC = new URL('../../src/', import.meta.url).pathname;
  * Hot loops kept whole on purpose: file name (any folder, so a move keeps the entry) + function, with its
  * line count today as a ceiling and the measurement that says why, in BENCHMARKS.md.
  */
-const ALLOWED: { file: string; fn: string; ceiling: number; why: string }[] = [];
+const ALLOWED: { file: string; fn: string; ceiling: number; why: string }[] = [
+  {
+    file: 'digest-email.ts',
+    fn: 'renderDigestEmail',
+    ceiling: 173,
+    why: 'once per digest, the render stage (0.92 ms of a digest, the largest share): BENCHMARKS.md § Why the code is shaped this way, hot loops',
+  },
+  {
+    file: 'html-layout.ts',
+    fn: 'encodeInto',
+    ceiling: 135,
+    why: "every character of every HTML part: the reader's values' encoding, 10.2% of a broad load + render + build (same section)",
+  },
+  {
+    file: 'view.ts',
+    fn: 'DigestLoader.load',
+    ceiling: 125,
+    why: "once per digest: the loader's row statement, 7.2% of a broad load + render + build (same section)",
+  },
+  {
+    file: 'raw-message.ts',
+    fn: 'createMessageBuilder',
+    ceiling: 113,
+    why: 'once per message, its closures sharing the per-builder buffers: the MIME build, 3.2-3.5% of a sending thread (same section)',
+  },
+  {
+    file: 'html-fixed-run.ts',
+    fn: 'encodeFixedRun',
+    ceiling: 83,
+    why: "every shared run of a card, per column: laying out fixed runs, 3.9% of a broad load + render + build (same section)",
+  },
+];
 
 interface Fn {
   file: string;

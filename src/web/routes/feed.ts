@@ -1,4 +1,4 @@
-// GET /feed/:token: the subscriber's personal Atom feed (issue 13). The signed token is the key; it
+// GET /feed/:token: the subscriber's personal Atom feed. The signed token is the key; it
 // answers 410 once its reader unsubscribed. POST /preferences/:token/feed gives the feed a new address.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';

@@ -1,6 +1,7 @@
 // GET/POST /feedback/:token/:paperId/more|less and GET/POST /follow/:token/:authorIndex/:paperId
-// (issue 13). A GET shows a page with one button and changes nothing; the POST acts. The signed link
-// is the authority (as for unsubscribe and mute): no cookie, no CSRF token.
+// (a reader's votes on a paper, and the authors they follow). A GET shows a page with one button and
+// changes nothing; the POST acts. The signed link is the authority (as for unsubscribe and mute): no
+// cookie, no CSRF token.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
