@@ -159,8 +159,9 @@ export class CardCache {
     this.used += entry.bytes;
     // Second chance (CLOCK): oldest first, but an entry used since it was last passed over moves to the
     // end instead of going (a Map's iteration visits it again there, flag cleared). A hit only sets a
-    // flag: moving the entry to the end on every hit (a Map delete and set, ~50 a digest) was ~3% of
-    // rendering a broad digest, for an order that matters only here. The new entry stays.
+    // flag: moving the entry to the end on every hit (a Map delete and set) cost more than the order is
+    // worth here. The new entry stays.
+    // Measured: BENCHMARKS.md § Why the code is shaped this way, card-cache.ts.
     for (const [k, e] of this.entries) {
       if (this.used <= this.maxBytes) break;
       if (k === key) continue;

@@ -162,9 +162,8 @@ export class ShellShapes {
     const values: string[] = [];
     let key = '';
     // One walk gives the key and the values. The view with marks in place of its values is made only for
-    // a shape not seen yet. It was made for every message (twice for most: the largest layout, then the
-    // real one): its ~30 mark strings alone were ~30% of the walk's samples in a CPU profile of the
-    // friendly loop, where the walk was ~9 µs a digest.
+    // a shape not seen yet: made for every message, its mark strings alone were ~30% of the walk.
+    // Measured: BENCHMARKS.md § Why the code is shaped this way, digest-shell.ts.
     const walk = (v: unknown, marks: boolean): unknown => {
       if (typeof v === 'string') {
         if (v === '') return (key += '0'), v;
