@@ -1,4 +1,4 @@
-// Issue 13, the reader's side of the preferences: why the last slot sent nothing (page and
+// The reader's side of the learning preferences: why the last slot sent nothing (page and
 // `digest status <email>`), their own cap on papers per email, "you may also like" papers learned from
 // a "more like this" click, and the topic builder's papers-a-day figure. Real SQLite, SMTP and HTTP.
 import { readFileSync } from 'node:fs';

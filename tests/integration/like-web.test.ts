@@ -1,4 +1,4 @@
-// Issue 13: like: topics through the web, as a reader types them: the subscribe form refuses an id
+// like: topics through the web, as a reader types them: the subscribe form refuses an id
 // that neither the database nor arXiv knows with a clear message (the arXiv query API is a real local
 // HTTP server), the topic builder says the same, and a known paper is looked up and accepted.
 import { readFileSync } from 'node:fs';

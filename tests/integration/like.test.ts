@@ -1,4 +1,4 @@
-// Issue 13: like:<arXiv id> topics on the real sample listing (71 reinforcement-learning abstracts),
+// like:<arXiv id> topics on the real sample listing (71 reinforcement-learning abstracts),
 // a real SQLite file with FTS5, and a real local HTTP server standing in for the arXiv query API.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -149,7 +149,7 @@ function seedWorld(db: Db): Array<{ id: number; profiled: boolean }> {
   db.prepare(`UPDATE subscribers SET max_papers = 3 WHERE id % 6 = 0`).run();
   db.prepare(`UPDATE subscribers SET suggestions = 0 WHERE id % 4 = 1`).run();
   db.prepare(`UPDATE subscribers SET paused_until = '2025-12-31T00:00:00Z' WHERE id % 23 = 0`).run();
-  // Feedback profiles (issue 13): every eighth subscriber liked two of day one's game papers and
+  // Votes from the email, for reader models: every eighth subscriber liked two of day one's game papers and
   // disliked another paper; their one topic leaves other game papers to suggest.
   const games = day1.filter((_, k) => /\bgames?\b/i.test(`${sample[k]!.title} ${sample[k]!.abstract}`));
   const profiled = new Set<number>();

@@ -1,4 +1,4 @@
-// Issue 13, ingest side: LaTeX in Hugging Face abstracts is tidied as for arXiv (a real Daily Papers
+// Paper fields for feedback and reader models, ingest side: LaTeX in Hugging Face abstracts is tidied as for arXiv (a real Daily Papers
 // abstract arrives as `Pok\'emon`), and HF's githubRepo becomes the paper's code link.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// Issue 13: term selection and scoring on real abstracts (the 71 of the shared Daily Papers fixture),
+// like: topics' term selection and scoring on real abstracts (the 71 of the shared Daily Papers fixture),
 // without a database: document frequencies counted here the way FTS5's fts5vocab counts them
 // (documents holding the stem), so the choice of terms is checked on its own.
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 13, renderer side: the "Code" link, feedback links, the reader's own cap and the labelled
+// Feedback and suggestions, renderer side: the "Code" link, feedback links, the reader's own cap and the labelled
 // "you may also like" section, in both parts of the email and on the web page.
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';

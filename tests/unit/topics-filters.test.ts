@@ -1,4 +1,4 @@
-// Issue 13, query language: `upvotes>=N` and `like:<arXiv id>[,<id>…]`, with precise errors.
+// Topic filters in the query language: `upvotes>=N` and `like:<arXiv id>[,<id>…]`, with precise errors.
 import { describe, expect, it } from 'vitest';
 import { parseTopic } from '../../src/topics/parse.ts';
 
