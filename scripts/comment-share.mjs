@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Comment share of the sources: lines that hold only comment text (no code) over all lines, blank ones
 // included. Parsed with the TypeScript compiler, so a `//` inside a string, regex or template is code.
-// Usage: node scripts/comment-share.mjs [folder=src] [--files N]  (N: the files with most comment lines)
+// Usage: node scripts/comment-share.mjs [folder=src] [--files N] [--skip REGEX]
+//   --files N: list the N files with most comment lines; --skip: leave out the files whose path matches.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
@@ -9,7 +10,9 @@ import ts from 'typescript';
 const args = process.argv.slice(2);
 const filesAt = args.indexOf('--files');
 const top = filesAt >= 0 ? Number(args[filesAt + 1]) : 0;
-const root = args.find((a, i) => !a.startsWith('--') && i !== filesAt + 1) ?? 'src';
+const skipAt = args.indexOf('--skip');
+const skip = skipAt >= 0 ? new RegExp(args[skipAt + 1]) : undefined;
+const root = args.find((a, i) => !a.startsWith('--') && i !== filesAt + 1 && i !== skipAt + 1) ?? 'src';
 
 function* tsFiles(dir) {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -53,6 +56,7 @@ let all = 0;
 let comment = 0;
 const rows = [];
 for (const f of tsFiles(root)) {
+  if (skip?.test(f)) continue;
   const r = classify(f);
   all += r.all;
   comment += r.comment;
