@@ -1,0 +1,144 @@
+// The folders of src/ in the order the work flows, and the figures that say whether the code follows it:
+// the folder-level import graph, the folders caught in import loops, and the arrows that run back up the
+// layers (a folder importing one declared later). `npx tsx scripts/layers.ts` prints them;
+// tests/unit/architecture.test.ts fails on a new loop or a new back-arrow.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative, sep } from 'node:path';
+
+/**
+ * Bottom to top: a layer may import its own layer and those above it in this list, never one below.
+ * A unit is a folder of src/ (with its subfolders) or a file directly in src/.
+ */
+export const LAYERS: readonly Layer[] = [
+  { name: 'foundation', units: ['errors.ts', 'clock.ts', 'log.ts', 'types.ts', 'types', 'words.ts', 'html.ts', 'backoff.ts', 'settings.ts', 'trust-proxy.ts', 'tokens.ts', 'links.ts', 'cli-io.ts', 'db'], why: 'x' },
+  { name: 'mail', units: ['mail'], why: 'x' },
+  { name: 'ingest', units: ['ingest'], why: 'x' },
+  { name: 'config', units: ['config.ts'], why: 'x' },
+  { name: 'match', units: ['match', 'topics', 'like'], why: 'x' },
+  { name: 'plan', units: ['feedback', 'plan', 'ledger'], why: 'x' },
+  { name: 'render', units: ['render'], why: 'x' },
+  { name: 'outcomes', units: ['bounces', 'consent'], why: 'x' },
+  { name: 'send', units: ['send'], why: 'x' },
+  { name: 'readers', units: ['subscribers', 'notices', 'feed'], why: 'x' },
+  { name: 'report', units: ['report'], why: 'x' },
+  { name: 'pipeline', units: ['pipeline.ts', 'scheduler.ts'], why: 'x' },
+  { name: 'console', units: ['admin'], why: 'x' },
+  { name: 'web', units: ['web'], why: 'x' },
+  { name: 'root', units: ['main.ts'], why: 'x' },
+  { name: 'cli', units: ['cli', 'cli.ts', 'cli-commands.ts', 'cli-config.ts', 'cli-consent.ts', 'cli-log.ts', 'cli-restore.ts', 'config-check.ts', 'doctor'], why: 'x' },
+];
+
+export interface Layer {
+  name: string;
+  units: readonly string[];
+  /** One line: why this layer sits here. */
+  why: string;
+}
+
+export interface Arrow {
+  from: string;
+  to: string;
+}
+
+const SOURCE = /\.(ts|mts|mjs)$/;
+// Static, type-only, re-export and dynamic imports of a relative path; a type import is a dependency too.
+const IMPORT = /(?:\bfrom|\bimport)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
+
+/** Every relative import of every source file under `srcDir`, as paths relative to it ('web/server.ts'). */
+export function fileImports(srcDir: string): Arrow[] {
+  const arrows: Arrow[] = [];
+  const walk = (dir: string): void => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) walk(path);
+      else if (SOURCE.test(e.name) && !e.name.endsWith('.d.ts')) {
+        for (const m of readFileSync(path, 'utf8').matchAll(IMPORT)) {
+          const to = normalize(join(dirname(path), m[1]!));
+          arrows.push({ from: toPosix(relative(srcDir, path)), to: toPosix(relative(srcDir, to)) });
+        }
+      }
+    }
+  };
+  walk(srcDir);
+  return arrows;
+}
+
+const toPosix = (p: string) => p.split(sep).join('/');
+
+/** 'web/routes/feed.ts' -> 'web'; 'main.ts' -> 'main.ts'. */
+export const unitOf = (file: string): string => file.split('/')[0]!;
+
+const layerIndex = new Map(LAYERS.flatMap((l, i) => l.units.map((u) => [u, i] as const)));
+export const layerOf = (unit: string): number | undefined => layerIndex.get(unit);
+
+/** Units named by no layer (a new folder must be given its place). */
+export function undeclaredUnits(arrows: readonly Arrow[]): string[] {
+  const units = new Set(arrows.flatMap((a) => [unitOf(a.from), unitOf(a.to)]));
+  return [...units].filter((u) => layerOf(u) === undefined).sort();
+}
+
+/** File imports that run from a layer to one declared below it... i.e. later in LAYERS. */
+export function backArrows(arrows: readonly Arrow[]): Arrow[] {
+  return arrows.filter((a) => {
+    const from = layerOf(unitOf(a.from));
+    const to = layerOf(unitOf(a.to));
+    return from !== undefined && to !== undefined && to > from;
+  });
+}
+
+/** Distinct unit pairs ('plan -> feedback') of some arrows. */
+export const unitPairs = (arrows: readonly Arrow[]): string[] =>
+  [...new Set(arrows.map((a) => `${unitOf(a.from)} -> ${unitOf(a.to)}`))].sort();
+
+/** The units' strongly connected components of more than one unit: the folders caught in import loops. */
+export function unitLoops(arrows: readonly Arrow[]): string[][] {
+  const next = new Map<string, Set<string>>();
+  for (const a of arrows) {
+    const [f, t] = [unitOf(a.from), unitOf(a.to)];
+    if (!next.has(f)) next.set(f, new Set());
+    if (!next.has(t)) next.set(t, new Set());
+    if (f !== t) next.get(f)!.add(t);
+  }
+  // Tarjan's algorithm; the graph has a few dozen nodes, recursion is fine.
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const out: string[][] = [];
+  const visit = (v: string): void => {
+    index.set(v, counter);
+    low.set(v, counter++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v)!) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1) out.push(component.sort());
+    }
+  };
+  for (const v of [...next.keys()].sort()) if (!index.has(v)) visit(v);
+  return out;
+}
+
+if (process.argv[1] && import.meta.url.endsWith(toPosix(relative(process.cwd(), process.argv[1])))) {
+  const arrows = fileImports('src');
+  const back = backArrows(arrows);
+  const loops = unitLoops(arrows);
+  console.log(`undeclared units: ${undeclaredUnits(arrows).join(', ') || 'none'}`);
+  console.log(`arrows back up the layers: ${unitPairs(back).length} folder pairs, ${back.length} imports`);
+  for (const a of back) console.log(`  ${a.from} -> ${a.to}`);
+  console.log(`folders in import loops: ${loops.reduce((n, l) => n + l.length, 0)} in ${loops.length} loops`);
+  for (const l of loops) console.log(`  ${l.join(', ')}`);
+}
