@@ -18,7 +18,7 @@ import { silentLogger } from '../src/log.ts';
 import { createApp } from '../src/main.ts';
 import { planDigests } from '../src/plan/planner.ts';
 import { importSubscribersCsv } from '../src/subscribers/import.ts';
-import { matchPending } from '../src/topics/matcher.ts';
+import { matchPending } from '../src/match/matcher.ts';
 import { setupLearning } from './learning.ts';
 
 const { values: o } = parseArgs({

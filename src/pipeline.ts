@@ -10,7 +10,7 @@ import { planDigests, type PlanMode, type PlanResult } from './plan/planner.ts';
 import { pruneLedger } from './plan/retention.ts';
 import { countOverdue, type OverdueReport } from './report/overdue.ts';
 import { recoverStale, sendPending, type SendProgress, type SendSummary } from './send/sender.ts';
-import { matchPending, removeUnusedQueries } from './topics/matcher.ts';
+import { matchPending, removeUnusedQueries } from './match/matcher.ts';
 import type { NoticeRunSummary } from './notices/sender.ts';
 
 export interface PipelineOptions {

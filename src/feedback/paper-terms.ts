@@ -9,7 +9,7 @@ import type Database from 'better-sqlite3';
 import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
 import { readSetting, writeSetting } from '../db/settings-table.ts';
-import { corpusStats, type CorpusStats } from '../like/terms.ts';
+import { corpusStats, type CorpusStats } from '../match/like/terms.ts';
 import { paperFeatures } from './features.ts';
 import type { Paper } from '../types.ts';
 

@@ -24,8 +24,8 @@ import { invalidLink, resolveLink, type LinkKind } from '../subscribers/link-tok
 import * as repo from '../subscribers/repo.ts';
 import type { SubscriberRecord } from '../subscribers/repo.ts';
 import type { Tokens } from '../tokens.ts';
-import { ensureQuery } from '../topics/matcher.ts';
-import { MAX_TOPICS, parseTopic } from '../topics/parse.ts';
+import { ensureQuery } from '../match/matcher.ts';
+import { MAX_TOPICS, parseTopic } from '../match/parse.ts';
 import { recordVote } from './profile.ts';
 import type { Paper } from '../types.ts';
 

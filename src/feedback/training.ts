@@ -6,7 +6,7 @@
 // models existed (model-pass.ts).
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
-import { corpusStats } from '../like/terms.ts';
+import { corpusStats } from '../match/like/terms.ts';
 import { eachItem, parseTopicIds } from '../plan/items.ts';
 import { fitPlatt, outOfFoldScores, trainLogistic, type Example } from './model.ts';
 import { ensurePaperTerms } from './paper-terms.ts';

@@ -17,7 +17,7 @@ import type { Logger } from '../log.ts';
 import { encodeHtmlSegment, type HtmlSegment } from '../mail/html-body.ts';
 import { encodeFixedRun, type FixedRun } from '../mail/html-fixed-run.ts';
 import { encodeSegment, type QpSegment } from '../mail/qp-body.ts';
-import { createHighlighter } from '../topics/highlight.ts';
+import { createHighlighter } from '../match/highlight.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, makeHighlighter, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
 import { BoundedCache, buildParts, EMAIL_ABSTRACT_CHARS, emailAbstract, copyPaperInput, samePaper, type Highlight, type PaperInput, type PaperParts } from './render-parts.ts';
 import type { BlockPieces, CardBlocks } from './render-templates.ts';

@@ -26,7 +26,7 @@ import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
 import { filledSize, plainSlots, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 import { TopicRuns } from './topic-runs.ts';
-import { topicLabel } from '../topics/label.ts';
+import { topicLabel } from '../match/label.ts';
 import { compactGroups, glanceLine, topPicks } from './digest-glance.ts';
 
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
@@ -369,7 +369,7 @@ export function feedbackView(paper: DigestPaperView): FeedbackView | null {
   };
 }
 
-/** The reader's matched topics as a card names them: each topic's label (topics/label.ts), not its query. */
+/** The reader's matched topics as a card names them: each topic's label (match/label.ts), not its query. */
 export function matchedView(paper: DigestPaperView): Matched {
   return paper.matchedTopics.map((m) => ({ text: topicLabel(tidy(m.text)), muteUrl: safeHref(m.muteUrl) }));
 }

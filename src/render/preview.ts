@@ -5,7 +5,7 @@ import { statement } from '../db/statements.ts';
 import { AppError } from '../errors.ts';
 import type { App } from '../main.ts';
 import { findSubscriberByEmail, markConfirmedForPreview } from '../subscribers/repo.ts';
-import { matchPending } from '../topics/matcher.ts';
+import { matchPending } from '../match/matcher.ts';
 import { planDigests } from '../plan/planner.ts';
 import type { RenderedEmail } from './render.ts';
 import { loadDigestView } from './view.ts';

@@ -20,7 +20,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { CsvError, parse } from 'csv-parse';
 import type { Db } from '../db/open.ts';
 import { AppError, errorMessage, isAppError } from '../errors.ts';
-import { parseTopics } from '../topics/parse.ts';
+import { parseTopics } from '../match/parse.ts';
 import { normaliseEmail } from './email-address.ts';
 import { ImportRefused, LineReport } from './import-report.ts';
 
