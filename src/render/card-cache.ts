@@ -14,9 +14,9 @@
 // papers): 898 entries, 5 MB, 100.0% hits; keyed by (paper, reader's topic set) instead, a 10k broad run
 // built 236,620 cards for 2,000 sampled digests (41% hits) and rendered 7× slower.
 import type { Logger } from '../log.ts';
-import { encodeHtmlSegment, type HtmlSegment } from '../mail/html-body.ts';
-import { encodeFixedRun, type FixedRun } from '../mail/html-fixed-run.ts';
-import { encodeSegment, type QpSegment } from '../mail/qp-body.ts';
+import { encodeHtmlSegment, type HtmlSegment } from './encode/html-body.ts';
+import { encodeFixedRun, type FixedRun } from './encode/html-fixed-run.ts';
+import { encodeSegment, type QpSegment } from './encode/qp-body.ts';
 import { createHighlighter } from '../match/highlight.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, makeHighlighter, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
 import { BoundedCache, buildParts, EMAIL_ABSTRACT_CHARS, emailAbstract, copyPaperInput, samePaper, type Highlight, type PaperInput, type PaperParts } from './render-parts.ts';

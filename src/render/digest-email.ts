@@ -13,11 +13,11 @@
 // (full cards first; when even those do not all fit, the rest become compact lines, and what does not
 // fit as a line is left to the web view).
 import { AppError } from '../errors.ts';
-import { HtmlBodyWriter, htmlWireLength } from '../mail/html-body.ts';
-import { fixedRunHtml } from '../mail/html-fixed-run.ts';
+import { HtmlBodyWriter, htmlWireLength } from './encode/html-body.ts';
+import { fixedRunHtml } from './encode/html-fixed-run.ts';
 import { digestShell, type ShellShapes } from './digest-shell.ts';
 import { EncodedEmail } from './encoded-email.ts';
-import { QpBodyWriter, type ArenaPool, type QpSegment } from '../mail/qp-body.ts';
+import { QpBodyWriter, type ArenaPool, type QpSegment } from './encode/qp-body.ts';
 import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
 import { topicKeyOf } from './card-highlight.ts';
 import { CLOSE_SEG, litSlots, OPEN_SEG, startLitMasks } from './lit-slots.ts';
