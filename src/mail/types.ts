@@ -31,3 +31,10 @@ export interface Mailer {
   send(mail: OutgoingMail): Promise<SentMail>;
   close(): Promise<void>;
 }
+
+/** The DKIM signing settings (DKIM_DOMAIN, DKIM_SELECTOR and a key), as src/config.ts reads them. */
+export interface DkimConfig {
+  domainName: string;
+  keySelector: string;
+  privateKey: string;
+}
