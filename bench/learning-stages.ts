@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../src/clock.ts';
 import { loadConfig } from '../src/config.ts';
-import { indexPaperTerms } from '../src/feedback/paper-terms.ts';
+import { indexPaperTerms } from '../src/match/paper-terms.ts';
 import { createModelPass } from '../src/feedback/model-pass.ts';
 import { parseFeed } from '../src/ingest/detect.ts';
 import { ingestBatch } from '../src/ingest/ingest.ts';

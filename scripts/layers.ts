@@ -6,26 +6,45 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative, sep } from 'node:path';
 
 /**
- * Bottom to top: a layer may import its own layer and those above it in this list, never one below.
- * A unit is a folder of src/ (with its subfolders) or a file directly in src/.
+ * First to last: a unit may import its own layer and the layers listed before it, never one listed after.
+ * A unit is a folder of src/ with its subfolders (a subfolder named here, like subscribers/records, is a
+ * unit of its own), or a file directly in src/. Each layer says in one line why it sits where it does.
  */
 export const LAYERS: readonly Layer[] = [
-  { name: 'foundation', units: ['errors.ts', 'clock.ts', 'log.ts', 'types.ts', 'types', 'words.ts', 'html.ts', 'backoff.ts', 'settings.ts', 'trust-proxy.ts', 'tokens.ts', 'links.ts', 'cli-io.ts', 'db'], why: 'x' },
-  { name: 'mail', units: ['mail'], why: 'x' },
-  { name: 'ingest', units: ['ingest'], why: 'x' },
-  { name: 'config', units: ['config.ts'], why: 'x' },
-  { name: 'match', units: ['match', 'topics', 'like'], why: 'x' },
-  { name: 'plan', units: ['feedback', 'plan', 'ledger'], why: 'x' },
-  { name: 'render', units: ['render'], why: 'x' },
-  { name: 'outcomes', units: ['bounces', 'consent'], why: 'x' },
-  { name: 'send', units: ['send'], why: 'x' },
-  { name: 'readers', units: ['subscribers', 'notices', 'feed'], why: 'x' },
-  { name: 'report', units: ['report'], why: 'x' },
-  { name: 'pipeline', units: ['pipeline.ts', 'scheduler.ts'], why: 'x' },
-  { name: 'console', units: ['admin'], why: 'x' },
-  { name: 'web', units: ['web'], why: 'x' },
-  { name: 'root', units: ['main.ts'], why: 'x' },
-  { name: 'cli', units: ['cli', 'cli.ts', 'cli-commands.ts', 'cli-config.ts', 'cli-consent.ts', 'cli-log.ts', 'cli-restore.ts', 'config-check.ts', 'doctor'], why: 'x' },
+  {
+    name: 'foundation',
+    units: ['errors.ts', 'clock.ts', 'log.ts', 'types.ts', 'types', 'words.ts', 'html.ts', 'backoff.ts', 'settings.ts', 'trust-proxy.ts', 'tokens.ts', 'links.ts', 'cli-io.ts', 'db'],
+    why: 'what every stage speaks: errors, time, logs, the Paper type, signed links, the database handle',
+  },
+  { name: 'mail', units: ['mail'], why: 'an SMTP client and MIME writer with no word of papers or readers: a library for whoever sends' },
+  { name: 'ingest', units: ['ingest'], why: 'source -> papers table, the first stage; each source kind declares its own settings' },
+  { name: 'config', units: ['config.ts'], why: "the settings, gathered from the stages that declare them (the source kinds', the relay's)" },
+  { name: 'match', units: ['match'], why: 'topics parsed into queries and matched against the ingested papers; like: widens a topic' },
+  {
+    name: 'subscriber records',
+    units: ['subscribers/records', 'consent'],
+    why: 'the subscribers table and the opt-out history: read and written by every later stage (watermark, suppression, links)',
+  },
+  {
+    name: 'plan',
+    units: ['feedback', 'plan', 'ledger'],
+    why: 'the ledger rows of every slot that has come, the ledger that holds them, the reader model that orders them',
+  },
+  { name: 'render', units: ['render'], why: 'a ledger row -> the bytes of one email (render/encode: the body encoders)' },
+  { name: 'bounces', units: ['bounces'], why: 'what a failure means (classify, VERP tag, record): send uses it at once, the receiver later' },
+  { name: 'send', units: ['send'], why: 'claims ledger rows, renders them, hands them to the relay, records the outcome' },
+  { name: 'notices', units: ['notices', 'feed'], why: 'the other mail and pages a subscriber gets: confirmation notices (sent as digests are), the Atom feed' },
+  { name: 'report', units: ['report'], why: 'operator and reader figures read over every stage (status, overdue, why no email)' },
+  { name: 'subscribers', units: ['subscribers'], why: "the subscribers' own services: subscribe, preferences, import; they use every stage below" },
+  { name: 'pipeline', units: ['pipeline.ts', 'scheduler.ts'], why: 'the stages run in order, once per tick' },
+  { name: 'console', units: ['admin'], why: "the operator's services: the console's figures, imports, opt-out lifting" },
+  { name: 'web', units: ['web'], why: 'HTTP: routes call services and decide statuses' },
+  { name: 'root', units: ['main.ts'], why: 'the composition root: makes every service once' },
+  {
+    name: 'cli',
+    units: ['cli', 'cli.ts', 'cli-commands.ts', 'cli-config.ts', 'cli-consent.ts', 'cli-log.ts', 'cli-restore.ts', 'config-check.ts', 'doctor'],
+    why: 'the `digest` command, which builds the App through main.ts; doctor is one of its commands',
+  },
 ];
 
 export interface Layer {
@@ -65,8 +84,17 @@ export function fileImports(srcDir: string): Arrow[] {
 
 const toPosix = (p: string) => p.split(sep).join('/');
 
-/** 'web/routes/feed.ts' -> 'web'; 'main.ts' -> 'main.ts'. */
-export const unitOf = (file: string): string => file.split('/')[0]!;
+const declared = new Set(LAYERS.flatMap((l) => l.units));
+
+/** 'web/routes/feed.ts' -> 'web'; 'subscribers/records/repo.ts' -> 'subscribers/records'; 'main.ts' -> 'main.ts'. */
+export function unitOf(file: string): string {
+  const parts = file.split('/');
+  for (let n = parts.length - 1; n > 1; n--) {
+    const folder = parts.slice(0, n).join('/');
+    if (declared.has(folder)) return folder;
+  }
+  return parts[0]!;
+}
 
 const layerIndex = new Map(LAYERS.flatMap((l, i) => l.units.map((u) => [u, i] as const)));
 export const layerOf = (unit: string): number | undefined => layerIndex.get(unit);
@@ -77,7 +105,7 @@ export function undeclaredUnits(arrows: readonly Arrow[]): string[] {
   return [...units].filter((u) => layerOf(u) === undefined).sort();
 }
 
-/** File imports that run from a layer to one declared below it... i.e. later in LAYERS. */
+/** The imports that run back up the layers: from a unit to one of a layer listed after its own. */
 export function backArrows(arrows: readonly Arrow[]): Arrow[] {
   return arrows.filter((a) => {
     const from = layerOf(unitOf(a.from));

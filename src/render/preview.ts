@@ -4,7 +4,7 @@ import { localTime, utcDate, type Clock } from '../clock.ts';
 import { statement } from '../db/statements.ts';
 import { AppError } from '../errors.ts';
 import type { App } from '../main.ts';
-import { findSubscriberByEmail, markConfirmedForPreview } from '../subscribers/repo.ts';
+import { findSubscriberByEmail, markConfirmedForPreview } from '../subscribers/records/repo.ts';
 import { matchPending } from '../match/matcher.ts';
 import { planDigests } from '../plan/planner.ts';
 import type { RenderedEmail } from './render.ts';

@@ -11,7 +11,7 @@ import { AppError, errorMessage } from '../errors.ts';
 import { newSalt } from '../tokens.ts';
 import { ensureQuery } from '../match/matcher.ts';
 import { parseTopic } from '../match/parse.ts';
-import * as repo from './repo.ts';
+import * as repo from './records/repo.ts';
 import { activeOptOuts, describeOptOuts } from '../consent/history.ts';
 import { LineReport, type LineIssue } from './import-report.ts';
 

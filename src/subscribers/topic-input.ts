@@ -7,7 +7,7 @@ import { ensureExamples } from '../match/like/like.ts';
 import type { LikeLookups } from '../match/like/lookups.ts';
 import { ensureQuery } from '../match/matcher.ts';
 import { parseTopic, parseTopics, type ParsedTopic } from '../match/parse.ts';
-import type * as repo from './repo.ts';
+import type * as repo from './records/repo.ts';
 
 export interface CheckedTopic {
   text: string;

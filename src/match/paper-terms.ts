@@ -1,6 +1,6 @@
 // paper_terms: each paper's feature vector (features.ts: tf-idf words and bigrams, unit length),
 // written once per paper when the matcher first sees it (once any reader has voted). Reader models are
-// trained on these rows (training.ts) and score the day's papers from them (model-pass.ts).
+// trained on these rows (feedback/training.ts) and score the day's papers from them (feedback/model-pass.ts).
 //
 // Measured with bench/learning-stages.ts on the shared 2-core machine at load 9-13: 0.33-1.1 ms per
 // paper (0.46 s for the 1,000 papers of the final 100k run), after caching stems across papers; the
@@ -9,7 +9,7 @@ import type Database from 'better-sqlite3';
 import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
 import { readSetting, writeSetting } from '../db/settings-table.ts';
-import { corpusStats, type CorpusStats } from '../match/like/terms.ts';
+import { corpusStats, type CorpusStats } from './like/terms.ts';
 import { paperFeatures } from './features.ts';
 import type { Paper } from '../types.ts';
 

@@ -3,8 +3,8 @@
 // weighed as src/match/like/terms.ts does (saturated tf, title x3, idf from the FTS5 index). FTS5 keeps no
 // document frequency for pairs; a pair is in at most as many papers as its rarer word, so that word's
 // idf is used: a lower bound on the pair's own, which keeps pairs from outweighing their words.
-import { BM25_TITLE_WEIGHT, cachedStem, distinctiveTerms, usable, type CorpusStats } from '../match/like/terms.ts';
-import { foldToken, tokenRegex } from '../match/normalize.ts';
+import { BM25_TITLE_WEIGHT, cachedStem, distinctiveTerms, usable, type CorpusStats } from './like/terms.ts';
+import { foldToken, tokenRegex } from './normalize.ts';
 
 export const PAPER_WORDS = 128;
 export const PAPER_BIGRAMS = 16;
