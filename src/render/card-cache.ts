@@ -34,7 +34,7 @@ export interface FixedItem {
 }
 
 /**
- * One block (full card or compact line) of one paper: shared pieces encoded (HTML as 7bit, html-body.ts;
+ * One block (full card or compact line) of one paper: shared pieces encoded (HTML as 7bit, encode/html-body.ts;
  * text as quoted-printable), reader pieces null.
  */
 export interface EncodedBlock {

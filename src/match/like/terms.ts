@@ -9,7 +9,7 @@ import type { Db } from '../../db/open.ts';
 import { statement } from '../../db/statements.ts';
 import { foldToken, stemToken, tokenRegex } from '../normalize.ts';
 
-/** Title column weight of bm25 in matching (matcher.ts): a title word counts this many times. */
+/** Title column weight of bm25 in matching (match/matcher.ts): a title word counts this many times. */
 export const BM25_TITLE_WEIGHT = 3;
 const K1 = 1.2;
 
