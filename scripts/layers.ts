@@ -4,6 +4,7 @@
 // tests/unit/architecture.test.ts fails on a new loop or a new back-arrow.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize, relative, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 /**
  * First to last: a unit may import its own layer and the layers listed before it, never one listed after.
@@ -160,7 +161,8 @@ export function unitLoops(arrows: readonly Arrow[]): string[][] {
   return out;
 }
 
-if (process.argv[1] && import.meta.url.endsWith(toPosix(relative(process.cwd(), process.argv[1])))) {
+// Run directly (`npx tsx scripts/layers.ts`, from the repository's root): print the figures.
+if (process.argv[1] && pathToFileURL(process.argv[1]).href === import.meta.url) {
   const arrows = fileImports('src');
   const back = backArrows(arrows);
   const loops = unitLoops(arrows);
