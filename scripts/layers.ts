@@ -63,16 +63,22 @@ export interface Arrow {
 const SOURCE = /\.(ts|mts|mjs)$/;
 // Static, type-only, re-export and dynamic imports of a relative path; a type import is a dependency too.
 const IMPORT = /(?:\bfrom|\bimport)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
+// `import type { … } from '…'` and `export type { … } from '…'`, for the figures of value imports only.
+const TYPE_ONLY = /\b(?:import|export) type [\s\S]*?from\s*['"][^'"]+['"]/g;
 
-/** Every relative import of every source file under `srcDir`, as paths relative to it ('web/server.ts'). */
-export function fileImports(srcDir: string): Arrow[] {
+/**
+ * Every relative import of every source file under `srcDir`, as paths relative to it ('web/server.ts');
+ * `valuesOnly` leaves out the type-only ones (what runs, as against what a reader must know).
+ */
+export function fileImports(srcDir: string, { valuesOnly = false } = {}): Arrow[] {
   const arrows: Arrow[] = [];
   const walk = (dir: string): void => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, e.name);
       if (e.isDirectory()) walk(path);
       else if (SOURCE.test(e.name) && !e.name.endsWith('.d.ts')) {
-        for (const m of readFileSync(path, 'utf8').matchAll(IMPORT)) {
+        const text = readFileSync(path, 'utf8');
+        for (const m of (valuesOnly ? text.replace(TYPE_ONLY, '') : text).matchAll(IMPORT)) {
           const to = normalize(join(dirname(path), m[1]!));
           arrows.push({ from: toPosix(relative(srcDir, path)), to: toPosix(relative(srcDir, to)) });
         }
@@ -161,9 +167,9 @@ export function unitLoops(arrows: readonly Arrow[]): string[][] {
   return out;
 }
 
-// Run directly (`npx tsx scripts/layers.ts`, from the repository's root): print the figures.
+// Run directly (`npx tsx scripts/layers.ts [--values]`, from the repository's root): print the figures.
 if (process.argv[1] && pathToFileURL(process.argv[1]).href === import.meta.url) {
-  const arrows = fileImports('src');
+  const arrows = fileImports('src', { valuesOnly: process.argv.includes('--values') });
   const back = backArrows(arrows);
   const loops = unitLoops(arrows);
   console.log(`undeclared units: ${undeclaredUnits(arrows).join(', ') || 'none'}`);
