@@ -6,7 +6,7 @@
 //   Half of the subscribers get topics that match some of today's papers (5-30 per digest), the
 //   other half topics from abstracts held out of today's papers (no digest today).
 import { readFileSync } from 'node:fs';
-import { stemToken, wordTokens } from '../src/topics/normalize.ts';
+import { stemToken, wordTokens } from '../src/match/normalize.ts';
 
 export interface SourceAbstract {
   title: string;

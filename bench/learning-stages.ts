@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { systemClock } from '../src/clock.ts';
 import { loadConfig } from '../src/config.ts';
-import { indexPaperTerms } from '../src/feedback/paper-terms.ts';
+import { indexPaperTerms } from '../src/match/paper-terms.ts';
 import { createModelPass } from '../src/feedback/model-pass.ts';
 import { parseFeed } from '../src/ingest/detect.ts';
 import { ingestBatch } from '../src/ingest/ingest.ts';
@@ -18,7 +18,7 @@ import { silentLogger } from '../src/log.ts';
 import { createApp } from '../src/main.ts';
 import { planDigests } from '../src/plan/planner.ts';
 import { importSubscribersCsv } from '../src/subscribers/import.ts';
-import { matchPending } from '../src/topics/matcher.ts';
+import { matchPending } from '../src/match/matcher.ts';
 import { setupLearning } from './learning.ts';
 
 const { values: o } = parseArgs({

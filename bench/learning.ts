@@ -10,8 +10,8 @@ import type { Clock } from '../src/clock.ts';
 import type { Db } from '../src/db/open.ts';
 import { trainReaderModel } from '../src/feedback/training.ts';
 import { ingestBatch } from '../src/ingest/ingest.ts';
-import { ensureQuery, matchPending } from '../src/topics/matcher.ts';
-import { parseTopic } from '../src/topics/parse.ts';
+import { ensureQuery, matchPending } from '../src/match/matcher.ts';
+import { parseTopic } from '../src/match/parse.ts';
 
 const EXAMPLES = 24;
 

@@ -6,8 +6,8 @@
 import type { ManualClock } from '../src/clock.ts';
 import type { Db } from '../src/db/open.ts';
 import { ingestBatch } from '../src/ingest/ingest.ts';
-import { ensureQuery, matchPending } from '../src/topics/matcher.ts';
-import { parseTopic } from '../src/topics/parse.ts';
+import { ensureQuery, matchPending } from '../src/match/matcher.ts';
+import { parseTopic } from '../src/match/parse.ts';
 import { buildCorpus, loadAbstracts, seededRandom } from './corpus.ts';
 
 export interface PlanSetup {

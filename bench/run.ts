@@ -32,7 +32,7 @@ import { parseFeed } from '../src/ingest/detect.ts';
 import { ingestBatch } from '../src/ingest/ingest.ts';
 import { createLogger } from '../src/log.ts';
 import { createApp } from '../src/main.ts';
-import { matchPending } from '../src/topics/matcher.ts';
+import { matchPending } from '../src/match/matcher.ts';
 import { measureCeiling, prebuildMessage } from './ceiling.ts';
 import { generateInChild, importInChild, sendInChild } from './children.ts';
 import { setupLearning } from './learning.ts';

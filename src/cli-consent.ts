@@ -3,7 +3,7 @@ import type { CliIo } from './cli-io.ts';
 import { consentHistory, listOptOuts, type ConsentEvent } from './consent/history.ts';
 import { liftOptOut } from './consent/lift.ts';
 import type { App } from './main.ts';
-import { normaliseEmail } from './subscribers/email-address.ts';
+import { normaliseEmail } from './subscribers/records/email-address.ts';
 import { lastNoticeFailures, noticeCounts, noticesOf, type Notice } from './notices/repo.ts';
 import { optOutCounts } from './consent/history.ts';
 

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { AppError } from './errors.ts';
 import { sourceSettings } from './ingest/source-kinds/registry.ts';
 import { parseSmtpUrl } from './mail/smtp-url.ts';
+import type { DkimConfig } from './mail/types.ts';
 import { bool, httpUrl, int, optionalText } from './settings.ts';
 import { trustProxySetting } from './trust-proxy.ts';
 
@@ -176,11 +177,7 @@ export function settingDefault(name: string): string | undefined {
 
 export type Env = z.infer<typeof envSchema>;
 
-export interface DkimConfig {
-  domainName: string;
-  keySelector: string;
-  privateKey: string;
-}
+export type { DkimConfig };
 
 export interface Config extends Omit<Env, 'PUBLIC_URL' | 'DKIM_PRIVATE_KEY' | 'DKIM_PRIVATE_KEY_PATH'> {
   PUBLIC_URL: string;

@@ -17,11 +17,11 @@ import { createSubscriberService, type SubscriberService } from './subscribers/s
 import type { NoticeSender } from './notices/sender.ts';
 import type { HostSpacer } from './ingest/fetch.ts';
 import { sourceSpacer } from './ingest/sources.ts';
-import { createLikeLookups } from './like/lookups.ts';
-import { arxivExampleFetcher } from './like/arxiv-fetcher.ts';
+import { createLikeLookups } from './match/like/lookups.ts';
+import { arxivExampleFetcher } from './match/like/arxiv-fetcher.ts';
 import { createFeedbackService, type FeedbackService } from './feedback/service.ts';
 import { createFeedService, type FeedService } from './feed/atom.ts';
-import { createTopicPreviewService, type TopicPreviewService } from './topics/preview-service.ts';
+import { createTopicPreviewService, type TopicPreviewService } from './match/preview-service.ts';
 import { Tokens } from './tokens.ts';
 import { createConsoleService, type ConsoleService } from './admin/console.ts';
 import { createWebhookEvents, type WebhookEvents } from './bounces/webhook-events.ts';
@@ -185,7 +185,7 @@ function createServices({ config, db, clock, logger, tokens, links, renderer, ma
   // now" and like: lookups, so arXiv's one request every ARXIV_MIN_INTERVAL_MS holds for the process.
   const spacer = sourceSpacer(config);
   // like: examples missing from the database are looked up on arXiv (LIKE_LOOKUP, ARXIV_API_URL), bounded
-  // and in the background (like/lookups.ts).
+  // and in the background (match/like/lookups.ts).
   const likeLookups = config.LIKE_LOOKUP
     ? createLikeLookups({
         db,

@@ -2,16 +2,23 @@
 // (retention, unused queries) and the blackout check. Every caller goes through here: the scheduler's tick
 // (mode 'due'), `digest run` ('now', or 'due' with --due), the first digest after confirming ('now' for
 // one subscriber, no fetching) and the benchmark (which times the exported stages one by one).
+import type { Clock } from './clock.ts';
+import type { Config } from './config.ts';
 import { retryWhileBusy } from './db/busy.ts';
+import type { Db } from './db/open.ts';
 import { AppError } from './errors.ts';
-import type { App } from './main.ts';
+import type { HostSpacer } from './ingest/fetch.ts';
 import { createSourcePoller, parseSources, type PollReport } from './ingest/sources.ts';
+import type { Links } from './links.ts';
+import type { Logger } from './log.ts';
+import type { Mailer } from './mail/types.ts';
 import { planDigests, type PlanMode, type PlanResult } from './plan/planner.ts';
 import { pruneLedger } from './plan/retention.ts';
 import { countOverdue, type OverdueReport } from './report/overdue.ts';
 import { recoverStale, sendPending, type SendProgress, type SendSummary } from './send/sender.ts';
-import { matchPending, removeUnusedQueries } from './topics/matcher.ts';
-import type { NoticeRunSummary } from './notices/sender.ts';
+import { matchPending, removeUnusedQueries } from './match/matcher.ts';
+import type { NoticeRunSummary, NoticeSender } from './notices/sender.ts';
+import type { Renderer } from './render/render.ts';
 
 export interface PipelineOptions {
   /** 'due': only subscribers whose slot has come (the scheduler); 'now': everyone's slot is now. */
@@ -42,7 +49,20 @@ export interface PipelineReport {
   overdue: OverdueReport | undefined;
 }
 
-type Deps = Pick<App, 'db' | 'clock' | 'logger' | 'config' | 'mailer' | 'renderer' | 'links' | 'smtpUrl' | 'notices'> & Partial<Pick<App, 'spacer'>>;
+/** What the stages use of the App (src/main.ts makes each once; the App is one of these). */
+interface Deps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  config: Config;
+  mailer: Mailer;
+  renderer: Renderer;
+  links: Links;
+  /** The SMTP server mail goes to (starts the local catcher when needed). */
+  smtpUrl(): Promise<string>;
+  notices: NoticeSender;
+  spacer?: HostSpacer;
+}
 
 /** Stage 1: each configured source's missing days (nothing when none is configured). */
 export async function fetchSources(app: Deps): Promise<PollReport[]> {

@@ -34,6 +34,9 @@ export interface IncomingBatch {
 }
 
 export type SubscriberStatus = 'pending' | 'confirmed' | 'unsubscribed' | 'suppressed';
+
+/** Why an address left (its opt-out history, src/consent/history.ts). */
+export type OptOutKind = 'unsubscribe' | 'complaint' | 'hard-bounce' | 'operator';
 export type Frequency = 'daily' | 'weekly';
 
 export interface Subscriber {

@@ -6,7 +6,7 @@ import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import type { Links } from '../links.ts';
 import { bounceHistory, type BounceEventRow } from '../bounces/service.ts';
-import { deleteSubscriberRow, findSubscriberById, listTopics, markSuppressed, markUnsubscribed, type SubscriberRecord } from '../subscribers/repo.ts';
+import { deleteSubscriberRow, findSubscriberById, listTopics, markSuppressed, markUnsubscribed, type SubscriberRecord } from '../subscribers/records/repo.ts';
 import type { Topic } from '../types.ts';
 import { consentHistory, type ConsentEvent } from '../consent/history.ts';
 import { noticesOf, type Notice } from '../notices/repo.ts';

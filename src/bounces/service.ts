@@ -14,7 +14,7 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import type { Logger } from '../log.ts';
-import { markSuppressed, markUnsubscribed } from '../subscribers/repo.ts';
+import { markSuppressed, markUnsubscribed } from '../subscribers/records/repo.ts';
 import type { ReportKind } from './reports.ts';
 
 /** smtp: our bounce receiver; mailgun, ses: their webhooks; send: the relay's answer at send time. */
@@ -56,7 +56,7 @@ const SQL_INSERT_EVENT = `
 
 const SQL_SET_OUTCOME = `UPDATE bounce_events SET outcome = :outcome WHERE id = :id`;
 
-// What each kind does to the subscriber is written by subscribers/repo.ts (the one writer of that table):
+// What each kind does to the subscriber is written by subscribers/records/repo.ts (the one writer of that table):
 // hard and soft at the limit -> markSuppressed, complaint -> markUnsubscribed.
 
 const DAY_MS = 86_400_000;

@@ -4,9 +4,9 @@
 // so it outlives a deleted subscriber row. Read by every path that could mail an address again.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
+import type { OptOutKind } from '../types.ts';
 
-/** Why an address left. */
-export type OptOutKind = 'unsubscribe' | 'complaint' | 'hard-bounce' | 'operator';
+export type { OptOutKind };
 /** Every event of the history: an opt-out, or its reversal. */
 export type ConsentKind = OptOutKind | 'lifted' | 'reconfirmed';
 

@@ -3,8 +3,8 @@
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { AppError } from '../errors.ts';
-import { normaliseEmail } from '../subscribers/email-address.ts';
-import { deleteResubscribeRequest, findSubscriberByEmail, liftOptOutStatus } from '../subscribers/repo.ts';
+import { normaliseEmail } from '../subscribers/records/email-address.ts';
+import { deleteResubscribeRequest, findSubscriberByEmail, liftOptOutStatus } from '../subscribers/records/repo.ts';
 import type { SubscriberStatus } from '../types.ts';
 import { activeOptOuts, recordConsentEvent, type ConsentEvent } from './history.ts';
 

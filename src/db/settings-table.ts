@@ -3,7 +3,7 @@
 //   secret_key   generated once when SECRET_KEY is not set (main.ts), read by send threads (send/sender.ts)
 //   overdue      the last tick's overdue figure, JSON (report/overdue.ts)
 //   write_probe  the time of the last /health write probe (db/open.ts)
-//   paper_terms.through  the highest paper id whose terms are indexed (feedback/paper-terms.ts)
+//   paper_terms.through  the highest paper id whose terms are indexed (match/paper-terms.ts)
 import type { Db } from './open.ts';
 import { statement } from './statements.ts';
 

@@ -6,7 +6,7 @@ import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
 import { parseStringArray } from '../db/json-columns.ts';
 import type { Links } from '../links.ts';
-import { resolveLink } from '../subscribers/link-tokens.ts';
+import { resolveLink } from '../subscribers/records/link-tokens.ts';
 import { feedSubject, resolveFeedLink, rotateFeedSalt } from './feed-link.ts';
 import type { Tokens } from '../tokens.ts';
 

@@ -6,8 +6,8 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { AppError } from '../errors.ts';
-import { findSubscriberById, type SubscriberRecord } from '../subscribers/repo.ts';
-import { invalidLink } from '../subscribers/link-tokens.ts';
+import { findSubscriberById, type SubscriberRecord } from '../subscribers/records/repo.ts';
+import { invalidLink } from '../subscribers/records/link-tokens.ts';
 import { newSalt, type Tokens, type TokenSubject } from '../tokens.ts';
 
 /** The feed's own salt (NULL: never rotated). */

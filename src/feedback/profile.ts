@@ -3,7 +3,7 @@
 // orders and suggests with it.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
-import { ensurePaperTerms } from './paper-terms.ts';
+import { ensurePaperTerms } from '../match/paper-terms.ts';
 import { trainReaderModel } from './training.ts';
 
 const SQL_VOTE = `

@@ -20,12 +20,12 @@ import { AppError } from '../errors.ts';
 import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import { decodeItems } from '../plan/items.ts';
-import { invalidLink, resolveLink, type LinkKind } from '../subscribers/link-tokens.ts';
-import * as repo from '../subscribers/repo.ts';
-import type { SubscriberRecord } from '../subscribers/repo.ts';
+import { invalidLink, resolveLink, type LinkKind } from '../subscribers/records/link-tokens.ts';
+import * as repo from '../subscribers/records/repo.ts';
+import type { SubscriberRecord } from '../subscribers/records/repo.ts';
 import type { Tokens } from '../tokens.ts';
-import { ensureQuery } from '../topics/matcher.ts';
-import { MAX_TOPICS, parseTopic } from '../topics/parse.ts';
+import { ensureQuery } from '../match/matcher.ts';
+import { MAX_TOPICS, parseTopic } from '../match/parse.ts';
 import { recordVote } from './profile.ts';
 import type { Paper } from '../types.ts';
 

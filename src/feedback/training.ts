@@ -6,10 +6,10 @@
 // models existed (model-pass.ts).
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
-import { corpusStats } from '../like/terms.ts';
+import { corpusStats } from '../match/like/terms.ts';
 import { eachItem, parseTopicIds } from '../plan/items.ts';
 import { fitPlatt, outOfFoldScores, trainLogistic, type Example } from './model.ts';
-import { ensurePaperTerms } from './paper-terms.ts';
+import { ensurePaperTerms } from '../match/paper-terms.ts';
 
 /** Weights kept per model: bounds what scoring a day's papers costs per reader (model-pass.ts). */
 export const MODEL_TERMS = 64;

@@ -2,16 +2,16 @@
 // same retrying fetch as the sources. The format is detected unless given.
 import { readFile } from 'node:fs/promises';
 import type { Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { IncomingBatch } from '../types.ts';
 import { parseFeed, type FeedFormat } from './detect.ts';
 import { fetchText, type HostSpacer } from './fetch.ts';
+import type { SourceSettings } from './source-kinds/registry.ts';
 import { sourceSpacer } from './sources.ts';
 
 export interface LoadDeps {
-  config: Config;
+  config: SourceSettings;
   logger: Logger;
   /** Not read today; kept so callers pass the same deps everywhere. */
   clock?: Clock;

@@ -7,7 +7,6 @@
 // (timeout, 5xx after retries, malformed or partial data) ingests nothing for that day, is logged, and
 // is recorded in source_days as `error` with the reason; the other days and sources go on.
 import { utcDate, type Clock } from '../clock.ts';
-import type { Config } from '../config.ts';
 import type { Db } from '../db/open.ts';
 import { AppError, errorMessage } from '../errors.ts';
 import type { Logger } from '../log.ts';
@@ -15,7 +14,7 @@ import { HostSpacer, type FetchOptions } from './fetch.ts';
 import { ingestBatch, ingestCounts } from './ingest.ts';
 import { clearErrors, daysInWindow, recordDay, sourceDay, sourceErrors, sourceSummary, type SourceDay } from './source-days.ts';
 import type { AnySourceKind, DayFetch } from './source-kinds/kind.ts';
-import { SOURCE_KINDS, sourceKindList } from './source-kinds/registry.ts';
+import { SOURCE_KINDS, sourceKindList, type SourceSettings } from './source-kinds/registry.ts';
 import type { SourceSpec } from './source-spec.ts';
 
 /** An arXiv category or archive: cs.LG, hep-th, astro-ph.CO, math. */
@@ -59,7 +58,7 @@ export function parseSources(spec: string, kinds: readonly AnySourceKind[] = SOU
 }
 
 /** Spaces requests to the hosts every kind asks spacing for (arXiv's: ARXIV_MIN_INTERVAL_MS). */
-export function sourceSpacer(config: Config): HostSpacer {
+export function sourceSpacer(config: SourceSettings): HostSpacer {
   const table: Record<string, number> = {};
   for (const kind of SOURCE_KINDS) Object.assign(table, kind.spacing?.(config));
   return HostSpacer.fromTable(table);
@@ -81,7 +80,7 @@ export interface PollReport {
 
 export interface SourcePollerDeps {
   db: Db;
-  config: Config;
+  config: SourceSettings;
   clock: Clock;
   logger: Logger;
   /** Another fetch (tests use the real one against a local server). */

@@ -40,7 +40,7 @@ export function maxEncodedLength(inputBytes: number): number {
  * The output ends without a line break. (The hot loop copies runs of literal bytes up to the end of
  * the current line; everything else is the slow path. About 2 ns per byte of mostly-ASCII HTML.)
  * `startCol`: the output line already holds that many characters (a piece appended mid-line; see
- * qp-body.ts, which joins pieces encoded apart).
+ * render/encode/qp-body.ts, which joins pieces encoded apart).
  */
 export function encodeQuotedPrintableInto(
   input: Uint8Array,

@@ -7,7 +7,7 @@
 // Shape: From, To, Subject (RFC 2047 only when non-ASCII), Message-ID, Date, MIME-Version,
 // List-Unsubscribe (ONE header: <https…>, <mailto:…>), List-Unsubscribe-Post, any extra headers,
 // then multipart/alternative with text/plain and text/html, UTF-8; the text quoted-printable, the HTML
-// quoted-printable or, for digests, 7bit (ASCII with references, laid out by html-body.ts).
+// quoted-printable or, for digests, 7bit (ASCII with references, laid out by render/encode/html-body.ts).
 // CRLF line endings; every line, header or body, is under 998 bytes (quoted-printable bodies: at most 76).
 import { randomBytes } from 'node:crypto';
 import { AppError, errorMessage } from '../errors.ts';
@@ -62,7 +62,7 @@ export function createMessageBuilder(opts: { from: string }): MessageBuilder {
   // Constant for every message this builder makes.
   const fromLine = foldHeader(`From: ${formatAddresses(fromParsed)}`, FOLD_AT);
   // "=_" cannot occur in quoted-printable output, and no line of a 7bit HTML body starts with '-'
-  // (html-body.ts), so this boundary cannot collide with a body.
+  // (render/encode/html-body.ts), so this boundary cannot collide with a body.
   const boundary = `=_pd_${randomBytes(12).toString('hex')}`;
   const partHeaders = (type: string, transfer = 'quoted-printable') =>
     `--${boundary}\r\nContent-Type: ${type}; charset=utf-8\r\nContent-Transfer-Encoding: ${transfer}\r\n\r\n`;

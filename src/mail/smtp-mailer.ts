@@ -5,14 +5,13 @@
 // MailError with a kind (temporary / permanent / connection / ambiguous) the sender acts on; 'ambiguous'
 // (no answer after the whole message went out) comes from the send's progress (data-phase.ts).
 import { randomUUID } from 'node:crypto';
-import type { DkimConfig } from '../config.ts';
 import type { Logger } from '../log.ts';
 import { errorMessage } from '../errors.ts';
 import { DkimSigner } from './dkim.ts';
 import { MailError, toMailError } from './errors.ts';
 import { SmtpPool } from './smtp-pool.ts';
 import { createMessageBuilder, type RawMessage } from './raw-message.ts';
-import type { Mailer, OutgoingMail, SentMail } from './types.ts';
+import type { DkimConfig, Mailer, OutgoingMail, SentMail } from './types.ts';
 
 export interface SmtpMailerOptions {
   /** smtp://user:pass@host:port or smtps://… */

@@ -11,7 +11,7 @@ export interface OutgoingMail {
   messageId?: string;
   headers?: Record<string, string>;
   /**
-   * The bodies already encoded (a digest's, joined from per-run card bytes: see qp-body.ts, html-body.ts):
+   * The bodies already encoded (a digest's, joined from per-run card bytes: see render/encode/qp-body.ts, html-body.ts):
    * text quoted-printable; HTML as `htmlTransfer` says (default quoted-printable). When given, the SMTP
    * mailer sends these bytes and never reads `html` / `text`.
    */
@@ -30,4 +30,11 @@ export interface Mailer {
   /** Throws MailError on failure (temporary for 4xx / connection problems, permanent for 5xx). */
   send(mail: OutgoingMail): Promise<SentMail>;
   close(): Promise<void>;
+}
+
+/** The DKIM signing settings (DKIM_DOMAIN, DKIM_SELECTOR and a key), as src/config.ts reads them. */
+export interface DkimConfig {
+  domainName: string;
+  keySelector: string;
+  privateKey: string;
 }

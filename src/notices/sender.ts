@@ -3,7 +3,7 @@
 // moment it leaves), send, record the outcome. A failure follows the service's retry policy and backoff
 // curve (send/retry-policy.ts, backoff.ts); a relay that cannot be used at all (refused, TLS, AUTH) is
 // retried for NOTICE_GIVE_UP_MS whatever the attempts, so a confirmation goes out once the relay is fixed.
-import { scheduleWords } from '../subscribers/delivery-words.ts';
+import { scheduleWords } from '../subscribers/records/delivery-words.ts';
 import { hostname } from 'node:os';
 import { retryDelayMs } from '../backoff.ts';
 import type { Clock } from '../clock.ts';
@@ -16,7 +16,7 @@ import { toMailError } from '../mail/errors.ts';
 import type { Mailer } from '../mail/types.ts';
 import type { Renderer } from '../render/render.ts';
 import { afterFailure, type RetrySettings } from '../send/retry-policy.ts';
-import { findResubscribeRequest, findSubscriberById, listTopics, type SubscriberRecord } from '../subscribers/repo.ts';
+import { findResubscribeRequest, findSubscriberById, listTopics, type SubscriberRecord } from '../subscribers/records/repo.ts';
 import { claimNotice, dueNotices, nextNoticeRetry, recoverNotices, settleNotice, type Notice, type NoticeOutcome } from './repo.ts';
 
 /** A relay that cannot be used is retried this long after the notice was written; then it fails. */

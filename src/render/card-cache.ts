@@ -12,10 +12,10 @@
 // chance, see card()). Keyed by paper, not by (paper, reader's topic set): that key thrashed on broad
 // topics. Measured: BENCHMARKS.md § Why the code is shaped this way, card-cache.ts.
 import type { Logger } from '../log.ts';
-import { encodeHtmlSegment, type HtmlSegment } from '../mail/html-body.ts';
-import { encodeFixedRun, type FixedRun } from '../mail/html-fixed-run.ts';
-import { encodeSegment, type QpSegment } from '../mail/qp-body.ts';
-import { createHighlighter } from '../topics/highlight.ts';
+import { encodeHtmlSegment, type HtmlSegment } from './encode/html-body.ts';
+import { encodeFixedRun, type FixedRun } from './encode/html-fixed-run.ts';
+import { encodeSegment, type QpSegment } from './encode/qp-body.ts';
+import { createHighlighter } from '../match/highlight.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, makeHighlighter, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
 import { BoundedCache, buildParts, EMAIL_ABSTRACT_CHARS, emailAbstract, copyPaperInput, samePaper, type Highlight, type PaperInput, type PaperParts } from './render-parts.ts';
 import type { BlockPieces, CardBlocks } from './render-templates.ts';
@@ -32,7 +32,7 @@ export interface FixedItem {
 }
 
 /**
- * One block (full card or compact line) of one paper: shared pieces encoded (HTML as 7bit, html-body.ts;
+ * One block (full card or compact line) of one paper: shared pieces encoded (HTML as 7bit, encode/html-body.ts;
  * text as quoted-printable), reader pieces null.
  */
 export interface EncodedBlock {

@@ -8,7 +8,7 @@
 // Why: keying the cache by (paper, reader's topic set) thrashed on broad topics, because the sets a paper
 // is matched by are many; one entry per paper is ~1,000 entries for a 1,000-paper day.
 // Measured: BENCHMARKS.md § Why the code is shaped this way, card-cache.ts.
-import { createHighlighter, type Highlighter } from '../topics/highlight.ts';
+import { createHighlighter, type Highlighter } from '../match/highlight.ts';
 import { escapeHtml } from './render-format.ts';
 
 /** Inline style so the highlight survives clients that drop <style> and <mark>. */

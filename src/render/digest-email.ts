@@ -13,11 +13,11 @@
 // (full cards first; when even those do not all fit, the rest become compact lines, and what does not
 // fit as a line is left to the web view).
 import { AppError } from '../errors.ts';
-import { HtmlBodyWriter, htmlWireLength } from '../mail/html-body.ts';
-import { fixedRunHtml } from '../mail/html-fixed-run.ts';
+import { HtmlBodyWriter, htmlWireLength } from './encode/html-body.ts';
+import { fixedRunHtml } from './encode/html-fixed-run.ts';
 import { digestShell, type ShellShapes } from './digest-shell.ts';
 import { EncodedEmail } from './encoded-email.ts';
-import { QpBodyWriter, type ArenaPool, type QpSegment } from '../mail/qp-body.ts';
+import { QpBodyWriter, type ArenaPool, type QpSegment } from './encode/qp-body.ts';
 import type { CardBytes, CardCache, EncodedBlock } from './card-cache.ts';
 import { topicKeyOf } from './card-highlight.ts';
 import { CLOSE_SEG, litSlots, OPEN_SEG, startLitMasks } from './lit-slots.ts';
@@ -26,7 +26,7 @@ import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
 import { filledSize, plainSlots, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 import { TopicRuns } from './topic-runs.ts';
-import { topicLabel } from '../topics/label.ts';
+import { topicLabel } from '../match/label.ts';
 import { compactGroups, glanceLine, topPicks } from './digest-glance.ts';
 
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
@@ -362,7 +362,7 @@ export function feedbackView(paper: DigestPaperView): FeedbackView | null {
   };
 }
 
-/** The reader's matched topics as a card names them: each topic's label (topics/label.ts), not its query. */
+/** The reader's matched topics as a card names them: each topic's label (match/label.ts), not its query. */
 export function matchedView(paper: DigestPaperView): Matched {
   return paper.matchedTopics.map((m) => ({ text: topicLabel(tidy(m.text)), muteUrl: safeHref(m.muteUrl) }));
 }

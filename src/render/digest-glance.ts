@@ -5,8 +5,8 @@
 // matched topics in the reader's own order (the loader's order), and the others stay named on its line;
 // the groups follow the rank of their best line. Only the compact lines are grouped: the papers in full
 // above them are the top picks, in rank order.
-import { htmlWireLength } from '../mail/html-body.ts';
-import { topicLabel } from '../topics/label.ts';
+import { htmlWireLength } from './encode/html-body.ts';
+import { topicLabel } from '../match/label.ts';
 import { plural } from '../words.ts';
 import type { DigestPaperView, DigestView } from './digest-types.ts';
 import { escapeValue } from './render-templates.ts';

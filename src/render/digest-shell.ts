@@ -11,8 +11,8 @@
 //
 // A template that writes a value unescaped (`{{{…}}}` or `{{&…}}`, but for the card slots) gets no
 // shapes: such a shell is filled per message with its values marked (shell-html.ts), as before.
-import type { HtmlBodyWriter } from '../mail/html-body.ts';
-import { htmlWireLength } from '../mail/html-body.ts';
+import type { HtmlBodyWriter } from './encode/html-body.ts';
+import { htmlWireLength } from './encode/html-body.ts';
 import { addShellHtml, own, shellHtmlSize } from './shell-html.ts';
 import { fillPart, htmlPart, mark, MAX_SLOTS, parse, writeShapedHtml, type ShapedPart } from './reader-shape.ts';
 import { escapeValue, type CompiledTemplates, type Fill } from './render-templates.ts';

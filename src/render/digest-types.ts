@@ -72,8 +72,8 @@ export interface RenderedEmail {
    */
   htmlBytes?: number;
   /**
-   * Digest bodies as encoded bytes, ready for the MIME builder (raw-message.ts): the text quoted-printable,
-   * the HTML 7bit (src/mail/html-body.ts) or, when it could not be laid out so, quoted-printable.
+   * Digest bodies as encoded bytes, ready for the MIME builder (mail/raw-message.ts): the text quoted-printable,
+   * the HTML 7bit (src/render/encode/html-body.ts) or, when it could not be laid out so, quoted-printable.
    */
   encoded?: { html: Buffer[]; text: Buffer[]; htmlTransfer?: '7bit' | 'quoted-printable' };
   /**

@@ -1,8 +1,8 @@
 // The rendered digest email as the sender gets it: its bodies as encoded bytes (digest-email.ts wrote them
 // into pooled arenas), decoded only when something reads .html or .text (tests, the local catcher).
 import { AppError } from '../errors.ts';
-import { decodeHtmlBody } from '../mail/html-body.ts';
-import { decodeQuotedPrintable } from '../mail/qp-body.ts';
+import { decodeHtmlBody } from './encode/html-body.ts';
+import { decodeQuotedPrintable } from './encode/qp-body.ts';
 import type { RenderedEmail } from './digest-types.ts';
 
 /**

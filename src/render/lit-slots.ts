@@ -1,7 +1,7 @@
 // Which highlight slots of a card a reader sees lit (card-highlight.ts: one card per paper, a slot per
 // highlighted stretch naming the topics whose words it is), and the bytes their tags add: what
 // digest-email.ts needs to size and join a card for one reader.
-import { encodeHtmlSegment } from '../mail/html-body.ts';
+import { encodeHtmlSegment } from './encode/html-body.ts';
 import { LIT_PER_CARD, type CardBytes, type EncodedBlock, type LitSlots } from './card-cache.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
 import type { DigestPaperView } from './digest-types.ts';

@@ -1,13 +1,14 @@
 // `digest preview <email>`: the digest that would be sent to one subscriber now, rendered but not
 // sent. Matching and planning run inside a savepoint that is rolled back, so nothing is written.
 import { localTime, utcDate, type Clock } from '../clock.ts';
+import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { AppError } from '../errors.ts';
-import type { App } from '../main.ts';
-import { findSubscriberByEmail, markConfirmedForPreview } from '../subscribers/repo.ts';
-import { matchPending } from '../topics/matcher.ts';
+import type { Links } from '../links.ts';
+import { findSubscriberByEmail, markConfirmedForPreview } from '../subscribers/records/repo.ts';
+import { matchPending } from '../match/matcher.ts';
 import { planDigests } from '../plan/planner.ts';
-import type { RenderedEmail } from './render.ts';
+import type { RenderedEmail, Renderer } from './render.ts';
 import { loadDigestView } from './view.ts';
 
 const DAY_MS = 86_400_000;
@@ -27,7 +28,7 @@ const SQL_OPEN_DIGEST = `
   WHERE subscriber_id = ? AND status IN ('planned', 'retry')
   ORDER BY id DESC LIMIT 1`;
 
-export async function previewDigest(app: Pick<App, 'db' | 'clock' | 'links' | 'renderer'>, email: string): Promise<RenderedEmail | undefined> {
+export async function previewDigest(app: { db: Db; clock: Clock; links: Links; renderer: Renderer }, email: string): Promise<RenderedEmail | undefined> {
   const { db, clock, links, renderer } = app;
   const subscriber = findSubscriberByEmail(db, email);
   if (!subscriber) throw new AppError('NOT_FOUND', `no subscriber with address ${email}`);

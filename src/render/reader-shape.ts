@@ -11,9 +11,9 @@
 //
 // Templates whose reader parts read the paper (`p.…`, `@root`, `../`) get no shapes: their parts are
 // filled per reader as before (digest-email.ts falls back).
-import { encodeHtmlSegment, htmlWireLength, type HtmlBodyWriter, type HtmlSegment } from '../mail/html-body.ts';
-import { S_TEXT } from '../mail/html-7bit.ts';
-import { encodeSegment, leadSegment, type QpBodyWriter, type QpSegment } from '../mail/qp-body.ts';
+import { encodeHtmlSegment, htmlWireLength, type HtmlBodyWriter, type HtmlSegment } from './encode/html-body.ts';
+import { S_TEXT } from './encode/html-7bit.ts';
+import { encodeSegment, leadSegment, type QpBodyWriter, type QpSegment } from './encode/qp-body.ts';
 import { maxEncodedLength } from '../mail/quoted-printable.ts';
 import { escapeValue, type BlockPieces, type CardBlocks } from './render-templates.ts';
 import { FIRST_TOPIC_SLOT, runSpan, type RunSpan, type TopicRuns } from './topic-runs.ts';

@@ -1,7 +1,7 @@
 // The subscriber-independent pieces of a paper card (escaped, highlighted, trimmed). The email's cards
 // are built from them once per (paper, set of matched topics) and run, in card-cache.ts.
 import type { Paper } from '../types.ts';
-import type { Highlighter } from '../topics/highlight.ts';
+import type { Highlighter } from '../match/highlight.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN } from './card-highlight.ts';
 import {
   authorsLine,

@@ -6,7 +6,7 @@
 import type { Logger } from '../log.ts';
 import { CardCache, DEFAULT_CARD_CACHE_BYTES } from './card-cache.ts';
 import { emailPaperLimit, matchedView, renderDigestEmail, safeLinks, topicKey, type DigestLayout } from './digest-email.ts';
-import { ArenaPool } from '../mail/qp-body.ts';
+import { ArenaPool } from './encode/qp-body.ts';
 import { ReaderShapes } from './reader-shape.ts';
 import { ShellShapes } from './digest-shell.ts';
 import { paperDaysLabel, plural, safeHref, tidy } from './render-format.ts';

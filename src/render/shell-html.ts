@@ -8,7 +8,7 @@
 // values is the template's own text, looked up here and encoded once per layout state it starts in (a
 // piece after a link starts inside an attribute value); only the values are encoded per message.
 // Measured: BENCHMARKS.md § Why the code is shaped this way, shell-html.ts.
-import { encodeHtmlSegment, htmlWireLength, type HtmlBodyWriter, type HtmlSegment } from '../mail/html-body.ts';
+import { encodeHtmlSegment, htmlWireLength, type HtmlBodyWriter, type HtmlSegment } from './encode/html-body.ts';
 
 const OPEN = '\u0001';
 const CLOSE = '\u0002';

@@ -10,8 +10,8 @@
 // out once from the state the part is in there, the text part encoded for the column it lands on (always
 // the same: it follows a line's fixed start).
 // Measured: BENCHMARKS.md § Why the code is shaped this way, topic-runs.ts.
-import { encodeHtmlSegment, htmlWireLength, type HtmlSegment } from '../mail/html-body.ts';
-import { encodeQpRun, type QpRun } from '../mail/qp-body.ts';
+import { encodeHtmlSegment, htmlWireLength, type HtmlSegment } from './encode/html-body.ts';
+import { encodeQpRun, type QpRun } from './encode/qp-body.ts';
 import { escapeValue } from './render-templates.ts';
 
 /** Where a part's matched values lie: slots[from..to] (reader-shape.ts ShapedPart.run). */

@@ -15,7 +15,7 @@ import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import type { Logger } from '../log.ts';
 import { planDigests } from '../plan/planner.ts';
-import { matchPending } from '../topics/matcher.ts';
+import { matchPending } from '../match/matcher.ts';
 
 export interface RestoreSettlement {
   /** Current slots the backup had no row for, planned now (and then marked unknown with the rest). */

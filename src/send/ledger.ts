@@ -77,7 +77,7 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import type { Logger } from '../log.ts';
-import { advanceWatermark, countDeliveryFailure } from '../subscribers/repo.ts';
+import { advanceWatermark, countDeliveryFailure } from '../subscribers/records/repo.ts';
 
 const HOST = hostname();
 const STARTED_AT = Math.round(performance.timeOrigin);

@@ -9,9 +9,9 @@ import { retryWhileBusy } from '../db/busy.ts';
 import { CHUNK_TARGET_MS } from '../plan/planner.ts';
 import { AppError, errorMessage } from '../errors.ts';
 import { newSalt } from '../tokens.ts';
-import { ensureQuery } from '../topics/matcher.ts';
-import { parseTopic } from '../topics/parse.ts';
-import * as repo from './repo.ts';
+import { ensureQuery } from '../match/matcher.ts';
+import { parseTopic } from '../match/parse.ts';
+import * as repo from './records/repo.ts';
 import { activeOptOuts, describeOptOuts } from '../consent/history.ts';
 import { LineReport, type LineIssue } from './import-report.ts';
 

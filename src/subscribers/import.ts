@@ -20,8 +20,8 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { CsvError, parse } from 'csv-parse';
 import type { Db } from '../db/open.ts';
 import { AppError, errorMessage, isAppError } from '../errors.ts';
-import { parseTopics } from '../topics/parse.ts';
-import { normaliseEmail } from './email-address.ts';
+import { parseTopics } from '../match/parse.ts';
+import { normaliseEmail } from './records/email-address.ts';
 import { ImportRefused, LineReport } from './import-report.ts';
 
 import type { ImportApp, ImportResult, StagedRow } from './import-types.ts';

@@ -6,9 +6,9 @@ import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import type { Tokens } from '../tokens.ts';
 import type { SubscriberStatus } from '../types.ts';
-import { normaliseEmail } from './email-address.ts';
-import { resolveLink } from './link-tokens.ts';
-import * as repo from './repo.ts';
+import { normaliseEmail } from './records/email-address.ts';
+import { resolveLink } from './records/link-tokens.ts';
+import * as repo from './records/repo.ts';
 import type { SubscriberListing } from './types.ts';
 import { toListing } from './views.ts';
 

@@ -7,7 +7,7 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/open.ts';
 import type { Links } from '../links.ts';
-import type { LikeLookups } from '../like/lookups.ts';
+import type { LikeLookups } from '../match/like/lookups.ts';
 import type { Logger } from '../log.ts';
 import type { Mailer } from '../mail/types.ts';
 import { createNoticeSender } from '../notices/sender.ts';
@@ -30,7 +30,7 @@ export interface SubscriberServiceDeps {
   renderer: Pick<Renderer, 'confirm'>;
   config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'> & RetrySettings;
   logger: Logger;
-  /** Looks up like: examples that are not in the database (bounded, in the background: like/lookups.ts); unset: refused. */
+  /** Looks up like: examples that are not in the database (bounded, in the background: match/like/lookups.ts); unset: refused. */
   likeLookups?: LikeLookups | undefined;
 }
 

@@ -13,9 +13,9 @@ import { AppError } from '../errors.ts';
 import type { NoticeKind } from '../notices/repo.ts';
 import { newSalt } from '../tokens.ts';
 import type { SubscriberStatus } from '../types.ts';
-import { invalidLink } from './link-tokens.ts';
-import * as repo from './repo.ts';
-import type { SubscriberRecord } from './repo.ts';
+import { invalidLink } from './records/link-tokens.ts';
+import * as repo from './records/repo.ts';
+import type { SubscriberRecord } from './records/repo.ts';
 import type { SubscribeInput, SubscribeOutcome } from './types.ts';
 
 export interface SubscriptionWrite {

@@ -3,11 +3,11 @@
 // examples looked up before any transaction (it may ask arXiv).
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
-import { ensureExamples } from '../like/like.ts';
-import type { LikeLookups } from '../like/lookups.ts';
-import { ensureQuery } from '../topics/matcher.ts';
-import { parseTopic, parseTopics, type ParsedTopic } from '../topics/parse.ts';
-import type * as repo from './repo.ts';
+import { ensureExamples } from '../match/like/like.ts';
+import type { LikeLookups } from '../match/like/lookups.ts';
+import { ensureQuery } from '../match/matcher.ts';
+import { parseTopic, parseTopics, type ParsedTopic } from '../match/parse.ts';
+import type * as repo from './records/repo.ts';
 
 export interface CheckedTopic {
   text: string;

@@ -1,6 +1,6 @@
 // What the subscriber use cases return of a topic or a subscriber: narrow views of the stored rows.
 import type { Topic } from '../types.ts';
-import type { SubscriberRecord } from './repo.ts';
+import type { SubscriberRecord } from './records/repo.ts';
 import type { SubscriberListing, TopicView } from './types.ts';
 
 export function toTopicView(t: Topic): TopicView {

@@ -12,7 +12,7 @@ import type { Pages } from './pages.ts';
 import type { PollReport } from '../ingest/sources.ts';
 import type { FeedbackService } from '../feedback/service.ts';
 import type { FeedService } from '../feed/atom.ts';
-import type { TopicPreviewService } from '../topics/preview-service.ts';
+import type { TopicPreviewService } from '../match/preview-service.ts';
 import type { ConsoleService } from '../admin/console.ts';
 import type { WebhookEvents } from '../bounces/webhook-events.ts';
 import type { HealthCheck } from '../report/health.ts';

@@ -1,6 +1,6 @@
 // Highlighter segments -> safe HTML: every character escaped, matched words wrapped in <mark>.
 import { escapeHtml } from '../html.ts';
-import type { Segment } from '../topics/highlight.ts';
+import type { Segment } from '../match/highlight.ts';
 
 export function segmentsToHtml(segments: Segment[]): string {
   return segments.map((s) => (s.hit ? `<mark>${escapeHtml(s.text)}</mark>` : escapeHtml(s.text))).join('');

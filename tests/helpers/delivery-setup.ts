@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/log.ts';
 import { createSmtpMailer } from '../../src/mail/smtp-mailer.ts';
 import type { Mailer } from '../../src/mail/types.ts';
 import { Tokens } from '../../src/tokens.ts';
-import { matchPending } from '../../src/topics/matcher.ts';
+import { matchPending } from '../../src/match/matcher.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { tempDatabase, withDatabase, type TempDb } from './seed.ts';
 import { SmtpSink, type SinkOptions } from './smtp-sink.ts';

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { decodeItems, type LedgerItem } from '../../src/plan/items.ts';
 import { newSalt } from '../../src/tokens.ts';
-import { ensureQuery } from '../../src/topics/matcher.ts';
-import { parseTopic } from '../../src/topics/parse.ts';
+import { ensureQuery } from '../../src/match/matcher.ts';
+import { parseTopic } from '../../src/match/parse.ts';
 
 export interface TempDb {
   db: Db;

@@ -14,7 +14,7 @@ import { planDigests } from '../../src/plan/planner.ts';
 import { runFailure, type PipelineReport } from '../../src/pipeline.ts';
 import { createScheduler } from '../../src/scheduler.ts';
 import { emptySummary } from '../../src/send/send-types.ts';
-import { matchPending } from '../../src/topics/matcher.ts';
+import { matchPending } from '../../src/match/matcher.ts';
 
 const saved = { ...process.env };
 let t: TempDb | undefined;

@@ -2,7 +2,7 @@
 // the relay going away mid-run. Every assertion counts emails per address on a real SMTP server.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/open.ts';
-import { matchPending } from '../../src/topics/matcher.ts';
+import { matchPending } from '../../src/match/matcher.ts';
 import { planDigests } from '../../src/plan/planner.ts';
 import { deliveryEnvVars, runSummary, startChildRun } from '../helpers/delivery-setup.ts';
 import { countByStatus, digestRows, seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';

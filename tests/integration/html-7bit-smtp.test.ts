@@ -1,11 +1,11 @@
-// A digest whose HTML part is 7bit (src/mail/html-body.ts), through the real SMTP mailer to a real SMTP
+// A digest whose HTML part is 7bit (src/render/encode/html-body.ts), through the real SMTP mailer to a real SMTP
 // server: lines that start with a dot (a <style> rule, a lone "." line) arrive intact, so the SMTP layer's
 // dot-stuffing still does its job for this part; and a rendered digest keeps a DKIM signature an
 // independent verifier (mailauth, relaxed body canonicalisation) accepts.
 import { generateKeyPairSync } from 'node:crypto';
 import { dkimVerify } from 'mailauth';
 import { afterEach, describe, expect, it } from 'vitest';
-import { decodeHtmlBody, HtmlBodyWriter } from '../../src/mail/html-body.ts';
+import { decodeHtmlBody, HtmlBodyWriter } from '../../src/render/encode/html-body.ts';
 import { encodeQuotedPrintable } from '../../src/mail/quoted-printable.ts';
 import type { SmtpMailerOptions } from '../../src/mail/smtp-mailer.ts';
 import { createRenderer } from '../../src/render/render.ts';

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ingestBatch } from '../../src/ingest/ingest.ts';
 import { readBatchFile } from '../../src/ingest/readers/batch.ts';
-import { LIKE_LOOKUPS_PER_REQUEST } from '../../src/like/lookups.ts';
+import { LIKE_LOOKUPS_PER_REQUEST } from '../../src/match/like/lookups.ts';
 import { fetchSources } from '../../src/pipeline.ts';
 import { startFeedServer, xml, type FeedServer } from '../helpers/feed-server.ts';
 import { jsonPost, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';

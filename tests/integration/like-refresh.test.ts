@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ingestBatch } from '../../src/ingest/ingest.ts';
 import { readBatchFile } from '../../src/ingest/readers/batch.ts';
-import { ensureQuery, matchPending } from '../../src/topics/matcher.ts';
-import { parseTopic } from '../../src/topics/parse.ts';
+import { ensureQuery, matchPending } from '../../src/match/matcher.ts';
+import { parseTopic } from '../../src/match/parse.ts';
 import { tempDatabase, type TempDb } from '../helpers/seed.ts';
 
 const sample = JSON.parse(readFileSync(new URL('../../samples/daily-papers-sample.json', import.meta.url), 'utf8')) as {

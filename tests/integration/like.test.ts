@@ -5,11 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.ts';
 import { ingestBatch } from '../../src/ingest/ingest.ts';
 import { readBatchFile } from '../../src/ingest/readers/batch.ts';
-import { arxivExampleFetcher } from '../../src/like/arxiv-fetcher.ts';
-import { buildLikeQuery, ensureExamples } from '../../src/like/like.ts';
-import { countStems, estimatedSelfScore } from '../../src/like/terms.ts';
-import { ensureQuery, matchPending, previewTopicDetails } from '../../src/topics/matcher.ts';
-import { parseTopic } from '../../src/topics/parse.ts';
+import { arxivExampleFetcher } from '../../src/match/like/arxiv-fetcher.ts';
+import { buildLikeQuery, ensureExamples } from '../../src/match/like/like.ts';
+import { countStems, estimatedSelfScore } from '../../src/match/like/terms.ts';
+import { ensureQuery, matchPending, previewTopicDetails } from '../../src/match/matcher.ts';
+import { parseTopic } from '../../src/match/parse.ts';
 import { startFeedServer, xml, type FeedServer } from '../helpers/feed-server.ts';
 import { tempDatabase, type TempDb } from '../helpers/seed.ts';
 

@@ -3,8 +3,8 @@
 // Used by matcher*.test.ts.
 import { readFileSync } from 'node:fs';
 import type { Db } from '../../src/db/open.ts';
-import { ensureQuery } from '../../src/topics/matcher.ts';
-import { parseTopic } from '../../src/topics/parse.ts';
+import { ensureQuery } from '../../src/match/matcher.ts';
+import { parseTopic } from '../../src/match/parse.ts';
 
 export interface FixturePaper {
   title: string;

@@ -1,6 +1,6 @@
 // previewTopic: what a typed query would have matched among recent papers (real SQLite file).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { previewTopic } from '../../src/topics/matcher.ts';
+import { previewTopic } from '../../src/match/matcher.ts';
 import { appErrorFrom } from '../helpers/app-error.ts';
 import { tempDatabase, type TempDb } from '../helpers/seed.ts';
 import { FIXTURE, addBatch, addPaper, authorsOf, categoriesOf, grep } from './matcher-fixture.ts';

@@ -3,10 +3,10 @@ import Database from 'better-sqlite3';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/open.ts';
-import { createHighlighter } from '../../src/topics/highlight.ts';
-import { foldToken, stemToken, tokenRegex } from '../../src/topics/normalize.ts';
-import { matchPending, removeUnusedQueries } from '../../src/topics/matcher.ts';
-import { parseTopic } from '../../src/topics/parse.ts';
+import { createHighlighter } from '../../src/match/highlight.ts';
+import { foldToken, stemToken, tokenRegex } from '../../src/match/normalize.ts';
+import { matchPending, removeUnusedQueries } from '../../src/match/matcher.ts';
+import { parseTopic } from '../../src/match/parse.ts';
 import { tempDatabase, type TempDb } from '../helpers/seed.ts';
 import {
   FIXTURE,

@@ -3,7 +3,7 @@
 // with every topic anyone ever typed; queries still in use keep their matches and are not re-matched.
 import { afterEach, describe, expect, it } from 'vitest';
 import { runPipeline } from '../../src/pipeline.ts';
-import { findSubscriberById } from '../../src/subscribers/repo.ts';
+import { findSubscriberById } from '../../src/subscribers/records/repo.ts';
 import { seedBatch, seedSubscriber } from '../helpers/seed.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 

@@ -12,7 +12,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { recordVote } from '../../src/feedback/profile.ts';
 import { planDigests, type PlanOptions } from '../../src/plan/planner.ts';
-import { matchPending } from '../../src/topics/matcher.ts';
+import { matchPending } from '../../src/match/matcher.ts';
 import { digestRows, rowItems, seedBatch, seedSubscribers, tempDatabase, type SeedSubscriber, type TempDb } from '../helpers/seed.ts';
 
 const sample = (JSON.parse(readFileSync(new URL('../../samples/daily-papers-sample.json', import.meta.url), 'utf8')) as {

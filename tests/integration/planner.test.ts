@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import type { Db } from '../../src/db/open.ts';
 import { planDigests } from '../../src/plan/planner.ts';
-import { matchPending } from '../../src/topics/matcher.ts';
+import { matchPending } from '../../src/match/matcher.ts';
 import { digestRows, rowItems, seedBatch, seedSubscriber, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
 
 let t: TempDb;

@@ -8,7 +8,7 @@ import type { ModelPassTotals } from '../../src/feedback/model-pass.ts';
 import { ingestBatch } from '../../src/ingest/ingest.ts';
 import { readBatchFile } from '../../src/ingest/readers/batch.ts';
 import { planDigests } from '../../src/plan/planner.ts';
-import { matchPending } from '../../src/topics/matcher.ts';
+import { matchPending } from '../../src/match/matcher.ts';
 import { seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
 
 const sample = JSON.parse(readFileSync(new URL('../../samples/daily-papers-sample.json', import.meta.url), 'utf8')) as {

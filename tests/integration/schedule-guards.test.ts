@@ -14,7 +14,7 @@ import { createApp, type App } from '../../src/main.ts';
 import { runPipeline } from '../../src/pipeline.ts';
 import { planDigests } from '../../src/plan/planner.ts';
 import { metricsText } from '../../src/report/status.ts';
-import { matchPending } from '../../src/topics/matcher.ts';
+import { matchPending } from '../../src/match/matcher.ts';
 import { buildServer } from '../../src/web/server.ts';
 import { deliveryEnvVars } from '../helpers/delivery-setup.ts';
 import { freePort } from '../helpers/ports.ts';

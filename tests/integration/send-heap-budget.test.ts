@@ -17,7 +17,7 @@ import { readTemplateSources } from '../../src/render/render-templates.ts';
 import { DigestLoader } from '../../src/render/view.ts';
 import { GC_HEADROOM, THREAD_BASE_MB, workerCardCacheMb, workerHeapMb } from '../../src/send/send-workers.ts';
 import { Tokens } from '../../src/tokens.ts';
-import { matchPending } from '../../src/topics/matcher.ts';
+import { matchPending } from '../../src/match/matcher.ts';
 import { sendPending } from '../../src/send/sender.ts';
 import { deliveryEnv, type DeliveryEnv } from '../helpers/delivery-setup.ts';
 import { seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';

@@ -2,7 +2,7 @@
 // position of the group that goes too deep, by the topic builder's preview and by subscribe (which
 // stores nothing), and the deepest query we accept runs in the matcher.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_GROUP_DEPTH } from '../../src/topics/parse.ts';
+import { MAX_GROUP_DEPTH } from '../../src/match/parse.ts';
 import { jsonPost, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
 /** `a OR (b c OR (b c OR (… z)))`: OR and AND alternate, so nothing flattens. */

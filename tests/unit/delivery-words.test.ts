@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextDeliveryWords, scheduleWords } from '../../src/subscribers/delivery-words.ts';
+import { nextDeliveryWords, scheduleWords } from '../../src/subscribers/records/delivery-words.ts';
 
 describe('when a new reader’s digests come, in their own zone', () => {
   const berlin = { timezone: 'Europe/Berlin', deliveryHour: 7, frequency: 'daily' as const, weeklyDay: 1 };

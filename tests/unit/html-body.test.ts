@@ -1,12 +1,12 @@
-// The digest's HTML part as 7bit (src/mail/html-body.ts), read back by an independent parser (postal-mime):
+// The digest's HTML part as 7bit (src/render/encode/html-body.ts), read back by an independent parser (postal-mime):
 // the same HTML as before the encoding, pure ASCII, every line within 998 octets, non-ASCII (accents, emoji,
 // CJK) intact, no line starting with '.' or '-'; where a 7bit layout is impossible, quoted-printable of the
 // same bytes.
 import { convert } from 'html-to-text';
 import PostalMime from 'postal-mime';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, htmlWireLength, HTML_MAX_LINE } from '../../src/mail/html-body.ts';
-import { ArenaPool } from '../../src/mail/qp-body.ts';
+import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, htmlWireLength, HTML_MAX_LINE } from '../../src/render/encode/html-body.ts';
+import { ArenaPool } from '../../src/render/encode/qp-body.ts';
 import { createMessageBuilder } from '../../src/mail/raw-message.ts';
 import { createRenderer, type DigestPaperView, type DigestView, type Renderer } from '../../src/render/render.ts';
 

@@ -1,10 +1,10 @@
-// A card's shared run laid out once for any column (src/mail/html-fixed-run.ts) against the same run joined
+// A card's shared run laid out once for any column (src/render/encode/html-fixed-run.ts) against the same run joined
 // segment by segment (HtmlBodyWriter.addSegment, the path it replaces): at every column a body can be at
 // and for every set of lit highlights, the same HTML once decoded, the same sizes (what the clipping cap
 // counts), and a valid 7bit layout: every line within HTML_MAX_LINE, none starting with '.' or '-'.
 import { describe, expect, it } from 'vitest';
-import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, HTML_MAX_LINE } from '../../src/mail/html-body.ts';
-import { encodeFixedRun, fixedRunHtml, type RunSlot } from '../../src/mail/html-fixed-run.ts';
+import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, HTML_MAX_LINE } from '../../src/render/encode/html-body.ts';
+import { encodeFixedRun, fixedRunHtml, type RunSlot } from '../../src/render/encode/html-fixed-run.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN } from '../../src/render/card-highlight.ts';
 
 const TAGS = { open: HIGHLIGHT_OPEN, close: HIGHLIGHT_CLOSE };

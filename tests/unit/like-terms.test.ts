@@ -3,7 +3,7 @@
 // (documents holding the stem), so the choice of terms is checked on its own.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { countStems, distinctiveTerms, estimatedSelfScore, idf, type CorpusStats } from '../../src/like/terms.ts';
+import { countStems, distinctiveTerms, estimatedSelfScore, idf, type CorpusStats } from '../../src/match/like/terms.ts';
 
 const page = JSON.parse(readFileSync('/work/shared/fixtures/daily-papers-page.json', 'utf8')) as {
   papers: Array<{ title: string; abstract: string }>;

@@ -4,7 +4,7 @@
 import PostalMime from 'postal-mime';
 import { describe, expect, it } from 'vitest';
 import { createMessageBuilder } from '../../src/mail/raw-message.ts';
-import { ArenaPool, decodeQuotedPrintable, encodeSegment, leadSegment, QpBodyWriter } from '../../src/mail/qp-body.ts';
+import { ArenaPool, decodeQuotedPrintable, encodeSegment, leadSegment, QpBodyWriter } from '../../src/render/encode/qp-body.ts';
 import { encodeQuotedPrintable } from '../../src/mail/quoted-printable.ts';
 
 const pieces = [

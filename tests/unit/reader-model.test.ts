@@ -1,7 +1,7 @@
-// The reader model's arithmetic (src/feedback/model.ts), its paper vectors (features.ts) and the packed
+// The reader model's arithmetic (src/feedback/model.ts), its paper vectors (src/match/features.ts) and the packed
 // lists the plan's model pass writes (repack.ts), apart from any database.
 import { describe, expect, it } from 'vitest';
-import { paperFeatures } from '../../src/feedback/features.ts';
+import { paperFeatures } from '../../src/match/features.ts';
 import { fitPlatt, outOfFoldScores, rawScore, sigmoid, trainLogistic, type Example } from '../../src/feedback/model.ts';
 import { packItems } from '../../src/feedback/repack.ts';
 import { decodeItems, encodeItems } from '../../src/plan/items.ts';

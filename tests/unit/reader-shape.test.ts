@@ -2,10 +2,10 @@
 // when Handlebars fills them per reader: same HTML, same text, same size for the clipping cap, and the
 // HTML still 7bit in lines within the limit, whatever the topics, links and names hold.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, HTML_MAX_LINE } from '../../src/mail/html-body.ts';
+import { decodeHtmlBody, encodeHtmlSegment, HtmlBodyWriter, HTML_MAX_LINE } from '../../src/render/encode/html-body.ts';
 import { createRenderer, type DigestPaperView, type DigestView, type RenderedEmail, type Renderer } from '../../src/render/render.ts';
 import { runSpan, TopicRuns } from '../../src/render/topic-runs.ts';
-import { decodeQuotedPrintable } from '../../src/mail/qp-body.ts';
+import { decodeQuotedPrintable } from '../../src/render/encode/qp-body.ts';
 
 const LINKS = {
   preferences: 'https://digest.example.org/preferences/tok-pref',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { topicLabel } from '../../src/topics/label.ts';
+import { topicLabel } from '../../src/match/label.ts';
 
 describe('a topic as the reader names it', () => {
   it('drops the query syntax: quotes, OR, field prefixes, excluded terms, filters', () => {

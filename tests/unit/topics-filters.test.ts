@@ -1,6 +1,6 @@
 // Topic filters in the query language: `upvotes>=N` and `like:<arXiv id>[,<id>…]`, with precise errors.
 import { describe, expect, it } from 'vitest';
-import { parseTopic } from '../../src/topics/parse.ts';
+import { parseTopic } from '../../src/match/parse.ts';
 
 function errorOf(text: string): string {
   try {

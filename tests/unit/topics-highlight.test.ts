@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createHighlighter, type Segment } from '../../src/topics/highlight.ts';
+import { createHighlighter, type Segment } from '../../src/match/highlight.ts';
 
 /** The highlighted pieces of `text`, after checking the segments put together give the text back. */
 function hits(topics: string[], text: string): string[] {

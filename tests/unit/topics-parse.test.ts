@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AppError } from '../../src/errors.ts';
-import { MAX_TOPICS, parseTopic, parseTopics } from '../../src/topics/parse.ts';
+import { MAX_TOPICS, parseTopic, parseTopics } from '../../src/match/parse.ts';
 import { appErrorFrom } from '../helpers/app-error.ts';
 
 const fts = (text: string) => parseTopic(text).fts;

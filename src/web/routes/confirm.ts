@@ -6,7 +6,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { sendPage } from '../respond.ts';
 import type { RouteDeps } from '../deps.ts';
 import { tokenParams } from '../token-param.ts';
-import { topicLabel } from '../../topics/label.ts';
+import { topicLabel } from '../../match/label.ts';
 
 /** The confirmation page lists papers that already match: from these last days, at most this many. */
 const RECENT_DAYS = 3;

@@ -1,7 +1,7 @@
 // GET /api/topics/preview?q=…: what a topic being typed would have matched in the last 14 days,
 // with the matching words highlighted, or the syntax error and its position. Called by the topic
 // builder on the subscribe and preferences pages. The work is the topic preview service's
-// (src/topics/preview-service.ts); this route renders its highlights as HTML.
+// (src/match/preview-service.ts); this route renders its highlights as HTML.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';

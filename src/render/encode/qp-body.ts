@@ -11,7 +11,7 @@
 // - the column after every piece is known (after a shared piece: fixed, computed once).
 // A piece's last blank is escaped (=20) even when the next piece goes on with the line: one harmless
 // escape per piece, which a decoder reads as the same space.
-import { encodeQuotedPrintableInto, MAX_CONTENT, maxEncodedLength } from './quoted-printable.ts';
+import { encodeQuotedPrintableInto, MAX_CONTENT, maxEncodedLength } from '../../mail/quoted-printable.ts';
 import { ArenaWriter } from './arena.ts';
 
 export { ArenaPool } from './arena.ts';

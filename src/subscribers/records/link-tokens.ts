@@ -1,9 +1,9 @@
 // Resolves a signed link token to the subscriber it was made for, or throws a clear 4xx AppError.
 // A token made for another purpose, another subscriber, or tampered with in any way is refused.
-import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
-import { AppError } from '../errors.ts';
-import type { Tokens } from '../tokens.ts';
+import type { Clock } from '../../clock.ts';
+import type { Db } from '../../db/open.ts';
+import { AppError } from '../../errors.ts';
+import type { Tokens } from '../../tokens.ts';
 import { findSubscriberById, type SubscriberRecord } from './repo.ts';
 
 export type LinkKind = 'confirm' | 'manage' | 'mute' | 'view' | 'paper' | 'feed' | 'read';

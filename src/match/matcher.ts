@@ -7,8 +7,8 @@ import { paperFromRow, type PaperRow } from '../db/paper-row.ts';
 import type { Db } from '../db/open.ts';
 import { invalid } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { indexPaperTerms } from '../feedback/paper-terms.ts';
-import { buildLikeQuery, LIKE_REFRESH_GROWTH, LIKE_THRESHOLD, termsJson } from '../like/like.ts';
+import { indexPaperTerms } from './paper-terms.ts';
+import { buildLikeQuery, LIKE_REFRESH_GROWTH, LIKE_THRESHOLD, termsJson } from './like/like.ts';
 import { parseTopic, type ParsedTopic } from './parse.ts';
 import type { Paper } from '../types.ts';
 

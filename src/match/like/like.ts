@@ -7,11 +7,11 @@
 // (queries.like_self): a paper on the same problem shares several rare terms and scores close to the
 // example; a paper sharing only a common word or two does not.
 // Tuned on the 71 sample abstracts (checked in tests/integration/like.test.ts): see LIKE_THRESHOLD.
-import type { Db } from '../db/open.ts';
-import { statement } from '../db/statements.ts';
-import { AppError } from '../errors.ts';
+import type { Db } from '../../db/open.ts';
+import { statement } from '../../db/statements.ts';
+import { AppError } from '../../errors.ts';
 import { corpusStats, countStems, distinctiveTerms, estimatedSelfScore, type WeightedTerm } from './terms.ts';
-import type { Paper } from '../types.ts';
+import type { Paper } from '../../types.ts';
 
 /** Terms in a like: query. More terms find more paraphrases but let more common-ish words in. */
 export const LIKE_TERMS = 16;

@@ -1,7 +1,7 @@
 // Looks a like: example up through the arXiv query API (ARXIV_API_URL?id_list=<id>), when the paper is
 // not in the database. Real HTTP through the shared fetch code (timeouts, retries, host spacing).
-import { fetchText, type FetchOptions } from '../ingest/fetch.ts';
-import { readArxivFeed } from '../ingest/readers/arxiv.ts';
+import { fetchText, type FetchOptions } from '../../ingest/fetch.ts';
+import { readArxivFeed } from '../../ingest/readers/arxiv.ts';
 import type { ExampleFetcher } from './like.ts';
 
 export function arxivExampleFetcher(apiUrl: string, fo: FetchOptions): ExampleFetcher {

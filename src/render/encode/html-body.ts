@@ -9,7 +9,7 @@
 import { S_TEXT } from './html-7bit.ts';
 import { ArenaWriter, type ArenaPool } from './arena.ts';
 import { CRLF, dueAt, encodeInto, HTML_MAX_LINE, maxOut, TARGET, type HtmlSegment, type Layout } from './html-layout.ts';
-import { encodeQuotedPrintable } from './quoted-printable.ts';
+import { encodeQuotedPrintable } from '../../mail/quoted-printable.ts';
 import type { FixedRun } from './html-fixed-run.ts';
 
 export { encodeHtmlSegment, HTML_MAX_LINE, type HtmlSegment } from './html-layout.ts';

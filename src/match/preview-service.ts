@@ -6,7 +6,7 @@ import { utcDate, type Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { isAppError } from '../errors.ts';
-import { LIKE_UNKNOWN } from '../like/like.ts';
+import { LIKE_UNKNOWN } from './like/like.ts';
 import { createHighlighter, type Segment } from './highlight.ts';
 import { previewTopicDetails } from './matcher.ts';
 import { TOPIC_INVALID } from './parse.ts';

@@ -7,10 +7,10 @@
 // - a request waits at most LIKE_LOOKUP_WAIT_MS (10 s); past that it answers 503 with Retry-After, the lookup goes on,
 //   and the example it stores (like_examples) is there when the reader tries again;
 // - an id arXiv does not know is remembered for LIKE_UNKNOWN_TTL_MS and refused without asking again.
-import type { Clock } from '../clock.ts';
-import type { Db } from '../db/open.ts';
-import { AppError } from '../errors.ts';
-import type { Logger } from '../log.ts';
+import type { Clock } from '../../clock.ts';
+import type { Db } from '../../db/open.ts';
+import { AppError } from '../../errors.ts';
+import type { Logger } from '../../log.ts';
 import { LIKE_UNKNOWN, missingExamples, storeExample, unknownExample, type ExampleFetcher } from './like.ts';
 
 export const LIKE_LOOKUPS_PER_REQUEST = 3;

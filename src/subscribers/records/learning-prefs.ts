@@ -1,6 +1,6 @@
 // The reader's learning preferences (what their reader model may do): their own cap on papers per email and whether
 // "you may also like" suggestions are added; read and written by repo.ts (the subscribers table's module).
-import { fieldInvalid } from '../errors.ts';
+import { fieldInvalid } from '../../errors.ts';
 
 export const MAX_PAPERS_LIMIT = 500;
 

@@ -5,11 +5,11 @@
 // saturated term frequency (title words count BM25_TITLE_WEIGHT times, as in matching) times its
 // inverse document frequency from the fts5vocab table papers_vocab: common words ("model",
 // "learning" in an ML listing) weigh little, the words that tell a paper's problem apart weigh most.
-import type { Db } from '../db/open.ts';
-import { statement } from '../db/statements.ts';
-import { foldToken, stemToken, tokenRegex } from '../topics/normalize.ts';
+import type { Db } from '../../db/open.ts';
+import { statement } from '../../db/statements.ts';
+import { foldToken, stemToken, tokenRegex } from '../normalize.ts';
 
-/** Title column weight of bm25 in matching (matcher.ts): a title word counts this many times. */
+/** Title column weight of bm25 in matching (match/matcher.ts): a title word counts this many times. */
 export const BM25_TITLE_WEIGHT = 3;
 const K1 = 1.2;
 

@@ -3,7 +3,7 @@
 //
 // Confirming sends a first digest at once when papers of the last day match (it uses today's slot,
 // README "When digests go out"); otherwise the first one is the next slot after today.
-import { localTime } from '../clock.ts';
+import { localTime } from '../../clock.ts';
 
 export interface DeliverySchedule {
   timezone: string;

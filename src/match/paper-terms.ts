@@ -1,6 +1,6 @@
 // paper_terms: each paper's feature vector (features.ts: tf-idf words and bigrams, unit length),
 // written once per paper when the matcher first sees it (once any reader has voted). Reader models are
-// trained on these rows (training.ts) and score the day's papers from them (model-pass.ts).
+// trained on these rows (feedback/training.ts) and score the day's papers from them (feedback/model-pass.ts).
 //
 // Stems are cached across papers and document-frequency lookups per run.
 // Measured: BENCHMARKS.md § Why the code is shaped this way, paper-terms.ts.
@@ -8,7 +8,7 @@ import type Database from 'better-sqlite3';
 import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
 import { readSetting, writeSetting } from '../db/settings-table.ts';
-import { corpusStats, type CorpusStats } from '../like/terms.ts';
+import { corpusStats, type CorpusStats } from './like/terms.ts';
 import { paperFeatures } from './features.ts';
 import type { Paper } from '../types.ts';
 

@@ -1,10 +1,9 @@
 // Subscribers and their topics: named SQL and the mapping from rows to domain types.
 // Every statement is parameterised; callers own the transactions.
-import { statement } from '../db/statements.ts';
-import type { Db } from '../db/open.ts';
-import type { Frequency, Subscriber, SubscriberStatus, Topic } from '../types.ts';
+import { statement } from '../../db/statements.ts';
+import type { Db } from '../../db/open.ts';
+import type { Frequency, OptOutKind, Subscriber, SubscriberStatus, Topic } from '../../types.ts';
 import type { LearningPrefs } from './learning-prefs.ts';
-import type { OptOutKind } from '../consent/history.ts';
 
 interface SubscriberRow {
   id: number;

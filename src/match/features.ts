@@ -1,10 +1,10 @@
 // A paper's feature vector for reader models: tf-idf over its stems (words) and adjacent stem pairs
 // (bigrams), unit length, the strongest PAPER_WORDS words and PAPER_BIGRAMS bigrams kept. Words are
-// weighed as src/like/terms.ts does (saturated tf, title x3, idf from the FTS5 index). FTS5 keeps no
+// weighed as src/match/like/terms.ts does (saturated tf, title x3, idf from the FTS5 index). FTS5 keeps no
 // document frequency for pairs; a pair is in at most as many papers as its rarer word, so that word's
 // idf is used: a lower bound on the pair's own, which keeps pairs from outweighing their words.
-import { BM25_TITLE_WEIGHT, cachedStem, distinctiveTerms, usable, type CorpusStats } from '../like/terms.ts';
-import { foldToken, tokenRegex } from '../topics/normalize.ts';
+import { BM25_TITLE_WEIGHT, cachedStem, distinctiveTerms, usable, type CorpusStats } from './like/terms.ts';
+import { foldToken, tokenRegex } from './normalize.ts';
 
 export const PAPER_WORDS = 128;
 export const PAPER_BIGRAMS = 16;

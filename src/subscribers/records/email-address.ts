@@ -1,6 +1,6 @@
 // Email addresses as subscribers type them -> one canonical form (trimmed, domain lower-cased), validated.
 import { z } from 'zod';
-import { fieldInvalid } from '../errors.ts';
+import { fieldInvalid } from '../../errors.ts';
 
 const emailSchema = z.email().max(254);
 
