@@ -7,7 +7,7 @@ import { AppError } from './errors.ts';
 import type { App } from './main.ts';
 import { createSourcePoller, parseSources, type PollReport } from './ingest/sources.ts';
 import { planDigests, type PlanMode, type PlanResult } from './plan/planner.ts';
-import { pruneLedger } from './plan/retention.ts';
+import { pruneLedger } from './ledger/index.ts';
 import { countOverdue, type OverdueReport } from './report/overdue.ts';
 import { recoverStale, sendPending, type SendProgress, type SendSummary } from './send/sender.ts';
 import { matchPending, removeUnusedQueries } from './topics/matcher.ts';

@@ -6,9 +6,9 @@
 // theirs (bits follow their topics' positions, muted ones included). So the planner computes each
 // distinct (unmuted queries, watermark, through) once per run, a "group", with masks over the group's
 // own bits (its queries in ascending id), and gives each subscriber of the group the same bytes, with a
-// few bytes of their own saying which of their bits each group bit is (items.ts, mapped layout; none
+// few bytes of their own saying which of their bits each group bit is (ledger/items.ts, mapped layout; none
 // when the two orders agree). Subscribers with a profile (their own scores and suggestions) are planned
-// one by one as before (planner.ts SQL_PLAN_ROWS), and so is everyone when PlanOptions.perSubscriber is
+// one by one as before (SQL_PLAN_ROWS, ledger/create.ts), and so is everyone when PlanOptions.perSubscriber is
 // set: the reference the grouped plan is tested against (tests/integration/plan-groups.test.ts).
 //
 // Decision: groups by the SET of queries, not by the typed order. Measured on `npm run bench`'s
@@ -38,7 +38,7 @@ export const PLAN_GROUPS_MAX = 25_000;
 
 /**
  * Run-long group lists. qkey: the group's unmuted query ids, ascending, comma-separated (group bit i =
- * the i-th). list: the packed list in hex (items.ts). Only subscribers with something new are grouped,
+ * the i-th). list: the packed list in hex (ledger/items.ts). Only subscribers with something new are grouped,
  * so every group has a paper; one without (none can be) would keep a NULL list and plan no row, as a
  * subscriber with nothing new gets none.
  */
@@ -62,7 +62,7 @@ export const SQL_ADD_GROUPS = `
   SELECT DISTINCT e.qkey, e.watermark, e.through FROM plan_slots e WHERE e.grouped = 1`;
 
 /**
- * The lists of the groups added above (ids above :from, the size before): SQL_PLAN_ROWS's items, widths
+ * The lists of the groups added above (ids above :from, the size before): SQL_PLAN_ROWS's items (ledger/create.ts), widths
  * and order, per group instead of per subscriber (no profile score: grouped subscribers have none).
  * json_each turns the key back into its queries, its array index being the group bit.
  */
@@ -99,34 +99,5 @@ export const SQL_PLAN_GROUPS = `
   )
   UPDATE plan_groups SET list = l.list, paper_count = l.n FROM lists l WHERE plan_groups.id = l.gid`;
 
-/** Hex of the identity map for up to 20 topics (MAX_TOPICS): bit j is bit j. */
-const IDENTITY = Array.from({ length: 20 }, (_, j) => j.toString(16).padStart(2, '0')).join('');
 
-/**
- * One ledger row per grouped subscriber whose group has papers: the group's list, mapped to the
- * subscriber's bits unless they agree (items.ts). map: for each unmuted topic in ascending query id (the
- * group's bit order), its bit among all the subscriber's topics by position (SQL_PLAN_ROWS's bits).
- */
-export const SQL_COPY_GROUP_ROWS = `
-  WITH bits AS MATERIALIZED (
-    SELECT t.subscriber_id, t.id, t.query_id, t.muted,
-           row_number() OVER (PARTITION BY t.subscriber_id ORDER BY t.position, t.id) - 1 AS bit
-    FROM plan_slots e CROSS JOIN topics t ON t.subscriber_id = e.id -- CROSS: walk this chunk, not every topic
-    WHERE e.grouped = 1
-  ),
-  maps AS MATERIALIZED (
-    SELECT subscriber_id AS sid, group_concat(id, ',' ORDER BY bit) AS ids,
-           group_concat(CASE WHEN muted = 0 THEN printf('%02x', bit) END, '' ORDER BY query_id) AS map,
-           sum(muted = 0) AS k
-    FROM bits GROUP BY subscriber_id
-  )
-  -- verp_nonce: 52 random bits and a sign, so a bounce address's tag fits this row only (bounces/verp.ts)
-  INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at, verp_nonce)
-  SELECT e.id, e.slot, 'planned', e.watermark, e.through, mp.ids,
-         unhex(CASE WHEN mp.map = substr('${IDENTITY}', 1, 2 * mp.k) THEN g.list
-                    ELSE printf('00%02x', mp.k) || mp.map || g.list END),
-         g.paper_count, :now, random() >> 11
-  FROM plan_slots e
-  JOIN plan_groups g ON g.qkey = e.qkey AND g.watermark = e.watermark AND g.through = e.through
-  JOIN maps mp ON mp.sid = e.id
-  WHERE e.grouped = 1 AND g.paper_count > 0`;
+
