@@ -1,5 +1,5 @@
 // The one way papers become emails: fetch sources -> match -> plan -> send, then the ledger's upkeep
-// (retention, unused queries) and the blackout check. Every caller goes through here: the scheduler's tick
+// (retention, src/ledger/; unused queries) and the blackout check. Every caller goes through here: the scheduler's tick
 // (mode 'due'), `digest run` ('now', or 'due' with --due), the first digest after confirming ('now' for
 // one subscriber, no fetching) and the benchmark (which times the exported stages one by one).
 import { retryWhileBusy } from './db/busy.ts';
@@ -7,9 +7,9 @@ import { AppError } from './errors.ts';
 import type { App } from './main.ts';
 import { createSourcePoller, parseSources, type PollReport } from './ingest/sources.ts';
 import { planDigests, type PlanMode, type PlanResult } from './plan/planner.ts';
-import { pruneLedger } from './ledger/index.ts';
+import { pruneLedger, recoverStale } from './ledger/index.ts';
 import { countOverdue, type OverdueReport } from './report/overdue.ts';
-import { recoverStale, sendPending, type SendProgress, type SendSummary } from './send/sender.ts';
+import { sendPending, type SendProgress, type SendSummary } from './send/sender.ts';
 import { matchPending, removeUnusedQueries } from './topics/matcher.ts';
 import type { NoticeRunSummary } from './notices/sender.ts';
 

@@ -1,4 +1,4 @@
-// Planning once per topic set (issue 10): subscribers who share a paper list share its planning.
+// Planning once per topic set: subscribers who share a paper list share its planning.
 //
 // A subscriber without a feedback profile gets a list that depends only on their unmuted queries and
 // their watermark: the papers matched in (watermark, through], ordered by topics matched, upvotes and
@@ -11,27 +11,10 @@
 // one by one as before (SQL_PLAN_ROWS, ledger/create.ts), and so is everyone when PlanOptions.perSubscriber is
 // set: the reference the grouped plan is tested against (tests/integration/plan-groups.test.ts).
 //
-// Decision: groups by the SET of queries, not by the typed order. Measured on `npm run bench`'s
-// population at 100k subscribers (bench/generate.ts, Zipf draws): broad (three common phrases each) has
-// 42,894 distinct ordered topic lists but 11,187 sets: grouping by order would plan 2.3x fewer lists than
-// one per subscriber, by set 9x. Friendly: 37,900 sets among the 49,888 subscribers with a paper today
-// (33,589 of them a subscriber's own), so grouping saves little there.
-// Measured (`npm run bench:plan`, same population, run back to back with the per-subscriber planner on
-// the shared 2-core machine): broad 100k 61.0 s -> 8.4 s at load 1.3-2.9 (86-99 s -> 8-10 s at load
-// 5-10; a list costs ~1-3 us per paper in SQLite, whatever plans it: 2.1M group items instead of 19.3M
-// subscriber items; copying a row ~10-15 us), longest chunk 414 ms -> 82 ms; friendly 100k 4.0 -> 3.7 s;
-// friendly 1M 64-74 s -> 41-58 s (load ~5). Why not further: the per-paper cost is
-// SQLite's GROUP BY and ORDER BY sorters (~60% of a list) plus printf; a list built without them (each
-// paper kept once by probing the group's other queries) measured 3x slower.
-// Decision: the group lists live in a temp table for the whole run (plan_groups), not per chunk: a broad
-// chunk of 40 ms holds only ~100 subscribers, so groups rarely repeat inside one chunk. The table is
-// derived data only (a crash loses nothing: the next run rebuilds what it needs), cleared at the start and
-// end of every run (upvotes may change between runs), and emptied when it reaches PLAN_GROUPS_MAX, so a
-// population where nearly every subscriber has their own topics (friendly 1M) cannot grow it without
-// bound. Within a run a group's list is the one computed when it was first needed, in an earlier chunk.
-// Two runs on one connection (a welcome digest planned while the scheduler plans) share the table, and
-// either may empty it: the other then rebuilds what it needs. A cost, never a wrong row: a chunk finds or
-// builds every group it copies inside its own transaction.
+// Decision: groups by the SET of queries, not the typed order (9x fewer lists than one per subscriber on
+// a broad population, 2.3x by order). The group lists live in a temp table for the whole run (plan_groups:
+// derived data, cleared at the start and end of a run and at PLAN_GROUPS_MAX); two runs on one connection
+// may share or empty it, a cost, never a wrong row. Measurements: BENCHMARKS.md, "The ledger".
 
 /** Groups kept per run before the table is emptied (a broad 1M population has ~14k sets). */
 export const PLAN_GROUPS_MAX = 25_000;

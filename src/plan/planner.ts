@@ -1,4 +1,4 @@
-// The ledger, written before anything is sent: one digest row per subscriber per slot (their local
+// The ledger's rows, planned before anything is sent: one digest row per subscriber per slot (their local
 // delivery date, see slots.ts), planned with set-based SQL (never subscribers x papers in JS).
 //
 // A row covers the papers (watermark, through]: everything matched for the subscriber since their last
@@ -6,24 +6,13 @@
 // failed or was lost in a crash rides in the next one. A paper keeps its id when it comes back in a
 // later batch or from another source, so it is never in two rows' ranges.
 //
-// Decision: one short transaction per chunk of subscribers (by id range), not one for the whole plan.
-// One transaction held SQLite's write lock for about 5 s at 200k subscribers and 25 s at 1M, and
-// every web write (a subscribe, an unsubscribe) waited that long. Planning a chunk is idempotent (the
-// slot is marked as run in the same transaction as the rows are written), so a crash between chunks
-// loses nothing: the next plan does the chunks that are left. Between chunks the planner yields to the
-// event loop, so `digest serve` answers HTTP while it plans.
-// The chunk size adapts to the work: a chunk's cost is its papers, not its subscribers (measured: 2,000
-// subscribers of 18 papers each take 130 ms, of 400 papers each 4 s), so each next chunk is sized from
-// the last one's time to hold the lock for about CHUNK_TARGET_MS.
-// Between chunks the planner leaves the lock free for a quarter of the last chunk's time (CHUNK_GAP_SHARE:
-// about 10 ms). Yielding to the event loop alone was not enough: the next chunk took the lock again
-// within microseconds, and another process's writer (a subscribe in `digest serve`, polling for the
-// lock every few ms) almost never got in: measured with bench/web-under-plan.ts at 20k subscribers, web
-// p50 600 ms and p99 2.6 s during the plan. The gap costs about 20% more plan time when nobody waits.
-// Decision (issue 10): subscribers are planned once per topic set (groups.ts): a broad day's plan at 100k
-// fell from 61 s to 8.4 s (quiet machine). With PlanOptions.perSubscriber everyone is planned one by one
-// (SQL_PLAN_ROWS, ledger/create.ts): the same rows either way (tested). Readers with a model are grouped too; step 2c
-// (src/feedback/model-pass.ts) then reorders their copy and adds their suggestions.
+// The planner decides which slots get a row (plan_slots); the ledger writes the rows (ledger/create.ts).
+// Decision: one short transaction per chunk of subscribers (by id range), idempotent (the slot is marked
+// run with its rows), sized from the last chunk's time (CHUNK_TARGET_MS), with a gap after each
+// (CHUNK_GAP_SHARE) so other writers get the lock. Subscribers are planned once per topic set (groups.ts);
+// PlanOptions.perSubscriber plans everyone one by one: the same rows (tested). Step 2c
+// (src/feedback/model-pass.ts) then reorders the rows of readers with a model and adds their suggestions.
+// Measurements behind these: BENCHMARKS.md, "The ledger".
 import { setTimeout as sleep } from 'node:timers/promises';
 import { statement } from '../db/statements.ts';
 import type { Clock } from '../clock.ts';

@@ -1,5 +1,5 @@
-// Turns one ledger row (read by ledger/read.ts) into what the renderer needs (DigestView): the subscriber's address, the
-// edition, the papers in the row's display order with the topics that matched each, and the links.
+// Turns one ledger row (read by ledger/read.ts) into what the renderer needs (DigestView): the subscriber's
+// address, the edition, the papers in the row's display order with the topics that matched each, and the links.
 // Used by the sender (a DigestLoader per run, papers cached across rows) and by the web view page.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
