@@ -10,7 +10,8 @@
 //    held-out evidence is nil yet (one or two votes: its calibrated slope is 0) orders nothing and
 //    suggests instead the papers nearest one of the reader's liked papers (cosine >= NEIGHBOUR_MIN).
 // Scores come from one inverted index of the run's papers (paper-index.ts), term at a time. Rows are
-// read and rewritten in JavaScript, one UPDATE each (ledger/create.ts rewriteItems); readers without a model are not touched.
+// read and rewritten in JavaScript, one UPDATE each (ledger/create.ts rewriteItems); readers without a
+// model are not touched.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { eachItem, packItems, rewriteItems } from '../ledger/index.ts';

@@ -19,7 +19,6 @@ import {
   SQL_OPEN_COUNT,
 } from './states-sql.ts';
 
-/** Prepared statements of one database, bound to one claimant. */
 /**
  * What a recorded outcome changes on the subscriber's row, in the same transaction: subscribers/repo.ts's
  * functions, passed in by the send run so the ledger does not reach into subscribers/.
@@ -31,6 +30,7 @@ export interface SubscriberMarks {
   countDeliveryFailure(db: Db, subscriberId: number, limit: number, now: string): string | undefined;
 }
 
+/** Prepared statements of one database, bound to one claimant. */
 export class SqliteLedger implements SendLedger {
   private readonly s;
   /** Transactions made once: better-sqlite3's transaction() costs more to create than to run. */
