@@ -57,7 +57,6 @@ const SQL_PLAN_ROWS = `
 /** Hex of the identity map for up to 20 topics (MAX_TOPICS): bit j is bit j. */
 const IDENTITY = Array.from({ length: 20 }, (_, j) => j.toString(16).padStart(2, '0')).join('');
 
-
 /**
  * One ledger row per grouped subscriber whose group has papers: the group's list, mapped to the
  * subscriber's bits unless they agree (items.ts). map: for each unmuted topic in ascending query id (the
