@@ -12,7 +12,7 @@ import { join, relative } from 'node:path';
 import { openDatabase, type Db } from '../src/db/open.ts';
 
 export interface DigestsQueryPlan {
-  /** e.g. src/send/ledger.ts */
+  /** e.g. src/ledger/states-sql.ts */
   file: string;
   /** The constant's name, e.g. SQL_CLAIM_NEXT. */
   name: string;

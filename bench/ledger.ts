@@ -1,6 +1,6 @@
 // `npx tsx bench/ledger.ts [--subscribers 100000] [--papers 1000] [--history 0] [--lanes 3] [--repeat 3] [--wal-digests 5000]`
 //
-// The ledger's write per digest alone (src/send/ledger.ts recordSentThenClaim), on a real SQLite file:
+// The ledger's write per digest alone (src/ledger/states.ts recordSentThenClaim), on a real SQLite file:
 // N confirmed subscribers and one edition planned by the real migrations and planner (bench/plan-setup.ts,
 // friendly topics: ~1 row per subscriber), optionally --history days of earlier 'sent' rows per
 // subscriber (a ledger that has been running a while). Then `--lanes` lanes do what a sending thread's
@@ -30,7 +30,8 @@ import { parseArgs } from 'node:util';
 import { ManualClock } from '../src/clock.ts';
 import { listMigrations, openDatabase, type Db } from '../src/db/open.ts';
 import { planDigests } from '../src/plan/planner.ts';
-import { Ledger } from '../src/send/ledger.ts';
+import { SqliteLedger } from '../src/ledger/index.ts';
+import { SUBSCRIBER_MARKS } from '../src/send/send-ledger.ts';
 import { buildPlanDatabase } from './plan-setup.ts';
 
 const { values: o } = parseArgs({
@@ -147,7 +148,7 @@ const RESPONSE = '250 2.0.0 Ok: queued as 4dK3xY0abcZ';
  * recorded (the last one with markSent). `every.fn` runs after every `every.n` digests.
  */
 function sendAll(db: Db, rows: Map<number, Row>, clock: ManualClock, limit: number, every?: { n: number; fn: () => void }): number {
-  const ledger = new Ledger(db, 'bench-host:4242:1764000000000');
+  const ledger = new SqliteLedger(db, SUBSCRIBER_MARKS, 'bench-host:4242:1764000000000');
   const current: (number | undefined)[] = [];
   for (let i = 0; i < LANES; i++) current.push(ledger.claimNext(clock.now()));
   let done = 0;

@@ -23,7 +23,7 @@ import { createApp, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
 import { createScheduler } from './scheduler.ts';
 import { importSubscribersCsv } from './subscribers/import.ts';
 import { describeFailedSources, failedSources, runFailure, runPipeline } from './pipeline.ts';
-import { recoverStale } from './send/sender.ts';
+import { recoverStale } from './ledger/index.ts';
 import { buildServer, closeServer } from './web/server.ts';
 import { consentLines, consentStatusLines, deletedHistoryLine } from './cli-consent.ts';
 import { localInboxLine, newInboxToken } from './web/routes/inbox-guard.ts';

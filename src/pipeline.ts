@@ -1,5 +1,5 @@
 // The one way papers become emails: fetch sources -> match -> plan -> send, then the ledger's upkeep
-// (retention, unused queries) and the blackout check. Every caller goes through here: the scheduler's tick
+// (retention, src/ledger/; unused queries) and the blackout check. Every caller goes through here: the scheduler's tick
 // (mode 'due'), `digest run` ('now', or 'due' with --due), the first digest after confirming ('now' for
 // one subscriber, no fetching) and the benchmark (which times the exported stages one by one).
 import type { Clock } from './clock.ts';
@@ -13,9 +13,9 @@ import type { Links } from './links.ts';
 import type { Logger } from './log.ts';
 import type { Mailer } from './mail/types.ts';
 import { planDigests, type PlanMode, type PlanResult } from './plan/planner.ts';
-import { pruneLedger } from './plan/retention.ts';
+import { pruneLedger, recoverStale } from './ledger/index.ts';
 import { countOverdue, type OverdueReport } from './report/overdue.ts';
-import { recoverStale, sendPending, type SendProgress, type SendSummary } from './send/sender.ts';
+import { sendPending, type SendProgress, type SendSummary } from './send/sender.ts';
 import { matchPending, removeUnusedQueries } from './match/matcher.ts';
 import type { NoticeRunSummary, NoticeSender } from './notices/sender.ts';
 import type { Renderer } from './render/render.ts';

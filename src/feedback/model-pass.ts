@@ -10,13 +10,13 @@
 //    held-out evidence is nil yet (one or two votes: its calibrated slope is 0) orders nothing and
 //    suggests instead the papers nearest one of the reader's liked papers (cosine >= NEIGHBOUR_MIN).
 // Scores come from one inverted index of the run's papers (paper-index.ts), term at a time. Rows are
-// read and rewritten in JavaScript, one UPDATE each; readers without a model are not touched.
+// read and rewritten in JavaScript, one UPDATE each (ledger/create.ts rewriteItems); readers without a
+// model are not touched.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
-import { eachItem } from '../plan/items.ts';
+import { eachItem, packItems, rewriteItems } from '../ledger/index.ts';
 import { sigmoid } from './model.ts';
 import { PaperIndex } from './paper-index.ts';
-import { packItems } from './repack.ts';
 import { MAX_SUGGESTIONS } from './suggest.ts';
 import { trainReaderModel, type StoredWeights } from './training.ts';
 
@@ -65,7 +65,6 @@ const SQL_EXCLUDED = `
   JOIN topics t ON t.subscriber_id = d.subscriber_id AND t.muted = 1
   JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > d.from_paper AND m.paper_id <= d.to_paper
   WHERE d.id > ?`;
-const SQL_UPDATE_ROW = `UPDATE digests SET items = ?, paper_count = ? WHERE id = ?`;
 /** A reader's newest liked papers. */
 const SQL_LIKED = `SELECT paper_id AS paperId FROM feedback WHERE subscriber_id = ? AND vote > 0 ORDER BY at DESC, paper_id LIMIT ${NEIGHBOUR_LIKED}`;
 const SQL_PAPER_VECTOR = `SELECT term, weight FROM paper_terms WHERE paper_id = ?`;
@@ -259,7 +258,7 @@ export class ModelPass {
         let order = ids.map((_, i) => i).sort((x, y) => keys[y]! - keys[x]! || x - y);
         if (r.modelOnly === 1) order = order.filter((i, rank) => rank < MODEL_KEEP_MIN || probs[i]! >= MODEL_KEEP);
         const blob = packItems(order.map((i) => ids[i]!), order.map((i) => masks[i]!), r.fromPaper);
-        statement(this.db, SQL_UPDATE_ROW).run(blob, order.length, r.id);
+        rewriteItems(this.db, r.id, blob, order.length);
       }
       if (r.suggestions !== 1) return 0;
       // A flat curve (slope 0: the model has not earned trust yet): the liked papers' nearest instead.

@@ -19,7 +19,7 @@ import { paperFromRow, type PaperRow } from '../db/paper-row.ts';
 import { AppError } from '../errors.ts';
 import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
-import { decodeItems } from '../plan/items.ts';
+import { decodeItems } from '../ledger/index.ts';
 import { invalidLink, resolveLink, type LinkKind } from '../subscribers/records/link-tokens.ts';
 import * as repo from '../subscribers/records/repo.ts';
 import type { SubscriberRecord } from '../subscribers/records/repo.ts';

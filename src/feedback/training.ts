@@ -7,7 +7,7 @@
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { corpusStats } from '../match/like/terms.ts';
-import { eachItem, parseTopicIds } from '../plan/items.ts';
+import { eachItem, parseTopicIds } from '../ledger/index.ts';
 import { fitPlatt, outOfFoldScores, trainLogistic, type Example } from './model.ts';
 import { ensurePaperTerms } from '../match/paper-terms.ts';
 

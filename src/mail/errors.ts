@@ -10,7 +10,7 @@ import { sentWholeMessage } from './data-phase.ts';
  *               later; many in a row mean the relay is down.
  * - ambiguous:  the connection dropped or timed out AFTER the whole message, final "." included, was
  *               written, and no answer came: the relay may have queued it. Never retried (a retry may be a
- *               second copy): the row becomes 'unknown', as after a crash (see data-phase.ts, ledger.ts).
+ *               second copy): the row becomes 'unknown', as after a crash (see data-phase.ts, ledger/recover.ts).
  */
 export type MailErrorKind = 'temporary' | 'permanent' | 'connection' | 'ambiguous';
 

@@ -1,4 +1,4 @@
-// Planning once per topic set (issue 10): subscribers who share a paper list share its planning.
+// Planning once per topic set: subscribers who share a paper list share its planning.
 //
 // A subscriber without a feedback profile gets a list that depends only on their unmuted queries and
 // their watermark: the papers matched in (watermark, through], ordered by topics matched, upvotes and
@@ -6,39 +6,22 @@
 // theirs (bits follow their topics' positions, muted ones included). So the planner computes each
 // distinct (unmuted queries, watermark, through) once per run, a "group", with masks over the group's
 // own bits (its queries in ascending id), and gives each subscriber of the group the same bytes, with a
-// few bytes of their own saying which of their bits each group bit is (items.ts, mapped layout; none
+// few bytes of their own saying which of their bits each group bit is (ledger/items.ts, mapped layout; none
 // when the two orders agree). Subscribers with a profile (their own scores and suggestions) are planned
-// one by one as before (planner.ts SQL_PLAN_ROWS), and so is everyone when PlanOptions.perSubscriber is
+// one by one as before (SQL_PLAN_ROWS, ledger/create.ts), and so is everyone when PlanOptions.perSubscriber is
 // set: the reference the grouped plan is tested against (tests/integration/plan-groups.test.ts).
 //
-// Decision: groups by the SET of queries, not by the typed order. Measured on `npm run bench`'s
-// population at 100k subscribers (bench/generate.ts, Zipf draws): broad (three common phrases each) has
-// 42,894 distinct ordered topic lists but 11,187 sets: grouping by order would plan 2.3x fewer lists than
-// one per subscriber, by set 9x. Friendly: 37,900 sets among the 49,888 subscribers with a paper today
-// (33,589 of them a subscriber's own), so grouping saves little there.
-// Measured (`npm run bench:plan`, same population, run back to back with the per-subscriber planner on
-// the shared 2-core machine): broad 100k 61.0 s -> 8.4 s at load 1.3-2.9 (86-99 s -> 8-10 s at load
-// 5-10; a list costs ~1-3 us per paper in SQLite, whatever plans it: 2.1M group items instead of 19.3M
-// subscriber items; copying a row ~10-15 us), longest chunk 414 ms -> 82 ms; friendly 100k 4.0 -> 3.7 s;
-// friendly 1M 64-74 s -> 41-58 s (load ~5). Why not further: the per-paper cost is
-// SQLite's GROUP BY and ORDER BY sorters (~60% of a list) plus printf; a list built without them (each
-// paper kept once by probing the group's other queries) measured 3x slower.
-// Decision: the group lists live in a temp table for the whole run (plan_groups), not per chunk: a broad
-// chunk of 40 ms holds only ~100 subscribers, so groups rarely repeat inside one chunk. The table is
-// derived data only (a crash loses nothing: the next run rebuilds what it needs), cleared at the start and
-// end of every run (upvotes may change between runs), and emptied when it reaches PLAN_GROUPS_MAX, so a
-// population where nearly every subscriber has their own topics (friendly 1M) cannot grow it without
-// bound. Within a run a group's list is the one computed when it was first needed, in an earlier chunk.
-// Two runs on one connection (a welcome digest planned while the scheduler plans) share the table, and
-// either may empty it: the other then rebuilds what it needs. A cost, never a wrong row: a chunk finds or
-// builds every group it copies inside its own transaction.
+// Decision: groups by the SET of queries, not the typed order (9x fewer lists than one per subscriber on
+// a broad population, 2.3x by order). The group lists live in a temp table for the whole run (plan_groups:
+// derived data, cleared at the start and end of a run and at PLAN_GROUPS_MAX); two runs on one connection
+// may share or empty it, a cost, never a wrong row. Measurements: BENCHMARKS.md, "The ledger".
 
 /** Groups kept per run before the table is emptied (a broad 1M population has ~14k sets). */
 export const PLAN_GROUPS_MAX = 25_000;
 
 /**
  * Run-long group lists. qkey: the group's unmuted query ids, ascending, comma-separated (group bit i =
- * the i-th). list: the packed list in hex (items.ts). Only subscribers with something new are grouped,
+ * the i-th). list: the packed list in hex (ledger/items.ts). Only subscribers with something new are grouped,
  * so every group has a paper; one without (none can be) would keep a NULL list and plan no row, as a
  * subscriber with nothing new gets none.
  */
@@ -62,7 +45,7 @@ export const SQL_ADD_GROUPS = `
   SELECT DISTINCT e.qkey, e.watermark, e.through FROM plan_slots e WHERE e.grouped = 1`;
 
 /**
- * The lists of the groups added above (ids above :from, the size before): SQL_PLAN_ROWS's items, widths
+ * The lists of the groups added above (ids above :from, the size before): SQL_PLAN_ROWS's items (ledger/create.ts), widths
  * and order, per group instead of per subscriber (no profile score: grouped subscribers have none).
  * json_each turns the key back into its queries, its array index being the group bit.
  */
@@ -99,34 +82,5 @@ export const SQL_PLAN_GROUPS = `
   )
   UPDATE plan_groups SET list = l.list, paper_count = l.n FROM lists l WHERE plan_groups.id = l.gid`;
 
-/** Hex of the identity map for up to 20 topics (MAX_TOPICS): bit j is bit j. */
-const IDENTITY = Array.from({ length: 20 }, (_, j) => j.toString(16).padStart(2, '0')).join('');
 
-/**
- * One ledger row per grouped subscriber whose group has papers: the group's list, mapped to the
- * subscriber's bits unless they agree (items.ts). map: for each unmuted topic in ascending query id (the
- * group's bit order), its bit among all the subscriber's topics by position (SQL_PLAN_ROWS's bits).
- */
-export const SQL_COPY_GROUP_ROWS = `
-  WITH bits AS MATERIALIZED (
-    SELECT t.subscriber_id, t.id, t.query_id, t.muted,
-           row_number() OVER (PARTITION BY t.subscriber_id ORDER BY t.position, t.id) - 1 AS bit
-    FROM plan_slots e CROSS JOIN topics t ON t.subscriber_id = e.id -- CROSS: walk this chunk, not every topic
-    WHERE e.grouped = 1
-  ),
-  maps AS MATERIALIZED (
-    SELECT subscriber_id AS sid, group_concat(id, ',' ORDER BY bit) AS ids,
-           group_concat(CASE WHEN muted = 0 THEN printf('%02x', bit) END, '' ORDER BY query_id) AS map,
-           sum(muted = 0) AS k
-    FROM bits GROUP BY subscriber_id
-  )
-  -- verp_nonce: 52 random bits and a sign, so a bounce address's tag fits this row only (bounces/verp.ts)
-  INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at, verp_nonce)
-  SELECT e.id, e.slot, 'planned', e.watermark, e.through, mp.ids,
-         unhex(CASE WHEN mp.map = substr('${IDENTITY}', 1, 2 * mp.k) THEN g.list
-                    ELSE printf('00%02x', mp.k) || mp.map || g.list END),
-         g.paper_count, :now, random() >> 11
-  FROM plan_slots e
-  JOIN plan_groups g ON g.qkey = e.qkey AND g.watermark = e.watermark AND g.through = e.through
-  JOIN maps mp ON mp.sid = e.id
-  WHERE e.grouped = 1 AND g.paper_count > 0`;
+

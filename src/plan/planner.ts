@@ -1,4 +1,4 @@
-// The ledger, written before anything is sent: one digest row per subscriber per slot (their local
+// The ledger's rows, planned before anything is sent: one digest row per subscriber per slot (their local
 // delivery date, see slots.ts), planned with set-based SQL (never subscribers x papers in JS).
 //
 // A row covers the papers (watermark, through]: everything matched for the subscriber since their last
@@ -6,24 +6,13 @@
 // failed or was lost in a crash rides in the next one. A paper keeps its id when it comes back in a
 // later batch or from another source, so it is never in two rows' ranges.
 //
-// Decision: one short transaction per chunk of subscribers (by id range), not one for the whole plan.
-// One transaction held SQLite's write lock for about 5 s at 200k subscribers and 25 s at 1M, and
-// every web write (a subscribe, an unsubscribe) waited that long. Planning a chunk is idempotent (the
-// slot is marked as run in the same transaction as the rows are written), so a crash between chunks
-// loses nothing: the next plan does the chunks that are left. Between chunks the planner yields to the
-// event loop, so `digest serve` answers HTTP while it plans.
-// The chunk size adapts to the work: a chunk's cost is its papers, not its subscribers (measured: 2,000
-// subscribers of 18 papers each take 130 ms, of 400 papers each 4 s), so each next chunk is sized from
-// the last one's time to hold the lock for about CHUNK_TARGET_MS.
-// Between chunks the planner leaves the lock free for a quarter of the last chunk's time (CHUNK_GAP_SHARE:
-// about 10 ms). Yielding to the event loop alone was not enough: the next chunk took the lock again
-// within microseconds, and another process's writer (a subscribe in `digest serve`, polling for the
-// lock every few ms) almost never got in: measured with bench/web-under-plan.ts at 20k subscribers, web
-// p50 600 ms and p99 2.6 s during the plan. The gap costs about 20% more plan time when nobody waits.
-// Decision (issue 10): subscribers are planned once per topic set (groups.ts): a broad day's plan at 100k
-// fell from 61 s to 8.4 s (quiet machine). With PlanOptions.perSubscriber everyone is planned one by one
-// (SQL_PLAN_ROWS): the same rows either way (tested). Readers with a model are grouped too; step 2c
-// (src/feedback/model-pass.ts) then reorders their copy and adds their suggestions.
+// The planner decides which slots get a row (plan_slots); the ledger writes the rows (ledger/create.ts).
+// Decision: one short transaction per chunk of subscribers (by id range), idempotent (the slot is marked
+// run with its rows), sized from the last chunk's time (CHUNK_TARGET_MS), with a gap after each
+// (CHUNK_GAP_SHARE) so other writers get the lock. Subscribers are planned once per topic set (groups.ts);
+// PlanOptions.perSubscriber plans everyone one by one: the same rows (tested). Step 2c
+// (src/feedback/model-pass.ts) then reorders the rows of readers with a model and adds their suggestions.
+// Measurements behind these: BENCHMARKS.md, "The ledger".
 import { setTimeout as sleep } from 'node:timers/promises';
 import { statement } from '../db/statements.ts';
 import type { Clock } from '../clock.ts';
@@ -31,21 +20,17 @@ import { retryWhileBusy } from '../db/busy.ts';
 import type { Db } from '../db/open.ts';
 import type { Logger } from '../log.ts';
 import { createModelPass, type ModelPassTotals } from '../feedback/model-pass.ts';
+import { rowWriters } from '../ledger/index.ts';
 import {
   PLAN_GROUPS_MAX,
   SQL_ADD_GROUPS,
   SQL_CLEAR_GROUPS,
-  SQL_COPY_GROUP_ROWS,
   SQL_CREATE_GROUPS,
   SQL_GROUPS_SIZE,
   SQL_PLAN_GROUPS,
 } from './groups.ts';
 import { SQL_SLOT_HAS_COME, zonesNow, type PlanMode } from './slots.ts';
 
-/** Papers in the rows planned after a row id (the run's count of items). */
-const SQL_ITEMS_AFTER = `SELECT coalesce(sum(paper_count), 0) AS n FROM digests WHERE id > ?`;
-/** The newest ledger row before planning (the rows after it are this run's). */
-const SQL_MAX_DIGEST = `SELECT coalesce(max(id), 0) AS id FROM digests`;
 
 export type { PlanMode } from './slots.ts';
 
@@ -167,49 +152,6 @@ const SQL_MARK_GROUPED = `
                 JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > plan_slots.watermark AND m.paper_id <= plan_slots.through
                 WHERE t.subscriber_id = plan_slots.id AND t.muted = 0)`;
 
-/**
- * Step 2b: one row per subscriber planned on their own with a hit, its papers packed (see items.ts) in
- * display order: more topics matched, then upvotes, then relevance (bm25: lower is better), then paper
- * id (step 2c then reorders the rows of readers with a model). Topic bits index the subscriber's topics ordered by
- * position (muted ones too, so the bits stay put), listed in topic_ids. No row for a subscriber with
- * nothing new. The grouped ones (step 2a) get the same rows from SQL_COPY_GROUP_ROWS (groups.ts).
- */
-const SQL_PLAN_ROWS = `
-  WITH bits AS MATERIALIZED (
-    SELECT t.subscriber_id, t.id, t.query_id, t.muted,
-           row_number() OVER (PARTITION BY t.subscriber_id ORDER BY t.position, t.id) - 1 AS bit
-    FROM plan_slots e CROSS JOIN topics t ON t.subscriber_id = e.id -- CROSS: walk this chunk, not every topic
-    WHERE e.open = 0 AND e.through IS NOT NULL AND e.grouped = 0
-  ),
-  items AS MATERIALIZED (
-    SELECT e.id AS sid, m.paper_id, m.paper_id - e.watermark AS off, sum(1 << b.bit) AS mask,
-           count(*) AS n, min(m.score) AS best
-    FROM plan_slots e
-    JOIN bits b ON b.subscriber_id = e.id AND b.muted = 0
-    JOIN query_matches m ON m.query_id = b.query_id AND m.paper_id > e.watermark AND m.paper_id <= e.through
-    WHERE e.open = 0 AND e.grouped = 0
-    GROUP BY e.id, m.paper_id
-  ),
-  widths AS MATERIALIZED (
-    SELECT sid, ow, CASE WHEN (ow + mw) % 2 = 1 THEN mw + 1 ELSE mw END AS mw
-    FROM (SELECT sid, length(printf('%x', max(off))) AS ow, length(printf('%x', max(mask))) AS mw FROM items GROUP BY sid)
-  ),
-  topic_lists AS MATERIALIZED (
-    SELECT subscriber_id AS sid, group_concat(id, ',' ORDER BY bit) AS ids FROM bits GROUP BY subscriber_id
-  )
-  -- verp_nonce: 52 random bits and a sign, so a bounce address's tag fits this row only (bounces/verp.ts)
-  INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at, verp_nonce)
-  SELECT e.id, e.slot, 'planned', e.watermark, e.through, tl.ids,
-         unhex(printf('%02x', w.ow * 16 + w.mw) ||
-               group_concat(printf('%0*x%0*x', w.ow, i.off, w.mw, i.mask), ''
-                            ORDER BY i.n DESC, p.upvotes DESC, i.best ASC, i.paper_id ASC)),
-         count(*), :now, random() >> 11
-  FROM items i
-  JOIN plan_slots e ON e.id = i.sid
-  JOIN widths w ON w.sid = i.sid
-  JOIN topic_lists tl ON tl.sid = i.sid
-  JOIN papers p ON p.id = i.paper_id
-  GROUP BY i.sid`;
 
 /**
  * Step 3: the slot has run for every subscriber found in step 1, with a row or without. The one write to
@@ -221,7 +163,7 @@ const SQL_MARK_SLOTS_RUN = `
   WHERE id IN (SELECT id FROM plan_slots)`;
 
 const SQL_COUNT_CHUNK = `SELECT count(*) AS slots FROM plan_slots`;
-/** Subscribers of the chunk that SQL_PLAN_ROWS would plan (none: the statement is skipped). */
+/** Subscribers of the chunk that SQL_PLAN_ROWS (ledger/create.ts) would plan (none: the statement is skipped). */
 const SQL_COUNT_ALONE = `SELECT count(*) AS n FROM plan_slots WHERE open = 0 AND through IS NOT NULL AND grouped = 0`;
 const SQL_CLEAR_SLOTS = `DELETE FROM plan_slots`;
 
@@ -300,16 +242,13 @@ function statements(db: Db): Statements {
 
 function prepare(db: Db) {
   const findSlots = statement(db, SQL_FIND_SLOTS);
-  const planRows = statement(db, SQL_PLAN_ROWS);
+  const rows = rowWriters(db);
   const markRun = statement(db, SQL_MARK_SLOTS_RUN);
   const count = statement(db, SQL_COUNT_CHUNK);
   const clear = statement(db, SQL_CLEAR_SLOTS);
-  const itemsOf = statement(db, SQL_ITEMS_AFTER);
-  const maxDigest = statement(db, SQL_MAX_DIGEST);
   const markGrouped = statement(db, SQL_MARK_GROUPED);
   const addGroups = statement(db, SQL_ADD_GROUPS);
   const planGroups = statement(db, SQL_PLAN_GROUPS);
-  const copyGroupRows = statement(db, SQL_COPY_GROUP_ROWS);
   const groupsSize = statement(db, SQL_GROUPS_SIZE);
   const countAlone = statement(db, SQL_COUNT_ALONE);
   return {
@@ -326,20 +265,21 @@ function prepare(db: Db) {
       findSlots.run({ now: p.now, maxPaper: p.maxPaper, due: p.due, lo: p.lo, hi: p.hi });
       const slots = (count.get() as { slots: number }).slots;
       if (slots === 0) return { slots: 0, planned: 0, items: 0 };
-      const before = (maxDigest.get() as { id: number }).id;
+      const before = rows.lastId();
       let planned = 0;
+      // The ledger writes the rows (ledger/create.ts); the planner has decided whose, in plan_slots.
       if (p.grouping === 1 && markGrouped.run().changes > 0) {
         const from = (groupsSize.get() as { n: number }).n;
         if (addGroups.run().changes > 0) planGroups.run({ from });
-        planned += copyGroupRows.run({ now: p.now }).changes;
+        planned += rows.copyGroupRows(p.now);
       }
       // Those planned on their own (all of them in perSubscriber mode).
-      if (p.grouping === 0 || (countAlone.get() as { n: number }).n > 0) planned += planRows.run({ now: p.now }).changes;
+      if (p.grouping === 0 || (countAlone.get() as { n: number }).n > 0) planned += rows.planAlone(p.now);
       // Step 2c: the rows of readers with a model, in their model's order, with their suggestions.
       if (planned > 0) p.models.apply(before);
       markRun.run({ now: p.now });
       clear.run();
-      const items = planned > 0 ? (itemsOf.get(before) as { n: number }).n : 0;
+      const items = planned > 0 ? rows.itemsAfter(before) : 0;
       return { slots, planned, items };
     }),
   };

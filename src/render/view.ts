@@ -1,13 +1,12 @@
-// Turns one ledger row into what the renderer needs (DigestView): the subscriber's address, the
-// edition, the papers in the row's display order with the topics that matched each, and the links.
+// Turns one ledger row (read by ledger/read.ts) into what the renderer needs (DigestView): the subscriber's
+// address, the edition, the papers in the row's display order with the topics that matched each, and the links.
 // Used by the sender (a DigestLoader per run, papers cached across rows) and by the web view page.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { paperFromRow, type PaperRow } from '../db/paper-row.ts';
 import type { Links } from '../links.ts';
 import { MAX_SUGGESTIONS } from '../feedback/suggest.ts';
-import { eachItem, maskIds, parseTopicIds } from '../plan/items.ts';
-import type { DigestStatus, SubscriberStatus } from '../types.ts';
+import { digestRowStatement, eachItem, maskIds, parseTopicIds, type DigestRecipient, type DigestRecord, type DigestRowSql } from '../ledger/index.ts';
 import type { DigestPaperView, DigestView, FeedbackLinks } from './render.ts';
 import { safeHref } from './render-format.ts';
 import { PaperDays } from './paper-days.ts';
@@ -30,26 +29,8 @@ function likeHighlightQuery(likeTerms: string): string {
   }
 }
 
-export interface DigestRecord {
-  id: number;
-  subscriberId: number;
-  edition: string;
-  status: DigestStatus;
-  fromPaper: number;
-  toPaper: number;
-  attempts: number;
-  /** The paper list was pruned after DIGEST_RETENTION_DAYS: the web view says the digest expired. */
-  expired: boolean;
-  /** Signed into the VERP envelope sender (bounces/verp.ts); null for rows planned before migration 010. */
-  verpNonce: number | null;
-}
 
-export interface DigestRecipient {
-  id: number;
-  email: string;
-  status: SubscriberStatus;
-  tokenSalt: string;
-}
+export type { DigestRecipient, DigestRecord } from '../ledger/index.ts';
 
 export interface LoadedDigest {
   row: DigestRecord;
@@ -57,24 +38,6 @@ export interface LoadedDigest {
   view: DigestView;
 }
 
-/**
- * The row with its subscriber, and the subscriber's topics as JSON [[id, text, like_terms], …] (to name the
- * matched topics and build their mute links; a like: topic's terms are what gets highlighted). One
- * statement instead of two: a second statement per digest cost ~25 µs of a sending thread (better-sqlite3
- * makes an object per row), the JSON ~2 µs to parse. The suggestions (at most MAX_SUGGESTIONS a row,
- * feedback/suggest.ts) come unordered and are ordered here: ORDER BY … LIMIT in the statement made SQLite
- * open a temporary b-tree for every row loaded (~3 µs of the statement's ~27, bench on a 20k broad ledger).
- */
-const SQL_DIGEST_ROW = `
-  SELECT d.id, d.subscriber_id, d.edition, d.status, d.from_paper, d.to_paper, d.attempts, d.items, d.topic_ids, d.verp_nonce,
-         s.email, s.status AS subscriber_status, s.token_salt, s.max_papers,
-         (SELECT json_group_array(json_array(t.id, t.text, q.like_terms))
-          FROM topics t JOIN queries q ON q.id = t.query_id WHERE t.subscriber_id = d.subscriber_id) AS topics,
-         (SELECT json_group_array(json_array(ds.paper_id, ds.score, rp.title)) FROM digest_suggestions ds
-          LEFT JOIN papers rp ON rp.id = ds.reason_paper WHERE ds.digest_id = d.id) AS suggestions
-  FROM digests d
-  JOIN subscribers s ON s.id = d.subscriber_id
-  WHERE d.id = ?`;
 
 /** One paper's display fields, and the day of the batch that first brought it (shown as metadata). */
 const SQL_PAPER = `
@@ -92,28 +55,6 @@ const SQL_PAPER_TOPICS = `
   FROM query_matches qm JOIN queries q ON q.id = qm.query_id WHERE qm.paper_id = ?`;
 
 
-
-interface RowSql {
-  id: number;
-  subscriber_id: number;
-  edition: string;
-  status: DigestStatus;
-  from_paper: number;
-  to_paper: number;
-  attempts: number;
-  items: Buffer | null;
-  verp_nonce: number | null;
-  topic_ids: string;
-  email: string;
-  subscriber_status: SubscriberStatus;
-  token_salt: string;
-  max_papers: number | null;
-  /** JSON: [[id, text, like_terms], …] */
-  topics: string;
-  /** JSON: the row's "you may also like" papers as [paper id, score, title of the liked paper behind it] (written by the planner, src/feedback/model-pass.ts), unordered. */
-  suggestions: string;
-}
-
 /** SQL_PAPER's row. */
 type PaperSql = PaperRow<'id' | 'title' | 'abstract' | 'authors' | 'url' | 'publishedAt' | 'upvotes' | 'categories' | 'codeUrl'> & {
   batchDay: string;
@@ -122,7 +63,7 @@ type PaperSql = PaperRow<'id' | 'title' | 'abstract' | 'authors' | 'url' | 'publ
 /** The loader's statements (prepared once per connection by statement()). */
 function statements(db: Db) {
   return {
-    row: statement(db, SQL_DIGEST_ROW),
+    row: digestRowStatement(db),
     paper: statement(db, SQL_PAPER),
     paperTopics: statement(db, SQL_PAPER_TOPICS),
   };
@@ -194,7 +135,7 @@ export class DigestLoader {
   // Measured hot path (once per digest; its row statement ~7% of a broad digest): one method on purpose;
   // split it only with an A/B run beside it (npm run bench:ab, BENCHMARKS.md).
   load(digestId: number, opts: LoadOptions = {}): LoadedDigest | undefined {
-    const r = this.row.get(digestId) as RowSql | undefined;
+    const r = this.row.get(digestId) as DigestRowSql | undefined;
     if (!r) return undefined;
     const rowTopics = parseTopicIds(r.topic_ids);
     const subscriber: DigestRecipient = { id: r.subscriber_id, email: r.email, status: r.subscriber_status, tokenSalt: r.token_salt };
@@ -254,7 +195,7 @@ export class DigestLoader {
     let seen = 0;
     // Papers per topic bit, for the email's at-a-glance counts (a few bits a paper).
     const perBit = new Array<number>(rowTopics.length).fill(0);
-    // The packed list is walked in place (plan/items.ts eachItem): nothing is made for the papers past
+    // The packed list is walked in place (ledger/items.ts eachItem): nothing is made for the papers past
     // `limit` but their day and topics, and nothing of the list outlives this call.
     if (r.items !== null) {
       eachItem(r.items, r.from_paper, rowTopics.length, (paperId, mask) => {

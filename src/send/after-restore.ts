@@ -5,14 +5,14 @@
 //   1. every subscriber's current slot is planned as `digest run` would (mode 'now': a run after the backup
 //      may have sent it, whatever the subscriber's hour), then
 //   2. every open row becomes 'unknown': never sent, the watermark stays, its papers ride in the
-//      subscriber's next edition (what a crash mid-send does, ledger.ts). At worst a reader misses one
+//      subscriber's next edition (what a crash mid-send does, ledger/recover.ts). At worst a reader misses one
 //      email (today's, or this week's) and sees its papers in the next; never the same edition twice.
 //   3. opt-outs recorded in the database that was replaced (when it still opens) are carried over: an
 //      address that unsubscribed, complained or bounced after the backup is not mailed again, and its
 //      opt-out history (consent_events) comes along, even for a subscriber deleted after the backup.
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
-import { statement } from '../db/statements.ts';
+import { markOpenRowsUnknown } from '../ledger/index.ts';
 import type { Logger } from '../log.ts';
 import { planDigests } from '../plan/planner.ts';
 import { matchPending } from '../match/matcher.ts';
@@ -25,11 +25,6 @@ export interface RestoreSettlement {
   /** Addresses whose opt-out (unsubscribed, suppressed) came from the replaced database. */
   optOutsCarried: number;
 }
-
-/** Every row the backup left open: possibly sent since (the condition spelt as digests_queue's, to read it). */
-const SQL_OPEN_ROWS_UNKNOWN = `
-  UPDATE digests SET status = 'unknown', smtp_response = :response
-  WHERE status = 'planned' OR status = 'retry' OR status = 'sending'`;
 
 /** Opt-outs of the replaced database (attached as `replaced`) that the backup does not have yet. */
 const SQL_CARRY_OPT_OUTS = `
@@ -53,7 +48,7 @@ export async function settleAfterRestore(db: Db, deps: { clock: Clock; logger: L
   matchPending(db);
   const plan = await planDigests(db, { clock, mode: 'now', logger });
   const response = `outcome unknown: restored from a backup, and this digest may have been sent after it was taken; not resent, papers carried to the next edition`;
-  const unknown = db.transaction(() => statement(db, SQL_OPEN_ROWS_UNKNOWN).run({ response }).changes).immediate();
+  const unknown = markOpenRowsUnknown(db, response);
   return { planned: plan.planned, unknown, optOutsCarried };
 }
 

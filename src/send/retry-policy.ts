@@ -16,7 +16,7 @@ export interface RetrySettings {
 }
 
 export type AfterFailure =
-  /** The relay may have queued it: never resent, papers carried to the next digest (see ledger.ts). */
+  /** The relay may have queued it: never resent, papers carried to the next digest (see ledger/port.ts). */
   | { action: 'unknown' }
   /** The relay refused it for good: failed, counted toward suppressing the address. */
   | { action: 'fail' }

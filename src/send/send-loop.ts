@@ -3,9 +3,9 @@
 // the storage-fault stop); `concurrency` lanes at once (this thread's share of the SMTP pool). The main
 // thread runs it alone (SEND_WORKERS=1, small runs) or beside worker threads that run it too
 // (send-workers.ts): claims are compare-and-set in SQLite, so several lanes never take the same row. An
-// aborted signal stops claiming and waits SHUTDOWN_GRACE_MS for the sends in flight. See ledger.ts for
-// the state machine, what happens after a crash, and why "sent" marks are not batched (a lane records
-// its delivery in the same transaction as its next claim instead).
+// aborted signal stops claiming and waits SHUTDOWN_GRACE_MS for the sends in flight. See ledger/port.ts for
+// the state machine and what happens after a crash; why "sent" marks are not batched (a lane records its
+// delivery in the same transaction as its next claim instead): BENCHMARKS.md, "The ledger".
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
@@ -14,9 +14,10 @@ import type { Logger } from '../log.ts';
 import { toMailError } from '../mail/errors.ts';
 import { domainOf } from '../mail/smtp-mailer.ts';
 import type { Mailer, SentMail } from '../mail/types.ts';
-import { Ledger, type SentRecord } from './ledger.ts';
 import type { RelayWatch } from './relay-watch.ts';
 import type { WriteTurn } from './write-turn.ts';
+import type { SendLedger, SentRecord } from '../ledger/index.ts';
+import { openSendLedger } from './send-ledger.ts';
 import { ledgerWriters, LockBudget, type LedgerWriters } from './lock-budget.ts';
 import type { RenderedEmail, Renderer } from '../render/render.ts';
 import type { ProgressDelta, SenderConfig, SendSummary } from './send-types.ts';
@@ -52,7 +53,7 @@ export interface LoopOptions {
   writeTurn?: WriteTurn | undefined;
   /** The run's wait for another process's lock, shared with its other threads (lock-budget.ts); default: this loop's own. */
   lockBudget?: LockBudget | undefined;
-  /** Who the claims are recorded for (one per process: see ledger.ts claimantId). */
+  /** Who the claims are recorded for (one per process: see ledger/claimant.ts claimantId). */
   claimant: string;
   signal?: AbortSignal | undefined;
   /** How long (real time) to keep waiting for retries to come due; 0 = never wait. */
@@ -79,7 +80,7 @@ const STOPPED = -1;
 
 /** One thread's send run: its lanes, what is in flight, and the outcomes (send-outcome.ts). */
 class SendRun {
-  private readonly ledger: Ledger;
+  private readonly ledger: SendLedger;
   private readonly loader: DigestLoader;
   private readonly outcomes: SendOutcomes;
   private readonly writers: LedgerWriters;
@@ -96,7 +97,7 @@ class SendRun {
     private readonly opts: LoopOptions,
   ) {
     const { db, config } = deps;
-    this.ledger = new Ledger(db, opts.claimant);
+    this.ledger = openSendLedger(db, opts.claimant);
     this.loader = new DigestLoader(db, deps.links);
     this.fromDomain = domainOf(config.MAIL_FROM);
     this.verp = verpFrom(config);

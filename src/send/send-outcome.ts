@@ -12,7 +12,7 @@ import type { Logger } from '../log.ts';
 import type { MailError } from '../mail/errors.ts';
 import { classifyFailure, enhancedStatus } from '../bounces/classify.ts';
 import { recordBounce } from '../bounces/service.ts';
-import type { Ledger, SentRecord } from './ledger.ts';
+import type { SendLedger, SentRecord } from '../ledger/index.ts';
 import type { LedgerWriters, LockBudget } from './lock-budget.ts';
 import type { RelayWatch } from './relay-watch.ts';
 import { afterFailure } from './retry-policy.ts';
@@ -24,7 +24,7 @@ export interface OutcomeDeps {
   clock: Clock;
   config: SenderConfig;
   logger: Logger;
-  ledger: Ledger;
+  ledger: SendLedger;
   relay: RelayWatch;
   /** Failure-path writes (synchronous, short wait). */
   writers: Pick<LedgerWriters, 'write'>;
@@ -139,7 +139,7 @@ export class SendOutcomes {
 
   /**
    * The relay may have queued it: never resent; the watermark stays, so its papers ride in the next
-   * digest (exactly what a crash mid-send leaves, see ledger.ts).
+   * digest (exactly what a crash mid-send leaves, see ledger/port.ts).
    */
   private lostAnswer(id: number, subscriber: number, err: MailError): void {
     this.d.writers.write(() => this.d.ledger.markUnknown(id, `outcome unknown: ${err.response}; not resent, papers carried to the next edition`.slice(0, 1000)));

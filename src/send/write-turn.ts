@@ -1,6 +1,6 @@
 // Whose turn it is to write the ledger, among the sending threads of one run.
 //
-// Each sending thread writes once per digest (record the delivery + claim the next row, ledger.ts), on its
+// Each sending thread writes once per digest (record the delivery + claim the next row, ledger/states.ts), on its
 // own SQLite connection. When two threads' transactions meet, SQLite's busy handler puts the later one to
 // sleep for at least 1 ms (then 2, 5, 10 ms…), whatever the other holds the lock for (~0.1 ms), and while it
 // sleeps its whole thread stops: no replies read, nothing rendered. With two threads that was a sixth of

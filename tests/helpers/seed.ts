@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../src/db/open.ts';
-import { decodeItems, type LedgerItem } from '../../src/plan/items.ts';
+import { decodeItems, type LedgerItem } from '../../src/ledger/items.ts';
 import { newSalt } from '../../src/tokens.ts';
 import { ensureQuery } from '../../src/match/matcher.ts';
 import { parseTopic } from '../../src/match/parse.ts';
@@ -203,7 +203,7 @@ export function digestRows(db: Db): DigestRowForTest[] {
   return db.prepare(`SELECT * FROM digests ORDER BY id`).all() as DigestRowForTest[];
 }
 
-/** A row's papers in display order, with the topic ids that matched each (src/plan/items.ts). */
+/** A row's papers in display order, with the topic ids that matched each (src/ledger/items.ts). */
 export function rowItems(row: Pick<DigestRowForTest, 'items' | 'from_paper' | 'topic_ids'>): LedgerItem[] {
   return row.items === null ? [] : decodeItems(row.items, row.from_paper, row.topic_ids);
 }

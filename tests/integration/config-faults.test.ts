@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { runCli, type CliIo } from '../../src/cli.ts';
 import { loadConfig } from '../../src/config.ts';
-import { recoverStale } from '../../src/send/sender.ts';
+import { recoverStale } from '../../src/ledger/index.ts';
 import { seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
 import { planDigests } from '../../src/plan/planner.ts';
 import { runFailure, type PipelineReport } from '../../src/pipeline.ts';

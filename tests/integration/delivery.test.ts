@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { hostname } from 'node:os';
 import { ManualClock } from '../../src/clock.ts';
-import { recoverStale } from '../../src/send/sender.ts';
+import { recoverStale } from '../../src/ledger/index.ts';
 import { editionStatus, metricsText } from '../../src/report/status.ts';
 import { countByStatus, digestRows, seedBatch, seedSubscribers } from '../helpers/seed.ts';
 import { deliveryEnv, type DeliveryEnv } from '../helpers/delivery-setup.ts';

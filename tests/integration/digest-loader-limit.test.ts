@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.ts';
 import { Links } from '../../src/links.ts';
-import { encodeItems } from '../../src/plan/items.ts';
+import { encodeItems } from '../../src/ledger/items.ts';
 import { createRenderer, type Renderer } from '../../src/render/render.ts';
 import { DigestLoader } from '../../src/render/view.ts';
 import { Tokens } from '../../src/tokens.ts';

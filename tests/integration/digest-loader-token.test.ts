@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.ts';
 import { Links } from '../../src/links.ts';
-import { encodeItems } from '../../src/plan/items.ts';
+import { encodeItems } from '../../src/ledger/items.ts';
 import { DigestLoader } from '../../src/render/view.ts';
 import { Tokens, type TokenPurpose, type TokenSubject } from '../../src/tokens.ts';
 import { seedBatch, seedSubscriber, tempDatabase, type TempDb } from '../helpers/seed.ts';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ingestBatch } from '../../src/ingest/ingest.ts';
 import { readBatchFile } from '../../src/ingest/readers/batch.ts';
 import { runPipeline } from '../../src/pipeline.ts';
-import { pruneLedger } from '../../src/plan/retention.ts';
+import { pruneLedger } from '../../src/ledger/retention.ts';
 import { INTERESTS, runStudy, type DayFigures } from '../../bench/relevance-study.ts';
 import { rowItems } from '../helpers/seed.ts';
 import { startWebHarness, type WebHarness } from '../helpers/web-harness.ts';

@@ -11,7 +11,8 @@ import { deliveries } from '../../src/admin/deliveries.ts';
 import { ManualClock } from '../../src/clock.ts';
 import { listMigrations, MIGRATIONS_DIR, migrate, openDatabase, type Db } from '../../src/db/open.ts';
 import { editionStatus } from '../../src/report/status.ts';
-import { Ledger, recoverStale } from '../../src/send/ledger.ts';
+import { SqliteLedger, recoverStale } from '../../src/ledger/index.ts';
+import { SUBSCRIBER_MARKS } from '../../src/send/send-ledger.ts';
 import { tempDatabaseDir } from '../helpers/seed.ts';
 
 const RESPONSE = '250 2.0.0 Ok: queued as 4dK3xY0abcZ';
@@ -75,7 +76,7 @@ describe('migration 007: the ledger indexes', () => {
 
     // A due retry first, then the planned rows, lowest id first (the old one with a time last); each
     // delivery recorded with the next claim.
-    const ledger = new Ledger(db, `${hostname()}:1:1`);
+    const ledger = new SqliteLedger(db, SUBSCRIBER_MARKS, `${hostname()}:1:1`);
     expect(ledger.openCount()).toBe(4);
     expect(ledger.claimNext(now)).toBe(5);
     const sent = (id: number) => ({ id, subscriberId: id, toPaper: 10, messageId: `digest-${id}@example.com`, response: RESPONSE, at: now });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.ts';
 import { openDatabase } from '../../src/db/open.ts';
-import { recoverStale } from '../../src/send/sender.ts';
+import { recoverStale } from '../../src/ledger/index.ts';
 import { countByStatus, seedBatch, seedSubscribers, tempDatabaseDir } from '../helpers/seed.ts';
 import { deliveryEnv, REPO_ROOT, startChildRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
 import { accept, type SinkOptions } from '../helpers/smtp-sink.ts';

@@ -4,7 +4,7 @@
 // budget, the others stop waiting. The run after it sends the rest, nothing twice.
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.ts';
-import { recoverStale } from '../../src/send/sender.ts';
+import { recoverStale } from '../../src/ledger/index.ts';
 import { deliveryEnv, startChildRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
 import { accept } from '../helpers/smtp-sink.ts';
 import { countByStatus, seedBatch, seedSubscribers } from '../helpers/seed.ts';

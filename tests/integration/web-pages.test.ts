@@ -2,8 +2,8 @@
 // preferences, mute, the topic preview, the digest web view, request logs.
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { encodeItems } from '../../src/plan/items.ts';
-import { pruneLedger } from '../../src/plan/retention.ts';
+import { encodeItems } from '../../src/ledger/items.ts';
+import { pruneLedger } from '../../src/ledger/retention.ts';
 import { buildServer } from '../../src/web/server.ts';
 import { seedBatch } from '../helpers/seed.ts';
 import { formPost as form, jsonPost as json, sharedWebHarness, startWebHarness } from '../helpers/web-harness.ts';

@@ -12,7 +12,6 @@ const ALLOWED_BACK: Record<string, string> = {
 /** Loops allowed to stay (a loop found must be one of these or part of one). */
 const ALLOWED_LOOPS: { units: string[]; why: string }[] = [
   { units: ['admin', 'web'], why: 'the same routes as above; gone once they live in web/' },
-  { units: ['feedback', 'plan'], why: "the reader model reads plan/items.ts (the ledger's packed item lists), which moves to ledger/" },
 ];
 
 const arrows = fileImports('src');

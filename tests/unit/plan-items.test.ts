@@ -1,7 +1,7 @@
-// A ledger row's packed paper list (src/plan/items.ts): the plain layout, and the mapped one a row gets
+// A ledger row's packed paper list (src/ledger/items.ts): the plain layout, and the mapped one a row gets
 // when it shares its group's list (src/plan/groups.ts) but numbers its topics differently.
 import { describe, expect, it } from 'vitest';
-import { decodeItems, eachItem, encodeItems, mapItems } from '../../src/plan/items.ts';
+import { decodeItems, eachItem, encodeItems, mapItems } from '../../src/ledger/items.ts';
 
 describe('packed paper lists', () => {
   it('reads back what it packs, in order, with the topics of each paper', () => {

@@ -1,10 +1,10 @@
 // The reader model's arithmetic (src/feedback/model.ts), its paper vectors (src/match/features.ts) and the packed
-// lists the plan's model pass writes (repack.ts), apart from any database.
+// lists the plan's model pass writes (src/ledger/pack.ts), apart from any database.
 import { describe, expect, it } from 'vitest';
 import { paperFeatures } from '../../src/match/features.ts';
 import { fitPlatt, outOfFoldScores, rawScore, sigmoid, trainLogistic, type Example } from '../../src/feedback/model.ts';
-import { packItems } from '../../src/feedback/repack.ts';
-import { decodeItems, encodeItems } from '../../src/plan/items.ts';
+import { packItems } from '../../src/ledger/pack.ts';
+import { decodeItems, encodeItems } from '../../src/ledger/items.ts';
 
 const unit = (pairs: Array<[number, number]>): Pick<Example, 'idx' | 'val'> => {
   const norm = Math.hypot(...pairs.map((p) => p[1]));

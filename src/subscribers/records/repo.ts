@@ -115,7 +115,7 @@ const SQL_SUPPRESS = `
   WHERE id = @id AND status IN ('confirmed', 'pending')`;
 
 // One more delivery failure (a 5xx answer at send time, or a soft bounce reported later); at the limit a
-// confirmed address is suppressed. A delivered digest resets the counter (send/ledger.ts).
+// confirmed address is suppressed. A delivered digest resets the counter (ledger/states.ts).
 const SQL_COUNT_FAILURE = `
   UPDATE subscribers
   SET hard_failures = hard_failures + 1,

@@ -1,4 +1,4 @@
-// The paper list of one ledger row, packed. The planner writes it in SQL (SQL_PLAN_ROWS in planner.ts;
+// The paper list of one ledger row, packed. The planner's statements write it in SQL (SQL_PLAN_ROWS in create.ts;
 // migration 002 converted older rows the same way); everything else reads it through decodeItems.
 //
 // Layout: one header byte, then one fixed-width record per paper in display order. The header's high
@@ -7,13 +7,10 @@
 // followed by the mask (bit i = the i-th id of the row's topic_ids matched). Widths are the smallest
 // that fit the row's largest values, rounded so a record is whole bytes.
 //
-// Decision: the old JSON list cost 8.5 KB per row at 180 papers (965 MB for one 100k-subscriber day of
-// broad topics). Packed, a daily row of papers from one day's listing (offsets under 4096, up to four
-// topics) takes 2 bytes per paper: 361 bytes at 180 papers. Display order must be stored (it depends on
-// bm25 scores that are not kept per subscriber), which rules out delta-encoding sorted ids; SQLite builds
-// the blob set-based with printf and unhex, so planning stays one INSERT … SELECT per chunk.
+// Decision: packed rather than JSON (about 2 bytes a paper instead of 47: BENCHMARKS.md, "The ledger");
+// display order is stored, so ids are not delta-encoded; SQLite builds the blob with printf and unhex.
 //
-// Mapped layout (issue 10: planned once per topic set, see groups.ts): byte 0x00, then k, then k bytes
+// Mapped layout (planned once per topic set, see plan/groups.ts): byte 0x00, then k, then k bytes
 // m[0..k-1], then a list in the layout above whose masks are over the GROUP's bits (its unmuted queries
 // in ascending query id): group bit j stands for the row's bit m[j]. Subscribers with the same unmuted
 // topics but typed in another order (or with muted topics among them) then share one list byte for byte;

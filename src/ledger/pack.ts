@@ -1,4 +1,4 @@
-// Writes a ledger row's packed paper list (src/plan/items.ts, plain layout) from JavaScript, byte by
+// Writes a ledger row's packed paper list (items.ts, plain layout) from JavaScript, byte by
 // byte: the model pass rewrites every row of a reader with a model in their own order (a broad digest
 // holds ~190 papers; building hex strings as encodeItems does cost 4x more).
 /** The plain packed list of papers `ids` (display order) with row masks `masks`, above `fromPaper`. */
