@@ -4,6 +4,7 @@
 // one subscriber, no fetching) and the benchmark (which times the exported stages one by one).
 import { retryWhileBusy } from './db/busy.ts';
 import { AppError } from './errors.ts';
+import type { Db } from './db/open.ts';
 import type { App } from './main.ts';
 import { createSourcePoller, parseSources, type PollReport } from './ingest/sources.ts';
 import { planDigests, type PlanMode, type PlanResult } from './plan/planner.ts';
@@ -42,7 +43,9 @@ export interface PipelineReport {
   overdue: OverdueReport | undefined;
 }
 
-type Deps = Pick<App, 'db' | 'clock' | 'logger' | 'config' | 'mailer' | 'renderer' | 'links' | 'smtpUrl' | 'notices'> & Partial<Pick<App, 'spacer'>>;
+/** What a run needs: the app's parts and, inside the pipeline only, its database connection. */
+export type PipelineDeps = Pick<App, 'clock' | 'logger' | 'config' | 'mailer' | 'renderer' | 'links' | 'smtpUrl' | 'notices'> & Partial<Pick<App, 'spacer'>> & { db: Db };
+type Deps = PipelineDeps;
 
 /** Stage 1: each configured source's missing days (nothing when none is configured). */
 export async function fetchSources(app: Deps): Promise<PollReport[]> {

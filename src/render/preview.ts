@@ -3,6 +3,7 @@
 import { localTime, utcDate, type Clock } from '../clock.ts';
 import { statement } from '../db/statements.ts';
 import { AppError } from '../errors.ts';
+import type { Db } from '../db/open.ts';
 import type { App } from '../main.ts';
 import { findSubscriberByEmail, markConfirmedForPreview } from '../subscribers/repo.ts';
 import { matchPending } from '../topics/matcher.ts';
@@ -27,7 +28,7 @@ const SQL_OPEN_DIGEST = `
   WHERE subscriber_id = ? AND status IN ('planned', 'retry')
   ORDER BY id DESC LIMIT 1`;
 
-export async function previewDigest(app: Pick<App, 'db' | 'clock' | 'links' | 'renderer'>, email: string): Promise<RenderedEmail | undefined> {
+export async function previewDigest(app: Pick<App, 'clock' | 'links' | 'renderer'> & { db: Db }, email: string): Promise<RenderedEmail | undefined> {
   const { db, clock, links, renderer } = app;
   const subscriber = findSubscriberByEmail(db, email);
   if (!subscriber) throw new AppError('NOT_FOUND', `no subscriber with address ${email}`);
