@@ -3,8 +3,8 @@
 // double-submit token in its own short-lived cookie), and what a request without them gets.
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors.ts';
-import { constantTimeEqual, SESSION_TTL_MS, type AdminSession, type AdminSessions } from './sessions.ts';
+import { AppError } from '../../errors.ts';
+import { constantTimeEqual, SESSION_TTL_MS, type AdminSession, type AdminSessions } from '../../admin/sessions.ts';
 
 export const SESSION_COOKIE = 'digest_admin';
 export const LOGIN_COOKIE = 'digest_admin_login';

@@ -2,7 +2,7 @@
 // reason and date, newest first, and lifting one with a reason that is kept in the address's history.
 // POSTs carry the session's CSRF token like every console form (the guard in routes.ts checks it).
 import type { FastifyInstance } from 'fastify';
-import { isAppError } from '../errors.ts';
+import { isAppError } from '../../errors.ts';
 import type { AdminContext } from './context.ts';
 
 const PAGE = 100;

@@ -5,9 +5,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { AppError, isAppError } from '../errors.ts';
+import { AppError, isAppError } from '../../errors.ts';
 import type { AdminContext } from './context.ts';
-import { ImportRefused } from '../subscribers/import.ts';
+import { ImportRefused } from '../../subscribers/import.ts';
 
 const DONE_MESSAGES: Record<string, string> = {
   resent: 'Confirmation email sent.',

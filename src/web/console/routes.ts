@@ -4,18 +4,18 @@
 // templates/admin/ (own layout), style from /assets/admin.css, no scripts, nothing from elsewhere.
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { PollReport } from '../ingest/sources.ts';
-import type { RouteDeps } from '../web/deps.ts';
-import { createPages, PAGES_DIR, type PageData, type Pages } from '../web/pages.ts';
+import type { PollReport } from '../../ingest/sources.ts';
+import type { RouteDeps } from '../deps.ts';
+import { createPages, PAGES_DIR, type PageData, type Pages } from '../pages.ts';
 import { cookie, createSessionGuard, csrfField, csrfGuard, parseMultipart, LOGIN_COOKIE, LOGIN_TOKEN_TTL_MS, newLoginToken, readCookie, SESSION_COOKIE, SESSION_TTL_MS } from './auth.ts';
-import { STATES } from './deliveries.ts';
-import { overviewCharts } from './overview.ts';
-import { verifyPassword } from './password.ts';
+import { STATES } from '../../admin/deliveries.ts';
+import { overviewCharts } from '../../admin/overview.ts';
+import { verifyPassword } from '../../admin/password.ts';
 import { whenHelper } from './times.ts';
 import type { AdminContext } from './context.ts';
 import { registerAdminSubscriberRoutes } from './routes-subscribers.ts';
 import { registerAdminConsentRoutes } from './routes-consent.ts';
-import { constantTimeEqual } from './sessions.ts';
+import { constantTimeEqual } from '../../admin/sessions.ts';
 
 export const ADMIN_PAGES_DIR = join(PAGES_DIR, '..', 'admin');
 
