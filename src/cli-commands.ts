@@ -235,7 +235,7 @@ export async function cmdBackup(db: Db, io: CliIo, file: string, o: { force?: bo
 
 /** Bounces and complaints of the last 30 days, with the complaint rate against digests sent then. */
 function bounceLine(f: OperatorFigures): string {
-  const c = f.bounces;
+  const c = f.bounces!;
   const rate = f.complaintPercent !== undefined ? `${f.complaintPercent.toFixed(2)}% of ${f.sent} sent` : 'no digests sent';
   const line = `bounces (30 days): hard ${c.hard}, soft ${c.soft}, policy blocks ${c.policy}; complaints ${c.complaint} (${rate}; keep under 0.3%)`;
   if (c.policy === 0) return line;

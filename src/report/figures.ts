@@ -14,16 +14,16 @@ import { countOverdue, storedOverdue, type OverdueReport } from './overdue.ts';
 
 const DAY_MS = 86_400_000;
 
-/** Which span of time each figure covers ('' = all time), and how the overdue figure is had. */
+/** Which span of time each figure covers ('' = all time; left out: not computed), and how the overdue figure is had. */
 export interface FigureWindows {
   /** Bounces, complaints and the digests sent they are rated against. */
-  bouncesSince: string;
-  noticesSince: string;
-  optOutsSince: string;
+  bouncesSince?: string;
+  noticesSince?: string;
+  optOutsSince?: string;
   /** 'count': count now (and store it for /metrics); 'stored': what the last tick counted (cheap). */
-  overdue: 'count' | 'stored';
+  overdue?: 'count' | 'stored';
   /** The ledger's and the subscribers' totals by state: a scan of each table (only /metrics asks). */
-  totals: boolean;
+  totals?: boolean;
 }
 
 export interface LedgerTotals {
@@ -37,15 +37,16 @@ export interface LedgerTotals {
   retrying: number;
 }
 
+/** The figures a view asked for (FigureWindows); those it did not ask for are undefined. */
 export interface OperatorFigures {
   overdue: OverdueReport | undefined;
-  bounces: Record<ReportKind, number>;
+  bounces: Record<ReportKind, number> | undefined;
   /** Digests sent in the bounce window (by edition date): what the complaint rate is against. */
-  sent: number;
+  sent: number | undefined;
   /** Complaints per 100 digests sent in the window; undefined when none was sent. */
   complaintPercent: number | undefined;
-  notices: Record<NoticeStatus, number>;
-  optOuts: Record<ConsentKind, number>;
+  notices: Record<NoticeStatus, number> | undefined;
+  optOuts: Record<ConsentKind, number> | undefined;
   ledger: LedgerTotals | undefined;
   subscribers: Record<SubscriberStatus, number> | undefined;
 }
@@ -54,11 +55,15 @@ export interface OperatorFigures {
 export function recentWindows(clock: Clock): FigureWindows {
   const now = clock.now().getTime();
   const ago = (ms: number) => new Date(now - ms).toISOString();
-  return { bouncesSince: ago(30 * DAY_MS), noticesSince: ago(DAY_MS), optOutsSince: ago(30 * DAY_MS), overdue: 'count', totals: false };
+  return { bouncesSince: ago(30 * DAY_MS), noticesSince: noticesDay(clock), optOutsSince: ago(30 * DAY_MS), overdue: 'count' };
 }
 
 /** GET /metrics: counters over all time, the overdue figure of the last tick (a scrape every 15 s must stay cheap). */
-export const ALL_TIME: FigureWindows = { bouncesSince: '', noticesSince: '', optOutsSince: '', overdue: 'stored', totals: true };
+export const ALL_TIME: FigureWindows = { bouncesSince: '', noticesSince: '', overdue: 'stored', totals: true };
+
+/** Confirmation emails of the last 24 hours (`digest status`, the console's deliveries page). */
+export const noticesDay = (clock: Clock): string => new Date(clock.now().getTime() - DAY_MS).toISOString();
+
 
 /** Ledger totals (every row of `digests`). */
 const SQL_LEDGER_TOTALS = `
@@ -84,16 +89,17 @@ const SQL_SUBSCRIBERS_BY_STATUS = `SELECT status, count(*) AS n FROM subscribers
 
 export function operatorFigures(db: Db, clock: Clock, w: FigureWindows): OperatorFigures {
   const ledger = w.totals ? statement<[], LedgerTotals>(db, SQL_LEDGER_TOTALS).get()! : undefined;
-  const bounces = bounceCounts(db, w.bouncesSince);
+  const since = w.bouncesSince;
+  const bounces = since === undefined ? undefined : bounceCounts(db, since);
   // All time: the ledger's total is the same count, already read.
-  const sent = ledger && w.bouncesSince === '' ? ledger.sent : sentSince(db, w.bouncesSince);
+  const sent = since === undefined ? undefined : ledger && since === '' ? ledger.sent : sentSince(db, since);
   return {
-    overdue: w.overdue === 'count' ? countOverdue(db, clock) : storedOverdue(db),
+    overdue: w.overdue === 'count' ? countOverdue(db, clock) : w.overdue === 'stored' ? storedOverdue(db) : undefined,
     bounces,
     sent,
-    complaintPercent: complaintPercent(bounces.complaint, sent),
-    notices: noticeCounts(db, w.noticesSince),
-    optOuts: optOutCounts(db, w.optOutsSince),
+    complaintPercent: bounces && sent !== undefined ? complaintPercent(bounces.complaint, sent) : undefined,
+    notices: w.noticesSince === undefined ? undefined : noticeCounts(db, w.noticesSince),
+    optOuts: w.optOutsSince === undefined ? undefined : optOutCounts(db, w.optOutsSince),
     ledger,
     subscribers: w.totals ? subscribersByStatus(db) : undefined,
   };

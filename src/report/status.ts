@@ -123,7 +123,7 @@ export function formatMetrics(f: OperatorFigures): string {
   metric('digest_overdue_checked_timestamp_seconds', 'gauge', 'When the overdue count was last computed (0: never).', [
     ['', overdue ? Math.round(Date.parse(overdue.at) / 1000) : 0],
   ]);
-  const reports = f.bounces;
+  const reports = f.bounces!;
   metric('digest_bounces_total', 'counter', 'Bounces by kind: reports after delivery (DSNs, relay webhooks) and send-time refusals that are policy blocks or full mailboxes (policy: the receiver refused our mail as spam, blocklisted or unauthenticated; the reader stays subscribed); each digest counted once per kind.', [
     ['{kind="hard"}', reports.hard],
     ['{kind="soft"}', reports.soft],
@@ -132,7 +132,7 @@ export function formatMetrics(f: OperatorFigures): string {
   metric('digest_complaints_total', 'counter', 'Spam complaints received (ARF feedback loops, relay webhooks); each unsubscribed the address.', [
     ['', reports.complaint],
   ]);
-  const n = f.notices;
+  const n = f.notices!;
   metric('digest_confirmation_emails_total', 'counter', 'Confirmation and "already subscribed" emails by outcome (sent; failed for good; unknown: in flight when a process stopped).', [
     ['{status="sent"}', n.sent],
     ['{status="failed"}', n.failed],
