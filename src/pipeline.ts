@@ -156,27 +156,23 @@ export function runFailure(r: PipelineReport): AppError | undefined {
   if (s?.storageFault) {
     return new AppError(s.storageFaultCode ?? 'DB_FAULT', `sending stopped: ${s.storageFault}; unsent digests wait for the next run`, {
       temporary: true,
-      status: 503,
-    });
+      });
   }
   if (s?.paused) {
     return new AppError('RELAY_DOWN', `sending paused: ${s.pauseReason ?? 'the SMTP relay is not answering'}; run again when it is back`, {
       temporary: true,
-      status: 503,
-    });
+      });
   }
   if (r.notices?.relayDown !== undefined) {
     return new AppError('RELAY_DOWN', `confirmation emails not sent: the SMTP relay could not be used (${r.notices.relayDown}); they are retried until it is back`, {
       temporary: true,
-      status: 503,
-    });
+      });
   }
   const sources = failedSources(r.sources);
   if (sources.all) {
     return new AppError('SOURCES_FAILED', `every paper source failed, nothing fetched: ${describeFailedSources(sources.failed)}`, {
       temporary: true,
-      status: 503,
-    });
+      });
   }
   return undefined;
 }
