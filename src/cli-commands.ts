@@ -196,15 +196,15 @@ export async function cmdSubscriberStatus(app: App, io: CliIo, email: string): P
 
 export async function cmdStatus(app: App, io: CliIo, limit: number): Promise<number> {
   const rows = app.operator.editions(limit);
-  const f = app.operator.figures();
-  const overdue = f.overdue!;
+  const figures = app.operator.figures();
+  const overdue = figures.overdue!;
   io.out(
     overdue.subscribers === 0
       ? 'overdue: none (no subscriber has matched papers waiting longer than their schedule allows)'
       : `overdue: ${overdue.subscribers === 1 ? '1 subscriber has' : `${overdue.subscribers} subscribers have`} matched papers waiting longer than their schedule allows (36 h daily, 8.5 days weekly)`,
   );
-  io.out(bounceLine(f));
-  for (const line of consentStatusLines(app, f)) io.out(line);
+  io.out(bounceLine(figures));
+  for (const line of consentStatusLines(app, figures)) io.out(line);
   if (rows.length === 0) io.out('no editions yet');
   for (const r of rows) {
     io.out(
