@@ -1,5 +1,5 @@
-// What operators see: per-edition counts and common failure reasons (`digest status`), and the same
-// counts in Prometheus text format (GET /metrics). Read-only queries over the ledger. An edition is a
+// What operators see: per-edition counts and common failure reasons (`digest status`), and the operator
+// figures (figures.ts) in Prometheus text format (GET /metrics). Read-only queries over the ledger. An edition is a
 // delivery date in the subscribers' own time zones, so one day's count can span two UTC days.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
