@@ -15,7 +15,7 @@ import { createModelPass } from '../src/feedback/model-pass.ts';
 import { parseFeed } from '../src/ingest/detect.ts';
 import { ingestBatch } from '../src/ingest/ingest.ts';
 import { silentLogger } from '../src/log.ts';
-import { createApp } from '../src/main.ts';
+import { createAppWithDb } from '../src/main.ts';
 import { planDigests } from '../src/plan/planner.ts';
 import { importSubscribersCsv } from '../src/subscribers/import.ts';
 import { matchPending } from '../src/match/matcher.ts';
@@ -32,7 +32,8 @@ try {
     '--topics', '3', '--seed', '1', '--batch', join(dir, 'b.json'), '--csv', join(dir, 's.csv')]);
   const config = loadConfig({ DATABASE_PATH: join(dir, 'db.sqlite'), SMTP_URL: 'smtp://127.0.0.1:9', SECRET_KEY: 'bench-secret-key-0123456789abcdef0123456789',
     PUBLIC_URL: 'https://bench.example', DIGEST_TZ: 'UTC', LOG_LEVEL: 'silent' });
-  const app = await createApp(config, { clock: systemClock, logger: silentLogger });
+  const made = await createAppWithDb(config, { clock: systemClock, logger: silentLogger });
+  const app = { ...made.app, db: made.db };
   const { db } = app;
   let t = performance.now();
   await importSubscribersCsv(app, join(dir, 's.csv'));

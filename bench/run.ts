@@ -31,7 +31,7 @@ import { loadDigest } from '../src/render/view.ts';
 import { parseFeed } from '../src/ingest/detect.ts';
 import { ingestBatch } from '../src/ingest/ingest.ts';
 import { createLogger } from '../src/log.ts';
-import { createApp } from '../src/main.ts';
+import { createAppWithDb, type App } from '../src/main.ts';
 import { matchPending } from '../src/match/matcher.ts';
 import { measureCeiling, prebuildMessage } from './ceiling.ts';
 import { generateInChild, importInChild, sendInChild } from './children.ts';
@@ -93,7 +93,7 @@ const profileDir = o.profile ? (mkdirSync(o.profile, { recursive: true }), o.pro
 const clock = new StageClock(profileDir, log);
 let sink: ChildProcess | undefined;
 let postfix: PostfixSink | undefined;
-let app_: Awaited<ReturnType<typeof createApp>> | undefined;
+let app_: Pick<App, 'close' | 'renderer'> | undefined;
 /** Set when the send stage ran as `digest run` in a child process (--send-in-child). */
 let childRun: { peakRssMb: number; cpuSeconds: number } | undefined;
 
@@ -130,7 +130,11 @@ try {
   });
   const app = await clock.run(
     'start app',
-    () => createApp(config, { clock: systemClock, logger: createLogger(config.LOG_LEVEL) }),
+    // The benchmark times the stages one by one on the app's own connection (createAppWithDb).
+    async () => {
+      const made = await createAppWithDb(config, { clock: systemClock, logger: createLogger(config.LOG_LEVEL) });
+      return { ...made.app, db: made.db };
+    },
     () => 'createApp: database, MJML templates compiled, SMTP pool',
   );
   const { db } = app;

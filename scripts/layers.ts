@@ -38,9 +38,9 @@ export const LAYERS: readonly Layer[] = [
   { name: 'report', units: ['report'], why: 'operator and reader figures read over every stage (status, overdue, why no email)' },
   { name: 'subscribers', units: ['subscribers'], why: "the subscribers' own services: subscribe, preferences, import; they use every stage below" },
   { name: 'pipeline', units: ['pipeline.ts', 'scheduler.ts'], why: 'the stages run in order, once per tick' },
-  { name: 'console', units: ['admin'], why: "the operator's services: the console's figures, imports, opt-out lifting" },
+  { name: 'console', units: ['admin', 'operator'], why: "the operator's services: the console's figures, imports, opt-out lifting; what the commands call" },
   { name: 'web', units: ['web'], why: 'HTTP: routes call services and decide statuses' },
-  { name: 'root', units: ['main.ts'], why: 'the composition root: makes every service once' },
+  { name: 'root', units: ['main.ts', 'serve.ts'], why: 'the composition root: makes every service once, and wires serve (scheduler, web, bounce receiver, signals)' },
   {
     name: 'cli',
     units: ['cli', 'cli.ts', 'cli-commands.ts', 'cli-config.ts', 'cli-consent.ts', 'cli-log.ts', 'cli-restore.ts', 'config-check.ts', 'doctor'],

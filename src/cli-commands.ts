@@ -1,36 +1,18 @@
 // What each `digest` subcommand does, given the app. Output is plain lines for people and scripts.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import cliProgress from 'cli-progress';
 import type { CliIo } from './cli-io.ts';
-import type { Config } from './config.ts';
 import { AppError } from './errors.ts';
-import { startBounceReceiver, type BounceReceiver } from './bounces/receiver.ts';
-import { bounceCounts } from './bounces/service.ts';
-import { verpFrom } from './bounces/verp.ts';
 import { backupDatabase } from './db/backup.ts';
 import type { Db } from './db/open.ts';
-import { countOverdue } from './report/overdue.ts';
-import { editionStatus, sentSince } from './report/status.ts';
-import { lastSlotReport } from './report/why-no-email.ts';
-import { previewDigest } from './render/preview.ts';
+import type { OperatorFigures } from './report/figures.ts';
 import { plural } from './words.ts';
-import { parseFeed } from './ingest/detect.ts';
-import { hasAnyBatch, ingestBatch, ingestCounts } from './ingest/ingest.ts';
+import { ingestCounts } from './ingest/ingest.ts';
 import { loadInput } from './ingest/load.ts';
-import { listSources, parseSources, type PollReport } from './ingest/sources.ts';
-import { createApp, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
-import { createScheduler } from './scheduler.ts';
-import { importSubscribersCsv } from './subscribers/import.ts';
-import { describeFailedSources, failedSources, runFailure, runPipeline } from './pipeline.ts';
-import { recoverStale } from './ledger/index.ts';
-import { buildServer, closeServer } from './web/server.ts';
+import { parseSources, type PollReport } from './ingest/sources.ts';
+import type { App } from './main.ts';
+import { describeFailedSources, failedSources, runFailure } from './pipeline.ts';
 import { consentLines, consentStatusLines, deletedHistoryLine } from './cli-consent.ts';
-import { localInboxLine, newInboxToken } from './web/routes/inbox-guard.ts';
-
-/** Whether any batch was ever ingested (the sample data is offered on a fresh database). */
-
-export const SAMPLE_BATCH = join(PROJECT_ROOT, 'samples', 'daily-papers-sample.json');
 
 export async function cmdIngest(
   app: App,
@@ -46,7 +28,7 @@ export async function cmdIngest(
     date: o.date,
     spacer: app.spacer,
   });
-  const r = ingestBatch(app.db, batch, app.clock);
+  const r = app.operator.ingest(batch);
   io.out(
     r.duplicate
       ? `batch ${r.batchId} (${batch.source} ${batch.date}) already ingested: nothing changed`
@@ -66,7 +48,7 @@ export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boo
   const bar = io.isTTY && !o.dryRun ? new cliProgress.SingleBar({ format: 'sending {bar} {value}/{total} {eta_formatted}', hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
   let started = false;
   try {
-    const r = await runPipeline(app, {
+    const r = await app.pipeline.run({
       mode: o.due ? 'due' : 'now',
       dryRun: o.dryRun,
       fetch: o.fetch,
@@ -172,7 +154,7 @@ export async function cmdSubscribers(app: App, io: CliIo): Promise<number> {
 }
 
 export async function cmdPreview(app: App, io: CliIo, email: string, o: { out?: string }): Promise<number> {
-  const r = await previewDigest(app, email);
+  const r = await app.operator.preview(email);
   if (!r) {
     io.out(`nothing to send to ${email} now: no new paper matches their topics`);
     return 0;
@@ -187,7 +169,7 @@ export async function cmdPreview(app: App, io: CliIo, email: string, o: { out?: 
 }
 
 export async function cmdImport(app: App, io: CliIo, file: string): Promise<number> {
-  const r = await importSubscribersCsv(app, file);
+  const r = await app.operator.importCsv(file);
   io.out(`imported ${plural(r.imported, 'subscriber', 'subscribers')} (${r.created} new, ${r.updated} updated) from ${file}`);
   // Lines not followed as written (an address with an opt-out is never confirmed), each named.
   for (const n of r.notes) io.out(`${file} line ${n.line}: ${n.message}`);
@@ -205,7 +187,7 @@ export async function cmdSubscriberStatus(app: App, io: CliIo, email: string): P
     io.out(kept);
     return 0;
   }
-  const r = lastSlotReport(app.db, s.id, app.clock.now())!;
+  const r = app.operator.lastSlot(s.id)!;
   io.out(`${s.email}\t${s.status}\tlast slot ${r.slot ?? '-'}\t${r.sent ? 'sent' : 'nothing sent'}`);
   io.out(r.message);
   for (const line of consentLines(app, s.id, s.email)) io.out(line);
@@ -213,15 +195,16 @@ export async function cmdSubscriberStatus(app: App, io: CliIo, email: string): P
 }
 
 export async function cmdStatus(app: App, io: CliIo, limit: number): Promise<number> {
-  const rows = editionStatus(app.db, { limit });
-  const overdue = countOverdue(app.db, app.clock);
+  const rows = app.operator.editions(limit);
+  const figures = app.operator.figures();
+  const overdue = figures.overdue!;
   io.out(
     overdue.subscribers === 0
       ? 'overdue: none (no subscriber has matched papers waiting longer than their schedule allows)'
       : `overdue: ${overdue.subscribers === 1 ? '1 subscriber has' : `${overdue.subscribers} subscribers have`} matched papers waiting longer than their schedule allows (36 h daily, 8.5 days weekly)`,
   );
-  io.out(bounceLine(app));
-  for (const line of consentStatusLines(app)) io.out(line);
+  io.out(bounceLine(figures));
+  for (const line of consentStatusLines(app, figures)) io.out(line);
   if (rows.length === 0) io.out('no editions yet');
   for (const r of rows) {
     io.out(
@@ -229,7 +212,7 @@ export async function cmdStatus(app: App, io: CliIo, limit: number): Promise<num
     );
     for (const f of r.topFailures) io.out(`\t${f.count}× ${f.reason}`);
   }
-  for (const s of listSources(app.db, parseSources(app.config.SOURCES))) {
+  for (const s of app.operator.sources()) {
     for (const e of s.errors) io.out(`source ${s.source} ${e.day}: ${e.error} (${plural(e.attempts, 'attempt', 'attempts')}, last ${e.at})`);
   }
   return 0;
@@ -251,103 +234,18 @@ export async function cmdBackup(db: Db, io: CliIo, file: string, o: { force?: bo
 }
 
 /** Bounces and complaints of the last 30 days, with the complaint rate against digests sent then. */
-function bounceLine(app: App): string {
-  const since = new Date(app.clock.now().getTime() - 30 * 86_400_000).toISOString();
-  const c = bounceCounts(app.db, since);
-  const sent = sentSince(app.db, since);
-  const rate = sent > 0 ? `${((100 * c.complaint) / sent).toFixed(2)}% of ${sent} sent` : 'no digests sent';
+function bounceLine(f: OperatorFigures): string {
+  const c = f.bounces!;
+  const rate = f.complaintPercent !== undefined ? `${f.complaintPercent.toFixed(2)}% of ${f.sent} sent` : 'no digests sent';
   const line = `bounces (30 days): hard ${c.hard}, soft ${c.soft}, policy blocks ${c.policy}; complaints ${c.complaint} (${rate}; keep under 0.3%)`;
   if (c.policy === 0) return line;
   return `${line}\nalarm: ${plural(c.policy, 'digest was', 'digests were')} refused as spam or for the sender's reputation or SPF/DKIM/DMARC (policy blocks): check the sending domain and IP; the readers stay subscribed`;
 }
 
 export async function cmdSources(app: App, io: CliIo): Promise<number> {
-  const specs = parseSources(app.config.SOURCES);
-  if (specs.length === 0) io.out('no sources configured (set SOURCES, e.g. SOURCES=hf,arxiv:cs.LG+cs.CL)');
-  for (const s of listSources(app.db, specs)) {
+  if (parseSources(app.config.SOURCES).length === 0) io.out('no sources configured (set SOURCES, e.g. SOURCES=hf,arxiv:cs.LG+cs.CL)');
+  for (const s of app.operator.sources()) {
     io.out(`${s.source}\tlast day ${s.lastDay ?? '-'}\t${s.lastError ? `last error ${s.lastErrorDay}: ${s.lastError}` : 'no errors'}`);
   }
   return 0;
-}
-
-/** `digest serve`: web pages, the scheduler, and (with no SMTP_URL) the local mail catcher. */
-export async function cmdServe(config: Config, io: CliIo, appOptions: AppOptions): Promise<number> {
-  // Start-up (migrations, the write probe, the sample batch, recovery) waits for another process's lock
-  // as long as any command does (DB_BUSY_TIMEOUT_MS): nothing is listening yet, and a `digest run`
-  // planning next door must not make serve refuse to start.
-  const app = await createApp(config, { ...appOptions, mailMode: 'serve' });
-  const { logger } = app;
-  seedSampleBatch(app, io);
-  // Sends left in flight by a crash: say so now, not at the first tick an hour later.
-  recoverStale(app.db, app.clock, { logger });
-  // Confirmation emails a stopped process or a relay failure left unsent go now (then on their retry times).
-  app.notices.kick();
-  // From here web routes and the scheduler share this connection on one thread: a statement waits at
-  // most WEB_BUSY_TIMEOUT_MS for another process's lock (better-sqlite3 waits synchronously, freezing
-  // every request meanwhile); routes retry and then answer 503 + Retry-After, the tick's writers retry
-  // between requests (src/web/lock-retry.ts, src/db/busy.ts).
-  app.db.pragma(`busy_timeout = ${config.WEB_BUSY_TIMEOUT_MS}`);
-  const running = new AbortController();
-  const scheduler = createScheduler({
-    cron: config.DIGEST_CRON,
-    timezone: config.DIGEST_TZ,
-    logger,
-    tick: async () => {
-      const failure = runFailure(await runPipeline(app, { mode: 'due', signal: running.signal }));
-      if (failure) throw failure; // logged by the scheduler as "tick failed: <cause>"
-    },
-  });
-  // The first digest goes out right after confirming (it takes that day's slot: the papers of the last
-  // day of ingest that match); later ones at the subscriber's own hour.
-  const inboxToken = newInboxToken();
-  const server = buildServer({
-    ...app,
-    inboxToken,
-    onConfirmed: (id) => scheduler.runSoon('welcome', () => runPipeline(app, { mode: 'now', onlySubscriber: id, signal: running.signal })),
-  });
-  await server.listen({ port: config.PORT, host: config.HOST });
-  const bounces = await startBounceReceiverIfSet(app);
-  scheduler.start();
-  io.out(`paper digest at ${config.PUBLIC_URL}${app.inbox ? ` — ${localInboxLine(config, inboxToken)}` : ''}`);
-
-  await new Promise<void>((resolve) => {
-    const stop = () => resolve();
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-  });
-  logger.info('shutting down: finishing the sends in flight');
-  running.abort();
-  await scheduler.stop();
-  await closeServer(server);
-  await bounces?.close();
-  await app.close();
-  return 0;
-}
-
-/** The built-in bounce receiver, when BOUNCE_SMTP_PORT is set (config.ts requires BOUNCE_ADDRESS with it). */
-async function startBounceReceiverIfSet(app: App): Promise<BounceReceiver | undefined> {
-  const verp = verpFrom(app.config);
-  if (app.config.BOUNCE_SMTP_PORT === undefined || !verp) return undefined;
-  return startBounceReceiver(
-    { db: app.db, clock: app.clock, logger: app.logger, config: app.config, verp },
-    { port: app.config.BOUNCE_SMTP_PORT, host: app.config.BOUNCE_SMTP_HOST },
-  );
-}
-
-/**
- * Local mode only (no SMTP_URL): on a fresh database with no sources configured, ingest the bundled
- * sample batch so a newcomer sees a real digest in the local inbox. A database that sends real mail
- * never gets demo papers: it has none until a source or an ingest brings them.
- */
-function seedSampleBatch(app: App, io: CliIo): void {
-  if (app.config.SMTP_URL) return;
-  if (parseSources(app.config.SOURCES).length > 0) return;
-  if (hasAnyBatch(app.db)) return;
-  const r = ingestBatch(app.db, loadSampleBatch(), app.clock);
-  io.out(`fresh database: ingested the sample batch (${plural(r.papers, 'paper', 'papers')}) from samples/`);
-}
-
-function loadSampleBatch() {
-  // The sample file is in the project's own batch format.
-  return parseFeed(readFileSync(SAMPLE_BATCH, 'utf8'), 'batch', {});
 }

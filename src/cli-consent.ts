@@ -1,14 +1,13 @@
 // `digest unsuppress`, `digest opt-outs`, and the consent lines of `digest status <email>`.
 import type { CliIo } from './cli-io.ts';
-import { consentHistory, listOptOuts, type ConsentEvent } from './consent/history.ts';
-import { liftOptOut } from './consent/lift.ts';
+import type { ConsentEvent } from './consent/history.ts';
 import type { App } from './main.ts';
 import { normaliseEmail } from './subscribers/records/email-address.ts';
-import { lastNoticeFailures, noticeCounts, noticesOf, type Notice } from './notices/repo.ts';
-import { optOutCounts } from './consent/history.ts';
+import type { Notice } from './notices/repo.ts';
+import type { OperatorFigures } from './report/figures.ts';
 
 export async function cmdUnsuppress(app: App, io: CliIo, email: string, o: { reason?: string }): Promise<number> {
-  const r = liftOptOut(app.db, app.clock, email, o.reason ?? '');
+  const r = app.operator.liftOptOut(email, o.reason ?? '');
   app.logger.info({ email: r.email, lifted: r.lifted.map((e) => e.kind) }, 'opt-out lifted by the operator');
   const what = r.lifted.length > 0 ? r.lifted.map((e) => `${e.kind} of ${e.at.slice(0, 10)}`).join(', ') : 'its status';
   io.out(`${r.email}: lifted ${what}; now ${r.status ?? 'no subscriber row (only its history changed)'}`);
@@ -16,7 +15,7 @@ export async function cmdUnsuppress(app: App, io: CliIo, email: string, o: { rea
 }
 
 export async function cmdOptOuts(app: App, io: CliIo, limit: number): Promise<number> {
-  const rows = listOptOuts(app.db, { limit });
+  const rows = app.operator.optOuts(limit);
   if (rows.length === 0) io.out('no opt-outs');
   for (const r of rows) io.out(`${r.email}\t${r.kind}\t${r.at}\t${r.status ?? ''}${r.subscriberId === null ? ' (deleted)' : ''}\t${r.detail}`);
   return 0;
@@ -42,9 +41,9 @@ export function noticeLine(n: Notice | undefined): string | undefined {
 
 export function consentLines(app: App, subscriberId: number, email: string): string[] {
   const out: string[] = [];
-  const n = noticeLine(noticesOf(app.db, subscriberId, 1)[0]);
+  const n = noticeLine(app.operator.lastNotice(subscriberId));
   if (n) out.push(n);
-  const history = consentHistory(app.db, email, 10);
+  const history = app.operator.consentHistory(email, 10);
   if (history.length > 0) out.push(`opt-out history: ${history.slice().reverse().map(eventText).join('; ')}`);
   return out;
 }
@@ -57,7 +56,7 @@ export function deletedHistoryLine(app: App, rawEmail: string): string | undefin
   } catch {
     return undefined;
   }
-  const history = consentHistory(app.db, email, 10);
+  const history = app.operator.consentHistory(email, 10);
   if (history.length === 0) return undefined;
   return `${email}\tno subscriber (deleted)\topt-out history: ${history.slice().reverse().map(eventText).join('; ')}`;
 }
@@ -67,14 +66,13 @@ function eventText(e: ConsentEvent): string {
 }
 
 /** `digest status`: confirmation emails of the last 24 hours (with the last failure) and opt-outs of the last 30 days. */
-export function consentStatusLines(app: App): string[] {
-  const now = app.clock.now().getTime();
-  const n = noticeCounts(app.db, new Date(now - 86_400_000).toISOString());
+export function consentStatusLines(app: App, f: OperatorFigures): string[] {
+  const n = f.notices!;
   const waiting = n.planned + n.sending + n.retry;
   const out = [`confirmation emails (24 h): sent ${n.sent}, failed ${n.failed}, waiting ${waiting}${n.retry ? ` (${n.retry} to retry after a relay failure)` : ''}${n.unknown ? `, unknown ${n.unknown}` : ''}`];
-  const last = lastNoticeFailures(app.db, 1)[0];
+  const last = app.operator.lastNoticeFailure();
   if (last && (n.failed > 0 || n.retry > 0)) out.push(`\tlast failure: ${last.email} ${last.status}: ${last.smtpResponse ?? ''}`);
-  const o = optOutCounts(app.db, new Date(now - 30 * 86_400_000).toISOString());
+  const o = f.optOuts!;
   out.push(`opt-outs (30 days): unsubscribe ${o.unsubscribe}, complaint ${o.complaint}, hard bounce ${o['hard-bounce']}, operator ${o.operator}; lifted ${o.lifted}, re-confirmed ${o.reconfirmed}`);
   return out;
 }

@@ -1,11 +1,10 @@
-// Errors carry a stable code, whether retrying may help, and the cause.
+// Errors carry a stable code, whether retrying may help, and the cause. The HTTP status a code answers
+// with is the web layer's decision (src/web/errors.ts).
 
 export interface AppErrorOptions {
   /** True when the same operation may succeed later (network, 4xx SMTP, busy database). */
   temporary?: boolean;
   cause?: unknown;
-  /** HTTP status to answer with when the error reaches a route. */
-  status?: number;
   /** Where the input is wrong, as data: pages and JSON answers point at it without reading the message. */
   where?: ErrorWhere;
   /** What is wrong, without the place ("must be a whole hour from 0 to 23"): a page puts its own label in front. */
@@ -29,7 +28,6 @@ export interface ErrorWhere {
 export class AppError extends Error {
   readonly code: string;
   readonly temporary: boolean;
-  readonly status: number;
   readonly where: ErrorWhere;
   readonly problem: string | undefined;
   readonly action: { url: string; label: string } | undefined;
@@ -40,7 +38,6 @@ export class AppError extends Error {
     this.name = 'AppError';
     this.code = code;
     this.temporary = options.temporary ?? false;
-    this.status = options.status ?? 400;
     this.where = options.where ?? {};
     this.problem = options.problem;
     this.action = options.action;
@@ -53,12 +50,12 @@ export class AppError extends Error {
  * (`deliveryHour: must be …`); `where.field` and `problem` let a form show it under its own label instead.
  */
 export function fieldInvalid(code: string, field: string, problem: string): AppError {
-  return new AppError(code, `${field}: ${problem}`, { status: 400, where: { field }, problem });
+  return new AppError(code, `${field}: ${problem}`, { where: { field }, problem });
 }
 
 /** A user-facing validation error: bad batch, bad topic query, bad CLI argument. */
 export function invalid(code: string, message: string): AppError {
-  return new AppError(code, message, { status: 400 });
+  return new AppError(code, message);
 }
 
 export function isAppError(e: unknown): e is AppError {

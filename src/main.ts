@@ -27,7 +27,10 @@ import { createConsoleService, type ConsoleService } from './admin/console.ts';
 import { createWebhookEvents, type WebhookEvents } from './bounces/webhook-events.ts';
 import { postBatch } from './ingest/post-batch.ts';
 import { createHealthCheck } from './report/health.ts';
-import { metricsText } from './report/status.ts';
+import { formatMetrics } from './report/status.ts';
+import { ALL_TIME, operatorFigures } from './report/figures.ts';
+import { createOperatorService, type OperatorService } from './operator/service.ts';
+import { runPipeline, type PipelineOptions, type PipelineReport } from './pipeline.ts';
 import { openDigest } from './subscribers/open-digest.ts';
 import type { DigestView } from './render/render.ts';
 import type { MachineApi } from './web/deps.ts';
@@ -49,9 +52,9 @@ export interface AppOptions {
   busyTimeoutMs?: number;
 }
 
+/** What every door (CLI commands, web routes, the console, /metrics) is given: services, no database handle. */
 export interface App {
   config: Config;
-  db: Db;
   clock: Clock;
   logger: Logger;
   tokens: Tokens;
@@ -76,6 +79,10 @@ export interface App {
   webhooks: WebhookEvents;
   /** The web view of one digest ("view in browser"). */
   digests: { open(token: string): DigestView };
+  /** What the `digest` commands call: ingest, the operator figures, preview, import, opt-outs. */
+  operator: OperatorService;
+  /** One run of fetch -> match -> plan -> send -> upkeep (src/pipeline.ts). */
+  pipeline: { run(opts: PipelineOptions): Promise<PipelineReport> };
   /** Set when mail goes to the built-in catcher (no SMTP_URL). */
   inbox: Inbox | undefined;
   /** The SMTP server mail goes to (starts the local catcher when needed). */
@@ -90,6 +97,15 @@ export function inboxDir(config: Config): string {
 }
 
 export async function createApp(config: Config, options: AppOptions = {}): Promise<App> {
+  return (await createAppWithDb(config, options)).app;
+}
+
+/**
+ * The app and its own database connection, for what wires processes (src/serve.ts: recovery, the web
+ * busy timeout, the bounce receiver), tests and benchmarks. A separate factory rather than a field of
+ * App: doors only ever get createApp's App; a second connection would not see an in-memory database.
+ */
+export async function createAppWithDb(config: Config, options: AppOptions = {}): Promise<{ app: App; db: Db }> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.LOG_LEVEL, { file: config.LOG_FILE });
   // Refuses a database it cannot write (one small write at open), naming DATABASE_PATH.
@@ -105,10 +121,10 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
   const { mailer } = mail;
   const services = createServices({ config, db, clock, logger, tokens, links, renderer, mailer });
   const { subscribers } = services;
+  const pipelineDeps = { config, db, clock, logger, links, renderer, mailer, notices: subscribers.notices, spacer: services.spacer, smtpUrl: mail.smtpUrl };
 
-  return {
+  const app: App = {
     config,
-    db,
     clock,
     logger,
     tokens,
@@ -117,6 +133,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
     mailer,
     ...services,
     notices: subscribers.notices,
+    pipeline: { run: (opts) => runPipeline(pipelineDeps, opts) },
     inbox: mail.inbox,
     smtpUrl: mail.smtpUrl,
     async close() {
@@ -126,6 +143,7 @@ export async function createApp(config: Config, options: AppOptions = {}): Promi
       db.close();
     },
   };
+  return { app, db };
 }
 
 interface AppMail {
@@ -176,8 +194,8 @@ async function createMail(config: Config, options: AppOptions, logger: Logger): 
   };
 }
 
-type AppCore = Pick<App, 'config' | 'db' | 'clock' | 'logger' | 'tokens' | 'links' | 'renderer' | 'mailer'>;
-type AppServices = Pick<App, 'subscribers' | 'feedback' | 'feeds' | 'topicPreview' | 'spacer' | 'console' | 'machine' | 'webhooks' | 'digests'>;
+type AppCore = Pick<App, 'config' | 'clock' | 'logger' | 'tokens' | 'links' | 'renderer' | 'mailer'> & { db: Db };
+type AppServices = Pick<App, 'subscribers' | 'feedback' | 'feeds' | 'topicPreview' | 'spacer' | 'console' | 'machine' | 'webhooks' | 'digests' | 'operator'>;
 
 /** The services the commands, web pages and console call, over the database, links and mail. */
 function createServices({ config, db, clock, logger, tokens, links, renderer, mailer }: AppCore): AppServices {
@@ -206,11 +224,12 @@ function createServices({ config, db, clock, logger, tokens, links, renderer, ma
     console: createConsoleService({ db, clock, config, logger, links, spacer }),
     machine: {
       health: createHealthCheck({ db, clock, config }),
-      metrics: () => metricsText(db),
+      metrics: () => formatMetrics(operatorFigures(db, clock, ALL_TIME)),
       postBatch: (posted) => postBatch(db, clock, posted),
     } satisfies MachineApi,
     webhooks: createWebhookEvents({ db, clock, config, logger }),
     digests: { open: (token: string) => openDigest({ db, links, subscribers }, token) },
+    operator: createOperatorService({ db, clock, config, logger, links, renderer }),
   };
 }
 

@@ -49,8 +49,8 @@ export interface PipelineReport {
   overdue: OverdueReport | undefined;
 }
 
-/** What the stages use of the App (src/main.ts makes each once; the App is one of these). */
-interface Deps {
+/** What a run needs: the app's parts (src/main.ts makes each once) and, inside the pipeline only, its database connection. */
+export interface PipelineDeps {
   db: Db;
   clock: Clock;
   logger: Logger;
@@ -63,6 +63,7 @@ interface Deps {
   notices: NoticeSender;
   spacer?: HostSpacer;
 }
+type Deps = PipelineDeps;
 
 /** Stage 1: each configured source's missing days (nothing when none is configured). */
 export async function fetchSources(app: Deps): Promise<PollReport[]> {
@@ -173,27 +174,23 @@ export function runFailure(r: PipelineReport): AppError | undefined {
   if (s?.storageFault) {
     return new AppError(s.storageFaultCode ?? 'DB_FAULT', `sending stopped: ${s.storageFault}; unsent digests wait for the next run`, {
       temporary: true,
-      status: 503,
-    });
+      });
   }
   if (s?.paused) {
     return new AppError('RELAY_DOWN', `sending paused: ${s.pauseReason ?? 'the SMTP relay is not answering'}; run again when it is back`, {
       temporary: true,
-      status: 503,
-    });
+      });
   }
   if (r.notices?.relayDown !== undefined) {
     return new AppError('RELAY_DOWN', `confirmation emails not sent: the SMTP relay could not be used (${r.notices.relayDown}); they are retried until it is back`, {
       temporary: true,
-      status: 503,
-    });
+      });
   }
   const sources = failedSources(r.sources);
   if (sources.all) {
     return new AppError('SOURCES_FAILED', `every paper source failed, nothing fetched: ${describeFailedSources(sources.failed)}`, {
       temporary: true,
-      status: 503,
-    });
+      });
   }
   return undefined;
 }

@@ -9,13 +9,13 @@ import { recentDays, type SourceDay } from '../ingest/source-days.ts';
 import { createSourcePoller, listSources, parseSources, type PollReport, type SourceListing, type SourceSpec } from '../ingest/sources.ts';
 import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
-import { countOverdue } from '../report/overdue.ts';
+import { noticesDay, operatorFigures } from '../report/figures.ts';
 import { importSubscribersCsv, type ImportResult } from '../subscribers/import.ts';
 import { importInThread } from '../subscribers/import-thread.ts';
 import { deliveries, type DeliveriesView } from './deliveries.ts';
 import { listOptOuts, type OptOutListing } from '../consent/history.ts';
 import { liftOptOut, type LiftResult } from '../consent/lift.ts';
-import { lastNoticeFailures, noticeCounts, type Notice, type NoticeStatus } from '../notices/repo.ts';
+import { lastNoticeFailures, type Notice, type NoticeStatus } from '../notices/repo.ts';
 import { computeOverview, type Overview } from './overview.ts';
 import { AdminSessions } from './sessions.ts';
 import {
@@ -74,7 +74,7 @@ export function createConsoleService(deps: ConsoleDeps): ConsoleService {
     sessions: new AdminSessions(db, clock),
     hasSources: () => configured().length > 0,
     overview: () => computeOverview(db, clock.now()),
-    deliveries: () => ({ ...deliveries(db, clock.now()), overdue: countOverdue(db, clock).subscribers }),
+    deliveries: () => ({ ...deliveries(db, clock.now()), overdue: operatorFigures(db, clock, { overdue: 'count' }).overdue!.subscribers }),
     sources: () => listSources(db, configured()).map((s) => ({ ...s, days: recentDays(db, s.source) })),
     fetchSources: () => createSourcePoller({ db, config, clock, logger, spacer: deps.spacer }).poll(),
     search: (q) => searchSubscribers(db, q),
@@ -85,7 +85,7 @@ export function createConsoleService(deps: ConsoleDeps): ConsoleService {
     optOuts: (q) => listOptOuts(db, q),
     lift: (email, reason) => liftOptOut(db, clock, email, reason),
     notices: () => ({
-      counts: noticeCounts(db, new Date(clock.now().getTime() - 86_400_000).toISOString()),
+      counts: operatorFigures(db, clock, { noticesSince: noticesDay(clock) }).notices!,
       failures: lastNoticeFailures(db, 10),
     }),
     // In a worker thread when the database is a file (what `digest serve` has): off the web's event loop.

@@ -11,6 +11,7 @@
 // Measured: BENCHMARKS.md § Why the code is shaped this way, overview.ts.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
+import { complaintPercent } from '../report/figures.ts';
 import { renderChart } from './charts.ts';
 
 export const OVERVIEW_DAYS = 90;
@@ -136,6 +137,24 @@ export function computeOverview(db: Db, now: Date): Overview {
   }
   o.papers = [...bySource].sort((a, b) => a[0].localeCompare(b[0])).map(([source, values]) => ({ source, values }));
   return o;
+}
+
+/** The overview's figures over its days: confirmed at the end, every other series summed; the complaint rate against digests sent. */
+export function overviewTotals(o: Overview) {
+  const sum = (v: number[]) => v.reduce((a, b) => a + b, 0);
+  const sent = sum(o.sent);
+  const complaints = sum(o.complaints);
+  return {
+    confirmed: o.confirmed[o.confirmed.length - 1] ?? 0,
+    sent,
+    failed: sum(o.failed),
+    hard: sum(o.hard),
+    soft: sum(o.soft),
+    policy: sum(o.policy),
+    complaints,
+    complaintPercent: complaintPercent(complaints, sent),
+    unsubscribes: sum(o.unsubscribes),
+  };
 }
 
 const PALETTE = ['#0b5cad', '#c2410c', '#1d6b38', '#7c3aed', '#a4161a', '#0e7490', '#854d0e'];

@@ -67,7 +67,7 @@ export function createWebhookEvents(deps: WebhookDeps): WebhookEvents {
       return deps.db
         .transaction((): WebhookOutcome => {
           const use = useMailgunToken(deps.db, { token: post.token, hash: eventHash(post.eventData), expiresAt: post.expiresAt, now });
-          if (use === 'replay') throw new AppError('WEBHOOK_REFUSED', 'signature.token: already used with other event data', { status: 401 });
+          if (use === 'replay') throw new AppError('WEBHOOK_REFUSED', 'signature.token: already used with other event data');
           if (use === 'repeat') return 'duplicate';
           return act(post.event, 'mailgun');
         })

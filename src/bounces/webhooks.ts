@@ -21,8 +21,8 @@ export interface WebhookEvent {
   detail: string;
 }
 
-const refused = (message: string) => new AppError('WEBHOOK_REFUSED', message, { status: 401 });
-const bad = (message: string) => new AppError('WEBHOOK_INVALID', message, { status: 400 });
+const refused = (message: string) => new AppError('WEBHOOK_REFUSED', message);
+const bad = (message: string) => new AppError('WEBHOOK_INVALID', message);
 
 function asObject(v: unknown, what: string): Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw bad(`${what}: must be an object`);
@@ -106,7 +106,7 @@ async function certificate(url: string, deps: SnsDeps): Promise<X509Certificate>
     try {
       cert = new X509Certificate(await deps.fetchText(url));
     } catch (cause) {
-      throw new AppError('WEBHOOK_CERT', `SigningCertURL: cannot read the certificate (${(cause as Error).message})`, { status: 503, temporary: true, cause });
+      throw new AppError('WEBHOOK_CERT', `SigningCertURL: cannot read the certificate (${(cause as Error).message})`, { temporary: true, cause });
     }
     if (certCache.size > 20) certCache.clear();
     certCache.set(url, cert);

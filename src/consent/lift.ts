@@ -28,7 +28,7 @@ export function liftOptOut(db: Db, clock: Clock, rawEmail: string, rawReason: st
     const row = findSubscriberByEmail(db, email);
     const left = row?.status === 'unsubscribed' || row?.status === 'suppressed';
     if (active.length === 0 && !left) {
-      throw new AppError('NOT_OPTED_OUT', `${email} has no opt-out to lift${row ? ` (it is ${row.status})` : ''}`, { status: 404 });
+      throw new AppError('NOT_OPTED_OUT', `${email} has no opt-out to lift${row ? ` (it is ${row.status})` : ''}`);
     }
     const at = clock.now().toISOString();
     recordConsentEvent(db, { email, kind: 'lifted', status: null, detail: reason, at });

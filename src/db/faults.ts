@@ -27,7 +27,7 @@ export class StorageFault extends AppError {
   readonly sqliteCode: string;
   constructor(fault: StorageFaultCode, sqliteCode: string, detail: string, cause?: unknown, context?: string) {
     const text = `${WHAT[fault]} (${sqliteCode}${detail ? `: ${detail}` : ''})`;
-    super(fault, context ? `${context}: ${text}` : text, { temporary: true, status: 503, cause });
+    super(fault, context ? `${context}: ${text}` : text, { temporary: true, cause });
     this.name = 'StorageFault';
     this.fault = fault;
     this.sqliteCode = sqliteCode;

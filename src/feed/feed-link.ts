@@ -37,7 +37,7 @@ export function resolveFeedLink(db: Db, tokens: Tokens, clock: Clock, token: str
   const check = tokens.verify(token, subscriber && feedSubject(db, subscriber), clock.now());
   if (!check.ok || !subscriber || check.token.purpose !== 'feed') throw invalidLink('feed');
   if (subscriber.status === 'unsubscribed') {
-    throw new AppError('FEED_GONE', 'This feed has ended: its reader unsubscribed. Subscribe again to get a new one.', { status: 410 });
+    throw new AppError('FEED_GONE', 'This feed has ended: its reader unsubscribed. Subscribe again to get a new one.');
   }
   return subscriber;
 }

@@ -137,11 +137,10 @@ class FeedbackActions {
     }
     if (subscriber.status === 'unsubscribed') {
       throw new AppError('UNSUBSCRIBED', 'You are unsubscribed, so there is no digest to tune. Subscribe again from the home page.', {
-        status: 409,
-      });
+        });
     }
     const row = statement<[number], PaperRow<keyof LinkedPaper>>(db, SQL_PAPER_LINK_FIELDS).get(paperId);
-    if (!row) throw new AppError('PAPER_GONE', 'This paper is no longer in the digest database.', { status: 410 });
+    if (!row) throw new AppError('PAPER_GONE', 'This paper is no longer in the digest database.');
     return { subscriber, paper: paperFromRow(row) };
   }
 
@@ -157,7 +156,7 @@ class FeedbackActions {
       throw new AppError(
         'DIGEST_EXPIRED',
         'This digest is older than the retention period, so its list of papers was removed and its feedback links have expired. You can still tune your digest on your preferences page.',
-        { status: 410, action: { url: links.preferences(subscriber), label: 'Your preferences' } },
+        { action: { url: links.preferences(subscriber), label: 'Your preferences' } },
       );
     }
     if (decodeItems(d.items, d.from_paper, d.topic_ids).some((item) => item.paperId === paperId)) return;
@@ -181,8 +180,7 @@ class FeedbackActions {
       if (current.some((t) => safeKey(t.text) === parsed.fts)) return false;
       if (current.length >= MAX_TOPICS) {
         throw new AppError('TOPICS_FULL', `You already have ${MAX_TOPICS} topics, the most a digest can have; remove one on your preferences page first.`, {
-          status: 409,
-        });
+          });
       }
       const desired = current.map((t) => ({ text: t.text, queryId: t.queryId }));
       repo.replaceTopics(db, subscriber.id, [...desired, { text, queryId: ensureQuery(db, parsed) }]);

@@ -26,8 +26,7 @@ export class MailError extends AppError {
       // 'ambiguous' is not retried: the send may have succeeded.
       temporary: kind === 'temporary' || kind === 'connection',
       cause,
-      status: 502,
-    });
+      });
     this.name = 'MailError';
     this.kind = kind;
     this.responseCode = responseCode;

@@ -5,10 +5,10 @@ import { AppError } from '../errors.ts';
 export const TOPIC_INVALID = 'TOPIC_INVALID';
 
 export function topicError(message: string, position?: number): AppError {
-  return new AppError(TOPIC_INVALID, message, { status: 400, where: { field: 'topics', ...(position === undefined ? {} : { position }) } });
+  return new AppError(TOPIC_INVALID, message, { where: { field: 'topics', ...(position === undefined ? {} : { position }) } });
 }
 
 /** The same error, named by the topic's 0-based place in the subscriber's list. */
 export function inTopic(e: AppError, index: number): AppError {
-  return new AppError(TOPIC_INVALID, `topic ${index + 1}: ${e.message}`, { status: 400, where: { ...e.where, field: 'topics', index } });
+  return new AppError(TOPIC_INVALID, `topic ${index + 1}: ${e.message}`, { where: { ...e.where, field: 'topics', index } });
 }

@@ -1,11 +1,10 @@
-// What operators see: per-edition counts and common failure reasons (`digest status`), and the same
-// counts in Prometheus text format (GET /metrics). Read-only queries over the ledger. An edition is a
+// What operators see: per-edition counts and common failure reasons (`digest status`), and the operator
+// figures (figures.ts) in Prometheus text format (GET /metrics). Read-only queries over the ledger. An edition is a
 // delivery date in the subscribers' own time zones, so one day's count can span two UTC days.
-import { bounceCounts } from '../bounces/service.ts';
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
-import { storedOverdue } from './overdue.ts';
-import { noticeCounts } from '../notices/repo.ts';
+import { systemClock } from '../clock.ts';
+import { ALL_TIME, operatorFigures, type OperatorFigures } from './figures.ts';
 
 export interface FailureReason {
   reason: string;
@@ -51,28 +50,6 @@ const SQL_EDITION_FAILURES = `
     AND (status = 'retry' OR status = 'failed' OR status = 'unknown') AND smtp_response IS NOT NULL
   GROUP BY edition, smtp_code, smtp_response`;
 
-/** Ledger totals for the metrics endpoint. */
-const SQL_TOTALS = `
-  SELECT count(DISTINCT edition)                       AS editions,
-         count(*)                                      AS planned,
-         coalesce(sum(status = 'sent'), 0)             AS sent,
-         coalesce(sum(status = 'failed'), 0)           AS failed,
-         coalesce(sum(status = 'suppressed'), 0)       AS suppressed,
-         coalesce(sum(status = 'unknown'), 0)          AS unknown,
-         coalesce(sum(status IN ('planned', 'sending', 'retry')), 0) AS pending,
-         coalesce(sum(status = 'retry'), 0)            AS retrying
-  FROM digests`;
-
-/** Digests sent for the editions (local delivery dates) since a day: covered by digests_edition, no scan. */
-const SQL_SENT_SINCE = `SELECT count(*) AS n FROM digests WHERE edition >= ? AND status = 'sent'`;
-
-/** Digests sent since a time (by edition date, so within a day of the time zones' spread). */
-export function sentSince(db: Db, sinceIso: string): number {
-  return (statement(db, SQL_SENT_SINCE).get(sinceIso.slice(0, 10)) as { n: number }).n;
-}
-
-const SQL_SUBSCRIBERS_BY_STATUS = `SELECT status, count(*) AS n FROM subscribers GROUP BY status`;
-
 const SUBSCRIBER_STATUSES = ['pending', 'confirmed', 'unsubscribed', 'suppressed'] as const;
 const TOP_REASONS = 3;
 
@@ -110,30 +87,33 @@ export function normaliseReason(code: number | null, response: string): string {
   return text;
 }
 
-/** Prometheus text exposition (version 0.0.4) of the ledger and subscriber counts. */
+/** GET /metrics: the operator figures over all time. ALL_TIME reads the overdue figure the last tick stored, so no clock is read. */
 export function metricsText(db: Db): string {
-  const t = statement(db, SQL_TOTALS).get() as Record<string, number>;
-  const subs = new Map<string, number>();
-  for (const r of statement(db, SQL_SUBSCRIBERS_BY_STATUS).all() as { status: string; n: number }[]) subs.set(r.status, r.n);
+  return formatMetrics(operatorFigures(db, systemClock, ALL_TIME));
+}
 
+/** Prometheus text exposition (version 0.0.4) of the operator figures. */
+export function formatMetrics(f: OperatorFigures): string {
+  const t = f.ledger!;
+  const subs = f.subscribers!;
   const out: string[] = [];
   const metric = (name: string, type: 'counter' | 'gauge', help: string, samples: Array<[string, number]>) => {
     out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
     for (const [labels, value] of samples) out.push(`${name}${labels} ${value}`);
   };
-  metric('digest_editions_total', 'counter', 'Editions with at least one planned digest.', [['', t.editions ?? 0]]);
-  metric('digest_emails_planned_total', 'counter', 'Digest emails planned (ledger rows).', [['', t.planned ?? 0]]);
-  metric('digest_emails_sent_total', 'counter', 'Digest emails accepted by the SMTP relay.', [['', t.sent ?? 0]]);
-  metric('digest_emails_failed_total', 'counter', 'Digest emails failed (5xx, or retries exhausted).', [['', t.failed ?? 0]]);
+  metric('digest_editions_total', 'counter', 'Editions with at least one planned digest.', [['', t.editions]]);
+  metric('digest_emails_planned_total', 'counter', 'Digest emails planned (ledger rows).', [['', t.planned]]);
+  metric('digest_emails_sent_total', 'counter', 'Digest emails accepted by the SMTP relay.', [['', t.sent]]);
+  metric('digest_emails_failed_total', 'counter', 'Digest emails failed (5xx, or retries exhausted).', [['', t.failed]]);
   metric('digest_emails_suppressed_total', 'counter', 'Digest emails not sent because the address was suppressed or unsubscribed.', [
-    ['', t.suppressed ?? 0],
+    ['', t.suppressed],
   ]);
   metric('digest_emails_unknown_total', 'counter', 'Digest emails whose send was in flight when its process stopped (never resent).', [
-    ['', t.unknown ?? 0],
+    ['', t.unknown],
   ]);
-  metric('digest_emails_pending', 'gauge', 'Digest emails still to send (planned, sending or retry).', [['', t.pending ?? 0]]);
-  metric('digest_emails_retrying', 'gauge', 'Digest emails waiting for a retry after a temporary failure.', [['', t.retrying ?? 0]]);
-  const overdue = storedOverdue(db);
+  metric('digest_emails_pending', 'gauge', 'Digest emails still to send (planned, sending or retry).', [['', t.pending]]);
+  metric('digest_emails_retrying', 'gauge', 'Digest emails waiting for a retry after a temporary failure.', [['', t.retrying]]);
+  const overdue = f.overdue;
   metric(
     'digest_overdue_subscribers',
     'gauge',
@@ -143,7 +123,7 @@ export function metricsText(db: Db): string {
   metric('digest_overdue_checked_timestamp_seconds', 'gauge', 'When the overdue count was last computed (0: never).', [
     ['', overdue ? Math.round(Date.parse(overdue.at) / 1000) : 0],
   ]);
-  const reports = bounceCounts(db);
+  const reports = f.bounces!;
   metric('digest_bounces_total', 'counter', 'Bounces by kind: reports after delivery (DSNs, relay webhooks) and send-time refusals that are policy blocks or full mailboxes (policy: the receiver refused our mail as spam, blocklisted or unauthenticated; the reader stays subscribed); each digest counted once per kind.', [
     ['{kind="hard"}', reports.hard],
     ['{kind="soft"}', reports.soft],
@@ -152,7 +132,7 @@ export function metricsText(db: Db): string {
   metric('digest_complaints_total', 'counter', 'Spam complaints received (ARF feedback loops, relay webhooks); each unsubscribed the address.', [
     ['', reports.complaint],
   ]);
-  const n = noticeCounts(db);
+  const n = f.notices!;
   metric('digest_confirmation_emails_total', 'counter', 'Confirmation and "already subscribed" emails by outcome (sent; failed for good; unknown: in flight when a process stopped).', [
     ['{status="sent"}', n.sent],
     ['{status="failed"}', n.failed],
@@ -166,7 +146,7 @@ export function metricsText(db: Db): string {
     'digest_subscribers',
     'gauge',
     'Subscribers by status.',
-    SUBSCRIBER_STATUSES.map((s) => [`{status="${s}"}`, subs.get(s) ?? 0]),
+    SUBSCRIBER_STATUSES.map((s) => [`{status="${s}"}`, subs[s]]),
   );
   return `${out.join('\n')}\n`;
 }

@@ -16,8 +16,6 @@ import type { ProgressDelta, SendProgress, SendSummary } from './send-types.ts';
 import { sendWithWorkers, type WorkerConfig } from './send-workers.ts';
 import { GC_SHARE_WARN, GcMeter, gcShare } from './gc-meter.ts';
 
-// Kept for callers not yet moved to src/ledger/ (the lead may drop it once every branch imports from there).
-export { recoverStale, claimantId } from '../ledger/index.ts';
 export type { SenderConfig, SendProgress, SendSummary } from './send-types.ts';
 
 export interface SendDeps extends LoopDeps {

@@ -47,9 +47,9 @@ export function importInThread(deps: ImportThreadDeps, path: string, name: strin
       if (reply.ok) resolve(reply.result);
       else reject(toError(reply));
     });
-    worker.once('error', (err) => reject(new AppError('IMPORT_FAILED', `${name}: the import stopped: ${err.message}`, { cause: err, status: 500 })));
+    worker.once('error', (err) => reject(new AppError('IMPORT_FAILED', `${name}: the import stopped: ${err.message}`, { cause: err })));
     worker.once('exit', (code) => {
-      if (!answered) reject(new AppError('IMPORT_FAILED', `${name}: the import thread exited (${code}) before answering`, { status: 500 }));
+      if (!answered) reject(new AppError('IMPORT_FAILED', `${name}: the import thread exited (${code}) before answering`));
     });
   });
 }
@@ -62,5 +62,5 @@ function toError(reply: Extract<ImportReply, { ok: false }>): AppError {
     report.count = reply.badLines;
     return new ImportRefused(reply.message, report, reply.message);
   }
-  return new AppError(reply.code, reply.message, { temporary: reply.temporary, status: reply.code === 'INTERNAL' ? 500 : 400 });
+  return new AppError(reply.code, reply.message, { temporary: reply.temporary });
 }

@@ -21,7 +21,7 @@ export interface ImportResult {
   noted: number;
 }
 
-/** What the importer needs from the app (the CLI passes the whole App). */
+/** What the importer needs from the app. */
 export interface ImportApp {
   db: Db;
   clock: Clock;

@@ -18,7 +18,7 @@ export function openDigest(deps: OpenDigestDeps, token: string): DigestView {
   const { subscriberId, digestId } = deps.subscribers.resolveDigestLink(token);
   const loaded = loadDigest(deps.db, digestId, deps.links);
   if (!loaded || loaded.row.subscriberId !== subscriberId) {
-    throw new AppError('DIGEST_GONE', 'This digest is no longer available.', { status: 404 });
+    throw new AppError('DIGEST_GONE', 'This digest is no longer available.');
   }
   return loaded.view;
 }

@@ -61,8 +61,7 @@ export class Preferences {
     const { subscriber: s } = resolveLink(db, tokens, clock, token, 'manage');
     if (s.status === 'unsubscribed') {
       throw new AppError('UNSUBSCRIBED', 'You are unsubscribed. Subscribe again from the home page to change topics.', {
-        status: 409,
-      });
+        });
     }
     const columns = this.checkColumns(s, input);
     const learning = repo.getLearningPrefs(db, s.id);
@@ -131,14 +130,12 @@ export class Preferences {
     // An address that left gets nothing more to mute: say so, as the preferences page does.
     if (subscriber.status === 'unsubscribed') {
       throw new AppError('UNSUBSCRIBED', 'You are unsubscribed, so no topic of yours is sent any more. Subscribe again from the home page to choose topics.', {
-        status: 409,
-      });
+        });
     }
     const topic = repo.listTopics(db, subscriber.id).find((t) => t.id === targetId);
     if (!topic) {
       throw new AppError('TOPIC_GONE', 'This topic is no longer in your preferences, so there is nothing to mute.', {
-        status: 410,
-      });
+        });
     }
     return { subscriber, topic };
   }

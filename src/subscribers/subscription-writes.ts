@@ -45,8 +45,7 @@ export class SubscriptionWrites<C extends { text: string }> {
     const why = active.length > 0 ? describeOptOuts(active) : `${status}`;
     throw new AppError(
       'OPTED_OUT',
-      `${email} opted out (${why}): the operator never confirms it this way; if the person asked to come back, lift it with a reason first (digest unsuppress ${email} --reason "…")`,
-      { status: 409 },
+      `${email} opted out (${why}): the operator never confirms it this way; if the person asked to come back, lift it with a reason first (digest unsuppress ${email} --reason "…")`
     );
   }
 

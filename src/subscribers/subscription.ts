@@ -101,7 +101,7 @@ export class Subscription {
   async resendConfirmation(id: number): Promise<EmailState> {
     const { db, clock } = this.deps;
     const s = repo.findSubscriberById(db, id);
-    if (!s) throw new AppError('NOT_FOUND', `no subscriber with id ${id}`, { status: 404 });
+    if (!s) throw new AppError('NOT_FOUND', `no subscriber with id ${id}`);
     if (s.status !== 'pending') throw new AppError('NOT_PENDING', `${s.email} is ${s.status}: only a pending address gets a confirmation email`);
     const queued = db.transaction(() => queueNotice(db, { subscriberId: s.id, email: s.email, kind: 'confirm', now: clock.now() })).immediate();
     return this.deliver(queued, true, s.id);
@@ -141,7 +141,6 @@ export class Subscription {
     const why = row?.smtpResponse ?? result;
     const later = result === 'retry' ? '; it is kept and retried by the next run' : '';
     throw new AppError('CONFIRM_EMAIL_FAILED', `Could not send the confirmation email: ${why}${later}`, {
-      status: 502,
       temporary: result === 'retry',
     });
   }

@@ -1,10 +1,57 @@
-// One error handler for every route: AppError.status with its message, as a page or as JSON.
+// One error handler for every route: the status an error's code answers with (the one table below), its
+// message, as a page or as JSON. Services throw AppErrors with a code; only the web layer knows HTTP.
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import { storageFault, type StorageFault } from '../db/faults.ts';
-import { isAppError } from '../errors.ts';
+import { isAppError, type AppError } from '../errors.ts';
 import type { Pages } from './pages.ts';
 import { sendMessage, wantsJson } from './respond.ts';
+
+/**
+ * The HTTP status of each error code that is not a plain 400 (bad input), and of a code whose temporary
+ * form (the same request may work later) answers otherwise.
+ */
+const STATUS_BY_CODE: Record<string, number | { permanent: number; temporary: number }> = {
+  NOT_FOUND: 404,
+  DIGEST_GONE: 404,
+  NOT_OPTED_OUT: 404,
+  ADMIN_LOGIN_REQUIRED: 401,
+  WEBHOOK_REFUSED: 401,
+  LINK_INVALID: 403,
+  ADMIN_CSRF: 403,
+  UNSUBSCRIBED: 409,
+  OPTED_OUT: 409,
+  TOPICS_FULL: 409,
+  LINK_EXPIRED: 410,
+  DIGEST_EXPIRED: 410,
+  PAPER_GONE: 410,
+  TOPIC_GONE: 410,
+  FEED_GONE: 410,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  IMPORT_FAILED: 500,
+  CONFIRM_EMAIL_FAILED: 502,
+  MAIL_TEMPORARY: 502,
+  MAIL_PERMANENT: 502,
+  MAIL_CONNECTION: 502,
+  MAIL_AMBIGUOUS: 502,
+  LIKE_BUSY: 503,
+  LIKE_UNKNOWN: { permanent: 400, temporary: 503 },
+  WEBHOOK_CERT: 503,
+  RELAY_DOWN: 503,
+  SOURCES_FAILED: 503,
+  DB_FAULT: 503,
+  DB_LOCKED: 503,
+  DB_FULL: 503,
+  DB_READONLY: 503,
+  DB_IO: 503,
+};
+
+/** The HTTP status an AppError answers with: its code's entry in STATUS_BY_CODE, else 400. */
+export function httpStatus(err: AppError): number {
+  const s = STATUS_BY_CODE[err.code] ?? 400;
+  return typeof s === 'number' ? s : err.temporary ? s.temporary : s.permanent;
+}
 
 const TITLES: Record<string, string> = {
   LINK_INVALID: 'This link is not valid',
@@ -52,7 +99,7 @@ function describe(err: FastifyError | Error): Described {
   if (fault) return { status: 503, code: fault.fault, message: STORAGE_MESSAGE, retryAfter: fault.retryAfterSeconds };
   if (isAppError(err)) {
     const action = err.action && { actionUrl: err.action.url, actionLabel: err.action.label };
-    return { status: err.status, code: err.code, message: err.message, action, retryAfter: err.retryInSeconds };
+    return { status: httpStatus(err), code: err.code, message: err.message, action, retryAfter: err.retryInSeconds };
   }
   if (hasZodFastifySchemaValidationErrors(err)) {
     const first = err.validation[0];

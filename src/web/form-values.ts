@@ -1,6 +1,7 @@
 // Turning form and JSON bodies into service input, and service errors back into inline form errors.
 import { z } from 'zod';
 import { isAppError } from '../errors.ts';
+import { httpStatus } from './errors.ts';
 import { timeZoneNames } from '../subscribers/preferences-input.ts';
 import { hourLabel, weekdayName } from './pages.ts';
 
@@ -54,7 +55,7 @@ const FIELD_LABELS: Record<string, string> = {
 
 /** Locates a 400 from the service (which field, which topic, which position) from the error's data. */
 export function fieldError(e: unknown): FieldError | undefined {
-  if (!isAppError(e) || e.status !== 400) return undefined;
+  if (!isAppError(e) || httpStatus(e) !== 400) return undefined;
   const { field, index, position } = e.where;
   const label = field === undefined ? undefined : FIELD_LABELS[field];
   const shown = label !== undefined && e.problem !== undefined ? `${label}: ${e.problem}` : e.message;

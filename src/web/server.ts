@@ -23,7 +23,7 @@ import { registerSubscribeRoutes } from './routes/subscribe.ts';
 import { registerTopicPreviewRoutes } from './routes/topic-preview.ts';
 import { registerUnsubscribeRoutes } from './routes/unsubscribe.ts';
 import { registerWebhookRoutes } from './routes/webhooks.ts';
-import { registerAdminRoutes } from '../admin/routes.ts';
+import { registerAdminRoutes } from './console/routes.ts';
 import { securityHeaders } from './security-headers.ts';
 import { fastifyTrustProxy } from '../trust-proxy.ts';
 

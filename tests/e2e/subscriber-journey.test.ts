@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../src/clock.ts';
 import { parseFeed } from '../../src/ingest/detect.ts';
 import { ingestBatch } from '../../src/ingest/ingest.ts';
-import type { App } from '../../src/main.ts';
+import type { AppWithDb } from '../helpers/test-app.ts';
 import { runPipeline } from '../../src/pipeline.ts';
 import type { SmtpCapture } from '../helpers/smtp-capture.ts';
 import { linkIn, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
@@ -33,7 +33,7 @@ if (!existsSync(CHROMIUM)) {
 
 describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)', () => {
   let h: WebHarness;
-  let app: App;
+  let app: AppWithDb;
   let smtp: SmtpCapture;
   let clock: ManualClock;
   let base: string;

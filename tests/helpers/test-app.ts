@@ -3,7 +3,9 @@
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
-import { createApp, type App } from '../../src/main.ts';
+import type { Db } from '../../src/db/open.ts';
+import { createAppWithDb, type App, type AppOptions } from '../../src/main.ts';
+import type { Config } from '../../src/config.ts';
 import { tempDatabaseDir, withDatabase, type TempDb } from './seed.ts';
 import { startSmtpCapture, type SmtpCapture } from './smtp-capture.ts';
 
@@ -11,8 +13,19 @@ export const TEST_SECRET = 'test-secret-key-0123456789abcdef0123456789';
 export const PUBLIC_URL = 'https://digest.example.org';
 export const TEST_NOW = '2025-11-25T09:00:00Z';
 
+/**
+ * The tests' door to the database: the app createApp builds plus the very connection its services use
+ * (createAppWithDb), to seed and assert on; a second connection would not see an in-memory database.
+ */
+export type AppWithDb = App & { db: Db };
+
+export async function createTestApp(config: Config, options: AppOptions = {}): Promise<AppWithDb> {
+  const { app, db } = await createAppWithDb(config, options);
+  return { ...app, db };
+}
+
 export interface TestApp {
-  app: App;
+  app: AppWithDb;
   /** The app's own database connection and its temp directory. */
   tmp: TempDb;
   smtp: SmtpCapture;
@@ -26,7 +39,7 @@ export async function startTestApp(env: Record<string, string> = {}, now = TEST_
   const dir = tempDatabaseDir(prefix);
   const smtp = await startSmtpCapture();
   const clock = new ManualClock(now);
-  let app: App;
+  let app: AppWithDb;
   try {
     const config = loadConfig({
       DATABASE_PATH: dir.path,
@@ -40,7 +53,7 @@ export async function startTestApp(env: Record<string, string> = {}, now = TEST_
       LOG_LEVEL: 'silent',
       ...env,
     });
-    app = await createApp(config, { clock, logger: silentLogger });
+    app = await createTestApp(config, { clock, logger: silentLogger });
   } catch (e) {
     await smtp.close();
     dir.remove();

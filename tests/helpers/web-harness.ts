@@ -7,14 +7,13 @@ import type { ManualClock } from '../../src/clock.ts';
 import type { Config } from '../../src/config.ts';
 import type { Links } from '../../src/links.ts';
 import type { Mailer } from '../../src/mail/types.ts';
-import type { App } from '../../src/main.ts';
 import type { SubscriberService } from '../../src/subscribers/service.ts';
 import type { Tokens } from '../../src/tokens.ts';
 import { buildServer, closeServer, type WebDeps } from '../../src/web/server.ts';
 import { freePort } from './ports.ts';
 import { seedBatch, type TempDb } from './seed.ts';
 import type { CapturedMail, SmtpCapture } from './smtp-capture.ts';
-import { startTestApp, TEST_NOW } from './test-app.ts';
+import { startTestApp, TEST_NOW, type AppWithDb } from './test-app.ts';
 
 export { PUBLIC_URL, TEST_SECRET } from './test-app.ts';
 
@@ -23,7 +22,7 @@ export interface WebHarness {
   /** The web server. */
   app: FastifyInstance;
   /** What createApp() built (config, db, tokens, links, renderer, mailer, subscribers). */
-  core: App;
+  core: AppWithDb;
   tmp: TempDb;
   smtp: SmtpCapture;
   clock: ManualClock;

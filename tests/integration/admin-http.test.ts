@@ -3,7 +3,7 @@
 // errors by line, resend / delete actions, keyset pages of a search on an index, deliveries, sources.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { searchSubscribers } from '../../src/admin/subscribers.ts';
-import { LOGIN_RATE_LIMIT } from '../../src/admin/routes.ts';
+import { LOGIN_RATE_LIMIT } from '../../src/web/console/routes.ts';
 import { seedSubscribers } from '../helpers/seed.ts';
 import { ADMIN_PASSWORD, startAdminHarness } from '../helpers/admin-setup.ts';
 import { buildServer } from '../../src/web/server.ts';

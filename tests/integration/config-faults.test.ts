@@ -104,7 +104,7 @@ describe('the scheduler', () => {
       }),
     );
     const scheduler = createScheduler({ cron: '0 0 1 1 *', timezone: 'UTC', logger, tick: async () => undefined });
-    // What `digest serve`'s tick does with a run's report (src/cli-commands.ts cmdServe).
+    // What `digest serve`'s tick does with a run's report (src/serve.ts).
     const report = {
       send: { ...emptySummary(), storageFault: 'disk full: no space left on the disk holding the database (SQLITE_FULL: database or disk is full)', storageFaultCode: 'DB_FULL' },
     } as PipelineReport;

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
-import { createApp, type App } from '../../src/main.ts';
+import { createTestApp, type AppWithDb } from '../helpers/test-app.ts';
 import { buildServer } from '../../src/web/server.ts';
 import { freePort } from '../helpers/ports.ts';
 import { tempDatabase, type TempDb } from '../helpers/seed.ts';
@@ -30,7 +30,7 @@ const day2 = JSON.parse(readFileSync(DAY2, 'utf8')).papers as FixturePaper[];
 
 let tmp: TempDb;
 let sink: SmtpSink;
-let app: App;
+let app: AppWithDb;
 let server: ReturnType<typeof buildServer>;
 let base: string;
 let env: NodeJS.ProcessEnv;
@@ -77,7 +77,7 @@ beforeAll(async () => {
     LOG_LEVEL: 'silent',
   };
   const config = loadConfig({ ...env, PORT: String(port), HOST: '127.0.0.1' });
-  app = await createApp(config, { logger: silentLogger });
+  app = await createTestApp(config, { logger: silentLogger });
   server = buildServer(app);
   await server.listen({ port, host: '127.0.0.1' });
 }, 60_000);

@@ -13,7 +13,7 @@ import { ManualClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { silentLogger } from '../../src/log.ts';
-import { createApp, type App } from '../../src/main.ts';
+import { createTestApp, type AppWithDb } from '../helpers/test-app.ts';
 import { runPipeline } from '../../src/pipeline.ts';
 import { deliveryEnvVars } from '../helpers/delivery-setup.ts';
 import { digestRows, rowItems, tempDatabaseDir, withDatabase, type DigestRowForTest, type TempDb } from '../helpers/seed.ts';
@@ -89,9 +89,9 @@ describe('migration 002 on a database made by the previous version', () => {
   it('then sends the open rows once, resends nothing, and carries the unknown and failed papers to the next slot', async () => {
     const sink = await SmtpSink.start();
     const clock = new ManualClock('2026-11-24T09:00:00Z'); // the day after the previous version's last run
-    let app: App | undefined;
+    let app: AppWithDb | undefined;
     try {
-      app = await createApp(loadConfig(deliveryEnvVars(t, sink)), { clock, logger: silentLogger });
+      app = await createTestApp(loadConfig(deliveryEnvVars(t, sink)), { clock, logger: silentLogger });
       const report = await runPipeline(app, { mode: 'due' });
       expect(report.send).toMatchObject({ sent: 3, failed: 0, suppressed: 1 });
 

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase } from '../../src/db/open.ts';
-import { createApp, type App } from '../../src/main.ts';
+import { createTestApp, type AppWithDb } from '../helpers/test-app.ts';
 import { runPipeline } from '../../src/pipeline.ts';
 import { planDigests } from '../../src/plan/planner.ts';
 import { metricsText } from '../../src/report/status.ts';
@@ -66,7 +66,7 @@ describe('a batch dated more than one day ahead', () => {
     expect((await cli(env, t.dir, 'ingest', batchFile(t.dir, tomorrow))).code).toBe(0);
 
     const config = loadConfig({ ...env, API_TOKEN: 'api-token-0123456789abcdef', PUBLIC_URL: 'http://127.0.0.1' });
-    const app = await createApp(config, { logger: pino({ level: 'silent' }) });
+    const app = await createTestApp(config, { logger: pino({ level: 'silent' }) });
     cleanups.push(() => app.close());
     const server = buildServer(app);
     cleanups.push(() => server.close());
@@ -141,7 +141,7 @@ describe('a blackout cannot be silent', () => {
     const lines: string[] = [];
     const logger = pino({ level: 'warn' }, { write: (l: string) => void lines.push(l) });
     const clock = new ManualClock('2025-11-24T08:00:00Z');
-    const app: App = await createApp(loadConfig(deliveryEnvVars(t, sink, { HARD_FAILURES_TO_SUPPRESS: '100' })), { clock, logger });
+    const app: AppWithDb = await createTestApp(loadConfig(deliveryEnvVars(t, sink, { HARD_FAILURES_TO_SUPPRESS: '100' })), { clock, logger });
     cleanups.push(() => app.close());
     seedSubscribers(t.db, [
       { email: 'stuck@example.org', topics: ['decoding'] },
@@ -173,7 +173,7 @@ describe('a manual run after the morning email', () => {
     const sink = await SmtpSink.start();
     cleanups.push(() => sink.close());
     const clock = new ManualClock('2025-11-25T07:00:00Z');
-    const app = await createApp(loadConfig(deliveryEnvVars(t, sink)), { clock, logger: pino({ level: 'silent' }) });
+    const app = await createTestApp(loadConfig(deliveryEnvVars(t, sink)), { clock, logger: pino({ level: 'silent' }) });
     cleanups.push(() => app.close());
     seedSubscribers(t.db, [{ email: 'morning@example.org', topics: ['decoding'], deliveryHour: 7 }]);
     seedBatch(t.db, '2025-11-25', [{ title: 'Speculative decoding' }], 'hf', '2025-11-25T05:00:00.000Z');

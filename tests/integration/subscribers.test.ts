@@ -10,6 +10,7 @@ import { freePort } from '../helpers/ports.ts';
 import { seedBatch, type TempDb } from '../helpers/seed.ts';
 import type { SmtpCapture } from '../helpers/smtp-capture.ts';
 import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { httpStatus } from '../../src/web/errors.ts';
 
 let t: TestApp;
 let tmp: TempDb;
@@ -50,7 +51,7 @@ async function expectAppError(p: Promise<unknown> | (() => unknown), code: strin
   expect(caught).toBeInstanceOf(AppError);
   const e = caught as AppError;
   expect(e.code).toBe(code);
-  if (status !== undefined) expect(e.status).toBe(status);
+  if (status !== undefined) expect(httpStatus(e)).toBe(status); // the status the web layer answers this error with
   return e;
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { axisLabel, renderChart } from '../../src/admin/charts.ts';
-import { complaintLevel } from '../../src/admin/routes.ts';
-import { localTimeLabel, relativeTime } from '../../src/admin/times.ts';
+import { complaintLevel } from '../../src/web/console/routes.ts';
+import { localTimeLabel, relativeTime } from '../../src/web/console/times.ts';
 
 describe('the console, readable', () => {
   it('writes axis numbers in a few characters, so a six-digit maximum keeps its first digit', () => {

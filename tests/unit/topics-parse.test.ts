@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AppError } from '../../src/errors.ts';
 import { MAX_TOPICS, parseTopic, parseTopics } from '../../src/match/parse.ts';
 import { appErrorFrom } from '../helpers/app-error.ts';
+import { httpStatus } from '../../src/web/errors.ts';
 
 const fts = (text: string) => parseTopic(text).fts;
 
@@ -191,7 +192,7 @@ describe('parseTopic: rejections with a precise message', () => {
   ])('%j -> %s', (text, message) => {
     const e = rejection(text);
     expect(e.code).toBe('TOPIC_INVALID');
-    expect(e.status).toBe(400);
+    expect(httpStatus(e)).toBe(400);
     expect(e.message).toBe(message);
   });
 

@@ -7,7 +7,8 @@ export function registerServe(program: Command, { io, appOptions, setExitCode }:
     .command('serve')
     .description('serve the web pages and run the scheduler (what npm start runs)')
     .action(async () => {
-      setExitCode(await (await commands()).cmdServe(await loadConfig(), io, appOptions));
+      // The serving process is wired by the composition root (src/serve.ts), not by the CLI.
+      setExitCode(await (await import('../../serve.ts')).serve(await loadConfig(), io, appOptions));
     });
 }
 

@@ -67,7 +67,7 @@ export function unknownExample(id: string, detail = ''): AppError {
   return new AppError(
     LIKE_UNKNOWN,
     `like:${id}: paper ${id} is not in this digest's database${detail === '' ? '' : ` and ${detail}`}; check the id or use another example`,
-    { status: 400, where: { field: 'topics' } },
+    { where: { field: 'topics' } },
   );
 }
 
@@ -100,7 +100,6 @@ export async function ensureExamples(db: Db, ids: readonly string[], fetcher: Ex
       got = await fetcher(id);
     } catch (cause) {
       throw new AppError(LIKE_UNKNOWN, `like:${id}: paper ${id} is not in this digest's database and arXiv could not be asked (${(cause as Error).message}); try again later`, {
-        status: 503,
         temporary: true,
         cause,
       });
@@ -138,7 +137,6 @@ export function buildLikeQuery(db: Db, ids: readonly string[]): LikeQuery {
   const terms = [...merged.values()].sort((a, b) => b.weight - a.weight || (a.stem < b.stem ? -1 : 1)).slice(0, LIKE_TERMS);
   if (terms.length === 0) {
     throw new AppError(LIKE_UNKNOWN, `like:${ids.join(',')}: the example has no word that any other paper uses yet; try another example`, {
-      status: 400,
       where: { field: 'topics' },
     });
   }

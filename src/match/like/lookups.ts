@@ -89,7 +89,7 @@ export function createLikeLookups(deps: LikeLookupsDeps): LikeLookups {
         throw new AppError(
           'LIKE_TOO_MANY',
           `like: ${missing.length} example papers are not in this digest's database; at most ${LIKE_LOOKUPS_PER_REQUEST} can be looked up on arXiv at a time (save those first, then add more)`,
-          { status: 400, where: { field: 'topics' } },
+          { where: { field: 'topics' } },
         );
       }
       const unknown = missing.find(knownUnknown);
@@ -102,7 +102,6 @@ export function createLikeLookups(deps: LikeLookupsDeps): LikeLookups {
       for (const { id, outcome } of done) {
         if ('error' in outcome) {
           throw new AppError(LIKE_UNKNOWN, `like:${id}: paper ${id} is not in this digest's database and arXiv could not be asked (${outcome.error.message}); try again later`, {
-            status: 503,
             temporary: true,
             cause: outcome.error,
             retryInSeconds: 60,
@@ -116,7 +115,6 @@ export function createLikeLookups(deps: LikeLookupsDeps): LikeLookups {
 
 function busy(why: string): AppError {
   return new AppError('LIKE_BUSY', `like: ${why}; try again in a minute (nothing was saved)`, {
-    status: 503,
     temporary: true,
     retryInSeconds: 60,
     where: { field: 'topics' },

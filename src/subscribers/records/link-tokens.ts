@@ -30,13 +30,12 @@ export function invalidLink(kind: LinkKind): AppError {
   return new AppError(
     'LINK_INVALID',
     `This ${WHAT[kind]} is not valid. Please use the most recent link from your email, copied in full.`,
-    { status: 403 },
   );
 }
 
 export function expiredLink(kind: LinkKind): AppError {
   const hint = kind === 'confirm' ? ' Subscribe again to receive a new confirmation email.' : '';
-  return new AppError('LINK_EXPIRED', `This ${WHAT[kind]} has expired.${hint}`, { status: 410 });
+  return new AppError('LINK_EXPIRED', `This ${WHAT[kind]} has expired.${hint}`);
 }
 
 /**

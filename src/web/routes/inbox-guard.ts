@@ -5,7 +5,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../config.ts';
-import { readCookie } from '../../admin/auth.ts';
+import { readCookie } from '../console/auth.ts';
 import { hostIsLoopback, peerIsLoopback, proxyHidesPeer } from '../local-only.ts';
 
 export const INBOX_COOKIE = 'digest_inbox';

@@ -97,9 +97,7 @@ function subscribeRateLimit(config: Config) {
     max: config.SUBSCRIBE_RATE_LIMIT,
     timeWindow: 3_600_000,
     errorResponseBuilder: (_req: unknown, ctx: { after: string }) =>
-      new AppError('RATE_LIMITED', `Too many subscription requests from your network. Please try again in ${ctx.after}.`, {
-        status: 429,
-      }),
+      new AppError('RATE_LIMITED', `Too many subscription requests from your network. Please try again in ${ctx.after}.`),
   };
 }
 

@@ -43,7 +43,7 @@ export function registerTopicPreviewRoutes(app: FastifyInstance, deps: RouteDeps
           max: deps.previewRateLimit ?? 120,
           timeWindow: 60_000,
           errorResponseBuilder: (_req, ctx) =>
-            new AppError('RATE_LIMITED', `Too many previews; try again in ${ctx.after}.`, { status: 429 }),
+            new AppError('RATE_LIMITED', `Too many previews; try again in ${ctx.after}.`),
         },
       },
     },

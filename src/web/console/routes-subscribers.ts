@@ -5,9 +5,10 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { AppError, isAppError } from '../errors.ts';
+import { AppError, isAppError } from '../../errors.ts';
+import { httpStatus } from '../errors.ts';
 import type { AdminContext } from './context.ts';
-import { ImportRefused } from '../subscribers/import.ts';
+import { ImportRefused } from '../../subscribers/import.ts';
 
 const DONE_MESSAGES: Record<string, string> = {
   resent: 'Confirmation email sent.',
@@ -19,7 +20,7 @@ const DONE_MESSAGES: Record<string, string> = {
 };
 
 function idParam(raw: string): number {
-  if (!/^\d{1,15}$/.test(raw)) throw new AppError('NOT_FOUND', 'No such subscriber.', { status: 404 });
+  if (!/^\d{1,15}$/.test(raw)) throw new AppError('NOT_FOUND', 'No such subscriber.');
   return Number(raw);
 }
 
@@ -43,7 +44,7 @@ function registerSubscriberPages(app: FastifyInstance, ctx: AdminContext): void 
 
   app.get<{ Params: { id: string }; Querystring: { done?: string } }>('/admin/subscribers/:id', async (req, reply) => {
     const detail = service.detail(idParam(req.params.id));
-    if (!detail) throw new AppError('NOT_FOUND', 'No such subscriber (deleted?).', { status: 404 });
+    if (!detail) throw new AppError('NOT_FOUND', 'No such subscriber (deleted?).');
     const s = detail.subscriber;
     return ctx.page(reply, 'subscriber', {
       title: s.email,
@@ -86,12 +87,12 @@ function registerSubscriberActions(app: FastifyInstance, ctx: AdminContext): voi
       case 'delete': {
         const body = req.body as Record<string, unknown> | undefined;
         if (body?.confirm !== 'yes') throw new AppError('ADMIN_CONFIRM', 'Tick "delete every record of this subscriber" to delete.');
-        if (!service.remove(id)) throw new AppError('NOT_FOUND', 'No such subscriber (deleted already?).', { status: 404 });
+        if (!service.remove(id)) throw new AppError('NOT_FOUND', 'No such subscriber (deleted already?).');
         log.info({ subscriberId: id }, 'console: subscriber deleted with all their data');
         return ctx.page(reply, 'message', { title: 'Deleted', section: 'subscribers', message: 'The subscriber, their topics, their digests and their bounce history are deleted.' });
       }
       default:
-        throw new AppError('NOT_FOUND', 'No such action.', { status: 404 });
+        throw new AppError('NOT_FOUND', 'No such action.');
     }
   });
 }
@@ -124,7 +125,7 @@ function registerImportRoutes(app: FastifyInstance, ctx: AdminContext): void {
       // The importer names the file as the operator chose it, never the upload's temp path; every bad line
       // it found is listed (the first MAX_LINES_LISTED), so the operator fixes the file in one go.
       const bad = e instanceof ImportRefused ? { lines: e.lines, unlisted: e.badLines - e.lines.length } : {};
-      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', error: e.message, ...bad }, e.status >= 500 ? e.status : e.temporary ? 503 : 400);
+      return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', error: e.message, ...bad }, httpStatus(e) >= 500 ? httpStatus(e) : e.temporary ? 503 : 400);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

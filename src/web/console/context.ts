@@ -1,7 +1,7 @@
 // What the console's route modules share (kept apart from routes.ts so route modules do not import it).
 import type { FastifyReply } from 'fastify';
-import type { RouteDeps } from '../web/deps.ts';
-import type { PageData, Pages } from '../web/pages.ts';
+import type { RouteDeps } from '../deps.ts';
+import type { PageData, Pages } from '../pages.ts';
 
 export interface AdminContext {
   deps: RouteDeps;

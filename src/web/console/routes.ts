@@ -4,18 +4,18 @@
 // templates/admin/ (own layout), style from /assets/admin.css, no scripts, nothing from elsewhere.
 import { join } from 'node:path';
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { PollReport } from '../ingest/sources.ts';
-import type { RouteDeps } from '../web/deps.ts';
-import { createPages, PAGES_DIR, type PageData, type Pages } from '../web/pages.ts';
+import type { PollReport } from '../../ingest/sources.ts';
+import type { RouteDeps } from '../deps.ts';
+import { createPages, PAGES_DIR, type PageData, type Pages } from '../pages.ts';
 import { cookie, createSessionGuard, csrfField, csrfGuard, parseMultipart, LOGIN_COOKIE, LOGIN_TOKEN_TTL_MS, newLoginToken, readCookie, SESSION_COOKIE, SESSION_TTL_MS } from './auth.ts';
-import { STATES } from './deliveries.ts';
-import { overviewCharts } from './overview.ts';
-import { verifyPassword } from './password.ts';
+import { STATES } from '../../admin/deliveries.ts';
+import { overviewCharts, overviewTotals } from '../../admin/overview.ts';
+import { verifyPassword } from '../../admin/password.ts';
 import { whenHelper } from './times.ts';
 import type { AdminContext } from './context.ts';
 import { registerAdminSubscriberRoutes } from './routes-subscribers.ts';
 import { registerAdminConsentRoutes } from './routes-consent.ts';
-import { constantTimeEqual } from './sessions.ts';
+import { constantTimeEqual } from '../../admin/sessions.ts';
 
 export const ADMIN_PAGES_DIR = join(PAGES_DIR, '..', 'admin');
 
@@ -113,25 +113,13 @@ function registerOverviewRoutes(auth: FastifyInstance, ctx: AdminContext): void 
     const started = performance.now();
     const o = service.overview();
     const charts = overviewCharts(o);
-    const last = (v: number[]) => v[v.length - 1] ?? 0;
-    const sum = (v: number[]) => v.reduce((a, b) => a + b, 0);
-    const sent = sum(o.sent);
+    const totals = overviewTotals(o);
+    const percent = totals.complaintPercent ?? 0;
     return ctx.page(reply, 'overview', {
       title: 'Overview',
       section: 'overview',
       charts,
-      totals: {
-        confirmed: last(o.confirmed),
-        sent,
-        failed: sum(o.failed),
-        hard: sum(o.hard),
-        soft: sum(o.soft),
-        policy: sum(o.policy),
-        complaints: sum(o.complaints),
-        complaintRate: sent > 0 ? ((100 * sum(o.complaints)) / sent).toFixed(2) : '0.00',
-        complaintLevel: complaintLevel(sent > 0 ? (100 * sum(o.complaints)) / sent : 0),
-        unsubscribes: sum(o.unsubscribes),
-      },
+      totals: { ...totals, complaintRate: percent.toFixed(2), complaintLevel: complaintLevel(percent) },
       ms: Math.round(performance.now() - started),
       from: o.days[0],
       to: o.days[o.days.length - 1],

@@ -3,8 +3,8 @@
 // double-submit token in its own short-lived cookie), and what a request without them gets.
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../errors.ts';
-import { constantTimeEqual, SESSION_TTL_MS, type AdminSession, type AdminSessions } from './sessions.ts';
+import { AppError } from '../../errors.ts';
+import { constantTimeEqual, SESSION_TTL_MS, type AdminSession, type AdminSessions } from '../../admin/sessions.ts';
 
 export const SESSION_COOKIE = 'digest_admin';
 export const LOGIN_COOKIE = 'digest_admin_login';
@@ -54,7 +54,7 @@ export function createSessionGuard(sessions: AdminSessions) {
     if (!session) {
       // Returning the reply ends the request here: the page's handler does not run.
       if (req.method === 'GET') return reply.redirect('/admin/login', 303);
-      throw new AppError('ADMIN_LOGIN_REQUIRED', 'You are not logged in (or your session expired): log in again.', { status: 401 });
+      throw new AppError('ADMIN_LOGIN_REQUIRED', 'You are not logged in (or your session expired): log in again.');
     }
     req.adminSession = session;
   };
@@ -63,7 +63,7 @@ export function createSessionGuard(sessions: AdminSessions) {
 /** preHandler (after the body is read): on POST, the session's CSRF token. */
 export async function csrfGuard(req: FastifyRequest): Promise<void> {
   if (req.method === 'POST' && !constantTimeEqual(csrfField(req.body), req.adminSession?.csrf ?? '')) {
-    throw new AppError('ADMIN_CSRF', 'This form is out of date or did not come from the console: reload the page and try again.', { status: 403 });
+    throw new AppError('ADMIN_CSRF', 'This form is out of date or did not come from the console: reload the page and try again.');
   }
 }
 
@@ -75,7 +75,7 @@ export async function parseMultipart(req: { headers: Record<string, unknown> }, 
   try {
     return await new Response(body, { headers: { 'content-type': String(req.headers['content-type']) } }).formData();
   } catch (cause) {
-    throw new AppError('MULTIPART_INVALID', 'The upload is not a well-formed multipart/form-data body: send the form again from the console.', { status: 400, cause });
+    throw new AppError('MULTIPART_INVALID', 'The upload is not a well-formed multipart/form-data body: send the form again from the console.', { cause });
   }
 }
 

@@ -2,7 +2,8 @@
 // reason and date, newest first, and lifting one with a reason that is kept in the address's history.
 // POSTs carry the session's CSRF token like every console form (the guard in routes.ts checks it).
 import type { FastifyInstance } from 'fastify';
-import { isAppError } from '../errors.ts';
+import { isAppError } from '../../errors.ts';
+import { httpStatus } from '../errors.ts';
 import type { AdminContext } from './context.ts';
 
 const PAGE = 100;
@@ -33,7 +34,7 @@ export function registerAdminConsentRoutes(app: FastifyInstance, ctx: AdminConte
       return reply.redirect(back, 303);
     } catch (e) {
       if (!isAppError(e)) throw e;
-      return ctx.page(reply, 'opt-outs', { title: 'Opt-outs', section: 'opt-outs', ...list(undefined), error: e.message, email }, e.status === 404 ? 404 : 400);
+      return ctx.page(reply, 'opt-outs', { title: 'Opt-outs', section: 'opt-outs', ...list(undefined), error: e.message, email }, httpStatus(e) === 404 ? 404 : 400);
     }
   });
 }

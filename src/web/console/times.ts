@@ -2,7 +2,7 @@
 // relative to now ("25 Nov 10:02 CET · 3 h ago"), the exact instant kept in the <time> element's
 // datetime and title. Raw ISO timestamps wrapped over several lines on a phone.
 import Handlebars from 'handlebars';
-import { escapeHtml } from '../html.ts';
+import { escapeHtml } from '../../html.ts';
 
 const formats = new Map<string, Intl.DateTimeFormat>();
 

@@ -1,0 +1,103 @@
+// `digest serve`, wired here as part of the composition root (main.ts builds the app, this module starts
+// what a serving process runs beside it): start-up recovery, the scheduler, the web server, the bounce
+// receiver, and the signals that stop them. The CLI only calls `serve`.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CliIo } from './cli-io.ts';
+import type { Config } from './config.ts';
+import { startBounceReceiver, type BounceReceiver } from './bounces/receiver.ts';
+import { verpFrom } from './bounces/verp.ts';
+import type { Db } from './db/open.ts';
+import { parseFeed } from './ingest/detect.ts';
+import { parseSources } from './ingest/sources.ts';
+import { createAppWithDb, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
+import { runFailure } from './pipeline.ts';
+import { createScheduler } from './scheduler.ts';
+import { recoverStale } from './ledger/index.ts';
+import { buildServer, closeServer } from './web/server.ts';
+import { localInboxLine, newInboxToken } from './web/routes/inbox-guard.ts';
+import { plural } from './words.ts';
+
+export const SAMPLE_BATCH = join(PROJECT_ROOT, 'samples', 'daily-papers-sample.json');
+
+/** `digest serve`: web pages, the scheduler, and (with no SMTP_URL) the local mail catcher. */
+export async function serve(config: Config, io: CliIo, appOptions: AppOptions): Promise<number> {
+  // Start-up (migrations, the write probe, the sample batch, recovery) waits for another process's lock
+  // as long as any command does (DB_BUSY_TIMEOUT_MS): nothing is listening yet, and a `digest run`
+  // planning next door must not make serve refuse to start.
+  const { app, db } = await createAppWithDb(config, { ...appOptions, mailMode: 'serve' });
+  const { logger } = app;
+  seedSampleBatch(app, io);
+  // Sends left in flight by a crash: say so now, not at the first tick an hour later.
+  recoverStale(db, app.clock, { logger });
+  // Confirmation emails a stopped process or a relay failure left unsent go now (then on their retry times).
+  app.notices.kick();
+  // From here web routes and the scheduler share this connection on one thread: a statement waits at
+  // most WEB_BUSY_TIMEOUT_MS for another process's lock (better-sqlite3 waits synchronously, freezing
+  // every request meanwhile); routes retry and then answer 503 + Retry-After, the tick's writers retry
+  // between requests (src/web/lock-retry.ts, src/db/busy.ts).
+  db.pragma(`busy_timeout = ${config.WEB_BUSY_TIMEOUT_MS}`);
+  const running = new AbortController();
+  const scheduler = createScheduler({
+    cron: config.DIGEST_CRON,
+    timezone: config.DIGEST_TZ,
+    logger,
+    tick: async () => {
+      const failure = runFailure(await app.pipeline.run({ mode: 'due', signal: running.signal }));
+      if (failure) throw failure; // logged by the scheduler as "tick failed: <cause>"
+    },
+  });
+  // The first digest goes out right after confirming (it takes that day's slot: the papers of the last
+  // day of ingest that match); later ones at the subscriber's own hour.
+  const inboxToken = newInboxToken();
+  const server = buildServer({
+    ...app,
+    inboxToken,
+    onConfirmed: (id) => scheduler.runSoon('welcome', () => app.pipeline.run({ mode: 'now', onlySubscriber: id, signal: running.signal })),
+  });
+  await server.listen({ port: config.PORT, host: config.HOST });
+  const bounces = await startBounceReceiverIfSet(app, db);
+  scheduler.start();
+  io.out(`paper digest at ${config.PUBLIC_URL}${app.inbox ? ` — ${localInboxLine(config, inboxToken)}` : ''}`);
+
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGTERM', stop);
+    process.once('SIGINT', stop);
+  });
+  logger.info('shutting down: finishing the sends in flight');
+  running.abort();
+  await scheduler.stop();
+  await closeServer(server);
+  await bounces?.close();
+  await app.close();
+  return 0;
+}
+
+/** The built-in bounce receiver, when BOUNCE_SMTP_PORT is set (config.ts requires BOUNCE_ADDRESS with it). */
+async function startBounceReceiverIfSet(app: App, db: Db): Promise<BounceReceiver | undefined> {
+  const verp = verpFrom(app.config);
+  if (app.config.BOUNCE_SMTP_PORT === undefined || !verp) return undefined;
+  return startBounceReceiver(
+    { db, clock: app.clock, logger: app.logger, config: app.config, verp },
+    { port: app.config.BOUNCE_SMTP_PORT, host: app.config.BOUNCE_SMTP_HOST },
+  );
+}
+
+/**
+ * Local mode only (no SMTP_URL): on a fresh database with no sources configured, ingest the bundled
+ * sample batch so a newcomer sees a real digest in the local inbox. A database that sends real mail
+ * never gets demo papers: it has none until a source or an ingest brings them.
+ */
+function seedSampleBatch(app: App, io: CliIo): void {
+  if (app.config.SMTP_URL) return;
+  if (parseSources(app.config.SOURCES).length > 0) return;
+  if (app.operator.hasAnyBatch()) return;
+  const r = app.operator.ingest(loadSampleBatch());
+  io.out(`fresh database: ingested the sample batch (${plural(r.papers, 'paper', 'papers')}) from samples/`);
+}
+
+function loadSampleBatch() {
+  // The sample file is in the project's own batch format.
+  return parseFeed(readFileSync(SAMPLE_BATCH, 'utf8'), 'batch', {});
+}
