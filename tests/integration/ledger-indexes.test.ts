@@ -109,7 +109,7 @@ describe('migration 007: the ledger indexes', () => {
       expect.arrayContaining([
         ['SQL_EDITION_COUNTS', ['SCAN digests USING COVERING INDEX digests_edition']],
         ['SQL_EDITION_FAILURES', ['SCAN digests USING COVERING INDEX digests_edition']],
-        ['SQL_TOTALS', ['SCAN digests USING COVERING INDEX digests_edition']],
+        ['SQL_LEDGER_TOTALS', ['SCAN digests USING COVERING INDEX digests_edition']],
       ]),
     );
     expect(plans.filter((p) => p.scans.length > 0)).toHaveLength(3);
