@@ -90,10 +90,12 @@ if (process.argv[2] === '--time') {
 }
 
 /** `npx tsx bench/latent-probe.ts --time N K`: the fit's time on N papers (the bench corpus's mixes). */
-export function timeFit(n: number, k: number): { ms: number; terms: number; nnz: number } {
+export function timeFit(n: number, k: number): { ms: number; cpuMs: number; terms: number; nnz: number } {
   const papers = n <= 71 ? studyPapers().slice(0, n) : buildCorpus(loadAbstracts(), n, '2025-11-24', seededRandom(3)).papers;
   const a = tfidfRows(papers);
   const t = performance.now();
+  const cpu = process.cpuUsage();
   fitLatent(a, { k, seed: 7 });
-  return { ms: performance.now() - t, terms: a.cols, nnz: a.val.length };
+  const used = process.cpuUsage(cpu);
+  return { ms: Math.round(performance.now() - t), cpuMs: Math.round((used.user + used.system) / 1000), terms: a.cols, nnz: a.val.length };
 }

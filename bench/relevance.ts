@@ -83,6 +83,9 @@ for (const r of all) {
     worse.push(`split ${r.split} day ${r.day} ${r.interest}/${r.role}: P@5 ${f2(r.p5)} vs ${f2(b.p5)}, AUC ${f2(r.auc)} vs ${f2(b.auc)} (${r.listed} papers${same ? '' : `, not the baseline's ${b.listed}: a followed author's papers`}; order ${r.flags} vs ${b.flags})`);
   }
 }
-log(`\n== readers worse than the baseline on a day: ${worse.length}`);
+// A follower's author: topic is a second matched topic on that author's papers, and the planner lists papers
+// by topics matched first: those days are the reader's own choice, counted apart.
+const byModel = worse.filter((w) => !w.includes('/follower:')).length;
+log(`\n== readers worse than the baseline on a day: ${worse.length} (voters and one-vote readers ${byModel}; followers ${worse.length - byModel}, their followed author's papers first)`);
 for (const w of worse) log(`  ${w}`);
 if (o.json) writeFileSync(o.json, JSON.stringify({ readers: all, like: likes }, null, 1));
