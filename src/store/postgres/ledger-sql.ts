@@ -98,3 +98,15 @@ export const SQL_MARK_CLAIMANT_UNKNOWN = `
   RETURNING id`;
 
 export const SQL_OPEN_COUNT = `SELECT count(*)::int AS n FROM digests WHERE status IN ('planned', 'retry', 'sending')`;
+
+/**
+ * After a lost connection: rows this claimant holds but never started sending (their claim committed,
+ * its answer was lost; or another worker marked them unknown while our liveness lock was down) go back
+ * to be claimed again. $2: every row we started and have no final record of: never touched here.
+ */
+export const SQL_RELEASE_ORPHANS = `
+  UPDATE digests SET status = CASE WHEN attempts > 0 THEN 'retry' ELSE 'planned' END,
+         claimed_by = NULL, claimed_at = NULL,
+         smtp_response = CASE WHEN status = 'unknown' THEN NULL ELSE smtp_response END
+  WHERE claimed_by = $1 AND status IN ('sending', 'unknown') AND NOT (id = ANY($2::bigint[]))
+  RETURNING id`;

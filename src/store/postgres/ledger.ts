@@ -16,6 +16,7 @@ import {
   SQL_MARK_UNKNOWN,
   SQL_OPEN_COUNT,
   SQL_RELEASE,
+  SQL_RELEASE_ORPHANS,
 } from './ledger-sql.ts';
 
 /** A claimed row: what a sender needs to build and address its message. */
@@ -98,6 +99,11 @@ export class PgLedger {
   async release(ids: number[]): Promise<number> {
     if (ids.length === 0) return 0;
     return (await this.pool.query(SQL_RELEASE, [ids, this.claimant])).rowCount ?? 0;
+  }
+
+  /** Our claims we never started (see SQL_RELEASE_ORPHANS); `started`: rows we began and have no final record of. */
+  async releaseOrphans(started: Iterable<number>): Promise<number[]> {
+    return (await this.pool.query<{ id: number }>(SQL_RELEASE_ORPHANS, [this.claimant, [...started]])).rows.map((r) => r.id);
   }
 
   async openCount(): Promise<number> {

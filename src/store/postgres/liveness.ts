@@ -7,7 +7,7 @@
 import pg from 'pg';
 import { DEFAULT_LEASE_MS } from '../../send/ledger.ts';
 import { SQL_CLAIMANTS, SQL_MARK_CLAIMANT_UNKNOWN } from './ledger-sql.ts';
-import { checkSchemaName } from './pool.ts';
+import { applicationName, checkSchemaName } from './pool.ts';
 
 /** First half of the two-int advisory lock key of claimants ("clai"): its own space, apart from other locks. */
 const CLAIMANT_LOCK_CLASS = 0x636c6169;
@@ -30,6 +30,7 @@ export class ClaimantLock {
     const c = new pg.Client({
       connectionString: this.url,
       connectionTimeoutMillis: 5000,
+      application_name: applicationName(this.schema),
       ...(this.schema ? { options: `-c search_path=${checkSchemaName(this.schema)}` } : {}),
     });
     c.on('error', () => this.lost(c));

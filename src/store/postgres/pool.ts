@@ -29,10 +29,16 @@ export function checkSchemaName(schema: string): string {
   return schema;
 }
 
+/** What pg_stat_activity shows for our connections: the service, and the schema when not the default. */
+export function applicationName(schema: string | undefined): string {
+  return schema ? `paper-digest:${schema}` : 'paper-digest';
+}
+
 export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
   const schema = opts.schema ?? process.env.DATABASE_SCHEMA;
   const pool = new pg.Pool({
     connectionString: url,
+    application_name: applicationName(schema),
     max: opts.max ?? 4,
     connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
     types,
