@@ -14,6 +14,9 @@ import type { ClaimedDigest, PgLedger, PgSentRecord } from './ledger.ts';
 import { recoverStale } from './liveness.ts';
 import { whileConnectionLost } from './retry.ts';
 
+/** How often an idle worker looks for dead claimants. */
+const RECOVER_EVERY_MS = 10_000;
+
 export interface PgWorkerOptions {
   pool: pg.Pool;
   ledger: PgLedger;
@@ -70,6 +73,7 @@ class WorkerState {
   private readonly started = new Set<number>();
   private readonly pending: Array<{ rec: PgSentRecord; done: () => void }> = [];
   private recording: Promise<void> | undefined;
+  private recoveredAt = Date.now();
 
   constructor(private readonly o: PgWorkerOptions) {}
 
@@ -86,8 +90,16 @@ class WorkerState {
       }
       if (this.o.untilEmpty) return;
       await sleep(this.o.idleMs ?? 1000);
+      await this.recoverNow();
       this.empty = false;
     }
+  }
+
+  /** While idle, now and then: a dead worker's rows in flight become unknown without waiting for a restart. */
+  private async recoverNow(): Promise<void> {
+    if (Date.now() - this.recoveredAt < RECOVER_EVERY_MS) return;
+    this.recoveredAt = Date.now();
+    await whileConnectionLost(() => recoverStale(this.o.pool)).catch(() => {});
   }
 
   /** One claim at a time per worker, shared by the lanes that wait for it. */
