@@ -11,7 +11,7 @@ import { applicationName, checkSchemaName } from './pool.ts';
 
 /** First half of the two-int advisory lock key of claimants ("clai"): its own space, apart from other locks. */
 const CLAIMANT_LOCK_CLASS = 0x636c6169;
-const SQL_HOLD = `SELECT pg_try_advisory_lock(${CLAIMANT_LOCK_CLASS}, hashtext($1)) AS ok`;
+/** Takes a claimant's lock if nobody holds it: to hold it for life, or (given back at once) to test it. */
 const SQL_TRY = `SELECT pg_try_advisory_lock(${CLAIMANT_LOCK_CLASS}, hashtext($1)) AS ok`;
 const SQL_UNLOCK = `SELECT pg_advisory_unlock(${CLAIMANT_LOCK_CLASS}, hashtext($1))`;
 
@@ -36,7 +36,7 @@ export class ClaimantLock {
     c.on('error', () => this.lost(c));
     c.on('end', () => this.lost(c));
     await c.connect();
-    const r = await c.query<{ ok: boolean }>(SQL_HOLD, [this.claimant]);
+    const r = await c.query<{ ok: boolean }>(SQL_TRY, [this.claimant]);
     if (!r.rows[0]?.ok) {
       await c.end();
       throw new Error(`claimant ${this.claimant} is held by another session`);
