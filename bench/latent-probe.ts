@@ -2,7 +2,7 @@
 // interest or theme closer than the tf-idf vectors do? For every paper of a group, the AUC of cosine
 // (to it) at telling the other papers of its group from the rest; mean over the group's papers.
 // `npx tsx bench/latent-probe.ts`
-import { countStems } from '../src/like/terms.ts';
+import { countStems } from '../src/match/like/terms.ts';
 import { cosine, fitLatent, project, type SparseRows } from '../src/feedback/latent.ts';
 import { buildCorpus, loadAbstracts, seededRandom } from './corpus.ts';
 import { INTERESTS, LIKE_THEMES, studyPapers, type StudyPaper } from './relevance-study.ts';
