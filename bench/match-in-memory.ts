@@ -1,4 +1,4 @@
-// `npx tsx bench/match-in-memory.ts [--only 71x1000] [--reps 2]`
+// `npx tsx bench/match-in-memory.ts [--only 71x1000] [--reps 2] [--common 0.1]`
 //
 // Topic matching in a private :memory: FTS5 index (src/store/match-in-memory.ts, what a PostgreSQL store
 // runs) against the store path (matchPending on a SQLite file), same papers and queries, each measurement in
@@ -31,6 +31,12 @@ const SCENARIOS: ReadonlyArray<[papers: number, queries: number]> = [
   [5_000, 50_000],
 ];
 
+/**
+ * Share of topic words drawn from running text (frequent words): 0.1 gives ~6 papers a topic on 1,000
+ * papers, what readers' real topics do; the test's 0.5 gives ~60 (--common 0.5 to see that).
+ */
+let COMMON_SHARE = 0.1;
+
 interface ChildResult {
   path: 'store' | 'memory';
   papers: number;
@@ -46,7 +52,7 @@ function inputs(papers: number, queries: number): { papers: BenchPaper[]; topics
   const corpus = buildCorpus(loadAbstracts(), papers, '2025-11-25', seededRandom(39)).papers;
   const texts = corpus.map((p) => `${p.title} ${p.abstract}`);
   const topics: ParsedTopic[] = [];
-  for (const text of generatedTopics(texts, Math.ceil(queries * 1.1), 39)) {
+  for (const text of generatedTopics(texts, Math.ceil(queries * 1.1), 39, COMMON_SHARE)) {
     try {
       topics.push(parseTopic(text));
     } catch {
@@ -107,10 +113,12 @@ function runMemory(papers: BenchPaper[], topics: ParsedTopic[]): Omit<ChildResul
   index.add(rows);
   const buildMs = ms(t0);
   t0 = performance.now();
-  const result = index.match(queries, { to: rows.length });
+  // Rows handed on query by query (a PostgreSQL store would COPY them into query_matches), not kept.
+  let matches = 0;
+  index.match(queries, { to: rows.length, onRows: (found) => (matches += found.length) });
   const matchMs = ms(t0);
   index.close();
-  return { buildMs, matchMs, matches: result.rows.length, rssBeforeMb, peakRssMb: peakRssMb() };
+  return { buildMs, matchMs, matches, rssBeforeMb, peakRssMb: peakRssMb() };
 }
 
 function child(path: 'store' | 'memory', nPapers: number, nQueries: number): void {
@@ -120,7 +128,7 @@ function child(path: 'store' | 'memory', nPapers: number, nQueries: number): voi
 }
 
 function spawnChild(path: string, papers: number, queries: number): ChildResult {
-  const args = [...process.execArgv, fileURLToPath(import.meta.url), '--child', path, '--papers', String(papers), '--queries', String(queries)];
+  const args = [...process.execArgv, fileURLToPath(import.meta.url), '--child', path, '--papers', String(papers), '--queries', String(queries), '--common', String(COMMON_SHARE)];
   const out = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 24 });
   if (out.status !== 0) throw new Error(`child ${path} ${papers}x${queries} failed: ${out.stderr}`);
   return JSON.parse(out.stdout.trim().split('\n').at(-1)!) as ChildResult;
@@ -134,8 +142,10 @@ function main(): void {
       queries: { type: 'string' },
       only: { type: 'string' },
       reps: { type: 'string', default: '2' },
+      common: { type: 'string', default: '0.1' },
     },
   });
+  COMMON_SHARE = Number(o.common);
   if (o.child !== undefined) return child(o.child as 'store' | 'memory', Number(o.papers), Number(o.queries));
   const reps = Number(o.reps);
   console.log('papers x queries | path   | build ms | match ms | matches | RSS before -> peak MB');

@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { matchPending } from '../src/topics/matcher.ts';
 import { parseTopic } from '../src/topics/parse.ts';
 import { generatedTopics, LISTED_TOPICS } from '../tests/integration/match-in-memory-topics.ts';
-import { FIXTURE, addBatch, addPaper, addSubscriber, authorsOf, categoriesOf, loadFixture } from '../tests/integration/matcher-fixture.ts';
+import { FIXTURE, addBatch, addPaper, addSubscriber, loadFixture } from '../tests/integration/matcher-fixture.ts';
 import { tempDatabase } from '../tests/helpers/seed.ts';
 import { ensureQuery } from '../src/topics/matcher.ts';
 

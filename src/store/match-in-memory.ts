@@ -73,6 +73,11 @@ export interface InMemoryOptions {
   to: number;
   /** Examples of like: queries that are not papers (read only when a like: query's terms are chosen again). */
   likeExamples?: readonly LikeExample[];
+  /**
+   * Receives each query's rows as soon as they are found, instead of result.rows (which stays empty):
+   * the caller writes them out and memory holds one query's matches at a time.
+   */
+  onRows?: (rows: MatchRow[]) => void;
   /** Called for every query FTS5 refused. */
   onFailed?: (queryId: number, cause: unknown) => void;
 }
@@ -196,7 +201,9 @@ export class MatchIndex {
         options.onFailed?.(q.id, cause);
         continue;
       }
-      for (const r of found) result.rows.push({ queryId: q.id, paperId: r.paperId, score: r.score });
+      const rows = found.map((r) => ({ queryId: q.id, paperId: r.paperId, score: r.score }));
+      if (options.onRows) options.onRows(rows);
+      else for (const r of rows) result.rows.push(r);
       result.matched.push(q.id);
     }
     return result;

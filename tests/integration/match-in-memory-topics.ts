@@ -82,14 +82,16 @@ const AUTHORS = ['Hopper', '"Grace Hopper"', 'LeCun', '"Yann LeCun"', 'Lovelace'
 /**
  * `n` distinct topics from the texts' words: words common and rare, phrases taken from the texts,
  * prefixes, hyphenated words, fields, OR groups, exclusions, upvotes>=N, odd case and accents.
+ * commonShare: the share of words drawn from running text (frequent words) rather than the vocabulary.
  */
-export function generatedTopics(texts: readonly string[], n: number, seed: number): string[] {
+export function generatedTopics(texts: readonly string[], n: number, seed: number, commonShare = 0.5): string[] {
   const rnd = random(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const sentences = texts.map((s) => s.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length >= 3));
   const vocab = [...new Set(sentences.flat().map((w) => w.toLowerCase()))];
   const word = (): string => {
-    const w = rnd() < 0.5 ? pick(vocab) : pick(pick(sentences)).toLowerCase();
+    // A word drawn from running text is often a common one ("the", "model"); one from the vocabulary, rare.
+    const w = rnd() >= commonShare ? pick(vocab) : pick(pick(sentences)).toLowerCase();
     const r = rnd();
     if (r < 0.05) return w.toUpperCase();
     if (r < 0.08) return w.replace('e', 'é');
