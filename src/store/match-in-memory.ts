@@ -14,6 +14,7 @@ import { MIGRATIONS_DIR, type Db } from '../db/open.ts';
 import { AppError } from '../errors.ts';
 import { buildLikeQuery, LIKE_REFRESH_GROWTH, LIKE_THRESHOLD, termsJson } from '../match/like/like.ts';
 import { parseTopic } from '../match/parse.ts';
+import { SQL_MATCH, SQL_MATCH_LIKE, SQL_MATCH_UPVOTES } from '../match/match-sql.ts';
 
 /** A paper as papers_fts indexes it. authors and categories are the stored JSON arrays, as text. */
 export interface MatchPaper {
@@ -105,23 +106,6 @@ const SQL_INSERT_PAPER = `
 const SQL_INSERT_EXAMPLE = `
   INSERT OR IGNORE INTO like_examples (paper_key, title, abstract, fetched_at) VALUES (@paperKey, @title, @abstract, '')`;
 const SQL_PAPER_COUNT = `SELECT count(*) AS n FROM papers`;
-
-/** matcher.ts's weights (title, abstract, authors, categories); its three statements below, as SELECTs. */
-const BM25 = 'bm25(papers_fts, 3.0, 1.0, 1.0, 1.0)';
-const SQL_MATCH = `
-  SELECT rowid AS paperId, ${BM25} AS score FROM papers_fts
-  WHERE papers_fts MATCH @fts AND rowid > @from AND rowid <= @to`;
-const SQL_MATCH_UPVOTES = `
-  SELECT papers_fts.rowid AS paperId, ${BM25} AS score
-  FROM papers_fts JOIN papers p ON p.id = papers_fts.rowid
-  WHERE papers_fts MATCH @fts AND papers_fts.rowid > @from AND papers_fts.rowid <= @to AND p.upvotes >= @minUpvotes`;
-const SQL_MATCH_LIKE = `
-  SELECT c.id AS paperId, c.score
-  FROM (SELECT rowid AS id, ${BM25} AS score FROM papers_fts
-        WHERE papers_fts MATCH @fts AND rowid > @from AND rowid <= @to) c
-  JOIN papers p ON p.id = c.id
-  WHERE c.score <= @threshold AND p.upvotes >= @minUpvotes
-    AND p.paper_key NOT IN (SELECT value FROM json_each(@examples))`;
 
 /** Papers inserted per transaction while the index is built. */
 const INSERT_CHUNK = 1000;
