@@ -54,6 +54,13 @@ export interface DayFigures {
   p10: number;
   /** P@5 of a perfect ordering of the same list (what no ordering can beat). */
   ceilingP5: number;
+  /**
+   * The best P@5 any email could have had that day: min(5, relevant papers of the day's batch) / 5, as if
+   * every relevant paper that arrived were listed first (what a list plus suggestions could at most show).
+   */
+  dayCeilingP5: number;
+  /** The list's relevance in email order, '+' relevant, '-' not (to print a day that went wrong). */
+  flags: string;
   /** Share of (relevant, irrelevant) pairs of the list in the right order; NaN when the list has only one kind. */
   auc: number;
   /** Mean 1-based rank of the relevant papers of the list (NaN when none). */
@@ -187,7 +194,8 @@ export async function runStudy(h: WebHarness, opts: StudyOptions): Promise<DayFi
         likedBy.set(to, before);
         out.push({
           split: opts.split, day: d + 1, interest: i.name, role, listed: listed.length, listKey: [...inList].sort().join('\n'), relevantListed: flags.filter(Boolean).length,
-          ...rankFigures(flags), ceilingP5: rankFigures(flags.slice().sort((x, y) => Number(y) - Number(x))).p5, suggested: suggestions.length, relevantSuggested: suggestions.filter((s) => relevant(i, s.title)).length,
+          ...rankFigures(flags), ceilingP5: rankFigures(flags.slice().sort((x, y) => Number(y) - Number(x))).p5,
+          dayCeilingP5: Math.min(5, days[d]!.filter((p) => i.rule.test(`${p.title} ${p.abstract}`)).length) / 5, flags: flags.map((f) => (f ? '+' : '-')).join(''), suggested: suggestions.length, relevantSuggested: suggestions.filter((s) => relevant(i, s.title)).length,
           missedRelevant: missed, votes, reasons: suggestions.map((s) => s.why), liked: [...(likedBy.get(to) ?? [])],
         });
       }

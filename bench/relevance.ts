@@ -18,13 +18,17 @@ const mean = (xs: number[]) => {
   return ok.length === 0 ? NaN : ok.reduce((a, b) => a + b, 0) / ok.length;
 };
 const f2 = (x: number) => (Number.isNaN(x) ? '  - ' : x.toFixed(2));
+const pct = (x: number, of: number) => (Number.isNaN(x) || !(of > 0) ? '-' : `${Math.round((100 * x) / of)}%`);
 const share = (num: number, den: number) => (den === 0 ? NaN : num / den);
 
 function summary(rows: DayFigures[]): string {
   const sugg = rows.reduce((a, r) => a + r.suggested, 0);
   const good = rows.reduce((a, r) => a + r.relevantSuggested, 0);
   const missed = rows.reduce((a, r) => a + r.missedRelevant, 0);
-  return `P@5 ${f2(mean(rows.map((r) => r.p5)))} (perfect ${f2(mean(rows.map((r) => r.ceilingP5)))})  P@10 ${f2(mean(rows.map((r) => r.p10)))}  AUC ${f2(mean(rows.map((r) => r.auc)))}  rank ${f2(mean(rows.map((r) => r.meanRank)))}  suggestions ${sugg} precision ${f2(share(good, sugg))} reach ${f2(share(good, missed))} (${good}/${missed})`;
+  const p5 = mean(rows.map((r) => r.p5));
+  const list = mean(rows.map((r) => r.ceilingP5));
+  const day = mean(rows.map((r) => r.dayCeilingP5));
+  return `P@5 ${f2(p5)} (perfect list ${f2(list)} = ${pct(p5, list)}; best of the day ${f2(day)} = ${pct(p5, day)})  P@10 ${f2(mean(rows.map((r) => r.p10)))}  AUC ${f2(mean(rows.map((r) => r.auc)))}  rank ${f2(mean(rows.map((r) => r.meanRank)))}  suggestions ${sugg} precision ${f2(share(good, sugg))} reach ${f2(share(good, missed))} (${good}/${missed})`;
 }
 
 const all: DayFigures[] = [];
@@ -76,9 +80,12 @@ for (const r of all) {
   // A follower's list holds the followed author's papers too: their orders compare only on the same list.
   const same = r.listKey === b.listKey;
   if (r.p5 < b.p5 - 1e-9 || r.auc < b.auc - 1e-9) {
-    worse.push(`split ${r.split} day ${r.day} ${r.interest}/${r.role}: P@5 ${f2(r.p5)} vs ${f2(b.p5)}, AUC ${f2(r.auc)} vs ${f2(b.auc)} (${r.listed} papers${same ? '' : `, not the baseline's ${b.listed}: a followed author's papers`})`);
+    worse.push(`split ${r.split} day ${r.day} ${r.interest}/${r.role}: P@5 ${f2(r.p5)} vs ${f2(b.p5)}, AUC ${f2(r.auc)} vs ${f2(b.auc)} (${r.listed} papers${same ? '' : `, not the baseline's ${b.listed}: a followed author's papers`}; order ${r.flags} vs ${b.flags})`);
   }
 }
-log(`\n== readers worse than the baseline on a day: ${worse.length}`);
+// A follower's author: topic is a second matched topic on that author's papers, and the planner lists papers
+// by topics matched first: those days are the reader's own choice, counted apart.
+const byModel = worse.filter((w) => !w.includes('/follower:')).length;
+log(`\n== readers worse than the baseline on a day: ${worse.length} (voters and one-vote readers ${byModel}; followers ${worse.length - byModel}, their followed author's papers first)`);
 for (const w of worse) log(`  ${w}`);
 if (o.json) writeFileSync(o.json, JSON.stringify({ readers: all, like: likes }, null, 1));

@@ -46,6 +46,13 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('localhost'),
   PUBLIC_URL: httpUrl.optional(),
   DATABASE_PATH: z.string().min(1).default('db/digest.sqlite'),
+  // PostgreSQL (issue 39): today `digest migrate`, `digest copy` and the ledger workers only; the service itself stays on DATABASE_PATH.
+  DATABASE_URL: optionalText.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), {
+    error: 'must be a postgres:// (or postgresql://) URL',
+  }),
+  DATABASE_SCHEMA: optionalText.refine((v) => v === undefined || /^[a-z_][a-z0-9_]{0,62}$/.test(v), {
+    error: 'must be a plain lower-case schema name',
+  }),
   SMTP_URL: optionalText
     .refine((v) => v === undefined || smtpUrlHasHost(v), {
       error: 'must look like smtp://user:pass@host:port or smtps://… (with a host)',

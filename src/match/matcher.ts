@@ -10,13 +10,9 @@ import type { Logger } from '../log.ts';
 import { indexPaperTerms } from './paper-terms.ts';
 import { buildLikeQuery, LIKE_REFRESH_GROWTH, LIKE_THRESHOLD, termsJson } from './like/like.ts';
 import { parseTopic, type ParsedTopic } from './parse.ts';
+import { BM25, SQL_MATCH, SQL_MATCH_LIKE, SQL_MATCH_UPVOTES } from './match-sql.ts';
 import type { Paper } from '../types.ts';
 
-/**
- * bm25 column weights for papers_fts (title, abstract, authors, categories): a word in the title
- * counts more than the same word in the abstract. Scores are negative; lower is better.
- */
-const BM25 = 'bm25(papers_fts, 3.0, 1.0, 1.0, 1.0)';
 
 /** Id of a distinct query by its canonical FTS5 expression. */
 const SQL_SELECT_QUERY_ID = `SELECT id FROM queries WHERE fts = ?`;
@@ -55,30 +51,17 @@ const SQL_SELECT_PENDING_QUERIES = `
 /** One FTS5 run of one query over the papers it has not seen, written straight into query_matches. */
 const SQL_INSERT_QUERY_MATCHES = `
   INSERT OR IGNORE INTO query_matches (query_id, paper_id, score)
-  SELECT @queryId, rowid, ${BM25}
-  FROM papers_fts
-  WHERE papers_fts MATCH @fts AND rowid > @from AND rowid <= @to`;
+  SELECT @queryId, paperId, score FROM (${SQL_MATCH})`;
 
-/** The same with upvotes>=N: papers with fewer upvotes when matched are left out. */
+/** The same with upvotes>=N (match-sql.ts). */
 const SQL_INSERT_QUERY_MATCHES_UPVOTES = `
   INSERT OR IGNORE INTO query_matches (query_id, paper_id, score)
-  SELECT @queryId, papers_fts.rowid, ${BM25}
-  FROM papers_fts JOIN papers p ON p.id = papers_fts.rowid
-  WHERE papers_fts MATCH @fts AND papers_fts.rowid > @from AND papers_fts.rowid <= @to AND p.upvotes >= @minUpvotes`;
+  SELECT @queryId, paperId, score FROM (${SQL_MATCH_UPVOTES})`;
 
-/**
- * A like: query: its OR of the examples' terms, keeping the papers that score at least @threshold
- * (LIKE_THRESHOLD x the examples' own score; bm25 is negative, lower is better). The examples
- * themselves (@examples, a JSON array of their ids) are never their own match.
- */
+/** A like: query's papers above its threshold, never its own examples (match-sql.ts). */
 const SQL_INSERT_LIKE_MATCHES = `
   INSERT OR IGNORE INTO query_matches (query_id, paper_id, score)
-  SELECT @queryId, c.id, c.score
-  FROM (SELECT rowid AS id, ${BM25} AS score FROM papers_fts
-        WHERE papers_fts MATCH @fts AND rowid > @from AND rowid <= @to) c
-  JOIN papers p ON p.id = c.id
-  WHERE c.score <= @threshold AND p.upvotes >= @minUpvotes
-    AND p.paper_key NOT IN (SELECT value FROM json_each(@examples))`;
+  SELECT @queryId, paperId, score FROM (${SQL_MATCH_LIKE})`;
 
 /** Records how far a query has been matched. */
 const SQL_UPDATE_MATCHED_THROUGH = `UPDATE queries SET matched_through = @to WHERE id = @queryId`;

@@ -2,6 +2,7 @@
 // (its arguments, options, description and action) on the program; the work itself is loaded when it runs.
 import type { Command } from 'commander';
 import type { CliContext } from '../context.ts';
+import { registerCopy } from './copy.ts';
 import { registerIngest, registerRun, registerServe, registerSources, registerStatus } from './delivery.ts';
 import { registerAdminPassword, registerBackup, registerConfig, registerDoctor, registerMigrate, registerRestore } from './maintenance.ts';
 import {
@@ -35,4 +36,5 @@ export const CLI_COMMANDS: readonly CommandRegistrar[] = [
   registerConfig,
   registerRestore,
   registerMigrate,
+  registerCopy,
 ];

@@ -68,8 +68,14 @@ export function registerRestore(program: Command, { io, setExitCode }: CliContex
 export function registerMigrate(program: Command, { io }: CliContext): void {
   program
     .command('migrate')
-    .description('apply pending database migrations')
+    .description('apply pending database migrations (PostgreSQL when DATABASE_URL is postgres://)')
     .action(async () => {
+      // DATABASE_URL=postgres://…: the PostgreSQL schema (db/migrations-pg); otherwise the SQLite file as before.
+      if (/^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '')) {
+        const { migrateFromEnv } = await import('../../store/postgres/migrate-cli.ts');
+        io.out(await migrateFromEnv(process.env.DATABASE_URL as string));
+        return;
+      }
       const { openDatabase, migrate } = await import('../../db/open.ts');
       const db = openDatabase((await loadConfig()).DATABASE_PATH, { migrate: false });
       const applied = migrate(db);

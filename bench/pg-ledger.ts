@@ -1,0 +1,95 @@
+// The ledger's claim-and-record path on PostgreSQL with N worker processes (issue 39): an edition of
+// --rows digests planned in a fresh schema, then --workers processes run the real worker loop with a
+// mailer that answers at once (bench/pg-ledger-child.ts). No render, no SMTP: what claiming and recording
+// cost, and whether they could be what limits a send run.
+//   npm run bench:pg -- --rows 100000 --workers 4 [--lanes 5] [--repeat 3]
+// DATABASE_URL (postgres://…) or the local server; the schema is dropped afterwards.
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { migratePostgres } from '../src/store/postgres/migrate.ts';
+import { planEdition } from '../src/store/postgres/plan.ts';
+import { createPool } from '../src/store/postgres/pool.ts';
+import { seedSubscribers } from '../tests/helpers/pg-seed.ts';
+
+const { values } = parseArgs({
+  options: {
+    rows: { type: 'string', default: '100000' },
+    workers: { type: 'string', default: '1' },
+    lanes: { type: 'string', default: '5' },
+    repeat: { type: 'string', default: '1' },
+  },
+});
+const url = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL! : 'postgres://root@127.0.0.1:5432/test';
+const rows = Number(values.rows);
+const lanes = Number(values.lanes);
+const workerCounts = values.workers.split(',').map(Number);
+
+interface ChildResult {
+  rows: number;
+  wallMs: number;
+  cpuMs: number;
+  peakRssMb: number;
+}
+
+async function withSchema<T>(fn: (schema: string, pool: pg.Pool) => Promise<T>): Promise<T> {
+  const schema = `pd_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  const pool = createPool(url, { schema, max: 2 });
+  try {
+    return await fn(schema, pool);
+  } finally {
+    await pool.end();
+    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+    await admin.end();
+  }
+}
+
+function startChild(schema: string) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/pg-ledger-child.ts'], {
+    env: { ...process.env, DATABASE_URL: url, DATABASE_SCHEMA: schema, WORKER_LANES: String(lanes), LOG_LEVEL: 'silent' },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let out = '';
+  const ready = new Promise<void>((r) => child.stdout.on('data', (c: Buffer) => ((out += c.toString()), out.includes('ready\n') && r())));
+  const done = new Promise<ChildResult>((resolve, reject) =>
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!)) : reject(new Error(`worker exited ${code}`)))),
+  );
+  return { child, ready, done };
+}
+
+async function run(workers: number): Promise<void> {
+  await withSchema(async (schema, pool) => {
+    await migratePostgres(pool);
+    await seedSubscribers(pool, rows);
+    const p0 = performance.now();
+    await planEdition(pool, { edition: '2026-11-27', toPaper: 40 });
+    const planMs = performance.now() - p0;
+    await pool.query('VACUUM ANALYZE digests'); // as autovacuum would have by the time a real edition is sent
+    const children = Array.from({ length: workers }, () => startChild(schema));
+    await Promise.all(children.map((c) => c.ready));
+    const t0 = performance.now();
+    for (const c of children) c.child.stdin.write('go\n');
+    const results = await Promise.all(children.map((c) => c.done));
+    const wallMs = performance.now() - t0;
+    const left = (await pool.query(`SELECT count(*)::int AS n FROM digests WHERE status <> 'sent'`)).rows[0].n;
+    const total = results.reduce((n, r) => n + r.rows, 0);
+    const line = {
+      workers,
+      lanes,
+      rows: total,
+      notSent: left,
+      rowsPerSec: Math.round(total / (wallMs / 1000)),
+      wallMsPerDigestPerWorker: +((wallMs * workers) / total).toFixed(3),
+      workerCpuUsPerDigest: Math.round((results.reduce((n, r) => n + r.cpuMs, 0) * 1000) / total),
+      peakRssMbPerWorker: Math.round(Math.max(...results.map((r) => r.peakRssMb))),
+      planMs: Math.round(planMs),
+    };
+    console.log(JSON.stringify(line));
+  });
+}
+
+for (let i = 0; i < Number(values.repeat); i++) for (const w of workerCounts) await run(w);

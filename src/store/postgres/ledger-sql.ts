@@ -1,0 +1,112 @@
+// The ledger's statements on PostgreSQL: the same state machine as src/send/ledger.ts (read its
+// decisions first), with PostgreSQL's means for many processes on many machines.
+//   planned/retry --claim (batch, FOR UPDATE SKIP LOCKED)--> sending --> sent | retry | failed
+//                                                                   \--> unknown (claimant died)
+// Every change after the claim is a compare-and-set on (id, claimed_by, status).
+
+/**
+ * Claims up to $3 planned rows, lowest id first. SKIP LOCKED: rows another worker is claiming this very
+ * moment are passed over, not waited for; `status = 'planned'` again in the UPDATE is the compare-and-set.
+ */
+export const SQL_CLAIM_PLANNED = `
+  WITH next AS (
+    SELECT id FROM digests
+    WHERE status = 'planned' AND next_attempt_at IS NULL
+    ORDER BY id LIMIT $3
+    FOR UPDATE SKIP LOCKED)
+  UPDATE digests d SET status = 'sending', claimed_by = $1, claimed_at = $2
+  FROM next WHERE d.id = next.id AND d.status = 'planned'
+  RETURNING d.id, d.subscriber_id, d.edition, d.to_paper, d.verp_nonce`;
+
+/** Due retries (and rows planned with a time), earliest first: claimed before planned rows, as in SQLite. */
+export const SQL_CLAIM_DUE = `
+  WITH next AS (
+    SELECT id FROM digests
+    WHERE status IN ('retry', 'planned') AND next_attempt_at IS NOT NULL AND next_attempt_at <= $2
+    ORDER BY next_attempt_at, id LIMIT $3
+    FOR UPDATE SKIP LOCKED)
+  UPDATE digests d SET status = 'sending', claimed_by = $1, claimed_at = $2
+  FROM next WHERE d.id = next.id AND d.status IN ('retry', 'planned')
+  RETURNING d.id, d.subscriber_id, d.edition, d.to_paper, d.verp_nonce`;
+
+/**
+ * Delivered rows ($1 ids, $3 message ids, $4 codes, $5 answers, $6 times), and their subscribers'
+ * watermarks, in ONE statement (one round trip, one commit). 'unknown' too: someone may have given up
+ * on our claim (lease, lost liveness lock) while we were still sending it; nobody else sends an unknown row.
+ */
+export const SQL_MARK_SENT = `
+  WITH r AS (
+    SELECT * FROM unnest($1::bigint[], $3::text[], $4::int[], $5::text[], $6::text[]) AS r(id, message_id, code, response, at)),
+  d AS (
+    UPDATE digests d
+    SET status = 'sent', attempts = d.attempts + 1, message_id = r.message_id, smtp_code = r.code,
+        smtp_response = r.response, sent_at = r.at, next_attempt_at = NULL
+    FROM r WHERE d.id = r.id AND d.claimed_by = $2 AND d.status IN ('sending', 'unknown')
+    RETURNING d.id, d.subscriber_id, d.to_paper),
+  w AS (
+    SELECT subscriber_id, max(to_paper) AS to_paper FROM d GROUP BY subscriber_id),
+  s AS (
+    UPDATE subscribers s SET watermark = greatest(s.watermark, w.to_paper), hard_failures = 0
+    FROM w WHERE s.id = w.subscriber_id)
+  SELECT id FROM d`;
+
+/** Temporary failure: retry at $3, or ($3 NULL: tries used up) give up. */
+export const SQL_MARK_RETRY = `
+  UPDATE digests
+  SET status = CASE WHEN $3::text IS NULL THEN 'failed' ELSE 'retry' END,
+      attempts = attempts + 1, next_attempt_at = $3, smtp_code = $4, smtp_response = $5
+  WHERE id = $1 AND claimed_by = $2 AND status = 'sending'
+  RETURNING status`;
+
+/**
+ * Permanent failure, and one more hard failure of the subscriber (suppressed at $5), in one statement.
+ * The subscriber's update is the same rule as subscribers/repo.ts's SQL_COUNT_FAILURE.
+ */
+export const SQL_MARK_FAILED = `
+  WITH d AS (
+    UPDATE digests SET status = 'failed', attempts = attempts + 1, next_attempt_at = NULL, smtp_code = $3, smtp_response = $4
+    WHERE id = $1 AND claimed_by = $2 AND status = 'sending'
+    RETURNING subscriber_id)
+  UPDATE subscribers s
+  SET hard_failures = hard_failures + 1,
+      status = CASE WHEN hard_failures + 1 >= $5 AND status = 'confirmed' THEN 'suppressed' ELSE status END,
+      suppressed_at = CASE WHEN hard_failures + 1 >= $5 AND status = 'confirmed' THEN $6 ELSE suppressed_at END,
+      opt_out_reason = CASE WHEN hard_failures + 1 >= $5 AND status = 'confirmed' THEN 'hard-bounce' ELSE opt_out_reason END,
+      opt_out_detail = CASE WHEN hard_failures + 1 >= $5 AND status = 'confirmed'
+                            THEN (hard_failures + 1) || ' delivery failures in a row (5xx answers or soft bounces)' ELSE opt_out_detail END
+  FROM d WHERE s.id = d.subscriber_id
+  RETURNING s.status`;
+
+/** We stopped waiting for a send, or its claimant is gone: never resent (see src/send/ledger.ts). */
+export const SQL_MARK_UNKNOWN = `
+  UPDATE digests SET status = 'unknown', smtp_response = $3
+  WHERE id = ANY($1::bigint[]) AND claimed_by = $2 AND status = 'sending'`;
+
+/** Rows of a claim never started (a worker stopping cleanly): back to planned, for another worker. */
+export const SQL_RELEASE = `
+  UPDATE digests SET status = 'planned', claimed_by = NULL, claimed_at = NULL
+  WHERE id = ANY($1::bigint[]) AND claimed_by = $2 AND status = 'sending' AND attempts = 0 AND next_attempt_at IS NULL`;
+
+/** Claimants of rows in flight, with their oldest claim. */
+export const SQL_CLAIMANTS = `
+  SELECT claimed_by, min(claimed_at) AS oldest FROM digests WHERE status = 'sending' GROUP BY claimed_by`;
+
+/** One claimant's rows in flight, all at once. */
+export const SQL_MARK_CLAIMANT_UNKNOWN = `
+  UPDATE digests SET status = 'unknown', smtp_response = $2
+  WHERE status = 'sending' AND claimed_by IS NOT DISTINCT FROM $1
+  RETURNING id`;
+
+export const SQL_OPEN_COUNT = `SELECT count(*)::int AS n FROM digests WHERE status IN ('planned', 'retry', 'sending')`;
+
+/**
+ * After a lost connection: rows this claimant holds but never started sending (their claim committed,
+ * its answer was lost; or another worker marked them unknown while our liveness lock was down) go back
+ * to be claimed again. $2: every row we started and have no final record of: never touched here.
+ */
+export const SQL_RELEASE_ORPHANS = `
+  UPDATE digests SET status = CASE WHEN attempts > 0 THEN 'retry' ELSE 'planned' END,
+         claimed_by = NULL, claimed_at = NULL,
+         smtp_response = CASE WHEN status = 'unknown' THEN NULL ELSE smtp_response END
+  WHERE claimed_by = $1 AND status IN ('sending', 'unknown') AND NOT (id = ANY($2::bigint[]))
+  RETURNING id`;

@@ -1,0 +1,112 @@
+// The ledger on PostgreSQL, for any number of worker processes on any number of machines. Same rows and
+// states as the SQLite ledger (src/send/ledger.ts: its decisions hold here); what differs:
+// - claims come in batches (FOR UPDATE SKIP LOCKED: workers pass over each other's rows, never wait);
+//   a batch is kept to a worker's sending lanes, so what a crash leaves 'unknown' stays about what was in flight;
+// - "is the claimant alive" is a session advisory lock (liveness.ts), which works across machines;
+// - deliveries are recorded as soon as the previous record's commit returns, together when several
+//   finished meanwhile (one statement: the rows and their watermarks), never held back to fill a batch.
+import type pg from 'pg';
+import { claimantId, replyCode, type FailureRecord } from '../../ledger/index.ts';
+import {
+  SQL_CLAIM_DUE,
+  SQL_CLAIM_PLANNED,
+  SQL_MARK_FAILED,
+  SQL_MARK_RETRY,
+  SQL_MARK_SENT,
+  SQL_MARK_UNKNOWN,
+  SQL_OPEN_COUNT,
+  SQL_RELEASE,
+  SQL_RELEASE_ORPHANS,
+} from './ledger-sql.ts';
+
+/** A claimed row: what a sender needs to build and address its message. */
+export interface ClaimedDigest {
+  id: number;
+  subscriber_id: number;
+  edition: string;
+  to_paper: number;
+  verp_nonce: number | null;
+}
+
+/** One delivered row (the watermark moves to the row's own to_paper, read in the same statement). */
+export interface PgSentRecord {
+  id: number;
+  messageId: string;
+  response: string;
+  at: Date;
+}
+
+export class PgLedger {
+  constructor(
+    private readonly pool: pg.Pool,
+    readonly claimant: string = claimantId(),
+  ) {}
+
+  /** Up to `max` rows: due retries first, then planned rows by lowest id. */
+  async claimBatch(max: number, now: Date = new Date()): Promise<ClaimedDigest[]> {
+    const at = now.toISOString();
+    const due = (await this.pool.query<ClaimedDigest>(SQL_CLAIM_DUE, [this.claimant, at, max])).rows;
+    if (due.length >= max) return due;
+    const planned = (await this.pool.query<ClaimedDigest>(SQL_CLAIM_PLANNED, [this.claimant, at, max - due.length])).rows;
+    return [...due, ...planned];
+  }
+
+  /** Records delivered rows (one statement, one commit); returns the ids that were still ours. */
+  async recordSent(records: PgSentRecord[]): Promise<number[]> {
+    if (records.length === 0) return [];
+    const r = await this.pool.query<{ id: number }>(SQL_MARK_SENT, [
+      records.map((x) => x.id),
+      this.claimant,
+      records.map((x) => x.messageId),
+      records.map((x) => replyCode(x.response)),
+      records.map((x) => x.response),
+      records.map((x) => x.at.toISOString()),
+    ]);
+    return r.rows.map((x) => x.id);
+  }
+
+  /** Temporary failure: 'retry' at `nextAttemptAt`, 'failed' when null; undefined when the row is not ours. */
+  async markRetry(id: number, failure: FailureRecord, nextAttemptAt: Date | null): Promise<'retry' | 'failed' | undefined> {
+    const r = await this.pool.query<{ status: 'retry' | 'failed' }>(SQL_MARK_RETRY, [
+      id,
+      this.claimant,
+      nextAttemptAt?.toISOString() ?? null,
+      failure.code,
+      failure.response,
+    ]);
+    return r.rows[0]?.status;
+  }
+
+  /** Permanent failure; true when it suppressed the address. */
+  async markFailed(id: number, failure: FailureRecord, suppressAfter: number, now: Date = new Date()): Promise<boolean> {
+    const r = await this.pool.query<{ status: string }>(SQL_MARK_FAILED, [
+      id,
+      this.claimant,
+      failure.code,
+      failure.response,
+      suppressAfter,
+      now.toISOString(),
+    ]);
+    return r.rows[0]?.status === 'suppressed';
+  }
+
+  /** We stopped waiting for these sends: never resent. */
+  async markUnknown(ids: number[], response: string): Promise<number> {
+    return (await this.pool.query(SQL_MARK_UNKNOWN, [ids, this.claimant, response])).rowCount ?? 0;
+  }
+
+  /** Claimed rows whose send never started, given back (a clean stop). */
+  async release(ids: number[]): Promise<number> {
+    if (ids.length === 0) return 0;
+    return (await this.pool.query(SQL_RELEASE, [ids, this.claimant])).rowCount ?? 0;
+  }
+
+  /** Our claims we never started (see SQL_RELEASE_ORPHANS); `started`: rows we began and have no final record of. */
+  async releaseOrphans(started: Iterable<number>): Promise<number[]> {
+    return (await this.pool.query<{ id: number }>(SQL_RELEASE_ORPHANS, [this.claimant, [...started]])).rows.map((r) => r.id);
+  }
+
+  async openCount(): Promise<number> {
+    return (await this.pool.query<{ n: number }>(SQL_OPEN_COUNT)).rows[0]?.n ?? 0;
+  }
+}

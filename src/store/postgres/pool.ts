@@ -1,0 +1,67 @@
+// The PostgreSQL connection pool (driver `pg`). One pool per process; every connection gets the schema
+// in its search_path (DATABASE_SCHEMA, default public), so tests and side-by-side deployments can share
+// one database. bigint columns come back as numbers: every id and paper number here stays far below 2^53.
+import pg from 'pg';
+
+/** DATABASE_URL names PostgreSQL when it starts with postgres:// or postgresql://. */
+export function isPostgresUrl(url: string | undefined): url is string {
+  return url !== undefined && /^postgres(ql)?:\/\//.test(url);
+}
+
+const INT8_OID = 20;
+const types = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === INT8_OID && format !== 'binary') return (v: string) => Number(v);
+    return pg.types.getTypeParser(oid, format);
+  },
+} as pg.CustomTypesConfig;
+
+export interface PoolOptions {
+  /** Schema put first in every connection's search_path. */
+  schema?: string;
+  max?: number;
+  connectTimeoutMs?: number;
+}
+
+/** A schema name we create or set: a plain identifier, never quoted user input. */
+export function checkSchemaName(schema: string): string {
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`not a schema name: ${schema}`);
+  return schema;
+}
+
+/** What pg_stat_activity shows for our connections: the service, and the schema when not the default. */
+export function applicationName(schema: string | undefined): string {
+  return schema ? `paper-digest:${schema}` : 'paper-digest';
+}
+
+export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
+  const schema = opts.schema ?? process.env.DATABASE_SCHEMA;
+  const pool = new pg.Pool({
+    connectionString: url,
+    application_name: applicationName(schema),
+    max: opts.max ?? 4,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
+    types,
+    ...(schema ? { options: `-c search_path=${checkSchemaName(schema)}` } : {}),
+  });
+  // A connection lost while idle (server restart) must not crash the process: the pool drops it and
+  // the next query opens a new one.
+  pool.on('error', () => {});
+  return pool;
+}
+
+/** Runs `fn` in one transaction on one connection of the pool. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const r = await fn(c);
+    await c.query('COMMIT');
+    return r;
+  } catch (e) {
+    await c.query('ROLLBACK').catch(() => {});
+    throw e;
+  } finally {
+    c.release();
+  }
+}

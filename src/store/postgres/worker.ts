@@ -1,0 +1,188 @@
+// `digest worker` on PostgreSQL (prototype): claims a batch of digests, delivers each over SMTP in a few
+// lanes, records each outcome by compare-and-set. Any number of these run against one database, on one
+// machine or many. What a kill -9 leaves: its rows in flight, 'unknown' once another worker (or the next
+// start) sees its liveness lock gone; never resent, their papers ride in the next digest.
+// A lost database (restart) is ridden out: statements are retried (retry.ts), and once it is back the
+// worker gives back the claims it never started (ledger-sql.ts SQL_RELEASE_ORPHANS).
+// The message is a stand-in for the rendered digest (render is the SQLite service's, not yet here): it
+// carries the digest id in its Message-ID and an X-Digest-Id header, which is what the stories count.
+import type pg from 'pg';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { MailError } from '../../mail/errors.ts';
+import type { Mailer, OutgoingMail } from '../../mail/types.ts';
+import type { ClaimedDigest, PgLedger, PgSentRecord } from './ledger.ts';
+import { recoverStale } from './liveness.ts';
+import { whileConnectionLost } from './retry.ts';
+
+/** How often an idle worker looks for dead claimants. */
+const RECOVER_EVERY_MS = 10_000;
+
+export interface PgWorkerOptions {
+  pool: pg.Pool;
+  ledger: PgLedger;
+  mailer: Mailer;
+  /** Sends at once (SMTP lanes); a claim is this many rows, so a crash leaves about this many unknown. */
+  lanes: number;
+  /** Stop when nothing is left to claim (tests, a one-shot run); else poll every idleMs. */
+  untilEmpty?: boolean;
+  idleMs?: number;
+  /** Becomes true to stop: lanes finish their send, unstarted claims are given back. */
+  stopping?: () => boolean;
+  /** Retry a temporary failure after this long. */
+  retryAfterMs?: number;
+}
+
+export interface PgWorkerResult {
+  sent: number;
+  retried: number;
+  failed: number;
+  unknown: number;
+  released: number;
+}
+
+/** The stand-in digest message of one row. */
+export function digestMessage(row: ClaimedDigest): OutgoingMail {
+  return {
+    to: `s${row.subscriber_id}@example.org`,
+    subject: `Your papers, ${row.edition}`,
+    text: `Digest ${row.id} for ${row.edition}, papers through ${row.to_paper}.`,
+    html: `<p>Digest ${row.id} for ${row.edition}, papers through ${row.to_paper}.</p>`,
+    messageId: `digest-${row.id}@paper-digest.local`,
+    headers: { 'X-Digest-Id': String(row.id) },
+  };
+}
+
+export async function runPgWorker(opts: PgWorkerOptions): Promise<PgWorkerResult> {
+  const w = new WorkerState(opts);
+  await whileConnectionLost(() => recoverStale(opts.pool));
+  for (;;) {
+    await Promise.all(Array.from({ length: opts.lanes }, () => w.lane()));
+    // Claims given back at the end (orphans of a lost connection) are work again, unless we are stopping.
+    if ((await w.finish()) === 0 || opts.stopping?.()) return w.result;
+    w.again();
+  }
+}
+
+class WorkerState {
+  readonly result: PgWorkerResult = { sent: 0, retried: 0, failed: 0, unknown: 0, released: 0 };
+  /** Claimed, not yet started. */
+  private queue: ClaimedDigest[] = [];
+  private claiming: Promise<void> | undefined;
+  private empty = false;
+  /** Rows started and not finally recorded: never given back as orphans. */
+  private readonly started = new Set<number>();
+  private readonly pending: Array<{ rec: PgSentRecord; done: () => void }> = [];
+  private recording: Promise<void> | undefined;
+  private recoveredAt = Date.now();
+
+  constructor(private readonly o: PgWorkerOptions) {}
+
+  private stopping(): boolean {
+    return this.o.stopping?.() ?? false;
+  }
+
+  async lane(): Promise<void> {
+    while (!this.stopping()) {
+      const row = this.queue.shift() ?? (await this.refill());
+      if (row) {
+        await this.deliver(row);
+        continue;
+      }
+      if (this.o.untilEmpty) return;
+      await sleep(this.o.idleMs ?? 1000);
+      await this.recoverNow();
+      this.empty = false;
+    }
+  }
+
+  /** While idle, now and then: a dead worker's rows in flight become unknown without waiting for a restart. */
+  private async recoverNow(): Promise<void> {
+    if (Date.now() - this.recoveredAt < RECOVER_EVERY_MS) return;
+    this.recoveredAt = Date.now();
+    await whileConnectionLost(() => recoverStale(this.o.pool)).catch(() => {});
+  }
+
+  /** One claim at a time per worker, shared by the lanes that wait for it. */
+  private async refill(): Promise<ClaimedDigest | undefined> {
+    while (this.queue.length === 0 && !this.empty && !this.stopping()) {
+      this.claiming ??= this.claim().finally(() => (this.claiming = undefined));
+      await this.claiming;
+    }
+    return this.queue.shift();
+  }
+
+  private async claim(): Promise<void> {
+    let lost = false;
+    const rows = await whileConnectionLost(
+      () => this.o.ledger.claimBatch(this.o.lanes),
+      60_000,
+      () => (lost = true),
+    );
+    if (lost) this.result.released += (await this.o.ledger.releaseOrphans(this.started)).length;
+    if (rows.length === 0) this.empty = true;
+    this.queue.push(...rows);
+  }
+
+  private async deliver(row: ClaimedDigest): Promise<void> {
+    this.started.add(row.id);
+    try {
+      const sent = await this.o.mailer.send(digestMessage(row));
+      await this.record({ id: row.id, messageId: sent.messageId, response: sent.response, at: new Date() });
+      this.result.sent++;
+      this.started.delete(row.id);
+    } catch (e) {
+      await this.failed(row, e as MailError);
+    }
+  }
+
+  /** Delivered rows wait at most for the record before theirs: whatever piled up meanwhile goes in one statement. */
+  private record(rec: PgSentRecord): Promise<void> {
+    return new Promise((done) => {
+      this.pending.push({ rec, done });
+      this.recording ??= this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending.splice(0, this.pending.length);
+      await whileConnectionLost(() => this.o.ledger.recordSent(batch.map((b) => b.rec)), 10 * 60_000);
+      for (const b of batch) b.done();
+    }
+    this.recording = undefined;
+  }
+
+  private async failed(row: ClaimedDigest, e: MailError): Promise<void> {
+    const failure = { code: e.responseCode ?? null, response: e.response ?? String(e) };
+    const l = this.o.ledger;
+    if (e.kind === 'ambiguous' || e.kind === undefined) {
+      // It may have been delivered: never sent again (and kept in `started`, so never given back).
+      await whileConnectionLost(() => l.markUnknown([row.id], `outcome unknown: ${failure.response}`));
+      this.result.unknown++;
+      return;
+    }
+    if (e.kind === 'permanent') {
+      await whileConnectionLost(() => l.markFailed(row.id, failure, 3));
+      this.result.failed++;
+    } else {
+      const at = new Date(Date.now() + (this.o.retryAfterMs ?? 60_000));
+      await whileConnectionLost(() => l.markRetry(row.id, failure, at));
+      this.result.retried++;
+    }
+    this.started.delete(row.id);
+  }
+
+  /** Claims never started go back (a stop), as do orphans of a lost connection. */
+  async finish(): Promise<number> {
+    const unstarted = this.queue.splice(0).map((r) => r.id);
+    const released =
+      (await whileConnectionLost(() => this.o.ledger.release(unstarted))) +
+      (await whileConnectionLost(() => this.o.ledger.releaseOrphans(this.started))).length;
+    this.result.released += released;
+    return released;
+  }
+
+  again(): void {
+    this.empty = false;
+  }
+}

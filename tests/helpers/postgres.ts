@@ -1,0 +1,70 @@
+// PostgreSQL for tests: where to find it, whether it answers, and a fresh schema per test file.
+// The address is DATABASE_URL when it names PostgreSQL, else the local server of our machines. When it
+// does not answer, the PostgreSQL tests are skipped (describe.skipIf(!pg.reachable)); the global setup
+// (tests/helpers/pg-global-setup.ts) probes once per run and prints why, once.
+//
+//   const pg = await postgresForTests();
+//   describe.skipIf(!pg.reachable)('…', () => { let s: TestSchema; beforeAll(async () => (s = await pg.schema())); … });
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { inject } from 'vitest';
+import { createPool } from '../../src/store/postgres/pool.ts';
+import { PG_TEST_URL, probePostgres } from './pg-probe.ts';
+
+export { PG_TEST_URL, probePostgres } from './pg-probe.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** Why the PostgreSQL tests are skipped this run; '' when PostgreSQL answered. */
+    pgSkipReason: string;
+  }
+}
+
+export interface TestSchema {
+  url: string;
+  /** pd_<random>: give it to child processes as DATABASE_SCHEMA. */
+  name: string;
+  pool: pg.Pool;
+  /** Closes the pool and drops the schema. */
+  drop(): Promise<void>;
+}
+
+/** A fresh, empty schema, and a pool whose connections all use it. */
+export async function createTestSchema(url = PG_TEST_URL): Promise<TestSchema> {
+  const name = `pd_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA ${name}`);
+  await admin.end();
+  const pool = createPool(url, { schema: name, max: 4 });
+  return {
+    url,
+    name,
+    pool,
+    async drop() {
+      await pool.end().catch(() => {});
+      const c = new pg.Client({ connectionString: url });
+      await c.connect();
+      await c.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
+      await c.end();
+    },
+  };
+}
+
+export interface PostgresForTests {
+  reachable: boolean;
+  reason: string;
+  schema(): Promise<TestSchema>;
+}
+
+/** The run's verdict (from the global setup when it ran, else one probe of this file's own). */
+export async function postgresForTests(): Promise<PostgresForTests> {
+  let reason: string | undefined;
+  try {
+    reason = inject('pgSkipReason');
+  } catch {
+    reason = undefined;
+  }
+  if (reason === undefined) reason = await probePostgres();
+  return { reachable: reason === '', reason, schema: () => createTestSchema() };
+}

@@ -1,0 +1,77 @@
+// The ledger on PostgreSQL in one process with several sessions: batch claims never overlap, every state
+// change is a compare-and-set on the claimant, a gone claimant's rows become unknown (a live one's stay),
+// and planning a slot twice at once plans it once.
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { PgLedger } from '../../src/store/postgres/ledger.ts';
+import { ClaimantLock, recoverStale } from '../../src/store/postgres/liveness.ts';
+import { migratePostgres } from '../../src/store/postgres/migrate.ts';
+import { planEdition } from '../../src/store/postgres/plan.ts';
+import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
+import { seedSubscribers } from '../helpers/pg-seed.ts';
+
+const pg = await postgresForTests();
+
+describe.skipIf(!pg.reachable)('the ledger on PostgreSQL', () => {
+  let s: TestSchema;
+  beforeAll(async () => {
+    s = await pg.schema();
+    await migratePostgres(s.pool);
+  });
+  afterAll(async () => s?.drop());
+  beforeEach(async () => {
+    await s.pool.query('TRUNCATE digests, subscribers RESTART IDENTITY CASCADE');
+    await seedSubscribers(s.pool, 200);
+  });
+
+  it('plans a slot once, whoever plans it at the same time (with the lock, and with the unique key alone)', async () => {
+    const both = await Promise.all([1, 2, 3].map(() => planEdition(s.pool, { edition: '2026-11-27', toPaper: 10 })));
+    expect(both.reduce((n, r) => n + r.planned, 0)).toBe(200);
+    const noLock = await Promise.all([1, 2].map(() => planEdition(s.pool, { edition: '2026-11-28', toPaper: 12, lock: false })));
+    expect(noLock.reduce((n, r) => n + r.planned, 0)).toBe(200);
+    const r = await s.pool.query('SELECT count(*)::int AS n, count(DISTINCT (subscriber_id, edition))::int AS d FROM digests');
+    expect(r.rows[0]).toEqual({ n: 400, d: 400 });
+  });
+
+  it('claims in batches that never overlap, and records by compare-and-set', async () => {
+    await planEdition(s.pool, { edition: '2026-11-27', toPaper: 10 });
+    const a = new PgLedger(s.pool, 'host:1:1');
+    const b = new PgLedger(s.pool, 'host:2:2');
+    const claims = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).claimBatch(15)));
+    const ids = claims.flat().map((c) => c.id);
+    expect(ids.length).toBe(200);
+    expect(new Set(ids).size).toBe(200);
+    const first = claims[0]![0]!; // b's
+    expect(await a.recordSent([{ id: first.id, messageId: 'm', response: '250 ok', at: new Date() }])).toEqual([]);
+    expect(await b.recordSent([{ id: first.id, messageId: 'm', response: '250 ok', at: new Date() }])).toEqual([first.id]);
+    expect(await b.recordSent([{ id: first.id, messageId: 'm', response: '250 ok', at: new Date() }])).toEqual([]);
+    const sub = await s.pool.query('SELECT watermark FROM subscribers WHERE id = $1', [first.subscriber_id]);
+    expect(sub.rows[0].watermark).toBe(10);
+    const second = claims[0]![1]!;
+    expect(await a.markRetry(second.id, { code: 451, response: '451 later' }, new Date())).toBeUndefined();
+    expect(await b.markRetry(second.id, { code: 451, response: '451 later' }, new Date(Date.now() - 1))).toBe('retry');
+    const again = await a.claimBatch(5);
+    expect(again.map((c) => c.id)).toEqual([second.id]);
+  });
+
+  it("turns a gone claimant's rows in flight unknown, and leaves a live claimant's alone", async () => {
+    await planEdition(s.pool, { edition: '2026-11-27', toPaper: 10 });
+    const lock = new ClaimantLock(s.url, 'here:1:1', s.name);
+    await lock.hold();
+    try {
+      const live = await new PgLedger(s.pool, 'here:1:1').claimBatch(3);
+      const gone = await new PgLedger(s.pool, 'gone:2:2').claimBatch(4);
+      const recovered = await recoverStale(s.pool);
+      expect(recovered.sort((x, y) => x - y)).toEqual(gone.map((g) => g.id));
+      const r = await s.pool.query(`SELECT status, count(*)::int AS n FROM digests WHERE claimed_by IS NOT NULL GROUP BY status ORDER BY status`);
+      expect(r.rows).toEqual([
+        { status: 'sending', n: live.length },
+        { status: 'unknown', n: 4 },
+      ]);
+      const w = await s.pool.query(`SELECT max(watermark)::int AS w FROM subscribers`);
+      expect(w.rows[0].w).toBe(0);
+    } finally {
+      await lock.release();
+    }
+    expect((await recoverStale(s.pool)).length).toBe(3);
+  });
+});

@@ -1,0 +1,70 @@
+// PostgreSQL migrations: a fresh schema gets every table of the SQLite schema (but the FTS5 ones), and
+// two sessions migrating at once apply each file once (the advisory lock).
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrate } from '../../src/db/open.ts';
+import { listPgMigrations, migratePostgres, pgSchemaVersion } from '../../src/store/postgres/migrate.ts';
+import { createPool } from '../../src/store/postgres/pool.ts';
+import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
+
+const pg = await postgresForTests();
+
+/** Tables of a freshly migrated SQLite database, without FTS5's own and SQLite's. */
+function sqliteTables(): { tables: string[]; version: number } {
+  const db = new Database(':memory:');
+  migrate(db);
+  const tables = (db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'table'").all() as { name: string; sql: string }[])
+    .filter((t) => !t.name.startsWith('sqlite_') && !t.name.startsWith('papers_fts') && !/VIRTUAL TABLE/i.test(t.sql))
+    .map((t) => t.name)
+    .sort();
+  const version = db.pragma('user_version', { simple: true }) as number;
+  db.close();
+  return { tables, version };
+}
+
+describe.skipIf(!pg.reachable)('PostgreSQL migrations', () => {
+  let s: TestSchema;
+  beforeAll(async () => {
+    s = await pg.schema();
+  });
+  afterAll(async () => s?.drop());
+
+  it('two sessions migrating at once: each file applied once, one schema at the latest version', async () => {
+    const other = createPool(s.url, { schema: s.name });
+    try {
+      const [a, b] = await Promise.all([migratePostgres(s.pool), migratePostgres(other)]);
+      const names = listPgMigrations().map((m) => m.name);
+      expect([...a, ...b].sort()).toEqual(names.sort());
+      expect(a.length === 0 || b.length === 0).toBe(true);
+      expect(await migratePostgres(other)).toEqual([]);
+      const versions = await s.pool.query('SELECT version FROM schema_migrations ORDER BY version');
+      expect(versions.rows.map((r) => r.version)).toEqual(listPgMigrations().map((m) => m.version));
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('has every table of the SQLite schema at the same version (FTS5 tables excepted)', async () => {
+    await migratePostgres(s.pool);
+    const { tables, version } = sqliteTables();
+    const r = await s.pool.query<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 AND table_name <> 'schema_migrations'`,
+      [s.name],
+    );
+    expect(r.rows.map((x) => x.table_name).sort()).toEqual(tables);
+    expect(await pgSchemaVersion(s.pool)).toBe(version);
+  });
+
+  it('keeps the opt-out history: an unsubscribe writes a consent event (PL/pgSQL trigger)', async () => {
+    await migratePostgres(s.pool);
+    await s.pool.query(
+      `INSERT INTO subscribers (email, status, token_salt, timezone, created_at) VALUES ('A@x.org', 'confirmed', 's', 'UTC', '2026-01-01T00:00:00.000Z')`,
+    );
+    await s.pool.query(`UPDATE subscribers SET status = 'unsubscribed', unsubscribed_at = '2026-02-01T00:00:00.000Z' WHERE lower(email) = 'a@x.org'`);
+    const ev = await s.pool.query('SELECT email, kind, status, at FROM consent_events');
+    expect(ev.rows).toEqual([{ email: 'A@x.org', kind: 'unsubscribe', status: 'unsubscribed', at: '2026-02-01T00:00:00.000Z' }]);
+    await expect(
+      s.pool.query(`INSERT INTO subscribers (email, token_salt, timezone, created_at) VALUES ('a@X.org', 's', 'UTC', 'now')`),
+    ).rejects.toThrow(/subscribers_email/);
+  });
+});
