@@ -102,7 +102,7 @@ export const SQL_OPEN_COUNT = `SELECT count(*)::int AS n FROM digests WHERE stat
 /**
  * After a lost connection: rows this claimant holds but never started sending (their claim committed,
  * its answer was lost; or another worker marked them unknown while our liveness lock was down) go back
- * to be claimed again. $2: every row we started and have no final record of: never touched here.
+ * to be claimed again. $2: every row the worker knows (queued, started, just claimed): never touched here.
  */
 export const SQL_RELEASE_ORPHANS = `
   UPDATE digests SET status = CASE WHEN attempts > 0 THEN 'retry' ELSE 'planned' END,

@@ -118,7 +118,12 @@ class WorkerState {
       60_000,
       () => (lost = true),
     );
-    if (lost) this.result.released += (await this.o.ledger.releaseOrphans(this.started)).length;
+    // Orphans are claims this worker holds but knows nothing of (a claim whose answer was lost): never a row
+    // still queued here or just claimed, or the lanes would send what another worker then claims again.
+    if (lost) {
+      const known = [...this.started, ...this.queue.map((r) => r.id), ...rows.map((r) => r.id)];
+      this.result.released += (await this.o.ledger.releaseOrphans(known)).length;
+    }
     if (rows.length === 0) this.empty = true;
     this.queue.push(...rows);
   }
