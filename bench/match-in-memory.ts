@@ -1,6 +1,6 @@
 // `npx tsx bench/match-in-memory.ts [--only 71x1000] [--reps 2] [--common 0.1]`
 //
-// Topic matching in a private :memory: FTS5 index (src/store/match-in-memory.ts, what a PostgreSQL store
+// Topic matching in a private :memory: FTS5 index (src/match/match-in-memory.ts, what a PostgreSQL store
 // runs) against the store path (matchPending on a SQLite file), same papers and queries, each measurement in
 // its own child process (so peak RSS is that path's), the two paths alternating (store, memory, memory,
 // store, ...). Papers: bench/corpus.ts's synthetic ones; queries: the equivalence test's generator
@@ -16,7 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { openDatabase } from '../src/db/open.ts';
-import { MatchIndex, type MatchPaper, type MatchQuery } from '../src/store/match-in-memory.ts';
+import { MatchIndex, type MatchPaper, type MatchQuery } from '../src/match/match-in-memory.ts';
 import { ensureQuery, matchPending } from '../src/match/matcher.ts';
 import { parseTopic, type ParsedTopic } from '../src/match/parse.ts';
 import { generatedTopics } from '../tests/integration/match-in-memory-topics.ts';

@@ -1,11 +1,11 @@
-// One worker of bench/pg-ledger.ts: the real PostgreSQL worker loop (src/store/postgres/worker.ts) with a
+// One worker of bench/pg-ledger.ts: the real PostgreSQL worker loop (src/send/postgres/worker.ts) with a
 // mailer that answers at once, so what is measured is the claim-and-record path alone (no render, no
 // SMTP). Waits for "go" on stdin, then prints one JSON line: rows, wall and CPU time, peak RSS.
 import { createInterface } from 'node:readline';
-import { PgLedger } from '../src/store/postgres/ledger.ts';
-import { ClaimantLock } from '../src/store/postgres/liveness.ts';
-import { createPool } from '../src/store/postgres/pool.ts';
-import { runPgWorker } from '../src/store/postgres/worker.ts';
+import { PgLedger } from '../src/ledger/postgres/ledger.ts';
+import { ClaimantLock } from '../src/ledger/postgres/liveness.ts';
+import { createPool } from '../src/db/postgres/pool.ts';
+import { runPgWorker } from '../src/send/postgres/worker.ts';
 import type { Mailer } from '../src/mail/types.ts';
 
 const url = process.env.DATABASE_URL ?? '';

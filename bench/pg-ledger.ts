@@ -8,9 +8,9 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { migratePostgres } from '../src/store/postgres/migrate.ts';
-import { planEdition } from '../src/store/postgres/plan.ts';
-import { createPool } from '../src/store/postgres/pool.ts';
+import { migratePostgres } from '../src/db/postgres/migrate.ts';
+import { planEdition } from '../src/ledger/postgres/plan.ts';
+import { createPool } from '../src/db/postgres/pool.ts';
 import { seedSubscribers } from '../tests/helpers/pg-seed.ts';
 
 const { values } = parseArgs({

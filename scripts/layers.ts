@@ -33,7 +33,7 @@ export const LAYERS: readonly Layer[] = [
   },
   { name: 'render', units: ['render'], why: 'a ledger row -> the bytes of one email (render/encode: the body encoders)' },
   { name: 'bounces', units: ['bounces'], why: 'what a failure means (classify, VERP tag, record): send uses it at once, the receiver later' },
-  { name: 'send', units: ['send', 'store'], why: 'claims ledger rows, renders them, hands them to the relay, records the outcome (store/: the same on PostgreSQL, and matching in memory for it)' },
+  { name: 'send', units: ['send'], why: 'claims ledger rows, renders them, hands them to the relay, records the outcome (send/postgres: the same on PostgreSQL)' },
   { name: 'notices', units: ['notices', 'feed'], why: 'the other mail and pages a subscriber gets: confirmation notices (sent as digests are), the Atom feed' },
   { name: 'report', units: ['report'], why: 'operator and reader figures read over every stage (status, overdue, why no email)' },
   { name: 'subscribers', units: ['subscribers'], why: "the subscribers' own services: subscribe, preferences, import; they use every stage below" },

@@ -1,5 +1,5 @@
 // The three match statements as SELECTs of (paperId, score), shared by the store's matcher (which inserts
-// them into query_matches) and the in-memory index (src/store/match-in-memory.ts), so both score alike.
+// them into query_matches) and the in-memory index (src/match/match-in-memory.ts), so both score alike.
 
 /**
  * bm25 column weights for papers_fts (title, abstract, authors, categories): a word in the title

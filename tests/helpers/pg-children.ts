@@ -15,7 +15,7 @@ export interface PgChild {
 }
 
 function start(entry: string, s: TestSchema, env: Record<string, string>): PgChild {
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'dist', 'store', 'postgres', entry)], {
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'dist', entry)], {
     env: { PATH: process.env.PATH ?? '', DATABASE_URL: s.url, DATABASE_SCHEMA: s.name, LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -40,9 +40,9 @@ function start(entry: string, s: TestSchema, env: Record<string, string>): PgChi
 }
 
 export function startWorker(s: TestSchema, smtpUrl: string, env: Record<string, string> = {}): PgChild {
-  return start('worker-main.js', s, { SMTP_URL: smtpUrl, WORKER_UNTIL_EMPTY: '1', ...env });
+  return start('send/postgres/worker-main.js', s, { SMTP_URL: smtpUrl, WORKER_UNTIL_EMPTY: '1', ...env });
 }
 
 export function startPlanner(s: TestSchema, env: Record<string, string>): PgChild {
-  return start('plan-main.js', s, env);
+  return start('ledger/postgres/plan-main.js', s, env);
 }

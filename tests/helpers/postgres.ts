@@ -8,7 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
-import { createPool } from '../../src/store/postgres/pool.ts';
+import { createPool } from '../../src/db/postgres/pool.ts';
 import { PG_TEST_URL, probePostgres } from './pg-probe.ts';
 
 export { PG_TEST_URL, probePostgres } from './pg-probe.ts';

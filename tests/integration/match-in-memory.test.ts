@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/open.ts';
 import { ensureQuery, matchPending } from '../../src/match/matcher.ts';
 import { parseTopic } from '../../src/match/parse.ts';
-import { matchInMemory, type LikeExample, type MatchPaper, type MatchQuery, type MatchRow } from '../../src/store/match-in-memory.ts';
+import { matchInMemory, type LikeExample, type MatchPaper, type MatchQuery, type MatchRow } from '../../src/match/match-in-memory.ts';
 import { tempDatabase, type TempDb } from '../helpers/seed.ts';
 import { FIXTURE, addBatch, addPaper, addSubscriber, authorsOf, categoriesOf, loadFixture } from './matcher-fixture.ts';
 import { generatedTopics, LISTED_TOPICS } from './match-in-memory-topics.ts';

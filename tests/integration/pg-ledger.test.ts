@@ -2,10 +2,10 @@
 // change is a compare-and-set on the claimant, a gone claimant's rows become unknown (a live one's stay),
 // and planning a slot twice at once plans it once.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PgLedger } from '../../src/store/postgres/ledger.ts';
-import { ClaimantLock, recoverStale } from '../../src/store/postgres/liveness.ts';
-import { migratePostgres } from '../../src/store/postgres/migrate.ts';
-import { planEdition } from '../../src/store/postgres/plan.ts';
+import { PgLedger } from '../../src/ledger/postgres/ledger.ts';
+import { ClaimantLock, recoverStale } from '../../src/ledger/postgres/liveness.ts';
+import { migratePostgres } from '../../src/db/postgres/migrate.ts';
+import { planEdition } from '../../src/ledger/postgres/plan.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
 import { seedSubscribers } from '../helpers/pg-seed.ts';
 

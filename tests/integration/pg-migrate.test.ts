@@ -3,8 +3,8 @@
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/open.ts';
-import { listPgMigrations, migratePostgres, pgSchemaVersion } from '../../src/store/postgres/migrate.ts';
-import { createPool } from '../../src/store/postgres/pool.ts';
+import { listPgMigrations, migratePostgres, pgSchemaVersion } from '../../src/db/postgres/migrate.ts';
+import { createPool } from '../../src/db/postgres/pool.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
 
 const pg = await postgresForTests();

@@ -4,8 +4,8 @@
 //   PG_RESTART_STORY=1 npx vitest run tests/integration/pg-restart.test.ts
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migratePostgres } from '../../src/store/postgres/migrate.ts';
-import { planEdition } from '../../src/store/postgres/plan.ts';
+import { migratePostgres } from '../../src/db/postgres/migrate.ts';
+import { planEdition } from '../../src/ledger/postgres/plan.ts';
 import { ensureBuilt } from '../helpers/build.ts';
 import { startWorker } from '../helpers/pg-children.ts';
 import { seedSubscribers } from '../helpers/pg-seed.ts';

@@ -2,10 +2,10 @@
 // SMTP to a sink, each story on its own schema. What must hold: every row is sent exactly once, or is
 // 'unknown' (only a killed worker's rows in flight), and the sink never gets a digest twice.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { recoverStale } from '../../src/store/postgres/liveness.ts';
-import { migratePostgres } from '../../src/store/postgres/migrate.ts';
-import { planEdition } from '../../src/store/postgres/plan.ts';
-import { applicationName } from '../../src/store/postgres/pool.ts';
+import { recoverStale } from '../../src/ledger/postgres/liveness.ts';
+import { migratePostgres } from '../../src/db/postgres/migrate.ts';
+import { planEdition } from '../../src/ledger/postgres/plan.ts';
+import { applicationName } from '../../src/db/postgres/pool.ts';
 import { ensureBuilt } from '../helpers/build.ts';
 import { startPlanner, startWorker } from '../helpers/pg-children.ts';
 import { seedSubscribers } from '../helpers/pg-seed.ts';

@@ -11,12 +11,12 @@ export function registerCopy(program: Command, { io, setExitCode }: CliContext):
     .requiredOption('--to <url>', 'postgres://… (the schema is migrated first; a non-empty one is refused)')
     .option('--schema <name>', 'the PostgreSQL schema to fill (default: DATABASE_SCHEMA, else the search_path)')
     .action(async (o: { to: string; schema?: string }) => {
-      const { createPool, isPostgresUrl } = await import('../../store/postgres/pool.ts');
+      const { createPool, isPostgresUrl } = await import('../../db/postgres/pool.ts');
       if (!isPostgresUrl(o.to)) throw new AppError('COPY_TARGET', `--to must be a postgres:// URL, not ${o.to}`);
       const path = (await loadConfig()).DATABASE_PATH;
       if (!existsSync(path)) throw new AppError('DB_NOT_FOUND', `DATABASE_PATH: no database at ${path}: nothing to copy`);
       const { openDatabase } = await import('../../db/open.ts');
-      const { copySqliteToPostgres } = await import('../../store/postgres/copy.ts');
+      const { copySqliteToPostgres } = await import('../../db/postgres/copy.ts');
       const db = openDatabase(path, { migrate: false, readonly: true });
       const pool = createPool(o.to, { schema: o.schema, max: 1 });
       try {

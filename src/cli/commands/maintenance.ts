@@ -72,7 +72,7 @@ export function registerMigrate(program: Command, { io }: CliContext): void {
     .action(async () => {
       // DATABASE_URL=postgres://…: the PostgreSQL schema (db/migrations-pg); otherwise the SQLite file as before.
       if (/^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '')) {
-        const { migrateFromEnv } = await import('../../store/postgres/migrate-cli.ts');
+        const { migrateFromEnv } = await import('../../db/postgres/migrate-cli.ts');
         io.out(await migrateFromEnv(process.env.DATABASE_URL as string));
         return;
       }

@@ -5,7 +5,7 @@
 // Prototype: one row per confirmed subscriber whose slot has not run, covering the papers above their
 // watermark; the matching (which papers go in) is the SQLite planner's (src/plan/planner.ts), not yet here.
 import type pg from 'pg';
-import { inTransaction } from './pool.ts';
+import { inTransaction } from '../../db/postgres/pool.ts';
 
 /** First half of the two-int advisory lock key of planning ("plan"). */
 const PLAN_LOCK_CLASS = 0x706c616e;

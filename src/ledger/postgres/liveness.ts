@@ -5,9 +5,9 @@
 // 'unknown' (never resent; the watermark did not move, so their papers ride in the next digest).
 // The lease (DEFAULT_LEASE_MS) stays as the last resort, for a claimant stuck but connected.
 import pg from 'pg';
-import { DEFAULT_LEASE_MS } from '../../ledger/index.ts';
+import { DEFAULT_LEASE_MS } from '../index.ts';
 import { SQL_CLAIMANTS, SQL_MARK_CLAIMANT_UNKNOWN } from './ledger-sql.ts';
-import { applicationName, checkSchemaName } from './pool.ts';
+import { applicationName, checkSchemaName } from '../../db/postgres/pool.ts';
 
 /** First half of the two-int advisory lock key of claimants ("clai"): its own space, apart from other locks. */
 const CLAIMANT_LOCK_CLASS = 0x636c6169;

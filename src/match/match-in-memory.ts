@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { MIGRATIONS_DIR, type Db } from '../db/open.ts';
 import { AppError } from '../errors.ts';
-import { buildLikeQuery, LIKE_REFRESH_GROWTH, LIKE_THRESHOLD, termsJson } from '../match/like/like.ts';
-import { parseTopic } from '../match/parse.ts';
-import { SQL_MATCH, SQL_MATCH_LIKE, SQL_MATCH_UPVOTES } from '../match/match-sql.ts';
+import { buildLikeQuery, LIKE_REFRESH_GROWTH, LIKE_THRESHOLD, termsJson } from './like/like.ts';
+import { parseTopic } from './parse.ts';
+import { SQL_MATCH, SQL_MATCH_LIKE, SQL_MATCH_UPVOTES } from './match-sql.ts';
 
 /** A paper as papers_fts indexes it. authors and categories are the stored JSON arrays, as text. */
 export interface MatchPaper {

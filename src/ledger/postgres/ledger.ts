@@ -6,7 +6,7 @@
 // - deliveries are recorded as soon as the previous record's commit returns, together when several
 //   finished meanwhile (one statement: the rows and their watermarks), never held back to fill a batch.
 import type pg from 'pg';
-import { claimantId, replyCode, type FailureRecord } from '../../ledger/index.ts';
+import { claimantId, replyCode, type FailureRecord } from '../index.ts';
 import {
   SQL_CLAIM_DUE,
   SQL_CLAIM_PLANNED,

@@ -10,9 +10,9 @@ import type pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MailError } from '../../mail/errors.ts';
 import type { Mailer, OutgoingMail } from '../../mail/types.ts';
-import type { ClaimedDigest, PgLedger, PgSentRecord } from './ledger.ts';
-import { recoverStale } from './liveness.ts';
-import { whileConnectionLost } from './retry.ts';
+import type { ClaimedDigest, PgLedger, PgSentRecord } from '../../ledger/postgres/ledger.ts';
+import { recoverStale } from '../../ledger/postgres/liveness.ts';
+import { whileConnectionLost } from '../../db/postgres/retry.ts';
 
 /** How often an idle worker looks for dead claimants. */
 const RECOVER_EVERY_MS = 10_000;

@@ -1,12 +1,12 @@
 // The PostgreSQL worker as a process of its own (tests' multi-process stories; `digest worker` later):
-//   DATABASE_URL=postgres://… [DATABASE_SCHEMA=…] SMTP_URL=smtp://… [WORKER_LANES=5] node dist/store/postgres/worker-main.js
+//   DATABASE_URL=postgres://… [DATABASE_SCHEMA=…] SMTP_URL=smtp://… [WORKER_LANES=5] node dist/send/postgres/worker-main.js
 // Prints one JSON line with its counts when done (WORKER_UNTIL_EMPTY=1: when nothing is left to claim);
 // SIGTERM stops it cleanly (sends in flight finish, unstarted claims go back).
 import { createLogger } from '../../log.ts';
 import { createSmtpMailer } from '../../mail/smtp-mailer.ts';
-import { PgLedger } from './ledger.ts';
-import { ClaimantLock } from './liveness.ts';
-import { createPool } from './pool.ts';
+import { PgLedger } from '../../ledger/postgres/ledger.ts';
+import { ClaimantLock } from '../../ledger/postgres/liveness.ts';
+import { createPool } from '../../db/postgres/pool.ts';
 import { runPgWorker } from './worker.ts';
 
 const url = process.env.DATABASE_URL ?? '';
