@@ -1,0 +1,21 @@
+// `digest worker`: a sender on PostgreSQL (DATABASE_URL=postgres://…); any number run against one database.
+import type { Command } from 'commander';
+import { positiveInt, type CliContext } from '../context.ts';
+
+export function registerWorker(program: Command, { io, setup, setExitCode }: CliContext): void {
+  program
+    .command('worker')
+    .description(
+      'PostgreSQL only (DATABASE_URL=postgres://…): claim planned digests, deliver them over SMTP_URL, record each; ' +
+        'SIGTERM/SIGINT stops cleanly (sends in flight finish, unstarted claims go back). PROTOTYPE: the message is a ' +
+        'stand-in (digest id and edition, to s<subscriber id>@example.org), not the rendered digest: rendering from ' +
+        'PostgreSQL is not built. On SQLite, `digest serve` or `digest run` send.',
+    )
+    .option('--lanes <n>', 'sends at once (SMTP connections); a claim is this many rows', positiveInt, 5)
+    .option('--once', 'send what is claimable now, then exit')
+    .action(async (o: { lanes: number; once?: boolean }) => {
+      const { config, logger } = await setup();
+      const { cmdWorker } = await import('../../store/postgres/worker-cli.ts');
+      setExitCode(await cmdWorker(config, logger, io, { lanes: o.lanes, once: Boolean(o.once) }));
+    });
+}
