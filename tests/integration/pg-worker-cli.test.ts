@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ClaimantLock } from '../../src/store/postgres/liveness.ts';
 import { migratePostgres } from '../../src/store/postgres/migrate.ts';
 import { planEdition } from '../../src/store/postgres/plan.ts';
 import { ensureBuilt } from '../helpers/build.ts';
@@ -26,8 +27,12 @@ interface Run {
 
 /** `node bin/digest.js worker …` in an empty folder (no .env), with only these variables. */
 function digestWorker(args: string[], env: Record<string, string>): Run {
+  return digest(['worker', ...args], env);
+}
+
+function digest(args: string[], env: Record<string, string>): Run {
   const cwd = mkdtempSync(join(tmpdir(), 'digest-worker-'));
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'digest.js'), 'worker', ...args], {
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'digest.js'), ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', DATABASE_PATH: join(cwd, 'digest.sqlite'), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -125,4 +130,48 @@ describe.skipIf(!pg.reachable)('digest worker on PostgreSQL (built CLI, real SMT
     expect(atSink.size).toBe(2000);
     expect([...atSink.values()].filter((n) => n > 1)).toEqual([]);
   }, 90_000);
+
+  /** Rows 1..n in flight for `claimant`, as a worker that claimed them and then stopped would leave them. */
+  async function inFlight(n: number, claimant: string): Promise<void> {
+    await s.pool.query(`UPDATE digests SET status = 'sending', claimed_by = $2, claimed_at = $3 WHERE id <= $1`, [n, claimant, new Date().toISOString()]);
+  }
+
+  it('at start, a gone worker\'s rows in flight become unknown (said in one line), never sent; the rest is sent', async () => {
+    const env = await edition(50);
+    await inFlight(5, 'gone-host:4242:1');
+    const run = digestWorker(['--once'], env);
+    expect(await run.code).toBe(0);
+    expect(run.out()).toMatch(/^5 digests were in flight in workers that are gone: marked unknown, never resent/m);
+    expect(await counts()).toEqual({ sent: 45, unknown: 5 });
+    expect([...perDigest(sink).keys()].filter((id) => id <= 5)).toEqual([]);
+  }, 60_000);
+
+  it('digest recover --after-restore: refused while a worker holds claims; then every open row unknown, nothing sent after', async () => {
+    const env = await edition(30);
+    await s.pool.query(`UPDATE digests SET status = 'sent' WHERE id > 25`);
+    const live = new ClaimantLock(s.url, 'live-host:1:1', s.name);
+    await live.hold();
+    await inFlight(3, 'live-host:1:1');
+    const refused = digest(['recover', '--after-restore'], env);
+    expect(await refused.code).toBe(1);
+    expect(refused.err()).toMatch(/^error: workers are still sending \(live-host:1:1\): stop every `digest worker` first/m);
+    expect(await counts()).toEqual({ sent: 5, planned: 22, sending: 3 });
+    await live.release();
+    const r = digest(['recover', '--after-restore'], env);
+    expect(await r.code).toBe(0);
+    expect(r.out()).toMatch(/^25 digests not recorded as sent in the restored database may have gone out since: marked unknown/m);
+    expect(await counts()).toEqual({ sent: 5, unknown: 25 });
+    const w = digestWorker(['--once'], env);
+    expect(await w.code).toBe(0);
+    expect(sink.messages).toHaveLength(0);
+  }, 60_000);
+
+  it('digest recover (no option): what a worker does at start, on demand', async () => {
+    const env = await edition(10);
+    await inFlight(4, 'gone-host:7:7');
+    const r = digest(['recover'], env);
+    expect(await r.code).toBe(0);
+    expect(r.out()).toMatch(/^4 digests were in flight in workers that are gone: marked unknown/m);
+    expect(await counts()).toEqual({ planned: 6, unknown: 4 });
+  }, 30_000);
 });

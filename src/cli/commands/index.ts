@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.ts';
 import { registerCopy } from './copy.ts';
-import { registerWorker } from './worker.ts';
+import { registerRecover, registerWorker } from './worker.ts';
 import { registerIngest, registerRun, registerServe, registerSources, registerStatus } from './delivery.ts';
 import { registerAdminPassword, registerBackup, registerConfig, registerDoctor, registerMigrate, registerRestore } from './maintenance.ts';
 import {
@@ -39,4 +39,5 @@ export const CLI_COMMANDS: readonly CommandRegistrar[] = [
   registerMigrate,
   registerCopy,
   registerWorker,
+  registerRecover,
 ];

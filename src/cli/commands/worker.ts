@@ -1,6 +1,7 @@
 // `digest worker`: a sender on PostgreSQL (DATABASE_URL=postgres://…); any number run against one database.
 import type { Command } from 'commander';
-import { positiveInt, type CliContext } from '../context.ts';
+import { AppError } from '../../errors.ts';
+import { loadConfig, positiveInt, type CliContext } from '../context.ts';
 
 export function registerWorker(program: Command, { io, setup, setExitCode }: CliContext): void {
   program
@@ -17,5 +18,24 @@ export function registerWorker(program: Command, { io, setup, setExitCode }: Cli
       const { config, logger } = await setup();
       const { cmdWorker } = await import('../../store/postgres/worker-cli.ts');
       setExitCode(await cmdWorker(config, logger, io, { lanes: o.lanes, once: Boolean(o.once) }));
+    });
+}
+
+export function registerRecover(program: Command, { io }: CliContext): void {
+  program
+    .command('recover')
+    .description(
+      'PostgreSQL only: mark the digests in flight of workers that are gone `unknown` (what every `digest worker` does at start); ' +
+        '--after-restore: after pg_restore or a snapshot, every open digest (planned, retry, sending) `unknown`, never resent (workers stopped first)',
+    )
+    .option('--after-restore', 'every open digest may have gone out after the dump was taken')
+    .action(async (o: { afterRestore?: boolean }) => {
+      const config = await loadConfig();
+      if (!config.DATABASE_URL) {
+        const sqlite = 'on SQLite `digest run` recovers, and `digest restore` settles a restored backup';
+        throw new AppError('RECOVER_NEEDS_POSTGRES', `DATABASE_URL is not a postgres:// URL: \`digest recover\` is for PostgreSQL; ${sqlite}`);
+      }
+      const { cmdRecover } = await import('../../store/postgres/recover.ts');
+      io.out(await cmdRecover(config.DATABASE_URL, config.DATABASE_SCHEMA, { afterRestore: Boolean(o.afterRestore) }));
     });
 }
