@@ -92,8 +92,10 @@ function createProgram(io: CliIo, sources: EnvSources): Command {
     .hook('preAction', async () => {
       // Every command names the variables that look meant for us but are not settings (SMPT_URL).
       const { suspiciousSettings, describeSuspicious } = await import('./config-check.ts');
-      const { SETTING_NAMES } = await import('./config.ts');
+      const { SETTING_NAMES, databaseUrlWarning } = await import('./config.ts');
       for (const s of suspiciousSettings(sources, SETTING_NAMES)) io.err(`warning: ${describeSuspicious(s)}`);
+      const dbWarning = databaseUrlWarning(sources.env);
+      if (dbWarning) io.err(`warning: ${dbWarning}`);
     });
 }
 

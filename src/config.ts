@@ -21,6 +21,33 @@ function smtpUrlHasHost(v: string): boolean {
   }
 }
 
+/** postgres:… or postgresql:…: meant for us, so a malformed one is an error; any other scheme is another app's. */
+function isPostgresScheme(v: string): boolean {
+  return /^postgres(ql)?:/i.test(v);
+}
+
+/** What is wrong with a postgres URL (undefined: nothing, or not a postgres URL at all). */
+export function postgresUrlFault(v: string): string | undefined {
+  if (!isPostgresScheme(v)) return undefined;
+  if (!/^postgres(ql)?:\/\//i.test(v)) return 'a postgres URL must start with postgres:// or postgresql:// (e.g. postgres://user:pass@host:5432/db)';
+  try {
+    const u = new URL(v);
+    if (u.port !== '' && !/^\d+$/.test(u.port)) return 'the port of the postgres URL is not a number';
+  } catch {
+    return 'not a valid postgres URL (e.g. postgres://user:pass@host:5432/db; a password with @, : or / must be percent-encoded)';
+  }
+  return undefined;
+}
+
+/** A DATABASE_URL that names another database (mysql://…, set by the platform for another app): ignored, said once. */
+export function databaseUrlWarning(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const v = env.DATABASE_URL?.trim();
+  if (!v || isPostgresScheme(v)) return undefined;
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(v)?.[1] ?? 'not a URL';
+  const path = env.DATABASE_PATH || settingDefault('DATABASE_PATH');
+  return `DATABASE_URL is not a postgres:// URL (${scheme}): ignored; this service stores in SQLite at DATABASE_PATH (${path})`;
+}
+
 export function isValidTimeZone(tz: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
@@ -46,10 +73,14 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('localhost'),
   PUBLIC_URL: httpUrl.optional(),
   DATABASE_PATH: z.string().min(1).default('db/digest.sqlite'),
-  // PostgreSQL (issue 39): today `digest migrate`, `digest copy` and the ledger workers only; the service itself stays on DATABASE_PATH.
-  DATABASE_URL: optionalText.refine((v) => v === undefined || /^postgres(ql)?:\/\//.test(v), {
-    error: 'must be a postgres:// (or postgresql://) URL',
-  }),
+  // PostgreSQL (issue 39): today `digest migrate`, `digest copy` and `digest worker`; the service itself stays on DATABASE_PATH.
+  // Platforms set DATABASE_URL for other apps too (mysql://…): that is a warning (databaseUrlWarning), not a stop.
+  DATABASE_URL: optionalText
+    .superRefine((v, ctx) => {
+      const fault = v === undefined ? undefined : postgresUrlFault(v);
+      if (fault) ctx.addIssue({ code: 'custom', message: fault });
+    })
+    .transform((v) => (v !== undefined && isPostgresScheme(v) ? v : undefined)),
   DATABASE_SCHEMA: optionalText.refine((v) => v === undefined || /^[a-z_][a-z0-9_]{0,62}$/.test(v), {
     error: 'must be a plain lower-case schema name',
   }),

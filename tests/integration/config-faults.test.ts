@@ -54,6 +54,21 @@ describe('settings refused at config load, for every command', () => {
     expect(r.err).toEqual(['error: Invalid configuration: DIGEST_CRON: not a valid cron expression (e.g. "0 * * * *": every hour)']);
   });
 
+  it('DATABASE_URL of another database (a platform\'s mysql://) is a warning, SQLite is used; a malformed postgres URL is an error', async () => {
+    expect(loadConfig({ DATABASE_URL: 'mysql://app:secret@db.internal:3306/other' }).DATABASE_URL).toBeUndefined();
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@127.0.0.1:5432/test' }).DATABASE_URL).toBe('postgres://u@127.0.0.1:5432/test');
+    expect(() => loadConfig({ DATABASE_URL: 'postgres://u@host:port5432/db' })).toThrow(/^Invalid configuration: DATABASE_URL: not a valid postgres URL/);
+    expect(() => loadConfig({ DATABASE_URL: 'postgresql:/host/db' })).toThrow(/DATABASE_URL: a postgres URL must start with postgres:\/\//);
+    t = tempDatabase();
+    const r = await digest(['status'], { DATABASE_PATH: t.path, DATABASE_URL: 'mysql://app:secret@db.internal:3306/other' });
+    expect(r.code).toBe(0);
+    expect(r.err).toEqual([`warning: DATABASE_URL is not a postgres:// URL (mysql): ignored; this service stores in SQLite at DATABASE_PATH (${t.path})`]);
+    expect(r.err.join('\n')).not.toContain('secret');
+    const bad = await digest(['status'], { DATABASE_PATH: t.path, DATABASE_URL: 'postgres://u@host:port5432/db' });
+    expect(bad.code).toBe(1);
+    expect(bad.err).toEqual([expect.stringMatching(/^error: Invalid configuration: DATABASE_URL: not a valid postgres URL/)]);
+  });
+
   it('a DATABASE_PATH that cannot be opened is named', async () => {
     const r = await digest(['status'], { DATABASE_PATH: '/etc/hostname/digest.sqlite' });
     expect(r.code).toBe(1);

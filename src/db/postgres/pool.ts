@@ -5,7 +5,7 @@ import pg from 'pg';
 
 /** DATABASE_URL names PostgreSQL when it starts with postgres:// or postgresql://. */
 export function isPostgresUrl(url: string | undefined): url is string {
-  return url !== undefined && /^postgres(ql)?:\/\//.test(url);
+  return url !== undefined && /^postgres(ql)?:\/\//i.test(url);
 }
 
 const INT8_OID = 20;

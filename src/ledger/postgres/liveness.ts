@@ -90,7 +90,7 @@ export async function recoverStale(pool: pg.Pool, opts: RecoverOptions = {}): Pr
 }
 
 /** Gone: nobody holds its lock (taken and given back at once, on the same connection). */
-async function claimantIsGone(pool: pg.Pool, claimant: string | null): Promise<boolean> {
+export async function claimantIsGone(pool: pg.Pool, claimant: string | null): Promise<boolean> {
   if (claimant === null) return true;
   const c = await pool.connect();
   try {

@@ -1,4 +1,4 @@
-// The PostgreSQL worker as a process of its own (tests' multi-process stories; `digest worker` later):
+// The PostgreSQL worker as a bare process of its own, for the multi-process stories and bench:pg (operators run `digest worker`):
 //   DATABASE_URL=postgres://… [DATABASE_SCHEMA=…] SMTP_URL=smtp://… [WORKER_LANES=5] node dist/send/postgres/worker-main.js
 // Prints one JSON line with its counts when done (WORKER_UNTIL_EMPTY=1: when nothing is left to claim);
 // SIGTERM stops it cleanly (sends in flight finish, unstarted claims go back).

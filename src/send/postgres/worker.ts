@@ -30,6 +30,8 @@ export interface PgWorkerOptions {
   stopping?: () => boolean;
   /** Retry a temporary failure after this long. */
   retryAfterMs?: number;
+  /** Told how many rows of dead claimants it marked unknown (at start, and while idle), when any. */
+  onRecovered?: (n: number) => void;
 }
 
 export interface PgWorkerResult {
@@ -54,7 +56,8 @@ export function digestMessage(row: ClaimedDigest): OutgoingMail {
 
 export async function runPgWorker(opts: PgWorkerOptions): Promise<PgWorkerResult> {
   const w = new WorkerState(opts);
-  await whileConnectionLost(() => recoverStale(opts.pool));
+  const recovered = await whileConnectionLost(() => recoverStale(opts.pool));
+  if (recovered.length > 0) opts.onRecovered?.(recovered.length);
   for (;;) {
     await Promise.all(Array.from({ length: opts.lanes }, () => w.lane()));
     // Claims given back at the end (orphans of a lost connection) are work again, unless we are stopping.
@@ -99,7 +102,8 @@ class WorkerState {
   private async recoverNow(): Promise<void> {
     if (Date.now() - this.recoveredAt < RECOVER_EVERY_MS) return;
     this.recoveredAt = Date.now();
-    await whileConnectionLost(() => recoverStale(this.o.pool)).catch(() => {});
+    const recovered = await whileConnectionLost(() => recoverStale(this.o.pool)).catch(() => []);
+    if (recovered.length > 0) this.o.onRecovered?.(recovered.length);
   }
 
   /** One claim at a time per worker, shared by the lanes that wait for it. */

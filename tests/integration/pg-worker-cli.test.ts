@@ -1,0 +1,177 @@
+// `digest worker` through the built CLI on a PostgreSQL schema, delivering to a real SMTP sink: --once
+// sends every planned row once; SIGTERM mid-run leaves none of its own claims 'sending' (each sent or
+// given back), and a second run finishes the edition with 0 duplicates. Without a postgres:// URL it
+// stops with a message naming DATABASE_URL.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ClaimantLock } from '../../src/ledger/postgres/liveness.ts';
+import { migratePostgres } from '../../src/db/postgres/migrate.ts';
+import { planEdition } from '../../src/ledger/postgres/plan.ts';
+import { ensureBuilt } from '../helpers/build.ts';
+import { REPO_ROOT } from '../helpers/delivery-setup.ts';
+import { seedSubscribers } from '../helpers/pg-seed.ts';
+import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
+import { accept, SmtpSink } from '../helpers/smtp-sink.ts';
+
+const pg = await postgresForTests();
+
+interface Run {
+  code: Promise<number | null>;
+  out: () => string;
+  err: () => string;
+  kill: (sig: NodeJS.Signals) => void;
+}
+
+/** `node bin/digest.js worker …` in an empty folder (no .env), with only these variables. */
+function digestWorker(args: string[], env: Record<string, string>): Run {
+  return digest(['worker', ...args], env);
+}
+
+function digest(args: string[], env: Record<string, string>): Run {
+  const cwd = mkdtempSync(join(tmpdir(), 'digest-worker-'));
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'digest.js'), ...args], {
+    cwd,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', DATABASE_PATH: join(cwd, 'digest.sqlite'), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const code = new Promise<number | null>((r) => child.on('close', (c) => (rmSync(cwd, { recursive: true, force: true }), r(c))));
+  return { code, out: () => out, err: () => err, kill: (sig) => child.kill(sig) };
+}
+
+function perDigest(sink: SmtpSink): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const m of sink.messages) {
+    const id = Number(/^X-Digest-Id: (\d+)/im.exec(m.raw.toString('latin1'))?.[1]);
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
+describe('digest worker without PostgreSQL', () => {
+  beforeAll(() => ensureBuilt());
+  it('stops with a message naming DATABASE_URL (a mysql:// URL is only warned about by the other commands)', async () => {
+    const run = digestWorker(['--once'], { DATABASE_URL: 'mysql://app:secret@db.internal/other', SMTP_URL: 'smtp://127.0.0.1:2525' });
+    expect(await run.code).toBe(1);
+    expect(run.err()).toMatch(/^warning: DATABASE_URL is not a postgres:\/\/ URL \(mysql\)/m);
+    expect(run.err()).toMatch(/^error: DATABASE_URL is not a postgres:\/\/ URL: `digest worker` sends from PostgreSQL; on SQLite/m);
+    const unset = digestWorker(['--once'], { SMTP_URL: 'smtp://127.0.0.1:2525' });
+    expect(await unset.code).toBe(1);
+    expect(unset.err()).toMatch(/^error: DATABASE_URL is not a postgres:\/\/ URL/m);
+  }, 30_000);
+});
+
+describe.skipIf(!pg.reachable)('digest worker on PostgreSQL (built CLI, real SMTP sink)', () => {
+  let s: TestSchema;
+  let sink: SmtpSink;
+  beforeAll(async () => {
+    ensureBuilt();
+    sink = await SmtpSink.start();
+  });
+  afterAll(async () => sink?.close());
+  afterEach(async () => {
+    sink.reset();
+    sink.script = undefined;
+    await s?.drop();
+  });
+
+  async function edition(n: number): Promise<Record<string, string>> {
+    s = await pg.schema();
+    await migratePostgres(s.pool);
+    await seedSubscribers(s.pool, n);
+    await planEdition(s.pool, { edition: '2026-11-27', toPaper: 40 });
+    return { DATABASE_URL: s.url, DATABASE_SCHEMA: s.name, SMTP_URL: sink.url };
+  }
+
+  async function counts(): Promise<Record<string, number>> {
+    const r = await s.pool.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM digests GROUP BY status');
+    return Object.fromEntries(r.rows.map((x) => [x.status, x.n]));
+  }
+
+  it('--once sends every planned row once, then exits 0', async () => {
+    const env = await edition(300);
+    const run = digestWorker(['--once', '--lanes', '4'], env);
+    expect(await run.code).toBe(0);
+    expect(run.out()).toMatch(/^worker \S+: 4 lanes on PostgreSQL, until nothing is claimable$/m);
+    expect(run.out()).toMatch(/^sent 300, retry 0, failed 0, unknown 0, given back 0$/m);
+    expect(await counts()).toEqual({ sent: 300 });
+    const atSink = perDigest(sink);
+    expect(atSink.size).toBe(300);
+    expect([...atSink.values()].every((n) => n === 1)).toBe(true);
+  }, 60_000);
+
+  it('SIGTERM mid-run: none of its claims left sending (sent or given back); a second run finishes, 0 duplicates', async () => {
+    const env = await edition(2000);
+    sink.script = () => accept(5);
+    const run = digestWorker(['--lanes', '5'], env);
+    await sink.waitForMessages(100, 30_000);
+    run.kill('SIGTERM');
+    expect(await run.code).toBe(0);
+    expect(run.err()).toMatch(/^SIGTERM: stopping/m);
+    const claimant = /^worker (\S+):/m.exec(run.out())?.[1];
+    expect(claimant).toBeDefined();
+    const mine = await s.pool.query('SELECT count(*)::int AS n FROM digests WHERE claimed_by = $1 AND status = $2', [claimant, 'sending']);
+    expect(mine.rows[0].n).toBe(0);
+    const after = await counts();
+    expect(after.sent).toBe(sink.messages.length);
+    expect((after.sent ?? 0) + (after.planned ?? 0)).toBe(2000);
+    expect(after.planned).toBeGreaterThan(0);
+    sink.script = undefined;
+    const rest = digestWorker(['--once'], env);
+    expect(await rest.code).toBe(0);
+    expect(await counts()).toEqual({ sent: 2000 });
+    const atSink = perDigest(sink);
+    expect(atSink.size).toBe(2000);
+    expect([...atSink.values()].filter((n) => n > 1)).toEqual([]);
+  }, 90_000);
+
+  /** Rows 1..n in flight for `claimant`, as a worker that claimed them and then stopped would leave them. */
+  async function inFlight(n: number, claimant: string): Promise<void> {
+    await s.pool.query(`UPDATE digests SET status = 'sending', claimed_by = $2, claimed_at = $3 WHERE id <= $1`, [n, claimant, new Date().toISOString()]);
+  }
+
+  it('at start, a gone worker\'s rows in flight become unknown (said in one line), never sent; the rest is sent', async () => {
+    const env = await edition(50);
+    await inFlight(5, 'gone-host:4242:1');
+    const run = digestWorker(['--once'], env);
+    expect(await run.code).toBe(0);
+    expect(run.out()).toMatch(/^5 digests were in flight in workers that are gone: marked unknown, never resent/m);
+    expect(await counts()).toEqual({ sent: 45, unknown: 5 });
+    expect([...perDigest(sink).keys()].filter((id) => id <= 5)).toEqual([]);
+  }, 60_000);
+
+  it('digest recover --after-restore: refused while a worker holds claims; then every open row unknown, nothing sent after', async () => {
+    const env = await edition(30);
+    await s.pool.query(`UPDATE digests SET status = 'sent' WHERE id > 25`);
+    const live = new ClaimantLock(s.url, 'live-host:1:1', s.name);
+    await live.hold();
+    await inFlight(3, 'live-host:1:1');
+    const refused = digest(['recover', '--after-restore'], env);
+    expect(await refused.code).toBe(1);
+    expect(refused.err()).toMatch(/^error: workers are still sending \(live-host:1:1\): stop every `digest worker` first/m);
+    expect(await counts()).toEqual({ sent: 5, planned: 22, sending: 3 });
+    await live.release();
+    const r = digest(['recover', '--after-restore'], env);
+    expect(await r.code).toBe(0);
+    expect(r.out()).toMatch(/^25 digests not recorded as sent in the restored database may have gone out since: marked unknown/m);
+    expect(await counts()).toEqual({ sent: 5, unknown: 25 });
+    const w = digestWorker(['--once'], env);
+    expect(await w.code).toBe(0);
+    expect(sink.messages).toHaveLength(0);
+  }, 60_000);
+
+  it('digest recover (no option): what a worker does at start, on demand', async () => {
+    const env = await edition(10);
+    await inFlight(4, 'gone-host:7:7');
+    const r = digest(['recover'], env);
+    expect(await r.code).toBe(0);
+    expect(r.out()).toMatch(/^4 digests were in flight in workers that are gone: marked unknown/m);
+    expect(await counts()).toEqual({ planned: 6, unknown: 4 });
+  }, 30_000);
+});
