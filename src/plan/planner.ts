@@ -29,6 +29,7 @@ import {
   SQL_GROUPS_SIZE,
   SQL_PLAN_GROUPS,
 } from './groups.ts';
+import { QueryListRun } from './query-lists.ts';
 import { SQL_SLOT_HAS_COME, zonesNow, type PlanMode } from './slots.ts';
 
 
@@ -53,6 +54,12 @@ export interface PlanOptions {
    * is tested against, and a way out should grouping ever be suspected. Same rows either way.
    */
   perSubscriber?: boolean;
+  /**
+   * How the subscribers planned together share their lists: 'per-query' (default) lists each query once
+   * per run and writes per reader a reference to theirs (query-lists.ts); 'per-topic-set' copies one list
+   * per topic set to each reader (groups.ts). Same digests either way (tested).
+   */
+  lists?: 'per-query' | 'per-topic-set';
   /** Groups kept before the run's group table is emptied (default PLAN_GROUPS_MAX; tests use a small one). */
   groupCacheMax?: number;
   /** Called once at the end with what the reader models did (readers ordered, suggestions, time): benchmarks. */
@@ -78,6 +85,8 @@ export interface PlanResult {
  * planning a few more short chunks.
  */
 export const DEFAULT_PLAN_CHUNK = 100;
+/** PlanOptions.lists when not given. */
+export const DEFAULT_LISTS: NonNullable<PlanOptions['lists']> = 'per-topic-set';
 export const CHUNK_TARGET_MS = 40;
 /** Pause after each chunk, as a share of its time (bounds: 2-50 ms), so other writers get the lock. */
 export const CHUNK_GAP_SHARE = 0.25;
@@ -188,7 +197,8 @@ export async function planDigests(db: Db, opts: PlanOptions): Promise<PlanResult
   if (range.lo === null || range.hi === null) return total;
   // Step 2c's reader models score the run's papers from one index, built once per run.
   const models = createModelPass(db, opts.clock.now());
-  const params = { now, maxPaper, due: opts.mode === 'due' ? 1 : 0, grouping, models };
+  const perQuery = (opts.lists ?? DEFAULT_LISTS) === 'per-query' ? new QueryListRun(db, now, maxPaper) : undefined;
+  const params = { now, maxPaper, due: opts.mode === 'due' ? 1 : 0, grouping, models, perQuery };
   s.clearGroups.run(); // a run's groups are its own: upvotes and matches may have changed since the last
   try {
     await planChunks(s, opts, params, range as { lo: number; hi: number }, total);
@@ -204,7 +214,14 @@ export async function planDigests(db: Db, opts: PlanOptions): Promise<PlanResult
   return total;
 }
 
-type ChunkParams = { now: string; maxPaper: number; due: number; grouping: number; models: ReturnType<typeof createModelPass> };
+type ChunkParams = {
+  now: string;
+  maxPaper: number;
+  due: number;
+  grouping: number;
+  models: ReturnType<typeof createModelPass>;
+  perQuery: QueryListRun | undefined;
+};
 
 async function planChunks(s: Statements, opts: PlanOptions, params: ChunkParams, range: { lo: number; hi: number }, total: PlanResult) {
   let chunk = opts.chunkSize ?? DEFAULT_PLAN_CHUNK;
@@ -268,7 +285,9 @@ function prepare(db: Db) {
       const before = rows.lastId();
       let planned = 0;
       // The ledger writes the rows (ledger/create.ts); the planner has decided whose, in plan_slots.
-      if (p.grouping === 1 && markGrouped.run().changes > 0) {
+      if (p.grouping === 1 && p.perQuery && markGrouped.run().changes > 0) {
+        planned += p.perQuery.planChunk();
+      } else if (p.grouping === 1 && markGrouped.run().changes > 0) {
         const from = (groupsSize.get() as { n: number }).n;
         if (addGroups.run().changes > 0) planGroups.run({ from });
         planned += rows.copyGroupRows(p.now);
