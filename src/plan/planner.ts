@@ -86,7 +86,7 @@ export interface PlanResult {
  */
 export const DEFAULT_PLAN_CHUNK = 100;
 /** PlanOptions.lists when not given. */
-export const DEFAULT_LISTS: NonNullable<PlanOptions['lists']> = 'per-topic-set';
+export const DEFAULT_LISTS: NonNullable<PlanOptions['lists']> = 'per-query';
 export const CHUNK_TARGET_MS = 40;
 /** Pause after each chunk, as a share of its time (bounds: 2-50 ms), so other writers get the lock. */
 export const CHUNK_GAP_SHARE = 0.25;
