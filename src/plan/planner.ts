@@ -161,6 +161,13 @@ const SQL_MARK_GROUPED = `
                 JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > plan_slots.watermark AND m.paper_id <= plan_slots.through
                 WHERE t.subscriber_id = plan_slots.id AND t.muted = 0)`;
 
+/** SQL_MARK_GROUPED without the topic set's key, which planning per query (query-lists.ts) does not use. */
+const SQL_MARK_GROUPED_BY_QUERY = `
+  UPDATE plan_slots SET grouped = 1
+  WHERE open = 0 AND through IS NOT NULL
+    AND EXISTS (SELECT 1 FROM topics t
+                JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > plan_slots.watermark AND m.paper_id <= plan_slots.through
+                WHERE t.subscriber_id = plan_slots.id AND t.muted = 0)`;
 
 /**
  * Step 3: the slot has run for every subscriber found in step 1, with a row or without. The one write to
@@ -264,6 +271,7 @@ function prepare(db: Db) {
   const count = statement(db, SQL_COUNT_CHUNK);
   const clear = statement(db, SQL_CLEAR_SLOTS);
   const markGrouped = statement(db, SQL_MARK_GROUPED);
+  const markByQuery = statement(db, SQL_MARK_GROUPED_BY_QUERY);
   const addGroups = statement(db, SQL_ADD_GROUPS);
   const planGroups = statement(db, SQL_PLAN_GROUPS);
   const groupsSize = statement(db, SQL_GROUPS_SIZE);
@@ -285,8 +293,8 @@ function prepare(db: Db) {
       const before = rows.lastId();
       let planned = 0;
       // The ledger writes the rows (ledger/create.ts); the planner has decided whose, in plan_slots.
-      if (p.grouping === 1 && p.perQuery && markGrouped.run().changes > 0) {
-        planned += p.perQuery.planChunk();
+      if (p.grouping === 1 && p.perQuery) {
+        if (markByQuery.run().changes > 0) planned += p.perQuery.planChunk();
       } else if (p.grouping === 1 && markGrouped.run().changes > 0) {
         const from = (groupsSize.get() as { n: number }).n;
         if (addGroups.run().changes > 0) planGroups.run({ from });
