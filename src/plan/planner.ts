@@ -9,8 +9,9 @@
 // The planner decides which slots get a row (plan_slots); the ledger writes the rows (ledger/create.ts).
 // Decision: one short transaction per chunk of subscribers (by id range), idempotent (the slot is marked
 // run with its rows), sized from the last chunk's time (CHUNK_TARGET_MS), with a gap after each
-// (CHUNK_GAP_SHARE) so other writers get the lock. Subscribers are planned once per topic set (groups.ts);
-// PlanOptions.perSubscriber plans everyone one by one: the same rows (tested). Step 2c
+// (CHUNK_GAP_SHARE) so other writers get the lock. Each query's papers are listed once per run and a row
+// refers to its topics' lists (query-lists.ts; PlanOptions.lists = 'per-topic-set': one list per topic set,
+// groups.ts); PlanOptions.perSubscriber plans everyone one by one: the same digests (tested). Step 2c
 // (src/feedback/model-pass.ts) then reorders the rows of readers with a model and adds their suggestions.
 // Measurements behind these: BENCHMARKS.md, "The ledger".
 import { setTimeout as sleep } from 'node:timers/promises';
