@@ -238,10 +238,8 @@ async function planChunks(s: Statements, opts: PlanOptions, params: ChunkParams,
     const started = performance.now();
     // IMMEDIATE: take the write lock first, so two planners cannot both see "slot not run yet".
     const bounds = { ...params, lo, hi: lo + chunk - 1 };
-    const r =
-      opts.yieldBetweenChunks === false
-        ? s.planChunk.immediate(bounds)
-        : await retryWhileBusy(() => s.planChunk.immediate(bounds), opts.busyWaitMs ?? 0);
+    const once = () => params.perQuery?.chunk(() => s.planChunk.immediate(bounds)) ?? s.planChunk.immediate(bounds);
+    const r = opts.yieldBetweenChunks === false ? once() : await retryWhileBusy(once, opts.busyWaitMs ?? 0);
     total.slots += r.slots;
     total.planned += r.planned;
     total.items += r.items;

@@ -54,12 +54,27 @@ export class QueryListRun {
   /** Per paper id, the last reader counted (a reader's papers are counted once). */
   private stamp = new Int32Array(0);
   private readerNo = 0;
+  /** Lists written by the chunk transaction under way: forgotten if it rolls back. */
+  private fresh: Array<{ qid: number; run: RunList }> = [];
 
   constructor(
     private readonly db: Db,
     private readonly now: string,
     private readonly maxPaper: number,
   ) {}
+
+  /** Runs one chunk transaction: lists it wrote are kept for the run only if it commits. */
+  chunk<T>(transaction: () => T): T {
+    this.fresh = [];
+    try {
+      return transaction();
+    } catch (e) {
+      for (const { qid, run } of this.fresh) this.byQuery.set(qid, this.byQuery.get(qid)!.filter((l) => l !== run));
+      throw e;
+    } finally {
+      this.fresh = [];
+    }
+  }
 
   /** Writes the rows of the chunk's grouped readers (plan_slots.grouped = 1); returns rows written. */
   planChunk(): number {
@@ -119,8 +134,10 @@ export class QueryListRun {
       const id = insertQueryList(this.db, l);
       const list: QueryList = { ids: Int32Array.from(l.ids), upvotes: Int32Array.from(l.upvotes), scores: Float64Array.from(l.scores) };
       const runs = this.byQuery.get(qid) ?? [];
-      runs.push({ id, lo, hi, list });
+      const run = { id, lo, hi, list };
+      runs.push(run);
       this.byQuery.set(qid, runs);
+      this.fresh.push({ qid, run });
     }
   }
 
