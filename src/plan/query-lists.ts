@@ -36,6 +36,8 @@ interface RunList {
   lo: number;
   hi: number;
   list: QueryList;
+  /** Each paper's index among the run's listed papers (QueryListRun.slotOf), for counting a reader's. */
+  slots: Int32Array;
 }
 
 interface Reader {
@@ -51,7 +53,9 @@ interface Reader {
 /** One plan run's lists (kept in memory for the run: ~3,000 of ~1 KB on a diverse population). */
 export class QueryListRun {
   private readonly byQuery = new Map<number, RunList[]>();
-  /** Per paper id, the last reader counted (a reader's papers are counted once). */
+  /** The run's listed papers, each with a dense index: a few thousand, whatever the ids. */
+  private readonly slotOf = new Map<number, number>();
+  /** Per listed paper (by its index), the last reader counted (a reader's papers are counted once). */
   private stamp = new Int32Array(0);
   private readerNo = 0;
   /** Lists written by the chunk transaction under way: forgotten if it rolls back. */
@@ -83,7 +87,7 @@ export class QueryListRun {
     let planned = 0;
     for (const r of readers) {
       const refs = r.wants.map((w) => ({ bit: w.bit, run: this.cover(w.qid, r.watermark, r.through)! }));
-      const count = this.countPapers(refs.map((x) => x.run.list), r.watermark, r.through);
+      const count = this.countPapers(refs.map((x) => x.run), r.watermark, r.through);
       if (count === 0) continue;
       insertRefRow(this.db, {
         subscriberId: r.sid,
@@ -134,7 +138,12 @@ export class QueryListRun {
       const id = insertQueryList(this.db, l);
       const list: QueryList = { ids: Int32Array.from(l.ids), upvotes: Int32Array.from(l.upvotes), scores: Float64Array.from(l.scores) };
       const runs = this.byQuery.get(qid) ?? [];
-      const run = { id, lo, hi, list };
+      const slots = Int32Array.from(l.ids, (paperId) => {
+        let slot = this.slotOf.get(paperId);
+        if (slot === undefined) this.slotOf.set(paperId, (slot = this.slotOf.size));
+        return slot;
+      });
+      const run = { id, lo, hi, list, slots };
       runs.push(run);
       this.byQuery.set(qid, runs);
       this.fresh.push({ qid, run });
@@ -142,15 +151,15 @@ export class QueryListRun {
   }
 
   /** Distinct papers of `lists` in (from, to]: the row's paper_count. */
-  private countPapers(lists: QueryList[], from: number, to: number): number {
-    if (this.stamp.length <= this.maxPaper) this.stamp = new Int32Array(this.maxPaper + 1);
+  private countPapers(runs: RunList[], from: number, to: number): number {
+    if (this.stamp.length < this.slotOf.size) this.stamp = new Int32Array(this.slotOf.size * 2);
     const me = ++this.readerNo;
     let n = 0;
-    for (const list of lists) {
+    for (const { list, slots } of runs) {
       for (let i = 0; i < list.ids.length; i++) {
         const id = list.ids[i]!;
-        if (id <= from || id > to || this.stamp[id] === me) continue;
-        this.stamp[id] = me;
+        if (id <= from || id > to || this.stamp[slots[i]!] === me) continue;
+        this.stamp[slots[i]!] = me;
         n++;
       }
     }
