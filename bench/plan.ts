@@ -11,6 +11,7 @@
 //       only 40 (broad) or 400 (friendly) distinct topic sets; broad digests ~400 papers)
 //   --learning: a third of the subscribers with a like: topic and a feedback profile (bench/learning.ts)
 //   --per-subscriber: plan every subscriber on their own (PlanOptions.perSubscriber), for comparison
+//   --lists per-query|per-topic-set: how readers planned together share lists (PlanOptions.lists; default: the planner's)
 //   --chunk N: a fixed chunk size; --seed N; --keep (keep the database)
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -33,6 +34,7 @@ const { values: o } = parseArgs({
     population: { type: 'string', default: 'zipf' },
     learning: { type: 'boolean', default: false },
     'per-subscriber': { type: 'boolean', default: false },
+    lists: { type: 'string' },
     seed: { type: 'string', default: '1' },
     chunk: { type: 'string' },
     keep: { type: 'boolean', default: false },
@@ -81,6 +83,7 @@ const r = await planDigests(db, {
   onModels: (m) => (models = m),
   mode: 'now',
   perSubscriber: o['per-subscriber'],
+  ...(o.lists === 'per-query' || o.lists === 'per-topic-set' ? { lists: o.lists } : {}),
   onChunk: (ms) => {
     chunks++;
     longestChunk = Math.max(longestChunk, ms);
@@ -102,8 +105,14 @@ try {
 } catch {
   tableBytes = undefined; // dbstat not compiled in
 }
-log(`plan${o['per-subscriber'] ? ' (per subscriber)' : ''}: ${r.planned.toLocaleString()} digests (${r.slots.toLocaleString()} slots) in ${(planMs / 1000).toFixed(2)} s = ${Math.round(r.planned / (planMs / 1000)).toLocaleString()} digests/s (load average ${loadBefore} before, ${load()} after)`);
+const lists = db.prepare(`SELECT count(*) AS n, coalesce(sum(paper_count), 0) AS papers, coalesce(sum(length(items)), 0) AS bytes FROM query_lists`).get() as {
+  n: number;
+  papers: number;
+  bytes: number;
+};
+log(`plan${o['per-subscriber'] ? ' (per subscriber)' : o.lists ? ` (${o.lists})` : ''}: ${r.planned.toLocaleString()} digests (${r.slots.toLocaleString()} slots) in ${(planMs / 1000).toFixed(2)} s = ${Math.round(r.planned / (planMs / 1000)).toLocaleString()} digests/s (load average ${loadBefore} before, ${load()} after)`);
 if (models) log(`  of which reader models: ${(models.ms / 1000).toFixed(2)} s for ${models.reranked.toLocaleString()} readers (${models.suggested.toLocaleString()} suggestions, ${models.trained} trained at plan time)`);
+log(`  (reader, paper) items in the digests: ${r.items.toLocaleString()}; query lists written: ${lists.n.toLocaleString()} of ${lists.papers.toLocaleString()} papers (${(lists.bytes / 1e6).toFixed(1)} MB)`);
 log(`  papers per digest: mean ${items.papers.toFixed(1)}, max ${items.most}`);
 log(`  chunks: ${chunks}, longest chunk transaction ${longestChunk.toFixed(0)} ms`);
 log(`  longest event-loop block while planning: ${(loop.max / 1e6).toFixed(0)} ms (p99 ${(loop.percentile(99) / 1e6).toFixed(0)} ms)`);

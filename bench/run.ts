@@ -7,6 +7,7 @@
 //   --learning (a third of the subscribers with a like: topic and a feedback profile),
 //   --send-in-child (send with `digest run` in a child process and report its peak RSS: the service alone),
 //   --save-planned FILE (a copy of the database once planned, before sending: an edition to send or render again),
+//   --plan-lists per-query|per-topic-set (PlanOptions.lists: the two ways of sharing planned lists, to compare),
 //   --render-free (implies --send-in-child: every thread of `digest run` sends its first rendered digest to
 //   every reader, bench/render-free.mjs: what the run costs beside rendering, a floor no renderer can beat)
 //
@@ -58,6 +59,7 @@ const { values: o } = parseArgs({
     'child-node-options': { type: 'string' },
     /** The send stage with rendering free (bench/render-free.mjs): a floor, not the service's rate. */
     'render-free': { type: 'boolean', default: false },
+    'plan-lists': { type: 'string' },
     'save-message': { type: 'string' },
     /** A copy of the database once planned, before sending: an edition to send again (`digest run`) or to render in a loop. */
     'save-planned': { type: 'string' },
@@ -169,7 +171,7 @@ try {
     (r) => `${fmt.int(r.newPapers)} new papers (batch ${r.batchId})`,
   );
   const matched = await clock.run('match', () => matchPending(db), (r) => `${fmt.int(r.queries)} distinct queries, ${fmt.int(r.matches)} matches`);
-  const plan = await clock.run('plan', () => planDigests(db, { clock: app.clock, mode: 'now' }), (r) => `${fmt.int(r.planned)} digests, ${fmt.int(r.items)} papers in them`);
+  const plan = await clock.run('plan', () => planDigests(db, { clock: app.clock, mode: 'now', ...planLists() }), (r) => `${fmt.int(r.planned)} digests, ${fmt.int(r.items)} papers in them`);
   const sizes = distribution((db.prepare(`SELECT paper_count AS n FROM digests`).all() as { n: number }[]).map((r) => r.n));
   if (o['save-planned']) {
     // Outside the timed stages: a consistent copy (SQLite's online backup) of the planned edition.
@@ -392,4 +394,10 @@ function askSink(): Promise<SinkStats> {
 function cpuMs(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
+}
+
+/** --plan-lists per-query|per-topic-set: PlanOptions.lists (default: the planner's), to compare the two. */
+function planLists(): { lists?: 'per-query' | 'per-topic-set' } {
+  const v = o['plan-lists'];
+  return v === 'per-query' || v === 'per-topic-set' ? { lists: v } : {};
 }

@@ -15,7 +15,7 @@
 // model are not touched.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
-import { eachItem, packItems, rewriteItems } from '../ledger/index.ts';
+import { eachItem, ListReader, packItems, rewriteItems } from '../ledger/index.ts';
 import { sigmoid } from './model.ts';
 import { PaperIndex } from './paper-index.ts';
 import { MAX_SUGGESTIONS } from './suggest.ts';
@@ -85,7 +85,7 @@ interface Row {
   sid: number;
   fromPaper: number;
   toPaper: number;
-  items: Buffer;
+  items: Uint8Array;
   topicIds: string;
   suggestions: number;
   modelOnly: number;
@@ -138,7 +138,11 @@ export class ModelPass {
     private readonly now: Date,
   ) {
     this.index = new PaperIndex(db);
+    this.lists = new ListReader(db);
   }
+
+  /** Rows planned as references to query lists (ledger/lists.ts) are read merged. */
+  private readonly lists: ListReader;
 
   /** The run so far. */
   totals(): ModelPassTotals {
@@ -182,6 +186,7 @@ export class ModelPass {
     this.trainedNow = 0;
     const rows = statement<[number], Row>(this.db, SQL_ROWS).all(before);
     if (rows.length === 0) return result;
+    for (const r of rows) r.items = this.lists.plain(r.items, r.fromPaper, r.toPaper);
     let lo = Infinity;
     let hi = 0;
     for (const r of rows) {

@@ -19,7 +19,7 @@ import { paperFromRow, type PaperRow } from '../db/paper-row.ts';
 import { AppError } from '../errors.ts';
 import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
-import { decodeItems } from '../ledger/index.ts';
+import { decodeItems, plainItems } from '../ledger/index.ts';
 import { invalidLink, resolveLink, type LinkKind } from '../subscribers/records/link-tokens.ts';
 import * as repo from '../subscribers/records/repo.ts';
 import type { SubscriberRecord } from '../subscribers/records/repo.ts';
@@ -33,7 +33,7 @@ import type { Paper } from '../types.ts';
 const SQL_PAPER_LINK_FIELDS = 'SELECT id, title, url, authors FROM papers WHERE id = ?';
 
 /** The digest a digest token names: whose it is and its paper list (NULL once retention pruned it). */
-const SQL_LINK_DIGEST = 'SELECT subscriber_id, from_paper, items, topic_ids FROM digests WHERE id = ?';
+const SQL_LINK_DIGEST = 'SELECT subscriber_id, from_paper, to_paper, items, topic_ids FROM digests WHERE id = ?';
 
 /** Whether the digest suggested the paper ("you may also like", at most MAX_SUGGESTIONS rows, all shown). */
 const SQL_LINK_SUGGESTION = 'SELECT 1 FROM digest_suggestions WHERE digest_id = ? AND paper_id = ?';
@@ -44,6 +44,7 @@ const FEEDBACK_KINDS = ['paper', 'view'] as const satisfies readonly LinkKind[];
 interface LinkDigestRow {
   subscriber_id: number;
   from_paper: number;
+  to_paper: number;
   items: Buffer | null;
   topic_ids: string;
 }
@@ -159,7 +160,7 @@ class FeedbackActions {
         { action: { url: links.preferences(subscriber), label: 'Your preferences' } },
       );
     }
-    if (decodeItems(d.items, d.from_paper, d.topic_ids).some((item) => item.paperId === paperId)) return;
+    if (decodeItems(plainItems(db, d.items, d.from_paper, d.to_paper), d.from_paper, d.topic_ids).some((item) => item.paperId === paperId)) return;
     if (statement<[number, number]>(db, SQL_LINK_SUGGESTION).get(digestId, paperId) !== undefined) return;
     throw invalidLink('paper');
   }

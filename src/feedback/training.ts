@@ -7,7 +7,7 @@
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { corpusStats } from '../match/like/terms.ts';
-import { eachItem, parseTopicIds } from '../ledger/index.ts';
+import { eachItem, parseTopicIds, plainItems } from '../ledger/index.ts';
 import { fitPlatt, outOfFoldScores, trainLogistic, type Example } from './model.ts';
 import { ensurePaperTerms } from '../match/paper-terms.ts';
 
@@ -23,7 +23,7 @@ const FOLDS = 4;
 
 const SQL_VOTES = `SELECT paper_id AS paperId, vote FROM feedback WHERE subscriber_id = ? ORDER BY at, paper_id`;
 const SQL_RECENT_DIGESTS = `
-  SELECT d.id, d.from_paper AS fromPaper, d.items, d.topic_ids AS topicIds,
+  SELECT d.id, d.from_paper AS fromPaper, d.to_paper AS toPaper, d.items, d.topic_ids AS topicIds,
          (SELECT json_group_array(paper_id) FROM digest_suggestions s WHERE s.digest_id = d.id) AS suggested
   FROM digests d WHERE d.subscriber_id = ? AND d.items IS NOT NULL AND d.status <> 'planned'
   ORDER BY d.id DESC LIMIT ${CONTEXT_DIGESTS}`;
@@ -40,6 +40,7 @@ const SQL_DROP = `DELETE FROM reader_models WHERE subscriber_id = ?`;
 interface DigestRow {
   id: number;
   fromPaper: number;
+  toPaper: number;
   items: Buffer;
   topicIds: string;
   suggested: string;
@@ -68,7 +69,7 @@ function labelledPapers(db: Db, subscriberId: number): Labelled[] {
   for (const d of statement<[number], DigestRow>(db, SQL_RECENT_DIGESTS).all(subscriberId)) {
     const topics = parseTopicIds(d.topicIds);
     const shown: Array<{ paperId: number; mutedOnly: boolean }> = [];
-    eachItem(d.items, d.fromPaper, topics.length, (paperId, mask) => {
+    eachItem(plainItems(db, d.items, d.fromPaper, d.toPaper), d.fromPaper, topics.length, (paperId, mask) => {
       let onlyMuted = mask !== 0;
       for (let bit = 0; bit < topics.length; bit++) if (mask & (1 << bit) && !muted.has(topics[bit]!)) onlyMuted = false;
       shown.push({ paperId, mutedOnly: onlyMuted });

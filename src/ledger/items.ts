@@ -16,6 +16,8 @@
 // topics but typed in another order (or with muted topics among them) then share one list byte for byte;
 // only the few bytes of m are their own. A plain list never starts with 0x00 (its offset width is >= 1),
 // so a reader tells the two apart by the first byte; rows written before this layout read as before.
+// A third layout, a reference to query lists (first byte 0x01, lists.ts), is read merged into a plain list
+// (ListReader.plain, plainItems) before it reaches these functions.
 
 export interface PackedItem {
   paperId: number;

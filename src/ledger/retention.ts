@@ -20,11 +20,28 @@ const SQL_PRUNE = `
                WHERE items IS NOT NULL AND planned_at < :cutoff AND status NOT IN ('planned', 'sending', 'retry')
                LIMIT ${PRUNE_BATCH})`;
 
+/**
+ * Query lists (lists.ts) no ledger row refers to any more. A list's rows are planned in its run, so they
+ * share its planned_at: once none of them holds items (pruned above), neither does anything else. Walks
+ * digests_prunable (migration 002) per list.
+ */
+const SQL_PRUNE_LISTS = `
+  DELETE FROM query_lists
+  WHERE id IN (SELECT l.id FROM query_lists l
+               WHERE l.planned_at < :cutoff
+                 AND NOT EXISTS (SELECT 1 FROM digests d WHERE d.planned_at = l.planned_at AND d.items IS NOT NULL)
+               LIMIT ${PRUNE_BATCH})`;
+
 /** Removes the paper lists of settled rows planned more than `retentionDays` ago. Returns how many. */
 export async function pruneLedger(db: Db, clock: Clock, retentionDays: number): Promise<number> {
   const now = clock.now();
   const params = { now: now.toISOString(), cutoff: new Date(now.getTime() - retentionDays * DAY_MS).toISOString() };
-  const prune = statement(db, SQL_PRUNE);
+  const pruned = await inBatches(statement(db, SQL_PRUNE), params);
+  await inBatches(statement(db, SQL_PRUNE_LISTS), { cutoff: params.cutoff });
+  return pruned;
+}
+
+async function inBatches(prune: { run(p: object): { changes: number } }, params: object): Promise<number> {
   let pruned = 0;
   for (;;) {
     const n = prune.run(params).changes;

@@ -1,4 +1,5 @@
-// Planning once per topic set: subscribers who share a paper list share its planning.
+// Planning once per topic set (PlanOptions.lists = 'per-topic-set'; the default plans once per query,
+// query-lists.ts): subscribers who share a paper list share its planning.
 //
 // A subscriber without a feedback profile gets a list that depends only on their unmuted queries and
 // their watermark: the papers matched in (watermark, through], ordered by topics matched, upvotes and

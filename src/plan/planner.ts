@@ -9,8 +9,9 @@
 // The planner decides which slots get a row (plan_slots); the ledger writes the rows (ledger/create.ts).
 // Decision: one short transaction per chunk of subscribers (by id range), idempotent (the slot is marked
 // run with its rows), sized from the last chunk's time (CHUNK_TARGET_MS), with a gap after each
-// (CHUNK_GAP_SHARE) so other writers get the lock. Subscribers are planned once per topic set (groups.ts);
-// PlanOptions.perSubscriber plans everyone one by one: the same rows (tested). Step 2c
+// (CHUNK_GAP_SHARE) so other writers get the lock. Each query's papers are listed once per run and a row
+// refers to its topics' lists (query-lists.ts; PlanOptions.lists = 'per-topic-set': one list per topic set,
+// groups.ts); PlanOptions.perSubscriber plans everyone one by one: the same digests (tested). Step 2c
 // (src/feedback/model-pass.ts) then reorders the rows of readers with a model and adds their suggestions.
 // Measurements behind these: BENCHMARKS.md, "The ledger".
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,6 +30,7 @@ import {
   SQL_GROUPS_SIZE,
   SQL_PLAN_GROUPS,
 } from './groups.ts';
+import { QueryListRun } from './query-lists.ts';
 import { SQL_SLOT_HAS_COME, zonesNow, type PlanMode } from './slots.ts';
 
 
@@ -53,6 +55,12 @@ export interface PlanOptions {
    * is tested against, and a way out should grouping ever be suspected. Same rows either way.
    */
   perSubscriber?: boolean;
+  /**
+   * How the subscribers planned together share their lists: 'per-query' (default) lists each query once
+   * per run and writes per reader a reference to theirs (query-lists.ts); 'per-topic-set' copies one list
+   * per topic set to each reader (groups.ts). Same digests either way (tested).
+   */
+  lists?: 'per-query' | 'per-topic-set';
   /** Groups kept before the run's group table is emptied (default PLAN_GROUPS_MAX; tests use a small one). */
   groupCacheMax?: number;
   /** Called once at the end with what the reader models did (readers ordered, suggestions, time): benchmarks. */
@@ -78,6 +86,8 @@ export interface PlanResult {
  * planning a few more short chunks.
  */
 export const DEFAULT_PLAN_CHUNK = 100;
+/** PlanOptions.lists when not given. */
+export const DEFAULT_LISTS: NonNullable<PlanOptions['lists']> = 'per-query';
 export const CHUNK_TARGET_MS = 40;
 /** Pause after each chunk, as a share of its time (bounds: 2-50 ms), so other writers get the lock. */
 export const CHUNK_GAP_SHARE = 0.25;
@@ -152,6 +162,13 @@ const SQL_MARK_GROUPED = `
                 JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > plan_slots.watermark AND m.paper_id <= plan_slots.through
                 WHERE t.subscriber_id = plan_slots.id AND t.muted = 0)`;
 
+/** SQL_MARK_GROUPED without the topic set's key, which planning per query (query-lists.ts) does not use. */
+const SQL_MARK_GROUPED_BY_QUERY = `
+  UPDATE plan_slots SET grouped = 1
+  WHERE open = 0 AND through IS NOT NULL
+    AND EXISTS (SELECT 1 FROM topics t
+                JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > plan_slots.watermark AND m.paper_id <= plan_slots.through
+                WHERE t.subscriber_id = plan_slots.id AND t.muted = 0)`;
 
 /**
  * Step 3: the slot has run for every subscriber found in step 1, with a row or without. The one write to
@@ -188,7 +205,8 @@ export async function planDigests(db: Db, opts: PlanOptions): Promise<PlanResult
   if (range.lo === null || range.hi === null) return total;
   // Step 2c's reader models score the run's papers from one index, built once per run.
   const models = createModelPass(db, opts.clock.now());
-  const params = { now, maxPaper, due: opts.mode === 'due' ? 1 : 0, grouping, models };
+  const perQuery = (opts.lists ?? DEFAULT_LISTS) === 'per-query' ? new QueryListRun(db, now, maxPaper) : undefined;
+  const params = { now, maxPaper, due: opts.mode === 'due' ? 1 : 0, grouping, models, perQuery };
   s.clearGroups.run(); // a run's groups are its own: upvotes and matches may have changed since the last
   try {
     await planChunks(s, opts, params, range as { lo: number; hi: number }, total);
@@ -204,7 +222,14 @@ export async function planDigests(db: Db, opts: PlanOptions): Promise<PlanResult
   return total;
 }
 
-type ChunkParams = { now: string; maxPaper: number; due: number; grouping: number; models: ReturnType<typeof createModelPass> };
+type ChunkParams = {
+  now: string;
+  maxPaper: number;
+  due: number;
+  grouping: number;
+  models: ReturnType<typeof createModelPass>;
+  perQuery: QueryListRun | undefined;
+};
 
 async function planChunks(s: Statements, opts: PlanOptions, params: ChunkParams, range: { lo: number; hi: number }, total: PlanResult) {
   let chunk = opts.chunkSize ?? DEFAULT_PLAN_CHUNK;
@@ -213,10 +238,8 @@ async function planChunks(s: Statements, opts: PlanOptions, params: ChunkParams,
     const started = performance.now();
     // IMMEDIATE: take the write lock first, so two planners cannot both see "slot not run yet".
     const bounds = { ...params, lo, hi: lo + chunk - 1 };
-    const r =
-      opts.yieldBetweenChunks === false
-        ? s.planChunk.immediate(bounds)
-        : await retryWhileBusy(() => s.planChunk.immediate(bounds), opts.busyWaitMs ?? 0);
+    const once = () => params.perQuery?.chunk(() => s.planChunk.immediate(bounds)) ?? s.planChunk.immediate(bounds);
+    const r = opts.yieldBetweenChunks === false ? once() : await retryWhileBusy(once, opts.busyWaitMs ?? 0);
     total.slots += r.slots;
     total.planned += r.planned;
     total.items += r.items;
@@ -247,6 +270,7 @@ function prepare(db: Db) {
   const count = statement(db, SQL_COUNT_CHUNK);
   const clear = statement(db, SQL_CLEAR_SLOTS);
   const markGrouped = statement(db, SQL_MARK_GROUPED);
+  const markByQuery = statement(db, SQL_MARK_GROUPED_BY_QUERY);
   const addGroups = statement(db, SQL_ADD_GROUPS);
   const planGroups = statement(db, SQL_PLAN_GROUPS);
   const groupsSize = statement(db, SQL_GROUPS_SIZE);
@@ -268,7 +292,9 @@ function prepare(db: Db) {
       const before = rows.lastId();
       let planned = 0;
       // The ledger writes the rows (ledger/create.ts); the planner has decided whose, in plan_slots.
-      if (p.grouping === 1 && markGrouped.run().changes > 0) {
+      if (p.grouping === 1 && p.perQuery) {
+        if (markByQuery.run().changes > 0) planned += p.perQuery.planChunk();
+      } else if (p.grouping === 1 && markGrouped.run().changes > 0) {
         const from = (groupsSize.get() as { n: number }).n;
         if (addGroups.run().changes > 0) planGroups.run({ from });
         planned += rows.copyGroupRows(p.now);

@@ -6,7 +6,7 @@ import { statement } from '../db/statements.ts';
 import { paperFromRow, type PaperRow } from '../db/paper-row.ts';
 import type { Links } from '../links.ts';
 import { MAX_SUGGESTIONS } from '../feedback/suggest.ts';
-import { digestRowStatement, eachItem, maskIds, parseTopicIds, type DigestRecipient, type DigestRecord, type DigestRowSql } from '../ledger/index.ts';
+import { digestRowStatement, eachItem, ListReader, maskIds, parseTopicIds, type DigestRecipient, type DigestRecord, type DigestRowSql } from '../ledger/index.ts';
 import type { DigestPaperView, DigestView, FeedbackLinks } from './render.ts';
 import { safeHref } from './render-format.ts';
 import { PaperDays } from './paper-days.ts';
@@ -110,6 +110,8 @@ export class DigestLoader {
   /** The day of every paper read (the cache's and those it let go): papers past an email's are only counted. */
   private readonly days = new PaperDays();
   private readonly cacheSize: number;
+  /** Query lists a reference row merges (ledger/lists.ts), kept decoded for the run. */
+  private readonly lists: ListReader;
 
   constructor(
     db: Db,
@@ -121,6 +123,7 @@ export class DigestLoader {
     this.paper = st.paper;
     this.paperTopics = st.paperTopics;
     this.cacheSize = opts.paperCache ?? DEFAULT_PAPER_CACHE;
+    this.lists = new ListReader(db);
     // Our links are PUBLIC_URL + path segments of token characters (digits, letters, '.', '-', '_') and
     // ids: canonical (safeHref leaves them as they are) exactly when a path under PUBLIC_URL is.
     // (And hold nothing HTML escapes, which a canonical URL's query may: such a PUBLIC_URL is checked per link.)
@@ -198,7 +201,7 @@ export class DigestLoader {
     // The packed list is walked in place (ledger/items.ts eachItem): nothing is made for the papers past
     // `limit` but their day and topics, and nothing of the list outlives this call.
     if (r.items !== null) {
-      eachItem(r.items, r.from_paper, rowTopics.length, (paperId, mask) => {
+      eachItem(this.lists.plain(r.items, r.from_paper, r.to_paper), r.from_paper, rowTopics.length, (paperId, mask) => {
         // Past the email's papers, one read of the day index (paper-days.ts) when it knows the paper.
         // (A paper deleted while the run goes on is still counted there, as a cached one is still shown.)
         const indexed = papers.length >= limit ? this.days.get(paperId) : 0;

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../../src/db/open.ts';
 import { decodeItems, type LedgerItem } from '../../src/ledger/items.ts';
+import { plainItems } from '../../src/ledger/lists.ts';
 import { newSalt } from '../../src/tokens.ts';
 import { ensureQuery } from '../../src/match/matcher.ts';
 import { parseTopic } from '../../src/match/parse.ts';
@@ -203,9 +204,14 @@ export function digestRows(db: Db): DigestRowForTest[] {
   return db.prepare(`SELECT * FROM digests ORDER BY id`).all() as DigestRowForTest[];
 }
 
-/** A row's papers in display order, with the topic ids that matched each (src/ledger/items.ts). */
-export function rowItems(row: Pick<DigestRowForTest, 'items' | 'from_paper' | 'topic_ids'>): LedgerItem[] {
-  return row.items === null ? [] : decodeItems(row.items, row.from_paper, row.topic_ids);
+/**
+ * A row's papers in display order, with the topic ids that matched each (src/ledger/items.ts). A row that
+ * refers to query lists (src/ledger/lists.ts) needs its database and its to_paper.
+ */
+export function rowItems(row: Pick<DigestRowForTest, 'items' | 'from_paper' | 'topic_ids'> & { to_paper?: number }, db?: Db): LedgerItem[] {
+  if (row.items === null) return [];
+  const items = db && row.to_paper !== undefined ? plainItems(db, row.items, row.from_paper, row.to_paper) : row.items;
+  return decodeItems(items, row.from_paper, row.topic_ids);
 }
 
 export function countByStatus(db: Db): Record<string, number> {

@@ -71,11 +71,11 @@ const subject = (email: string): Subject =>
 function digestsOf(email: string): Array<{ id: number; papers: number[] }> {
   const rows = h.core.db
     .prepare(
-      `SELECT d.id, d.items, d.from_paper, d.topic_ids FROM digests d JOIN subscribers s ON s.id = d.subscriber_id
+      `SELECT d.id, d.items, d.from_paper, d.to_paper, d.topic_ids FROM digests d JOIN subscribers s ON s.id = d.subscriber_id
        WHERE s.email = ? ORDER BY d.id`,
     )
-    .all(email) as Array<{ id: number; items: Buffer | null; from_paper: number; topic_ids: string }>;
-  return rows.map((r) => ({ id: r.id, papers: rowItems(r).map((i) => i.paperId) }));
+    .all(email) as Array<{ id: number; items: Buffer | null; from_paper: number; to_paper: number; topic_ids: string }>;
+  return rows.map((r) => ({ id: r.id, papers: rowItems(r, h.core.db).map((i) => i.paperId) }));
 }
 
 /** The token and paper id of a /feedback/<token>/<paperId>/<direction> or /follow/<token>/<i>/<paperId> link. */

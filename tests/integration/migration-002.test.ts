@@ -81,7 +81,7 @@ describe('migration 002 on a database made by the previous version', () => {
     for (const [i, r] of rows.entries()) {
       const want = (JSON.parse(old.digests[i]!.papers) as Array<{ p: number; t: number[] }>).map((x) => ({ paperId: x.p, topicIds: x.t }));
       expect(want.length).toBeGreaterThan(0);
-      expect(rowItems(r)).toEqual(want); // same papers, same display order, same matched topics
+      expect(rowItems(r, t.db)).toEqual(want); // same papers, same display order, same matched topics
       expect(r.items!.length).toBeLessThan(old.digests[i]!.papers.length / 5);
     }
   });
@@ -108,7 +108,7 @@ describe('migration 002 on a database made by the previous version', () => {
       // bob's 5xx: his papers come again today (the watermark never moved past them), one email.
       const bob = rowsOf('bob@example.org');
       expect(bob.map((r) => r.status)).toEqual(['sent', 'failed', 'sent']);
-      expect(rowItems(bob[2]!).map((i) => i.paperId)).toEqual(rowItems(bob[1]!).map((i) => i.paperId));
+      expect(rowItems(bob[2]!, t.db).map((i) => i.paperId)).toEqual(rowItems(bob[1]!, t.db).map((i) => i.paperId));
       // eve was suppressed: her retrying row is skipped, nothing reaches her.
       expect(counts.get('eve@example.org')).toBeUndefined();
       expect(rowsOf('eve@example.org').map((r) => r.status)).toEqual(['sent', 'suppressed']);

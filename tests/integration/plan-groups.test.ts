@@ -78,7 +78,7 @@ function ledger(db: Db): Map<number, { lastSlot: string | null; rows: Planned[] 
       from: r.from_paper,
       to: r.to_paper,
       count: r.paper_count,
-      items: rowItems(r),
+      items: rowItems(r, db),
       suggestions: suggestions.all(r.id) as number[],
     });
   }
@@ -181,16 +181,21 @@ describe('planning once per topic set', () => {
     matchPending(t.db);
     const grouped = copyOf(t.db, 'grouped');
     const alone = copyOf(t.db, 'alone');
+    const perQuery = copyOf(t.db, 'per-query');
     // Small chunks and a tiny group table: groups are reused across chunks and the table is emptied mid-run.
     const plan = (db: Db, o: Partial<PlanOptions>) => planDigests(db, { clock, mode: 'now', chunkSize: 13, ...o });
 
     for (const date of ['2025-11-25T12:00:00Z', '2025-11-26T12:00:00Z']) {
       clock.set(date);
-      const a = await plan(grouped, { groupCacheMax: 9 });
+      const a = await plan(grouped, { groupCacheMax: 9, lists: 'per-topic-set' });
       const b = await plan(alone, { perSubscriber: true });
+      const c = await plan(perQuery, { lists: 'per-query' });
       expect(a).toEqual(b);
+      expect(c).toEqual(b);
       const got = ledger(grouped);
       expect(got).toEqual(ledger(alone));
+      expect(ledger(perQuery)).toEqual(got);
+      expect(perQuery.prepare(`SELECT count(*) FROM digests WHERE status = 'planned' AND substr(items, 1, 1) = x'01'`).pluck().get()).toBeGreaterThan(100);
 
       // The test means something: most subscribers got papers, through shared groups and on their own.
       const planned = [...got.values()].filter((s) => s.rows.some((r) => r.status === 'planned'));
@@ -209,7 +214,7 @@ describe('planning once per topic set', () => {
         }
       }
       // Delivered; day three's papers arrive in both files alike (same ids) and are matched.
-      for (const db of [grouped, alone]) {
+      for (const db of [grouped, alone, perQuery]) {
         deliverAll(db);
         seedBatch(
           db,
@@ -234,7 +239,7 @@ describe('planning once per topic set', () => {
       { email: 'c@example.com', topics: [{ text: 'quantum', muted: true }, 'robot', { text: 'speech', muted: true }, 'diffusion'] },
     ]);
     matchPending(t.db);
-    await planDigests(t.db, { clock, mode: 'now' });
+    await planDigests(t.db, { clock, mode: 'now', lists: 'per-topic-set' });
     const rows = digestRows(t.db);
     expect(rows).toHaveLength(3);
     const [a, b, c] = [first, second, third].map((s) => rowItems(rows.find((r) => r.subscriber_id === s!.id)!));

@@ -1,0 +1,149 @@
+// Query lists: a plan run's papers of one query, stored once (table query_lists, migration 012) and
+// referred to by every ledger row whose reader has that query unmuted. Such a row's `items` is a
+// reference, not a list: byte REFS, then k, then k entries (the row's topic bit, the list id in 6 bytes,
+// little-endian). A plain list never starts with 0x01 (its first nibble, the offset width, is >= 1) nor does a
+// mapped one (0x00, items.ts), so readers tell the three apart by the first byte.
+//
+// Reading a reference row merges its lists within the row's (from_paper, to_paper] in the planner's
+// display order (topics matched, upvotes when planned, best bm25, paper id), deduplicating papers matched
+// by several of its queries, and gives the plain packed list (pack.ts) a per-reader plan would have stored.
+// Decision: planning writes ~3,000 lists of ~60 papers instead of one list per reader (18.8M items for 100k
+// diverse readers); the merge costs the loader a sort of ~200 papers per digest (BENCHMARKS.md).
+import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
+import { packItems } from './pack.ts';
+
+/** First byte of a reference row. */
+export const REFS = 1;
+const LIST_RECORD = 16;
+const REF_RECORD = 7;
+
+/** One query's papers of a plan run: ids with their upvotes when planned and the query's scores. */
+export interface QueryList {
+  ids: Int32Array;
+  upvotes: Int32Array;
+  scores: Float64Array;
+}
+
+/** A reference row's entry: the row's topic bit and the list of that topic's query. */
+export interface ListRef {
+  bit: number;
+  listId: number;
+}
+
+export function encodeList(ids: readonly number[], upvotes: readonly number[], scores: readonly number[]): Buffer {
+  const out = Buffer.alloc(ids.length * LIST_RECORD);
+  for (let i = 0; i < ids.length; i++) {
+    out.writeUInt32LE(ids[i]!, i * LIST_RECORD);
+    out.writeInt32LE(upvotes[i]!, i * LIST_RECORD + 4);
+    out.writeDoubleLE(scores[i]!, i * LIST_RECORD + 8);
+  }
+  return out;
+}
+
+export function decodeList(blob: Uint8Array): QueryList {
+  if (blob.length % LIST_RECORD !== 0) throw new Error(`malformed query list (${blob.length} bytes)`);
+  const b = Buffer.from(blob.buffer, blob.byteOffset, blob.length);
+  const n = blob.length / LIST_RECORD;
+  const list: QueryList = { ids: new Int32Array(n), upvotes: new Int32Array(n), scores: new Float64Array(n) };
+  for (let i = 0; i < n; i++) {
+    list.ids[i] = b.readUInt32LE(i * LIST_RECORD);
+    list.upvotes[i] = b.readInt32LE(i * LIST_RECORD + 4);
+    list.scores[i] = b.readDoubleLE(i * LIST_RECORD + 8);
+  }
+  return list;
+}
+
+export function isRefs(blob: Uint8Array): boolean {
+  return blob.length > 0 && blob[0] === REFS;
+}
+
+export function encodeRefs(refs: readonly ListRef[]): Buffer {
+  const out = Buffer.alloc(2 + refs.length * REF_RECORD);
+  out[0] = REFS;
+  out[1] = refs.length;
+  refs.forEach((r, i) => {
+    out[2 + i * REF_RECORD] = r.bit;
+    out.writeUIntLE(r.listId, 3 + i * REF_RECORD, 6);
+  });
+  return out;
+}
+
+export function decodeRefs(blob: Uint8Array): ListRef[] {
+  const k = blob[1] ?? 0;
+  if (blob[0] !== REFS || k === 0 || blob.length !== 2 + k * REF_RECORD) throw new Error(`malformed list reference (${blob.length} bytes)`);
+  const b = Buffer.from(blob.buffer, blob.byteOffset, blob.length);
+  return Array.from({ length: k }, (_, i) => ({ bit: b[2 + i * REF_RECORD]!, listId: b.readUIntLE(3 + i * REF_RECORD, 6) }));
+}
+
+/**
+ * The papers of `lists` (each with its row bit) within (from, to], in display order, with their row masks:
+ * more of the row's topics matched, then upvotes, then the best (lowest) score, then paper id.
+ */
+export function mergeLists(lists: ReadonlyArray<{ bit: number; list: QueryList }>, from: number, to: number): { ids: number[]; masks: number[] } {
+  const at = new Map<number, number>();
+  const ids: number[] = [];
+  const masks: number[] = [];
+  const ups: number[] = [];
+  const best: number[] = [];
+  const hits: number[] = [];
+  for (const { bit, list } of lists) {
+    for (let i = 0; i < list.ids.length; i++) {
+      const id = list.ids[i]!;
+      if (id <= from || id > to) continue;
+      const k = at.get(id);
+      if (k === undefined) {
+        at.set(id, ids.length);
+        ids.push(id);
+        masks.push(1 << bit);
+        ups.push(list.upvotes[i]!);
+        best.push(list.scores[i]!);
+        hits.push(1);
+      } else {
+        masks[k]! |= 1 << bit;
+        hits[k]!++;
+        if (list.scores[i]! < best[k]!) best[k] = list.scores[i]!;
+      }
+    }
+  }
+  const order = ids.map((_, i) => i).sort((a, b) => hits[b]! - hits[a]! || ups[b]! - ups[a]! || best[a]! - best[b]! || ids[a]! - ids[b]!);
+  return { ids: order.map((i) => ids[i]!), masks: order.map((i) => masks[i]!) };
+}
+
+const SQL_LIST = `SELECT items FROM query_lists WHERE id = ?`;
+/** Lists a reader keeps decoded (a diverse run has ~3,000, ~1 KB each). */
+const LIST_CACHE = 4_096;
+
+/** Reads rows' items whatever their layout; a send run's loader keeps one (lists never change once written). */
+export class ListReader {
+  private readonly cache = new Map<number, QueryList>();
+  private readonly get;
+
+  constructor(db: Db, private readonly cacheSize = LIST_CACHE) {
+    this.get = statement<[number], { items: Buffer }>(db, SQL_LIST);
+  }
+
+  /** A row's items as a plain or mapped packed list (items.ts): a reference row's lists merged, else the blob itself. */
+  plain(blob: Uint8Array, fromPaper: number, toPaper: number): Uint8Array {
+    if (!isRefs(blob)) return blob;
+    const lists = decodeRefs(blob).map((r) => ({ bit: r.bit, list: this.list(r.listId) }));
+    const merged = mergeLists(lists, fromPaper, toPaper);
+    return packItems(merged.ids, merged.masks, fromPaper);
+  }
+
+  private list(id: number): QueryList {
+    let list = this.cache.get(id);
+    if (list) return list;
+    const row = this.get.get(id);
+    if (!row) throw new Error(`query list ${id} of a ledger row is missing`);
+    list = decodeList(row.items);
+    if (this.cache.size >= this.cacheSize) this.cache.clear();
+    this.cache.set(id, list);
+    return list;
+  }
+}
+
+/** One row's items as a packed list (the feedback check, training: a row at a time). */
+export function plainItems(db: Db, blob: Uint8Array, fromPaper: number, toPaper: number): Uint8Array {
+  return isRefs(blob) ? new ListReader(db, 8).plain(blob, fromPaper, toPaper) : blob;
+}

@@ -1,0 +1,44 @@
+// Writing query lists and the ledger rows that refer to them (lists.ts), for the planner's per-query plan
+// (plan/query-lists.ts), inside its chunk transaction.
+import type { Db } from '../db/open.ts';
+import { statement } from '../db/statements.ts';
+import { encodeList, encodeRefs, type ListRef } from './lists.ts';
+
+const SQL_INSERT_LIST = `
+  INSERT INTO query_lists (query_id, from_paper, to_paper, items, paper_count, planned_at) VALUES (?, ?, ?, ?, ?, ?)`;
+// verp_nonce: 52 random bits and a sign, as create.ts's rows (bounces/verp.ts)
+const SQL_INSERT_REF_ROW = `
+  INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at, verp_nonce)
+  VALUES (?, ?, 'planned', ?, ?, ?, ?, ?, ?, random() >> 11)`;
+
+export interface NewList {
+  queryId: number;
+  fromPaper: number;
+  toPaper: number;
+  ids: number[];
+  upvotes: number[];
+  scores: number[];
+  plannedAt: string;
+}
+
+export interface NewRefRow {
+  subscriberId: number;
+  edition: string;
+  fromPaper: number;
+  toPaper: number;
+  topicIds: string;
+  refs: ListRef[];
+  paperCount: number;
+  plannedAt: string;
+}
+
+/** Stores one query list; returns its id. */
+export function insertQueryList(db: Db, l: NewList): number {
+  const items = encodeList(l.ids, l.upvotes, l.scores);
+  return Number(statement(db, SQL_INSERT_LIST).run(l.queryId, l.fromPaper, l.toPaper, items, l.ids.length, l.plannedAt).lastInsertRowid);
+}
+
+/** Writes one planned ledger row whose items refer to query lists. */
+export function insertRefRow(db: Db, r: NewRefRow): void {
+  statement(db, SQL_INSERT_REF_ROW).run(r.subscriberId, r.edition, r.fromPaper, r.toPaper, r.topicIds, encodeRefs(r.refs), r.paperCount, r.plannedAt);
+}
