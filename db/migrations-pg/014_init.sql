@@ -6,7 +6,7 @@
 --   * times stay ISO-8601 text, as written by the SQLite code (same ordering, a copy is byte-for-byte);
 --   * COLLATE NOCASE -> unique / plain indexes on lower(…);  BLOB -> bytea;  REAL -> double precision;
 --   * the FTS5 tables (papers_fts, papers_vocab) are not here: matching runs in an in-memory SQLite
---     FTS5 index of each run's new papers, whatever the store (issue 39, "matching keeps its language");
+--     FTS5 index of the store's papers, whatever the store (src/match/match-in-memory.ts);
 --   * the opt-out history triggers (011) are PL/pgSQL functions with the same logic.
 
 CREATE TABLE settings (

@@ -1,4 +1,4 @@
-// Query lists: a plan run's papers of one query, stored once (table query_lists, migration 012) and
+// Query lists: a plan run's papers of one query, stored once (table query_lists, migration 015) and
 // referred to by every ledger row whose reader has that query unmuted. Such a row's `items` is a
 // reference, not a list: byte REFS, then k, then k entries (the row's topic bit, the list id in 6 bytes,
 // little-endian). A plain list never starts with 0x01 (its first nibble, the offset width, is >= 1) nor does a

@@ -14,11 +14,11 @@ export const COPIED_TABLES = [
   'settings', 'batches', 'papers', 'batch_papers', 'subscribers', 'queries', 'topics', 'query_matches',
   'digests', 'source_days', 'admin_sessions', 'like_examples', 'paper_terms', 'feedback', 'profile_terms',
   'digest_suggestions', 'mailgun_tokens', 'bounce_events', 'consent_events', 'resubscribe_requests',
-  'notices', 'reader_models',
+  'notices', 'reader_models', 'query_lists',
 ] as const;
 
 /** Tables whose id is an identity column: their sequence moves past the copied ids. */
-const IDENTITY_TABLES = ['batches', 'papers', 'subscribers', 'queries', 'topics', 'digests', 'bounce_events', 'consent_events', 'notices'];
+const IDENTITY_TABLES = ['batches', 'papers', 'subscribers', 'queries', 'topics', 'digests', 'bounce_events', 'consent_events', 'notices', 'query_lists'];
 
 /** The opt-out history is copied as it is: its trigger must not add to it while bounce_events are copied. */
 const SQL_TRIGGERS_OFF = `ALTER TABLE bounce_events DISABLE TRIGGER bounce_events_opt_out_history`;

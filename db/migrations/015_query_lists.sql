@@ -1,4 +1,4 @@
--- 012: one paper list per query per plan run (src/ledger/lists.ts), shared by every ledger row that refers
+-- 015: one paper list per query per plan run (src/ledger/lists.ts), shared by every ledger row that refers
 -- to it: a row planned this way holds only a reference (its lists and which of its topic bits each is for),
 -- the loader merges the lists when the digest is read. Rows planned before keep their own list. Only
 -- additions: older code reading this file still works.
