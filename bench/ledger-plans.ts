@@ -28,7 +28,10 @@ const ROOT = join(import.meta.dirname, '..', 'src');
 function sourceFiles(dir: string, into: string[] = []): string[] {
   for (const f of readdirSync(dir)) {
     const p = join(dir, f);
-    if (statSync(p).isDirectory()) sourceFiles(p, into);
+    // postgres/ folders hold PostgreSQL's dialect of the same names: planned by PostgreSQL, not here.
+    if (statSync(p).isDirectory()) {
+      if (f !== 'postgres') sourceFiles(p, into);
+    }
     else if (p.endsWith('.ts')) into.push(p);
   }
   return into;
