@@ -39,7 +39,7 @@ const SQL_SELECT_MAX_PAPER_ID = `SELECT coalesce(max(id), 0) AS maxId FROM paper
  * Distinct queries that at least one topic of a confirmed subscriber uses (muted or not, so that
  * unmuting needs no catch-up) and that have not been matched up to @maxId yet.
  */
-const SQL_SELECT_PENDING_QUERIES = `
+export const SQL_SELECT_PENDING_QUERIES = `
   SELECT q.id, q.fts AS key, coalesce(q.match_expr, q.fts) AS fts, q.matched_through AS matchedThrough,
          q.min_upvotes AS minUpvotes, q.like_self AS likeSelf, q.like_corpus AS likeCorpus
   FROM queries q

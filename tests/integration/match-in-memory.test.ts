@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/open.ts';
-import { ensureQuery, matchPending } from '../../src/match/matcher.ts';
+import { ensureQuery, matchPending, SQL_SELECT_PENDING_QUERIES } from '../../src/match/matcher.ts';
 import { parseTopic } from '../../src/match/parse.ts';
 import { matchInMemory, type LikeExample, type MatchPaper, type MatchQuery, type MatchRow } from '../../src/match/match-in-memory.ts';
 import { tempDatabase, type TempDb } from '../helpers/seed.ts';
@@ -26,15 +26,8 @@ const BATCH_2 = listing(new URL('../fixtures/batches/2025-11-26.json', import.me
 const SHARED = '/work/shared/fixtures/daily-papers-page.json';
 const SHARED_PAGE = existsSync(SHARED) ? listing(SHARED) : [];
 
-/** matcher.ts's pending queries (its statement is private; the same WHERE). */
-const SQL_PENDING = `
-  SELECT q.id, q.fts AS key, coalesce(q.match_expr, q.fts) AS fts, q.matched_through AS matchedThrough,
-         q.min_upvotes AS minUpvotes, q.like_self AS likeSelf, q.like_corpus AS likeCorpus
-  FROM queries q
-  WHERE q.matched_through < @maxId
-    AND EXISTS (SELECT 1 FROM topics t JOIN subscribers s ON s.id = t.subscriber_id
-                WHERE t.query_id = q.id AND s.status = 'confirmed')
-  ORDER BY q.id`;
+/** matcher.ts's pending queries: the same statement, so both paths match the same queries. */
+const SQL_PENDING = SQL_SELECT_PENDING_QUERIES;
 const SQL_CORPUS = `
   SELECT id, paper_key AS paperKey, title, abstract, authors, categories, upvotes FROM papers WHERE id <= ? ORDER BY id`;
 
