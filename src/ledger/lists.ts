@@ -113,10 +113,14 @@ export function mergeLists(lists: ReadonlyArray<{ bit: number; list: QueryList }
 const SQL_LIST = `SELECT items FROM query_lists WHERE id = ?`;
 /** Lists a reader keeps decoded (a diverse run has ~3,000, ~1 KB each). */
 const LIST_CACHE = 4_096;
+/** Merged lists kept per reader (~200 papers, ~1 KB each): a broad run's shared topic sets hit it. */
+const MERGED_CACHE = 2_048;
 
 /** Reads rows' items whatever their layout; a send run's loader keeps one (lists never change once written). */
 export class ListReader {
   private readonly cache = new Map<number, QueryList>();
+  /** Merged lists by reference and bounds: readers who share a topic set and a watermark share one merge. */
+  private readonly merged = new Map<string, Uint8Array>();
   private readonly get;
 
   constructor(db: Db, private readonly cacheSize = LIST_CACHE) {
@@ -126,9 +130,15 @@ export class ListReader {
   /** A row's items as a plain or mapped packed list (items.ts): a reference row's lists merged, else the blob itself. */
   plain(blob: Uint8Array, fromPaper: number, toPaper: number): Uint8Array {
     if (!isRefs(blob)) return blob;
+    const key = `${fromPaper}:${toPaper}:${Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString('latin1')}`;
+    const known = this.merged.get(key);
+    if (known) return known;
     const lists = decodeRefs(blob).map((r) => ({ bit: r.bit, list: this.list(r.listId) }));
     const merged = mergeLists(lists, fromPaper, toPaper);
-    return packItems(merged.ids, merged.masks, fromPaper);
+    const packed = packItems(merged.ids, merged.masks, fromPaper);
+    if (this.merged.size >= MERGED_CACHE) this.merged.clear();
+    this.merged.set(key, packed);
+    return packed;
   }
 
   private list(id: number): QueryList {
