@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { systemClock, type Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { openDatabase, type Db } from './db/open.ts';
+import { createSqliteLimits, type SharedLimits } from './db/shared-limits.ts';
 import { createRenderer, type Renderer } from './render/render.ts';
 import { createLogger, type Logger } from './log.ts';
 import { Links } from './links.ts';
@@ -69,8 +70,10 @@ export interface App {
   feeds: FeedService;
   /** The topic builder's live preview. */
   topicPreview: TopicPreviewService;
-  /** Spaces this process's requests per feed host (sources, "fetch now", like: lookups). */
+  /** Spaces requests per feed host (sources, "fetch now", like: lookups) for every process on `limits`. */
   spacer: HostSpacer;
+  /** The rate limits and spacings every instance shares: the SQLite file, or PostgreSQL with DATABASE_URL. */
+  limits: SharedLimits;
   /** The operator console (its pages are served only with ADMIN_PASSWORD_HASH). */
   console: ConsoleService;
   /** POST /api/batches, GET /health, GET /metrics. */
@@ -119,7 +122,8 @@ export async function createAppWithDb(config: Config, options: AppOptions = {}):
   });
   const mail = await createMail(config, options, logger);
   const { mailer } = mail;
-  const services = createServices({ config, db, clock, logger, tokens, links, renderer, mailer });
+  const limits = await openSharedLimits(config, db);
+  const services = createServices({ config, db, clock, logger, tokens, links, renderer, mailer, limits });
   const { subscribers } = services;
   const pipelineDeps = { config, db, clock, logger, links, renderer, mailer, notices: subscribers.notices, spacer: services.spacer, smtpUrl: mail.smtpUrl };
 
@@ -140,6 +144,7 @@ export async function createAppWithDb(config: Config, options: AppOptions = {}):
       subscribers.notices.close();
       await mailer.close();
       await mail.closeCatcher();
+      await limits.close();
       db.close();
     },
   };
@@ -194,14 +199,25 @@ async function createMail(config: Config, options: AppOptions, logger: Logger): 
   };
 }
 
-type AppCore = Pick<App, 'config' | 'clock' | 'logger' | 'tokens' | 'links' | 'renderer' | 'mailer'> & { db: Db };
-type AppServices = Pick<App, 'subscribers' | 'feedback' | 'feeds' | 'topicPreview' | 'spacer' | 'console' | 'machine' | 'webhooks' | 'digests' | 'operator'>;
+/**
+ * Where the shared limits live: PostgreSQL when DATABASE_URL names it (the store instances on several
+ * machines share; opened on first use), else the SQLite file every process on this machine opens.
+ */
+async function openSharedLimits(config: Config, db: Db): Promise<SharedLimits> {
+  if (!config.DATABASE_URL) return createSqliteLimits(db, { lockWaitMs: config.WEB_LOCK_WAIT_MS });
+  const { createPostgresLimits } = await import('./db/postgres/shared-limits.ts');
+  return createPostgresLimits({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA });
+}
+
+type AppCore = Pick<App, 'config' | 'clock' | 'logger' | 'tokens' | 'links' | 'renderer' | 'mailer' | 'limits'> & { db: Db };
+type AppServices = Pick<App, 'subscribers' | 'feedback' | 'feeds' | 'topicPreview' | 'spacer' | 'limits' | 'console' | 'machine' | 'webhooks' | 'digests' | 'operator'>;
 
 /** The services the commands, web pages and console call, over the database, links and mail. */
-function createServices({ config, db, clock, logger, tokens, links, renderer, mailer }: AppCore): AppServices {
-  // One spacer for every request this process makes to a feed host: the sources, the console's "fetch
-  // now" and like: lookups, so arXiv's one request every ARXIV_MIN_INTERVAL_MS holds for the process.
-  const spacer = sourceSpacer(config);
+function createServices({ config, db, clock, logger, tokens, links, renderer, mailer, limits }: AppCore): AppServices {
+  // One spacer for every request to a feed host: the sources, the console's "fetch now" and like:
+  // lookups, booked in the shared store, so arXiv's one request every ARXIV_MIN_INTERVAL_MS holds for
+  // every process of the deployment.
+  const spacer = sourceSpacer(config, limits);
   // like: examples missing from the database are looked up on arXiv (LIKE_LOOKUP, ARXIV_API_URL), bounded
   // and in the background (match/like/lookups.ts).
   const likeLookups = config.LIKE_LOOKUP
@@ -221,6 +237,7 @@ function createServices({ config, db, clock, logger, tokens, links, renderer, ma
     feeds: createFeedService({ db, clock, tokens, links }),
     topicPreview: createTopicPreviewService({ db, clock }),
     spacer,
+    limits,
     console: createConsoleService({ db, clock, config, logger, links, spacer }),
     machine: {
       health: createHealthCheck({ db, clock, config }),

@@ -6,17 +6,35 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { retryDelayMs } from '../backoff.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
+import type { SharedLimits } from '../db/shared-limits.ts';
 
-/** Spaces requests per host. One object per process (or per test), passed to fetchText; not a global. */
+/** Where a spacer books its starts when more than one process must keep the spacing together. */
+export type SharedSpacing = Pick<SharedLimits, 'book' | 'finished'>;
+
+/** The purpose of the spacer's rows in shared_limits (the key is the host). */
+export const SPACING_PURPOSE = 'spacing';
+
+/**
+ * Spaces requests per host. One object per process (or per test), passed to fetchText; not a global.
+ * With a shared store (src/db/shared-limits.ts) the spacing holds for every process on it: arXiv's one
+ * request every 3 s is for the deployment, not for each `digest serve`. Times are the wall clock's: the
+ * waits are real.
+ */
 export class HostSpacer {
   private readonly nextAt = new Map<string, number>();
 
-  /** @param intervalFor minimum milliseconds between two requests to a host (0 = no spacing) */
-  constructor(private readonly intervalFor: (host: string) => number) {}
+  /**
+   * @param intervalFor minimum milliseconds between two requests to a host (0 = no spacing)
+   * @param shared the store every process books its starts in (default: this process's memory only)
+   */
+  constructor(
+    private readonly intervalFor: (host: string) => number,
+    private readonly shared?: SharedSpacing,
+  ) {}
 
   /** Spacing per host from a table ({ 'export.arxiv.org': 3000 }); other hosts are not spaced. */
-  static fromTable(table: Record<string, number>): HostSpacer {
-    return new HostSpacer((host) => table[host] ?? 0);
+  static fromTable(table: Record<string, number>, shared?: SharedSpacing): HostSpacer {
+    return new HostSpacer((host) => table[host] ?? 0, shared);
   }
 
   /** Resolves when a request to this host may start, and books the slot. */
@@ -24,18 +42,25 @@ export class HostSpacer {
     const interval = this.intervalFor(host);
     if (interval <= 0) return;
     const now = Date.now();
-    const at = Math.max(now, this.nextAt.get(host) ?? 0);
-    this.nextAt.set(host, at + interval);
-    if (at > now) await sleep(at - now, undefined, { signal });
+    let at: number;
+    if (this.shared) {
+      at = await this.shared.book(SPACING_PURPOSE, host, interval, now);
+    } else {
+      at = Math.max(now, this.nextAt.get(host) ?? 0);
+      this.nextAt.set(host, at + interval);
+    }
+    const wait = at - Date.now();
+    if (wait > 0) await sleep(wait, undefined, { signal });
   }
 
   /**
    * Marks the end of a request: the next one starts at least one interval after it, so the server
    * sees the spacing whatever the connection set-up and transfer times were.
    */
-  finished(host: string): void {
+  async finished(host: string): Promise<void> {
     const interval = this.intervalFor(host);
     if (interval <= 0) return;
+    if (this.shared) return this.shared.finished(SPACING_PURPOSE, host, interval, Date.now());
     this.nextAt.set(host, Math.max(this.nextAt.get(host) ?? 0, Date.now() + interval));
   }
 }
@@ -149,14 +174,14 @@ export async function fetchText(url: string, opts: FetchOptions): Promise<FetchR
         waitHint = retryAfterMs(res);
         await res.body?.cancel().catch(() => undefined);
         lastError = new AppError('FETCH_HTTP_ERROR', `GET ${url} answered HTTP ${res.status}`, { temporary: true });
-        opts.spacer?.finished(target.host);
+        await opts.spacer?.finished(target.host);
       } else {
         const text = await readBody(res, maxBytes, url);
-        opts.spacer?.finished(target.host);
+        await opts.spacer?.finished(target.host);
         return { status: res.status, text, url: res.url || url };
       }
     } catch (e) {
-      if (started) opts.spacer?.finished(target.host);
+      if (started) await opts.spacer?.finished(target.host).catch(() => undefined);
       if (opts.signal?.aborted) throw new AppError('FETCH_ABORTED', `GET ${url}: aborted`, { cause: e, temporary: true });
       if (e instanceof AppError) throw e; // too large: retrying will not help
       const timedOut = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');

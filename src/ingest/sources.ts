@@ -10,7 +10,7 @@ import { utcDate, type Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
 import { AppError, errorMessage } from '../errors.ts';
 import type { Logger } from '../log.ts';
-import { HostSpacer, type FetchOptions } from './fetch.ts';
+import { HostSpacer, type FetchOptions, type SharedSpacing } from './fetch.ts';
 import { ingestBatch, ingestCounts } from './ingest.ts';
 import { clearErrors, daysInWindow, recordDay, sourceDay, sourceErrors, sourceSummary, type SourceDay } from './source-days.ts';
 import type { AnySourceKind, DayFetch } from './source-kinds/kind.ts';
@@ -57,11 +57,14 @@ export function parseSources(spec: string, kinds: readonly AnySourceKind[] = SOU
   return specs;
 }
 
-/** Spaces requests to the hosts every kind asks spacing for (arXiv's: ARXIV_MIN_INTERVAL_MS). */
-export function sourceSpacer(config: SourceSettings): HostSpacer {
+/**
+ * Spaces requests to the hosts every kind asks spacing for (arXiv's: ARXIV_MIN_INTERVAL_MS); with `shared`,
+ * for every process on that store together.
+ */
+export function sourceSpacer(config: SourceSettings, shared?: SharedSpacing): HostSpacer {
   const table: Record<string, number> = {};
   for (const kind of SOURCE_KINDS) Object.assign(table, kind.spacing?.(config));
-  return HostSpacer.fromTable(table);
+  return HostSpacer.fromTable(table, shared);
 }
 
 export type PollStatus = 'ingested' | 'unchanged' | 'empty' | 'not-yet' | 'error';

@@ -1,6 +1,7 @@
 // What the web layer is given (WebDeps) and what each route module receives (RouteDeps). Kept apart
 // from server.ts so route modules do not import the server that imports them.
 import type { Clock } from '../clock.ts';
+import type { SharedLimits } from '../db/shared-limits.ts';
 import type { Config } from '../config.ts';
 import type { TrustProxy } from '../trust-proxy.ts';
 import type { Links } from '../links.ts';
@@ -28,6 +29,8 @@ export interface WebDeps {
   console: ConsoleService;
   /** POST /api/batches, GET /health, GET /metrics. */
   machine: MachineApi;
+  /** Where the rate limits count (login, subscribe, preview): the store every instance shares. */
+  limits: SharedLimits;
   /** The topic builder's live preview (GET /api/topics/preview). */
   topicPreview: TopicPreviewService;
   renderer: Pick<Renderer, 'webView'>;

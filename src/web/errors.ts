@@ -41,6 +41,7 @@ const STATUS_BY_CODE: Record<string, number | { permanent: number; temporary: nu
   RELAY_DOWN: 503,
   SOURCES_FAILED: 503,
   DB_FAULT: 503,
+  LIMITS_STORE_UNAVAILABLE: 503,
   DB_LOCKED: 503,
   DB_FULL: 503,
   DB_READONLY: 503,

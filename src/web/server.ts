@@ -8,6 +8,7 @@ import { createErrorHandler, notFoundHandler } from './errors.ts';
 import type { RouteDeps, WebDeps } from './deps.ts';
 import { createPages } from './pages.ts';
 import { retryLockedWrites } from './lock-retry.ts';
+import { sharedRateLimitStore } from './rate-limit-store.ts';
 import { logRequests } from './request-log.ts';
 import { registerApiRoutes } from './routes/api.ts';
 import { registerAssetRoutes } from './routes/assets.ts';
@@ -43,7 +44,8 @@ export function buildServer(deps: WebDeps): FastifyInstance {
   const routeDeps: RouteDeps = { ...deps, pages: deps.pages ?? createPages() };
 
   void app.register(formbody);
-  void app.register(rateLimit, { global: false });
+  // Counts live in the store every instance shares (SQLite file or PostgreSQL), not in this process.
+  void app.register(rateLimit, { global: false, store: sharedRateLimitStore(deps.limits, deps.clock) });
   app.addHook('onSend', securityHeaders(deps.config.PUBLIC_URL.startsWith('https://')));
   logRequests(app);
   app.setErrorHandler(createErrorHandler(routeDeps.pages, deps.machine.health.noteWriteFault));

@@ -51,8 +51,8 @@ describe.skipIf(!pg.reachable)('digest migrate and digest copy on PostgreSQL', (
     const env = { DATABASE_URL: s.url, DATABASE_SCHEMA: s.name };
     const first = await digest(['migrate'], env);
     expect(first.stderr).toBe('');
-    expect(first.stdout).toMatch(/applied 014_init\.sql, 015_query_lists\.sql \(PostgreSQL, version 15\)/);
-    expect((await digest(['migrate'], env)).stdout).toMatch(/database is up to date \(PostgreSQL, version 15\)/);
+    expect(first.stdout).toMatch(/applied 014_init\.sql, 015_query_lists\.sql, 016_shared_limits\.sql \(PostgreSQL, version 16\)/);
+    expect((await digest(['migrate'], env)).stdout).toMatch(/database is up to date \(PostgreSQL, version 16\)/);
   });
 
   it('copies every table with counts checked, keeps ids, bytes and history, and moves the sequences', async () => {

@@ -17,6 +17,12 @@ export const COPIED_TABLES = [
   'notices', 'reader_models', 'query_lists',
 ] as const;
 
+/**
+ * Tables deliberately left behind: shared_limits holds rate-limit counters and feed-host spacings that
+ * lapse within the hour (migration 016); the new deployment starts them afresh.
+ */
+export const NOT_COPIED_TABLES = ['shared_limits'] as const;
+
 /** Tables whose id is an identity column: their sequence moves past the copied ids. */
 const IDENTITY_TABLES = ['batches', 'papers', 'subscribers', 'queries', 'topics', 'digests', 'bounce_events', 'consent_events', 'notices', 'query_lists'];
 

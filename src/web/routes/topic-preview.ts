@@ -42,6 +42,9 @@ export function registerTopicPreviewRoutes(app: FastifyInstance, deps: RouteDeps
         rateLimit: {
           max: deps.previewRateLimit ?? 120,
           timeWindow: 60_000,
+          // A store that cannot count this one (locked for over WEB_LOCK_WAIT_MS) lets the preview through:
+          // it reads only, and a refusal would break typing for everyone.
+          skipOnError: true,
           errorResponseBuilder: (_req, ctx) =>
             new AppError('RATE_LIMITED', `Too many previews; try again in ${ctx.after}.`),
         },

@@ -1,0 +1,90 @@
+// The shared limits (src/db/shared-limits.ts) on PostgreSQL, for instances on several machines: each
+// change is one INSERT … ON CONFLICT DO UPDATE … RETURNING, which PostgreSQL runs atomically on the row
+// (two instances hitting the same key at once queue on its row lock; neither hit is lost). The pool is
+// opened, and the schema migrated, on first use: commands that never count anything never connect.
+import type pg from 'pg';
+import { AppError } from '../../errors.ts';
+import { sweepDue, type SharedLimits } from '../shared-limits.ts';
+import { migratePostgres } from './migrate.ts';
+import { createPool } from './pool.ts';
+import { isConnectionLoss, whileConnectionLost } from './retry.ts';
+
+export const PG_LIMIT_HIT = `
+  INSERT INTO shared_limits (purpose, key, hits, until_ms) VALUES ($1, $2, 1, $3::bigint + $4::bigint)
+  ON CONFLICT (purpose, key) DO UPDATE SET
+    hits     = CASE WHEN shared_limits.until_ms <= $3::bigint THEN 1 ELSE shared_limits.hits + 1 END,
+    until_ms = CASE WHEN shared_limits.until_ms <= $3::bigint THEN excluded.until_ms ELSE shared_limits.until_ms END
+  RETURNING hits, until_ms`;
+export const PG_SPACING_BOOK = `
+  INSERT INTO shared_limits (purpose, key, hits, until_ms) VALUES ($1, $2, 1, $3::bigint + $4::bigint)
+  ON CONFLICT (purpose, key) DO UPDATE SET
+    hits     = shared_limits.hits + 1,
+    until_ms = GREATEST(shared_limits.until_ms + $4::bigint, excluded.until_ms)
+  RETURNING until_ms`;
+export const PG_SPACING_FINISHED = `
+  INSERT INTO shared_limits (purpose, key, hits, until_ms) VALUES ($1, $2, 0, $3::bigint + $4::bigint)
+  ON CONFLICT (purpose, key) DO UPDATE SET until_ms = GREATEST(shared_limits.until_ms, excluded.until_ms)`;
+export const PG_LIMITS_SWEEP = `DELETE FROM shared_limits WHERE purpose = $1 AND until_ms <= $2`;
+
+export interface PostgresLimitsOptions {
+  url: string;
+  schema?: string | undefined;
+  /** How long a statement rides out a lost connection before the request fails (503): short, a client waits. */
+  reconnectBudgetMs?: number;
+}
+
+export function createPostgresLimits(options: PostgresLimitsOptions): SharedLimits {
+  let ready: Promise<pg.Pool> | undefined;
+  const open = (): Promise<pg.Pool> =>
+    (ready ??= (async () => {
+      const pool = createPool(options.url, { schema: options.schema, max: 4 });
+      try {
+        await migratePostgres(pool); // under the migration lock: instances starting together apply it once
+      } catch (e) {
+        ready = undefined;
+        await pool.end().catch(() => {});
+        throw unavailable(e);
+      }
+      return pool;
+    })());
+  const lastSweep = new Map<string, number>();
+  const query = async <R extends pg.QueryResultRow>(purpose: string, nowMs: number, sql: string, params: unknown[]): Promise<R | undefined> => {
+    const pool = await open();
+    try {
+      return await whileConnectionLost(async () => {
+        if (sweepDue(lastSweep, purpose, nowMs)) await pool.query(PG_LIMITS_SWEEP, [purpose, nowMs]);
+        return (await pool.query<R>(sql, params)).rows[0];
+      }, options.reconnectBudgetMs ?? 2_000);
+    } catch (e) {
+      throw isConnectionLoss(e) ? unavailable(e) : e;
+    }
+  };
+  return {
+    engine: 'postgres',
+    async hit(purpose, key, windowMs, nowMs) {
+      const r = await query<{ hits: number; until_ms: number }>(purpose, nowMs, PG_LIMIT_HIT, [purpose, key, nowMs, windowMs]);
+      return { hits: r!.hits, resetAtMs: r!.until_ms };
+    },
+    async book(purpose, key, intervalMs, nowMs) {
+      const r = await query<{ until_ms: number }>(purpose, nowMs, PG_SPACING_BOOK, [purpose, key, nowMs, intervalMs]);
+      return r!.until_ms - intervalMs;
+    },
+    async finished(purpose, key, intervalMs, nowMs) {
+      await query(purpose, nowMs, PG_SPACING_FINISHED, [purpose, key, nowMs, intervalMs]);
+    },
+    async close() {
+      const pool = ready && (await ready.catch(() => undefined));
+      ready = undefined;
+      await pool?.end().catch(() => {});
+    },
+  };
+}
+
+/** The store is out of reach: the request is refused for now (503 + Retry-After), never let through uncounted. */
+function unavailable(e: unknown): AppError {
+  return new AppError('LIMITS_STORE_UNAVAILABLE', `the shared limits' PostgreSQL store did not answer: ${(e as Error).message}`, {
+    cause: e,
+    temporary: true,
+    retryInSeconds: 5,
+  });
+}

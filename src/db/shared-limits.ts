@@ -1,0 +1,99 @@
+// Limits every process of a deployment shares: fixed-window counters (the console's login attempts, the
+// subscribe and preview rate limits, keyed by client address) and spacings (one request to a feed host
+// every N ms, keyed by host). They live in the store the instances share, one row per (purpose, key) in
+// `shared_limits` (migration 016), each change one atomic upsert: the SQLite file by default, PostgreSQL
+// when DATABASE_URL names it (src/db/postgres/shared-limits.ts). Two `digest serve` behind a load balancer
+// then allow what one would, not twice as much.
+import type { Db } from './open.ts';
+import { retryWhileBusy } from './busy.ts';
+
+/** One counter after a hit. */
+export interface WindowCount {
+  /** Hits in the current window, this one included. */
+  hits: number;
+  /** When the window ends (ms since 1970, the caller's clock). */
+  resetAtMs: number;
+}
+
+/** The port: what the web tier and the feed fetcher ask of the shared store. Times are ms since 1970. */
+export interface SharedLimits {
+  readonly engine: 'sqlite' | 'postgres';
+  /** Counts one hit of `key` in a fixed window of `windowMs` that starts at the first hit after the last window. */
+  hit(purpose: string, key: string, windowMs: number, nowMs: number): Promise<WindowCount>;
+  /** Books the next start for `key` at least `intervalMs` after the previous one; answers when it may start. */
+  book(purpose: string, key: string, intervalMs: number, nowMs: number): Promise<number>;
+  /** A booked request has ended: the next one starts at least `intervalMs` after `nowMs`. */
+  finished(purpose: string, key: string, intervalMs: number, nowMs: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Rows of a purpose whose time has passed are deleted at most this often per process (on a hit or booking). */
+export const SWEEP_EVERY_MS = 60_000;
+
+// A window that has ended starts again at this hit; else one more hit in it. SET reads the old row.
+export const SQL_LIMIT_HIT = `
+  INSERT INTO shared_limits (purpose, key, hits, until_ms) VALUES (@purpose, @key, 1, @now + @span)
+  ON CONFLICT (purpose, key) DO UPDATE SET
+    hits     = CASE WHEN shared_limits.until_ms <= @now THEN 1 ELSE shared_limits.hits + 1 END,
+    until_ms = CASE WHEN shared_limits.until_ms <= @now THEN excluded.until_ms ELSE shared_limits.until_ms END
+  RETURNING hits, until_ms`;
+// The next start is max(now, the booked next start); the row keeps the start after that one.
+export const SQL_SPACING_BOOK = `
+  INSERT INTO shared_limits (purpose, key, hits, until_ms) VALUES (@purpose, @key, 1, @now + @span)
+  ON CONFLICT (purpose, key) DO UPDATE SET
+    hits     = shared_limits.hits + 1,
+    until_ms = MAX(shared_limits.until_ms + @span, excluded.until_ms)
+  RETURNING until_ms`;
+export const SQL_SPACING_FINISHED = `
+  INSERT INTO shared_limits (purpose, key, hits, until_ms) VALUES (@purpose, @key, 0, @now + @span)
+  ON CONFLICT (purpose, key) DO UPDATE SET until_ms = MAX(shared_limits.until_ms, excluded.until_ms)`;
+export const SQL_LIMITS_SWEEP = `DELETE FROM shared_limits WHERE purpose = @purpose AND until_ms <= @now`;
+
+/** Whether a purpose is due a sweep; remembers the time when it is. */
+export function sweepDue(lastSweep: Map<string, number>, purpose: string, nowMs: number): boolean {
+  const last = lastSweep.get(purpose);
+  if (last !== undefined && nowMs - last < SWEEP_EVERY_MS && nowMs >= last) return false;
+  lastSweep.set(purpose, nowMs);
+  return true;
+}
+
+export interface SqliteLimitsOptions {
+  /** How long a write waits for another process's lock, retrying with the event loop free (WEB_LOCK_WAIT_MS). */
+  lockWaitMs: number;
+}
+
+/**
+ * The SQLite adapter, on the process's own connection (the same file as everything else, so a `digest
+ * serve` and a `digest run` beside it share the spacing of feed hosts). Each call is one statement.
+ */
+export function createSqliteLimits(db: Db, options: SqliteLimitsOptions): SharedLimits {
+  const statements = () => ({
+    hit: db.prepare(SQL_LIMIT_HIT),
+    book: db.prepare(SQL_SPACING_BOOK),
+    finished: db.prepare(SQL_SPACING_FINISHED),
+    sweep: db.prepare(SQL_LIMITS_SWEEP),
+  });
+  let s: ReturnType<typeof statements> | undefined;
+  const lastSweep = new Map<string, number>();
+  const write = <T>(purpose: string, nowMs: number, fn: (st: ReturnType<typeof statements>) => T): Promise<T> =>
+    retryWhileBusy(() => {
+      const st = (s ??= statements());
+      if (sweepDue(lastSweep, purpose, nowMs)) st.sweep.run({ purpose, now: nowMs });
+      return fn(st);
+    }, options.lockWaitMs);
+  return {
+    engine: 'sqlite',
+    hit: (purpose, key, windowMs, nowMs) =>
+      write(purpose, nowMs, (st) => {
+        const r = st.hit.get({ purpose, key, now: nowMs, span: windowMs }) as { hits: number; until_ms: number };
+        return { hits: r.hits, resetAtMs: r.until_ms };
+      }),
+    book: (purpose, key, intervalMs, nowMs) =>
+      write(purpose, nowMs, (st) => (st.book.get({ purpose, key, now: nowMs, span: intervalMs }) as { until_ms: number }).until_ms - intervalMs),
+    finished: (purpose, key, intervalMs, nowMs) =>
+      write(purpose, nowMs, (st) => {
+        st.finished.run({ purpose, key, now: nowMs, span: intervalMs });
+      }),
+    close: async () => {},
+  };
+}
