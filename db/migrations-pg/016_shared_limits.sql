@@ -5,6 +5,7 @@ CREATE TABLE shared_limits (
   key      text NOT NULL,
   hits     bigint NOT NULL,
   until_ms bigint NOT NULL,
+  holder   text,
   PRIMARY KEY (purpose, key)
 );
 CREATE INDEX shared_limits_until ON shared_limits (purpose, until_ms);

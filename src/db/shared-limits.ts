@@ -1,6 +1,6 @@
 // Limits every process of a deployment shares: fixed-window counters (the console's login attempts, the
-// subscribe and preview rate limits, keyed by client address) and spacings (one request to a feed host
-// every N ms, keyed by host). They live in the store the instances share, one row per (purpose, key) in
+// subscribe and preview rate limits, keyed by client address) and spacings (one request at a time to a
+// feed host, the next one N ms after the last ended, keyed by host). They live in the store the instances share, one row per (purpose, key) in
 // `shared_limits` (migration 016), each change one atomic upsert: the SQLite file by default, PostgreSQL
 // when DATABASE_URL names it (src/db/postgres/shared-limits.ts). Two `digest serve` behind a load balancer
 // then allow what one would, not twice as much.
@@ -15,15 +15,25 @@ export interface WindowCount {
   resetAtMs: number;
 }
 
+/** One try to take a spaced key (a feed host). */
+export interface Take {
+  taken: boolean;
+  /** Not taken: when the holder's lease lapses, or the earliest next start once it has ended. */
+  untilMs: number;
+}
+
 /** The port: what the web tier and the feed fetcher ask of the shared store. Times are ms since 1970. */
 export interface SharedLimits {
   readonly engine: 'sqlite' | 'postgres';
   /** Counts one hit of `key` in a fixed window of `windowMs` that starts at the first hit after the last window. */
   hit(purpose: string, key: string, windowMs: number, nowMs: number): Promise<WindowCount>;
-  /** Books the next start for `key` at least `intervalMs` after the previous one; answers when it may start. */
-  book(purpose: string, key: string, intervalMs: number, nowMs: number): Promise<number>;
-  /** A booked request has ended: the next one starts at least `intervalMs` after `nowMs`. */
-  finished(purpose: string, key: string, intervalMs: number, nowMs: number): Promise<void>;
+  /**
+   * Takes `key` for one request if it is free (its last request ended at least an interval ago, or its
+   * holder's lease lapsed), for at most `leaseMs`. `holder` is unique to this request.
+   */
+  take(purpose: string, key: string, leaseMs: number, nowMs: number, holder: string): Promise<Take>;
+  /** The holder's request ended: the next may take `key` at `nextAtMs` (end + interval). */
+  release(purpose: string, key: string, holder: string, nextAtMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -37,16 +47,17 @@ export const SQL_LIMIT_HIT = `
     hits     = CASE WHEN shared_limits.until_ms <= @now THEN 1 ELSE shared_limits.hits + 1 END,
     until_ms = CASE WHEN shared_limits.until_ms <= @now THEN excluded.until_ms ELSE shared_limits.until_ms END
   RETURNING hits, until_ms`;
-// The next start is max(now, the booked next start); the row keeps the start after that one.
-export const SQL_SPACING_BOOK = `
-  INSERT INTO shared_limits (purpose, key, hits, until_ms) VALUES (@purpose, @key, 1, @now + @span)
+// Compare-and-set: a free key (its time passed) goes to this holder for the lease; a held one is left
+// as it is. The holder read back says who has it.
+export const SQL_SPACING_TAKE = `
+  INSERT INTO shared_limits (purpose, key, hits, until_ms, holder) VALUES (@purpose, @key, 1, @now + @span, @holder)
   ON CONFLICT (purpose, key) DO UPDATE SET
-    hits     = shared_limits.hits + 1,
-    until_ms = MAX(shared_limits.until_ms + @span, excluded.until_ms)
-  RETURNING until_ms`;
-export const SQL_SPACING_FINISHED = `
-  INSERT INTO shared_limits (purpose, key, hits, until_ms) VALUES (@purpose, @key, 0, @now + @span)
-  ON CONFLICT (purpose, key) DO UPDATE SET until_ms = MAX(shared_limits.until_ms, excluded.until_ms)`;
+    hits     = CASE WHEN shared_limits.until_ms <= @now THEN shared_limits.hits + 1 ELSE shared_limits.hits END,
+    holder   = CASE WHEN shared_limits.until_ms <= @now THEN excluded.holder ELSE shared_limits.holder END,
+    until_ms = CASE WHEN shared_limits.until_ms <= @now THEN excluded.until_ms ELSE shared_limits.until_ms END
+  RETURNING holder, until_ms`;
+// Only the holder moves its lease's end to the next start (a lapsed lease another took stays theirs).
+export const SQL_SPACING_RELEASE = `UPDATE shared_limits SET until_ms = @next WHERE purpose = @purpose AND key = @key AND holder = @holder`;
 export const SQL_LIMITS_SWEEP = `DELETE FROM shared_limits WHERE purpose = @purpose AND until_ms <= @now`;
 
 /** Whether a purpose is due a sweep; remembers the time when it is. */
@@ -69,8 +80,8 @@ export interface SqliteLimitsOptions {
 export function createSqliteLimits(db: Db, options: SqliteLimitsOptions): SharedLimits {
   const statements = () => ({
     hit: db.prepare(SQL_LIMIT_HIT),
-    book: db.prepare(SQL_SPACING_BOOK),
-    finished: db.prepare(SQL_SPACING_FINISHED),
+    take: db.prepare(SQL_SPACING_TAKE),
+    release: db.prepare(SQL_SPACING_RELEASE),
     sweep: db.prepare(SQL_LIMITS_SWEEP),
   });
   let s: ReturnType<typeof statements> | undefined;
@@ -88,12 +99,15 @@ export function createSqliteLimits(db: Db, options: SqliteLimitsOptions): Shared
         const r = st.hit.get({ purpose, key, now: nowMs, span: windowMs }) as { hits: number; until_ms: number };
         return { hits: r.hits, resetAtMs: r.until_ms };
       }),
-    book: (purpose, key, intervalMs, nowMs) =>
-      write(purpose, nowMs, (st) => (st.book.get({ purpose, key, now: nowMs, span: intervalMs }) as { until_ms: number }).until_ms - intervalMs),
-    finished: (purpose, key, intervalMs, nowMs) =>
+    take: (purpose, key, leaseMs, nowMs, holder) =>
       write(purpose, nowMs, (st) => {
-        st.finished.run({ purpose, key, now: nowMs, span: intervalMs });
+        const r = st.take.get({ purpose, key, now: nowMs, span: leaseMs, holder }) as { holder: string; until_ms: number };
+        return { taken: r.holder === holder, untilMs: r.until_ms };
       }),
+    release: (purpose, key, holder, nextAtMs) =>
+      retryWhileBusy(() => {
+        (s ??= statements()).release.run({ purpose, key, holder, next: nextAtMs });
+      }, options.lockWaitMs),
     close: async () => {},
   };
 }

@@ -2,30 +2,39 @@
 // exponential backoff and jitter on timeouts, 5xx, 429 and dropped connections, none on other 4xx
 // (the status goes back to the caller: Hugging Face answers 400 for a day in the future), and a
 // minimum spacing between requests to the same host (arXiv asks for one request every 3 s).
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { retryDelayMs } from '../backoff.ts';
 import { AppError } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import type { SharedLimits } from '../db/shared-limits.ts';
 
-/** Where a spacer books its starts when more than one process must keep the spacing together. */
-export type SharedSpacing = Pick<SharedLimits, 'book' | 'finished'>;
+/** Where a spacer takes a host when more than one process must keep the spacing together. */
+export type SharedSpacing = Pick<SharedLimits, 'take' | 'release'>;
 
 /** The purpose of the spacer's rows in shared_limits (the key is the host). */
 export const SPACING_PURPOSE = 'spacing';
+/** How often a process waiting for a host another one is using asks again. */
+const POLL_MS = 100;
+/** A request's hold on a host when the caller names no timeout. */
+const DEFAULT_REQUEST_MS = 60_000;
+
+/** Called once the request ends (answered, failed or timed out). */
+export type SpacingDone = () => Promise<void>;
 
 /**
  * Spaces requests per host. One object per process (or per test), passed to fetchText; not a global.
- * With a shared store (src/db/shared-limits.ts) the spacing holds for every process on it: arXiv's one
- * request every 3 s is for the deployment, not for each `digest serve`. Times are the wall clock's: the
- * waits are real.
+ * Alone, it books starts one interval apart in memory. With a shared store (src/db/shared-limits.ts) the
+ * spacing holds for every process on it, as arXiv asks of a client (one connection at a time, the next
+ * request 3 s after the last): a request takes the host, and the next one, from any process, may take it
+ * an interval after that one ended. Times are the wall clock's: the waits are real.
  */
 export class HostSpacer {
   private readonly nextAt = new Map<string, number>();
 
   /**
    * @param intervalFor minimum milliseconds between two requests to a host (0 = no spacing)
-   * @param shared the store every process books its starts in (default: this process's memory only)
+   * @param shared the store every process takes hosts in (default: this process's memory only)
    */
   constructor(
     private readonly intervalFor: (host: string) => number,
@@ -37,31 +46,35 @@ export class HostSpacer {
     return new HostSpacer((host) => table[host] ?? 0, shared);
   }
 
-  /** Resolves when a request to this host may start, and books the slot. */
-  async wait(host: string, signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves when a request to this host may start; call the answer once it has ended, so the next one
+   * starts at least one interval after it, whatever its connection and transfer times were.
+   * `requestMs`: how long the request may take at most (a dead process holds the host no longer).
+   */
+  async wait(host: string, signal?: AbortSignal, requestMs = DEFAULT_REQUEST_MS): Promise<SpacingDone> {
     const interval = this.intervalFor(host);
-    if (interval <= 0) return;
+    if (interval <= 0) return async () => {};
+    if (this.shared) return this.takeShared(this.shared, host, interval, requestMs, signal);
     const now = Date.now();
-    let at: number;
-    if (this.shared) {
-      at = await this.shared.book(SPACING_PURPOSE, host, interval, now);
-    } else {
-      at = Math.max(now, this.nextAt.get(host) ?? 0);
-      this.nextAt.set(host, at + interval);
-    }
-    const wait = at - Date.now();
-    if (wait > 0) await sleep(wait, undefined, { signal });
+    const at = Math.max(now, this.nextAt.get(host) ?? 0);
+    this.nextAt.set(host, at + interval);
+    if (at > now) await sleep(at - now, undefined, { signal });
+    return async () => {
+      this.nextAt.set(host, Math.max(this.nextAt.get(host) ?? 0, Date.now() + interval));
+    };
   }
 
-  /**
-   * Marks the end of a request: the next one starts at least one interval after it, so the server
-   * sees the spacing whatever the connection set-up and transfer times were.
-   */
-  async finished(host: string): Promise<void> {
-    const interval = this.intervalFor(host);
-    if (interval <= 0) return;
-    if (this.shared) return this.shared.finished(SPACING_PURPOSE, host, interval, Date.now());
-    this.nextAt.set(host, Math.max(this.nextAt.get(host) ?? 0, Date.now() + interval));
+  private async takeShared(shared: SharedSpacing, host: string, interval: number, requestMs: number, signal?: AbortSignal): Promise<SpacingDone> {
+    const holder = `${process.pid}:${randomBytes(8).toString('hex')}`;
+    for (;;) {
+      const now = Date.now();
+      const t = await shared.take(SPACING_PURPOSE, host, requestMs + interval, now, holder);
+      // A release that fails (store out of reach) is not the request's failure: the lease lapses on its own.
+      if (t.taken) return () => shared.release(SPACING_PURPOSE, host, holder, Date.now() + interval).catch(() => undefined);
+      // Ended: its next start is known. In flight: ask again soon (it ends before its lease does).
+      const left = t.untilMs - now;
+      await sleep(left <= interval ? Math.max(1, left) : POLL_MS, undefined, { signal });
+    }
   }
 }
 
@@ -159,10 +172,9 @@ export async function fetchText(url: string, opts: FetchOptions): Promise<FetchR
 
   for (let attempt = 0; attempt <= opts.retries; attempt++) {
     let waitHint: number | undefined;
-    let started = false;
+    let done: SpacingDone | undefined;
     try {
-      await opts.spacer?.wait(target.host, opts.signal);
-      started = true;
+      done = await opts.spacer?.wait(target.host, opts.signal, opts.timeoutMs);
       const timeout = AbortSignal.timeout(opts.timeoutMs);
       const signal = opts.signal ? AbortSignal.any([opts.signal, timeout]) : timeout;
       const res = await doFetch(url, {
@@ -174,14 +186,14 @@ export async function fetchText(url: string, opts: FetchOptions): Promise<FetchR
         waitHint = retryAfterMs(res);
         await res.body?.cancel().catch(() => undefined);
         lastError = new AppError('FETCH_HTTP_ERROR', `GET ${url} answered HTTP ${res.status}`, { temporary: true });
-        await opts.spacer?.finished(target.host);
+        await done?.();
       } else {
         const text = await readBody(res, maxBytes, url);
-        await opts.spacer?.finished(target.host);
+        await done?.();
         return { status: res.status, text, url: res.url || url };
       }
     } catch (e) {
-      if (started) await opts.spacer?.finished(target.host).catch(() => undefined);
+      await done?.().catch(() => undefined);
       if (opts.signal?.aborted) throw new AppError('FETCH_ABORTED', `GET ${url}: aborted`, { cause: e, temporary: true });
       if (e instanceof AppError) throw e; // too large: retrying will not help
       const timedOut = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');

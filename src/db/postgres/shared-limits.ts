@@ -15,15 +15,14 @@ export const PG_LIMIT_HIT = `
     hits     = CASE WHEN shared_limits.until_ms <= $3::bigint THEN 1 ELSE shared_limits.hits + 1 END,
     until_ms = CASE WHEN shared_limits.until_ms <= $3::bigint THEN excluded.until_ms ELSE shared_limits.until_ms END
   RETURNING hits, until_ms`;
-export const PG_SPACING_BOOK = `
-  INSERT INTO shared_limits (purpose, key, hits, until_ms) VALUES ($1, $2, 1, $3::bigint + $4::bigint)
+export const PG_SPACING_TAKE = `
+  INSERT INTO shared_limits (purpose, key, hits, until_ms, holder) VALUES ($1, $2, 1, $3::bigint + $4::bigint, $5)
   ON CONFLICT (purpose, key) DO UPDATE SET
-    hits     = shared_limits.hits + 1,
-    until_ms = GREATEST(shared_limits.until_ms + $4::bigint, excluded.until_ms)
-  RETURNING until_ms`;
-export const PG_SPACING_FINISHED = `
-  INSERT INTO shared_limits (purpose, key, hits, until_ms) VALUES ($1, $2, 0, $3::bigint + $4::bigint)
-  ON CONFLICT (purpose, key) DO UPDATE SET until_ms = GREATEST(shared_limits.until_ms, excluded.until_ms)`;
+    hits     = CASE WHEN shared_limits.until_ms <= $3::bigint THEN shared_limits.hits + 1 ELSE shared_limits.hits END,
+    holder   = CASE WHEN shared_limits.until_ms <= $3::bigint THEN excluded.holder ELSE shared_limits.holder END,
+    until_ms = CASE WHEN shared_limits.until_ms <= $3::bigint THEN excluded.until_ms ELSE shared_limits.until_ms END
+  RETURNING holder, until_ms`;
+export const PG_SPACING_RELEASE = `UPDATE shared_limits SET until_ms = $4 WHERE purpose = $1 AND key = $2 AND holder = $3`;
 export const PG_LIMITS_SWEEP = `DELETE FROM shared_limits WHERE purpose = $1 AND until_ms <= $2`;
 
 export interface PostgresLimitsOptions {
@@ -48,11 +47,12 @@ export function createPostgresLimits(options: PostgresLimitsOptions): SharedLimi
       return pool;
     })());
   const lastSweep = new Map<string, number>();
-  const query = async <R extends pg.QueryResultRow>(purpose: string, nowMs: number, sql: string, params: unknown[]): Promise<R | undefined> => {
+  /** `sweepAtMs`: first delete the purpose's rows whose time has passed by then (at most once a minute). */
+  const query = async <R extends pg.QueryResultRow>(purpose: string, sweepAtMs: number | undefined, sql: string, params: unknown[]): Promise<R | undefined> => {
     const pool = await open();
     try {
       return await whileConnectionLost(async () => {
-        if (sweepDue(lastSweep, purpose, nowMs)) await pool.query(PG_LIMITS_SWEEP, [purpose, nowMs]);
+        if (sweepAtMs !== undefined && sweepDue(lastSweep, purpose, sweepAtMs)) await pool.query(PG_LIMITS_SWEEP, [purpose, sweepAtMs]);
         return (await pool.query<R>(sql, params)).rows[0];
       }, options.reconnectBudgetMs ?? 2_000);
     } catch (e) {
@@ -65,12 +65,12 @@ export function createPostgresLimits(options: PostgresLimitsOptions): SharedLimi
       const r = await query<{ hits: number; until_ms: number }>(purpose, nowMs, PG_LIMIT_HIT, [purpose, key, nowMs, windowMs]);
       return { hits: r!.hits, resetAtMs: r!.until_ms };
     },
-    async book(purpose, key, intervalMs, nowMs) {
-      const r = await query<{ until_ms: number }>(purpose, nowMs, PG_SPACING_BOOK, [purpose, key, nowMs, intervalMs]);
-      return r!.until_ms - intervalMs;
+    async take(purpose, key, leaseMs, nowMs, holder) {
+      const r = await query<{ holder: string; until_ms: number }>(purpose, nowMs, PG_SPACING_TAKE, [purpose, key, nowMs, leaseMs, holder]);
+      return { taken: r!.holder === holder, untilMs: r!.until_ms };
     },
-    async finished(purpose, key, intervalMs, nowMs) {
-      await query(purpose, nowMs, PG_SPACING_FINISHED, [purpose, key, nowMs, intervalMs]);
+    async release(purpose, key, holder, nextAtMs) {
+      await query(purpose, undefined, PG_SPACING_RELEASE, [purpose, key, holder, nextAtMs]);
     },
     async close() {
       const pool = ready && (await ready.catch(() => undefined));
