@@ -37,6 +37,9 @@ export function createPostgresLimits(options: PostgresLimitsOptions): SharedLimi
   const open = (): Promise<pg.Pool> =>
     (ready ??= (async () => {
       const pool = createPool(options.url, { schema: options.schema, max: 4 });
+      // A counter need not wait for its WAL flush (4 ms a hit on this machine, 0.3 ms without): a crash
+      // of the server loses at most the last instants' hits, which only resets a limit early.
+      pool.on('connect', (c) => void c.query('SET synchronous_commit TO off').catch(() => {}));
       try {
         await migratePostgres(pool); // under the migration lock: instances starting together apply it once
       } catch (e) {
