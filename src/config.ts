@@ -73,7 +73,7 @@ const envSchema = z.object({
   HOST: z.string().min(1).default('localhost'),
   PUBLIC_URL: httpUrl.optional(),
   DATABASE_PATH: z.string().min(1).default('db/digest.sqlite'),
-  // PostgreSQL as the shared store: today `digest migrate`, `digest copy` and `digest worker`; the service itself stays on DATABASE_PATH.
+  // PostgreSQL as the shared store: today `digest migrate`, `digest copy`, `digest worker` and the web tier's shared limits (src/db/shared-limits.ts); the rest stays on DATABASE_PATH.
   // Platforms set DATABASE_URL for other apps too (mysql://…): that is a warning (databaseUrlWarning), not a stop.
   DATABASE_URL: optionalText
     .superRefine((v, ctx) => {
