@@ -6,9 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashPassword } from '../../src/admin/password.ts';
 import { openDatabase } from '../../src/db/open.ts';
+import { createSqliteLimits, type SharedLimits } from '../../src/db/shared-limits.ts';
+import { createPostgresLimits } from '../../src/db/postgres/shared-limits.ts';
 import { COPIED_TABLES, NOT_COPIED_TABLES } from '../../src/db/postgres/copy.ts';
 import { LOGIN_RATE_LIMIT } from '../../src/web/console/routes.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
+import { tempDatabaseDir } from '../helpers/seed.ts';
 import { jsonPost, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
 const pg = await postgresForTests();
@@ -162,6 +165,57 @@ for (const engine of engines) {
     });
   });
 }
+
+describe.each([
+  { engine: 'SQLite (two connections to one file)', postgres: false },
+  { engine: 'PostgreSQL (two pools on one schema)', postgres: true },
+])('the store itself on $engine', ({ postgres }) => {
+  const skip = postgres && !pg.reachable;
+  let stores: SharedLimits[] = [];
+  let cleanup: () => Promise<void> = async () => {};
+  beforeAll(async () => {
+    if (skip) return;
+    if (postgres) {
+      const s = await pg.schema();
+      stores = [createPostgresLimits({ url: s.url, schema: s.name }), createPostgresLimits({ url: s.url, schema: s.name })];
+      cleanup = () => s.drop();
+    } else {
+      const dir = tempDatabaseDir('digest-limits-');
+      const dbs = [openDatabase(dir.path), openDatabase(dir.path)];
+      stores = dbs.map((db) => createSqliteLimits(db, { lockWaitMs: 5_000 }));
+      cleanup = async () => {
+        for (const db of dbs) db.close();
+        dir.remove();
+      };
+    }
+  });
+  afterAll(async () => {
+    for (const s of stores) await s.close();
+    await cleanup();
+  });
+
+  it.skipIf(skip)('200 hits at once from two stores: none lost, each sees its own count', async () => {
+    const now = Date.parse('2025-11-25T09:00:00Z');
+    const counts = await Promise.all(Array.from({ length: 200 }, (_, i) => stores[i % 2]!.hit('burst', '192.0.2.9', 60_000, now)));
+    expect(counts.map((c) => c.hits).sort((x, y) => x - y)).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
+    expect(new Set(counts.map((c) => c.resetAtMs))).toEqual(new Set([now + 60_000]));
+  });
+
+  it.skipIf(skip)('a spaced host: one holder at a time; free again at the release time, or when a lease lapses', async () => {
+    const [a, b] = stores as [SharedLimits, SharedLimits];
+    const t0 = Date.parse('2025-11-25T10:00:00Z');
+    expect(await a.take('spacing', 'export.arxiv.org', 10_000, t0, 'a1')).toEqual({ taken: true, untilMs: t0 + 10_000 });
+    expect(await b.take('spacing', 'export.arxiv.org', 10_000, t0 + 5, 'b1')).toEqual({ taken: false, untilMs: t0 + 10_000 });
+    await a.release('spacing', 'export.arxiv.org', 'a1', t0 + 3_200); // ended at t0 + 200, interval 3 s
+    expect((await b.take('spacing', 'export.arxiv.org', 10_000, t0 + 3_199, 'b1')).taken).toBe(false);
+    expect(await b.take('spacing', 'export.arxiv.org', 10_000, t0 + 3_200, 'b1')).toEqual({ taken: true, untilMs: t0 + 13_200 });
+    // b dies holding it: a waits out the lease; b's late release then changes nothing.
+    expect((await a.take('spacing', 'export.arxiv.org', 10_000, t0 + 13_199, 'a2')).taken).toBe(false);
+    expect((await a.take('spacing', 'export.arxiv.org', 10_000, t0 + 13_200, 'a2')).taken).toBe(true);
+    await b.release('spacing', 'export.arxiv.org', 'b1', t0 + 13_300);
+    expect(await b.take('spacing', 'export.arxiv.org', 10_000, t0 + 13_400, 'b2')).toEqual({ taken: false, untilMs: t0 + 23_200 });
+  });
+});
 
 describe('digest copy and the shared limits', () => {
   it('every SQLite table is copied to PostgreSQL, or deliberately left behind (FTS5 index, shared_limits)', () => {
