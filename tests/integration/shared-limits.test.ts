@@ -12,6 +12,7 @@ import { COPIED_TABLES, NOT_COPIED_TABLES } from '../../src/db/postgres/copy.ts'
 import { LOGIN_RATE_LIMIT } from '../../src/web/console/routes.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
 import { tempDatabaseDir } from '../helpers/seed.ts';
+import { holdWriteLock } from '../helpers/storage-faults.ts';
 import { jsonPost, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
 const pg = await postgresForTests();
@@ -215,6 +216,30 @@ describe.each([
     await b.release('spacing', 'export.arxiv.org', 'b1', t0 + 13_300);
     expect(await b.take('spacing', 'export.arxiv.org', 10_000, t0 + 13_400, 'b2')).toEqual({ taken: false, untilMs: t0 + 23_200 });
   });
+});
+
+describe('when the SQLite file stays locked by another process', () => {
+  it('the preview (it only reads) is served uncounted; subscribe and login answer 503 with Retry-After, never uncounted', async () => {
+    const h = await startWebHarness({ ADMIN_PASSWORD_HASH: passwordHash, DB_BUSY_TIMEOUT_MS: '20', WEB_LOCK_WAIT_MS: '300' });
+    try {
+      const lock = await holdWriteLock(h.tmp.path, 20_000);
+      try {
+        expect(await preview(h)).toBe(200);
+        const sub = await fetch(`${h.base}/subscribe`, jsonPost({ email: 'locked@example.org', topics: ['llm'] }));
+        expect(sub.status).toBe(503);
+        expect(sub.headers.get('retry-after')).toMatch(/^\d+$/);
+        // A wrong password writes nothing: only the uncountable attempt makes this a 503 (not a 401).
+        expect(await login(h, 'wrong guess')).toBe(503);
+      } finally {
+        lock.kill();
+        await lock.released;
+      }
+      expect((await fetch(`${h.base}/subscribe`, jsonPost({ email: 'locked@example.org', topics: ['llm'] }))).status).toBe(202);
+      expect(await login(h, PASSWORD)).toBe(303);
+    } finally {
+      await h.close();
+    }
+  }, 60_000);
 });
 
 describe('digest copy and the shared limits', () => {
