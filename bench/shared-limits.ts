@@ -54,7 +54,6 @@ async function storeAlone(name: string, limits: SharedLimits): Promise<void> {
 function inMemory(): SharedLimits {
   const rows = new Map<string, { hits: number; until: number }>();
   return {
-    engine: 'sqlite',
     async hit(purpose, key, windowMs, now) {
       const k = `${purpose} ${key}`;
       const r = rows.get(k);

@@ -24,7 +24,6 @@ export interface Take {
 
 /** The port: what the web tier and the feed fetcher ask of the shared store. Times are ms since 1970. */
 export interface SharedLimits {
-  readonly engine: 'sqlite' | 'postgres';
   /** Counts one hit of `key` in a fixed window of `windowMs` that starts at the first hit after the last window. */
   hit(purpose: string, key: string, windowMs: number, nowMs: number): Promise<WindowCount>;
   /**
@@ -37,7 +36,7 @@ export interface SharedLimits {
   close(): Promise<void>;
 }
 
-/** Rows of a purpose whose time has passed are deleted at most this often per process (on a hit or booking). */
+/** Rows of a purpose whose time has passed are deleted at most this often per store (on a hit or a take). */
 export const SWEEP_EVERY_MS = 60_000;
 
 // A window that has ended starts again at this hit; else one more hit in it. SET reads the old row.
@@ -93,7 +92,6 @@ export function createSqliteLimits(db: Db, options: SqliteLimitsOptions): Shared
       return fn(st);
     }, options.lockWaitMs);
   return {
-    engine: 'sqlite',
     hit: (purpose, key, windowMs, nowMs) =>
       write(purpose, nowMs, (st) => {
         const r = st.hit.get({ purpose, key, now: nowMs, span: windowMs }) as { hits: number; until_ms: number };

@@ -63,7 +63,6 @@ export function createPostgresLimits(options: PostgresLimitsOptions): SharedLimi
     }
   };
   return {
-    engine: 'postgres',
     async hit(purpose, key, windowMs, nowMs) {
       const r = await query<{ hits: number; until_ms: number }>(purpose, nowMs, PG_LIMIT_HIT, [purpose, key, nowMs, windowMs]);
       return { hits: r!.hits, resetAtMs: r!.until_ms };
