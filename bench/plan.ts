@@ -13,6 +13,8 @@
 //   --per-subscriber: plan every subscriber on their own (PlanOptions.perSubscriber), for comparison
 //   --lists per-query|per-topic-set: how readers planned together share lists (PlanOptions.lists; default: the planner's)
 //   --chunk N: a fixed chunk size; --seed N; --keep (keep the database)
+//   --engine postgres: copy the population into a fresh PostgreSQL schema (DATABASE_URL, else the local
+//       server), match it there from scratch and plan there (bench/plan-postgres.ts) instead of on SQLite
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +40,7 @@ const { values: o } = parseArgs({
     seed: { type: 'string', default: '1' },
     chunk: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    engine: { type: 'string', default: 'sqlite' },
   },
 });
 const N = Number(o.subscribers);
@@ -69,6 +72,12 @@ const groups = db
   .get() as { subscribers: number; sets: number; matched: number };
 log(`groups: ${groups.subscribers.toLocaleString()} subscribers without a profile, ${groups.sets.toLocaleString()} distinct topic sets (${groups.matched.toLocaleString()} with a paper today)`);
 
+if (o.engine === 'postgres') {
+  await (await import('./plan-postgres.ts')).benchPlanPostgres(db, clock, log);
+  db.close();
+  if (!o.keep) rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+}
 db.pragma('wal_checkpoint(TRUNCATE)');
 const sizeBefore = statSync(path).size;
 const loop = monitorEventLoopDelay({ resolution: 5 });

@@ -7,6 +7,7 @@
 export const PLAN_LOCK_CLASS = 0x706c616e;
 export const SQL_TRY_PLAN_LOCK = `SELECT pg_try_advisory_xact_lock(${PLAN_LOCK_CLASS}, 1) AS ok`;
 
+export const SQL_NO_JIT = `SET LOCAL jit = off`;
 export const SQL_ACTIVE_TIMEZONES = `SELECT DISTINCT timezone FROM subscribers WHERE status = 'confirmed'`;
 export const SQL_MAX_PAPER = `SELECT coalesce(max(id), 0) AS id FROM papers`;
 
@@ -34,13 +35,18 @@ export const SQL_FIND_SLOTS = `
     AND (s.last_slot IS NULL OR s.last_slot < l.local_date)
     AND ($7 = 0 OR (l.local_hour >= s.delivery_hour AND (s.frequency = 'daily' OR s.weekly_day = l.local_weekday)))`;
 
-/** Step 2: who gets a row: no open row, and an unmuted topic with a match in (watermark, through]. */
+/**
+ * Step 2: who gets a row: no open row, and an unmuted topic with a match in (watermark, through]. The
+ * nested EXISTS walks query_matches by its key per topic: a join let PostgreSQL scan the paper index per
+ * reader instead (10k broad readers: 7.4 s, now 0.23 s).
+ */
 export const SQL_MARK_GROUPED = `
   UPDATE plan_slots e SET grouped = true
   WHERE NOT e.open AND e.through IS NOT NULL
     AND EXISTS (SELECT 1 FROM topics t
-                JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > e.watermark AND m.paper_id <= e.through
-                WHERE t.subscriber_id = e.id AND t.muted = 0)`;
+                WHERE t.subscriber_id = e.id AND t.muted = 0
+                  AND EXISTS (SELECT 1 FROM query_matches m
+                              WHERE m.query_id = t.query_id AND m.paper_id > e.watermark AND m.paper_id <= e.through))`;
 
 /**
  * Step 3a: each query those readers need, with the papers of (lowest watermark, its matched bound]
@@ -63,16 +69,47 @@ export const SQL_LISTS_NEEDED = `
   GROUP BY n.qid, n.lo, q.matched_through
   ORDER BY n.qid`;
 
-/** Step 3b: the lists, stored; plan_lists keeps which list is whose query for step 4. */
+/**
+ * Step 3b: the lists, stored; plan_lists keeps which list is whose query for step 4, with the list's
+ * papers as a bit string over the run's papers (bit k: paper base + 1 + k; NULL: counted without them).
+ */
 export const SQL_INSERT_LISTS = `
-  WITH ins AS (
+  WITH l AS (
+    SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bytea[], $5::int[], $6::varbit[]) AS l (qid, lo, hi, items, n, bits)
+  ),
+  ins AS (
     INSERT INTO query_lists (query_id, from_paper, to_paper, items, paper_count, planned_at)
-    SELECT l.qid, l.lo, l.hi, l.items, l.n, $6
-    FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bytea[], $5::int[]) AS l (qid, lo, hi, items, n)
+    SELECT l.qid, l.lo, l.hi, l.items, l.n, $7 FROM l ORDER BY l.qid
     RETURNING id, query_id
   )
-  INSERT INTO plan_lists (qid, list_id) SELECT query_id, id FROM ins`;
-export const SQL_CREATE_PLAN_LISTS = `CREATE TEMP TABLE plan_lists (qid bigint PRIMARY KEY, list_id bigint NOT NULL) ON COMMIT DROP`;
+  INSERT INTO plan_lists (qid, list_id, bits) SELECT ins.query_id, ins.id, l.bits FROM ins JOIN l ON l.qid = ins.query_id`;
+export const SQL_CREATE_PLAN_LISTS = `
+  CREATE TEMP TABLE plan_lists (qid bigint PRIMARY KEY, list_id bigint NOT NULL, bits varbit) ON COMMIT DROP;
+  CREATE TEMP TABLE plan_counts (sid bigint PRIMARY KEY, n int NOT NULL) ON COMMIT DROP`;
+
+/**
+ * Step 3c: each reader's paper_count, the distinct papers of their unmuted queries in (watermark, through]:
+ * the OR of their lists' bit strings, counted within their window ($1: the bit strings' base). Measured on
+ * 10k broad readers (1.9M reader-paper pairs): 0.1 s, where counting distinct joined rows took 4.7 s.
+ */
+export const SQL_COUNT_BY_BITS = `
+  INSERT INTO plan_counts (sid, n)
+  SELECT e.id, bit_count(substring(bit_or(l.bits) FROM (e.watermark - $1 + 1)::int FOR (e.through - e.watermark)::int))
+  FROM plan_slots e
+  JOIN topics t ON t.subscriber_id = e.id AND t.muted = 0
+  JOIN plan_lists l ON l.qid = t.query_id
+  WHERE e.grouped
+  GROUP BY e.id, e.watermark, e.through`;
+
+/** The same by counting joined rows: when the bit strings would be too long (a reader far behind). */
+export const SQL_COUNT_BY_ROWS = `
+  INSERT INTO plan_counts (sid, n)
+  SELECT e.id, count(DISTINCT m.paper_id)
+  FROM plan_slots e
+  JOIN topics t ON t.subscriber_id = e.id AND t.muted = 0
+  JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > e.watermark AND m.paper_id <= e.through
+  WHERE e.grouped
+  GROUP BY e.id`;
 
 /** A list id as 6 bytes little-endian, in hex (lists.ts encodeRefs). */
 const LE6_HEX = Array.from({ length: 6 }, (_, i) => `lpad(to_hex((l.list_id >> ${8 * i}) & 255), 2, '0')`).join(' || ');
@@ -80,7 +117,7 @@ const LE6_HEX = Array.from({ length: 6 }, (_, i) => `lpad(to_hex((l.list_id >> $
 /**
  * Step 4: one reference row per reader. Bits: all their topics by (position, id), muted ones too, so the
  * bits stay put (ledger/create.ts); refs: their unmuted topics' lists in bit order; paper_count: distinct
- * papers of those queries in (watermark, through]. verp_nonce: 52 random bits and a sign (bounces/verp.ts).
+ * papers of those queries in (watermark, through] (step 3c). verp_nonce: 52 random bits and a sign (bounces/verp.ts).
  */
 export const SQL_PLAN_REF_ROWS = `
   WITH bits AS MATERIALIZED (
@@ -95,13 +132,6 @@ export const SQL_PLAN_REF_ROWS = `
     WHERE b.muted = 0 GROUP BY b.sid
   ),
   tids AS (SELECT sid, string_agg(tid::text, ',' ORDER BY bit) AS ids FROM bits GROUP BY sid),
-  counts AS (
-    SELECT e.id AS sid, count(DISTINCT m.paper_id) AS n
-    FROM plan_slots e
-    JOIN bits b ON b.sid = e.id AND b.muted = 0
-    JOIN query_matches m ON m.query_id = b.query_id AND m.paper_id > e.watermark AND m.paper_id <= e.through
-    WHERE e.grouped GROUP BY e.id
-  ),
   ins AS (
   INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at, verp_nonce)
   SELECT e.id, e.slot, 'planned', e.watermark, e.through, t.ids, decode('01' || lpad(to_hex(r.k), 2, '0') || r.hex, 'hex'),
@@ -109,7 +139,7 @@ export const SQL_PLAN_REF_ROWS = `
   FROM plan_slots e
   JOIN refs r ON r.sid = e.id
   JOIN tids t ON t.sid = e.id
-  JOIN counts c ON c.sid = e.id
+  JOIN plan_counts c ON c.sid = e.id
   WHERE e.grouped AND c.n > 0
   ORDER BY e.id
   ON CONFLICT (subscriber_id, edition) DO NOTHING
