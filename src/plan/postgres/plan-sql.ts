@@ -127,20 +127,19 @@ export const SQL_PLAN_REF_ROWS = `
     WHERE e.grouped
   ),
   refs AS (
-    SELECT b.sid, count(*) AS k, string_agg(lpad(to_hex(b.bit), 2, '0') || ${LE6_HEX}, '' ORDER BY b.bit) AS hex
-    FROM bits b JOIN plan_lists l ON l.qid = b.query_id
-    WHERE b.muted = 0 GROUP BY b.sid
+    SELECT b.sid, count(l.list_id) AS k, string_agg(b.tid::text, ',' ORDER BY b.bit) AS ids,
+           string_agg(lpad(to_hex(b.bit), 2, '0') || ${LE6_HEX}, '' ORDER BY b.bit) FILTER (WHERE l.list_id IS NOT NULL) AS hex
+    FROM bits b LEFT JOIN plan_lists l ON l.qid = b.query_id AND b.muted = 0
+    GROUP BY b.sid
   ),
-  tids AS (SELECT sid, string_agg(tid::text, ',' ORDER BY bit) AS ids FROM bits GROUP BY sid),
   ins AS (
   INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at, verp_nonce)
-  SELECT e.id, e.slot, 'planned', e.watermark, e.through, t.ids, decode('01' || lpad(to_hex(r.k), 2, '0') || r.hex, 'hex'),
+  SELECT e.id, e.slot, 'planned', e.watermark, e.through, r.ids, decode('01' || lpad(to_hex(r.k), 2, '0') || r.hex, 'hex'),
          c.n, $1, floor((random() - 0.5) * 9007199254740992)::bigint
   FROM plan_slots e
   JOIN refs r ON r.sid = e.id
-  JOIN tids t ON t.sid = e.id
   JOIN plan_counts c ON c.sid = e.id
-  WHERE e.grouped AND c.n > 0
+  WHERE e.grouped AND c.n > 0 AND r.k > 0
   ORDER BY e.id
   ON CONFLICT (subscriber_id, edition) DO NOTHING
   RETURNING paper_count
