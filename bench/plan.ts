@@ -86,6 +86,7 @@ let chunks = 0;
 const loadBefore = load();
 loop.enable();
 const t0 = performance.now();
+const cpu0 = process.cpuUsage();
 let models: ModelPassTotals | undefined;
 const r = await planDigests(db, {
   clock,
@@ -100,6 +101,7 @@ const r = await planDigests(db, {
   ...(o.chunk ? { chunkSize: Number(o.chunk) } : {}),
 });
 const planMs = performance.now() - t0;
+const planCpu = process.cpuUsage(cpu0);
 loop.disable();
 db.pragma('wal_checkpoint(TRUNCATE)');
 const growth = statSync(path).size - sizeBefore;
@@ -119,7 +121,7 @@ const lists = db.prepare(`SELECT count(*) AS n, coalesce(sum(paper_count), 0) AS
   papers: number;
   bytes: number;
 };
-log(`plan${o['per-subscriber'] ? ' (per subscriber)' : o.lists ? ` (${o.lists})` : ''}: ${r.planned.toLocaleString()} digests (${r.slots.toLocaleString()} slots) in ${(planMs / 1000).toFixed(2)} s = ${Math.round(r.planned / (planMs / 1000)).toLocaleString()} digests/s (load average ${loadBefore} before, ${load()} after)`);
+log(`plan${o['per-subscriber'] ? ' (per subscriber)' : o.lists ? ` (${o.lists})` : ''}: ${r.planned.toLocaleString()} digests (${r.slots.toLocaleString()} slots) in ${(planMs / 1000).toFixed(2)} s = ${Math.round(r.planned / (planMs / 1000)).toLocaleString()} digests/s, CPU ${((planCpu.user + planCpu.system) / 1e6).toFixed(2)} s (load average ${loadBefore} before, ${load()} after)`);
 if (models) log(`  of which reader models: ${(models.ms / 1000).toFixed(2)} s for ${models.reranked.toLocaleString()} readers (${models.suggested.toLocaleString()} suggestions, ${models.trained} trained at plan time)`);
 log(`  (reader, paper) items in the digests: ${r.items.toLocaleString()}; query lists written: ${lists.n.toLocaleString()} of ${lists.papers.toLocaleString()} papers (${(lists.bytes / 1e6).toFixed(1)} MB)`);
 log(`  papers per digest: mean ${items.papers.toFixed(1)}, max ${items.most}`);
