@@ -3,7 +3,9 @@
 // known papers are read with one statement, new ones inserted with one (in batch order, so they get the
 // same growing ids SQLite gives them), changed ones updated with one.
 // Ingesters queue on a transaction advisory lock: two processes ingesting the same content at once then
-// see one batch and one duplicate (as SQLite's IMMEDIATE transaction does), never a unique-key failure.
+// see one batch and one duplicate (as SQLite's IMMEDIATE transaction does), never a unique-key failure;
+// and paper ids commit in the order they were drawn, so a matcher's max(id) never passes over a paper that
+// a slower ingest would commit later with a lower id (matching and planning rely on ids growing).
 import type pg from 'pg';
 import type { Clock } from '../../clock.ts';
 import { inTransaction } from '../../db/postgres/pool.ts';
