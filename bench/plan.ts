@@ -13,6 +13,8 @@
 //   --per-subscriber: plan every subscriber on their own (PlanOptions.perSubscriber), for comparison
 //   --lists per-query|per-topic-set: how readers planned together share lists (PlanOptions.lists; default: the planner's)
 //   --chunk N: a fixed chunk size; --seed N; --keep (keep the database)
+//   --engine postgres: copy the population into a fresh PostgreSQL schema (DATABASE_URL, else the local
+//       server), match it there from scratch and plan there (bench/plan-postgres.ts) instead of on SQLite
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,6 +40,7 @@ const { values: o } = parseArgs({
     seed: { type: 'string', default: '1' },
     chunk: { type: 'string' },
     keep: { type: 'boolean', default: false },
+    engine: { type: 'string', default: 'sqlite' },
   },
 });
 const N = Number(o.subscribers);
@@ -69,6 +72,12 @@ const groups = db
   .get() as { subscribers: number; sets: number; matched: number };
 log(`groups: ${groups.subscribers.toLocaleString()} subscribers without a profile, ${groups.sets.toLocaleString()} distinct topic sets (${groups.matched.toLocaleString()} with a paper today)`);
 
+if (o.engine === 'postgres') {
+  await (await import('./plan-postgres.ts')).benchPlanPostgres(db, clock, log);
+  db.close();
+  if (!o.keep) rmSync(dir, { recursive: true, force: true });
+  process.exit(0);
+}
 db.pragma('wal_checkpoint(TRUNCATE)');
 const sizeBefore = statSync(path).size;
 const loop = monitorEventLoopDelay({ resolution: 5 });
@@ -77,6 +86,7 @@ let chunks = 0;
 const loadBefore = load();
 loop.enable();
 const t0 = performance.now();
+const cpu0 = process.cpuUsage();
 let models: ModelPassTotals | undefined;
 const r = await planDigests(db, {
   clock,
@@ -91,6 +101,7 @@ const r = await planDigests(db, {
   ...(o.chunk ? { chunkSize: Number(o.chunk) } : {}),
 });
 const planMs = performance.now() - t0;
+const planCpu = process.cpuUsage(cpu0);
 loop.disable();
 db.pragma('wal_checkpoint(TRUNCATE)');
 const growth = statSync(path).size - sizeBefore;
@@ -110,7 +121,7 @@ const lists = db.prepare(`SELECT count(*) AS n, coalesce(sum(paper_count), 0) AS
   papers: number;
   bytes: number;
 };
-log(`plan${o['per-subscriber'] ? ' (per subscriber)' : o.lists ? ` (${o.lists})` : ''}: ${r.planned.toLocaleString()} digests (${r.slots.toLocaleString()} slots) in ${(planMs / 1000).toFixed(2)} s = ${Math.round(r.planned / (planMs / 1000)).toLocaleString()} digests/s (load average ${loadBefore} before, ${load()} after)`);
+log(`plan${o['per-subscriber'] ? ' (per subscriber)' : o.lists ? ` (${o.lists})` : ''}: ${r.planned.toLocaleString()} digests (${r.slots.toLocaleString()} slots) in ${(planMs / 1000).toFixed(2)} s = ${Math.round(r.planned / (planMs / 1000)).toLocaleString()} digests/s, CPU ${((planCpu.user + planCpu.system) / 1e6).toFixed(2)} s (load average ${loadBefore} before, ${load()} after)`);
 if (models) log(`  of which reader models: ${(models.ms / 1000).toFixed(2)} s for ${models.reranked.toLocaleString()} readers (${models.suggested.toLocaleString()} suggestions, ${models.trained} trained at plan time)`);
 log(`  (reader, paper) items in the digests: ${r.items.toLocaleString()}; query lists written: ${lists.n.toLocaleString()} of ${lists.papers.toLocaleString()} papers (${(lists.bytes / 1e6).toFixed(1)} MB)`);
 log(`  papers per digest: mean ${items.papers.toFixed(1)}, max ${items.most}`);

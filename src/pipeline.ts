@@ -2,6 +2,8 @@
 // (retention, src/ledger/; unused queries) and the blackout check. Every caller goes through here: the scheduler's tick
 // (mode 'due'), `digest run` ('now', or 'due' with --due), the first digest after confirming ('now' for
 // one subscriber, no fetching) and the benchmark (which times the exported stages one by one).
+// On PostgreSQL (DATABASE_URL=postgres://…) the same stages up to planning run as `digest plan`
+// (src/plan/postgres/edition.ts: sources into PostgreSQL, match in memory, plan), and `digest worker` sends.
 import type { Clock } from './clock.ts';
 import type { Config } from './config.ts';
 import { retryWhileBusy } from './db/busy.ts';

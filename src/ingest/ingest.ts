@@ -63,7 +63,7 @@ const SQL_INSERT_BATCH_PAPER = `
   INSERT OR IGNORE INTO batch_papers (batch_id, paper_id) VALUES (?, ?)`;
 
 /** The metadata the merge rules decide (the key and id never change), in its stored form (db/paper-row.ts). */
-type Row = PaperRow<'title' | 'abstract' | 'authors' | 'url' | 'publishedAt' | 'upvotes' | 'categories' | 'codeUrl'>;
+export type Row = PaperRow<'title' | 'abstract' | 'authors' | 'url' | 'publishedAt' | 'upvotes' | 'categories' | 'codeUrl'>;
 
 type StoredPaper = Row & { id: number };
 
@@ -101,12 +101,12 @@ export function mergePaper(stored: Row, incoming: IncomingPaper): Row {
   };
 }
 
-function rowOf(p: IncomingPaper): Row {
+export function rowOf(p: IncomingPaper): Row {
   const { title, abstract, authors, url, publishedAt, upvotes, categories } = p;
   return rowFromPaper({ title, abstract, authors, url, publishedAt, upvotes, categories, codeUrl: p.codeUrl ?? null });
 }
 
-function sameRow(a: Row, b: Row): boolean {
+export function sameRow(a: Row, b: Row): boolean {
   return ROW_FIELDS.every((field) => a[field] === b[field]);
 }
 
@@ -183,6 +183,20 @@ function cleanPaperText(p: IncomingPaper): IncomingPaper {
   };
 }
 
+/** A batch checked and normalised (keys, text), with its source name and content hash: what both stores write. */
+export interface PreparedBatch {
+  papers: IncomingPaper[];
+  source: string;
+  hash: string;
+}
+
+/** The checks and normalisation shared by the SQLite and the PostgreSQL store; throws before anything is written. */
+export function prepareBatch(batch: IncomingBatch, clock: Clock): PreparedBatch {
+  const papers = checkBatch(batch);
+  checkNotFuture(batch, clock);
+  return { papers, source: withoutControls(batch.source).trim(), hash: contentHash(papers) };
+}
+
 // Whether anything was ever ingested (a fresh database gets the sample batch in local mode).
 const SQL_ANY_BATCH = `SELECT 1 FROM batches LIMIT 1`;
 
@@ -197,10 +211,7 @@ export function hasAnyBatch(db: Db): boolean {
  * (BATCH_INVALID) writes nothing.
  */
 export function ingestBatch(db: Db, batch: IncomingBatch, clock: Clock): IngestResult {
-  const papers = checkBatch(batch);
-  checkNotFuture(batch, clock);
-  const source = withoutControls(batch.source).trim();
-  const hash = contentHash(papers);
+  const { papers, source, hash } = prepareBatch(batch, clock);
   // Named statements, prepared once per connection (db/statements.ts).
   const s = {
     findDuplicate: statement(db, SQL_FIND_DUPLICATE_BATCH),

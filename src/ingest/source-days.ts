@@ -65,10 +65,7 @@ export function sourceDay(db: Db, source: string, day: string): SourceDay | unde
   return statement(db, SQL_DAY).get(source, day) as SourceDay | undefined;
 }
 
-export function recordDay(
-  db: Db,
-  r: { source: string; day: string; status: SourceDayStatus; batchId?: number | null; lastError?: string | null; now: Date },
-): void {
+export function recordDay(db: Db, r: RecordedDay): void {
   statement(db, SQL_UPSERT_DAY).run({
     source: r.source,
     day: r.day,
@@ -93,4 +90,23 @@ export function sourceErrors(db: Db, source: string, limit = 10): SourceDay[] {
 
 export function recentDays(db: Db, source: string, limit = 14): SourceDay[] {
   return statement<[string, number], SourceDay>(db, SQL_RECENT_DAYS).all(source, limit);
+}
+
+/** What the source poller reads and writes (sources.ts): SQLite's functions above, or PostgreSQL's (postgres/source-store.ts). */
+export interface SourceStore {
+  daysInWindow(source: string, from: string, to: string): Map<string, SourceDay> | Promise<Map<string, SourceDay>>;
+  sourceDay(source: string, day: string): SourceDay | undefined | Promise<SourceDay | undefined>;
+  recordDay(r: RecordedDay): void | Promise<void>;
+  clearErrors(source: string): void | Promise<void>;
+}
+
+export type RecordedDay = { source: string; day: string; status: SourceDayStatus; batchId?: number | null; lastError?: string | null; now: Date };
+
+export function sqliteSourceStore(db: Db): SourceStore {
+  return {
+    daysInWindow: (source, from, to) => daysInWindow(db, source, from, to),
+    sourceDay: (source, day) => sourceDay(db, source, day),
+    recordDay: (r) => recordDay(db, r),
+    clearErrors: (source) => clearErrors(db, source),
+  };
 }

@@ -11,8 +11,9 @@ import type { Db } from '../db/open.ts';
 import { AppError, errorMessage } from '../errors.ts';
 import type { Logger } from '../log.ts';
 import { HostSpacer, type FetchOptions, type SharedSpacing } from './fetch.ts';
-import { ingestBatch, ingestCounts } from './ingest.ts';
-import { clearErrors, daysInWindow, recordDay, sourceDay, sourceErrors, sourceSummary, type SourceDay } from './source-days.ts';
+import { ingestBatch, ingestCounts, type IngestResult } from './ingest.ts';
+import type { IncomingBatch } from '../types.ts';
+import { sourceErrors, sourceSummary, sqliteSourceStore, type SourceDay, type SourceStore } from './source-days.ts';
 import type { AnySourceKind, DayFetch } from './source-kinds/kind.ts';
 import { SOURCE_KINDS, sourceKindList, type SourceSettings } from './source-kinds/registry.ts';
 import type { SourceSpec } from './source-spec.ts';
@@ -82,7 +83,10 @@ export interface PollReport {
 }
 
 export interface SourcePollerDeps {
-  db: Db;
+  /** The SQLite store; or, with `store` and `ingest`, any other (PostgreSQL: `digest plan --fetch`). */
+  db?: Db;
+  store?: SourceStore;
+  ingest?: (batch: IncomingBatch) => Promise<IngestResult>;
   config: SourceSettings;
   clock: Clock;
   logger: Logger;
@@ -121,7 +125,18 @@ export class SourcePoller {
   // Hosts found unreachable in the current poll (see FetchOptions.unreachable); a new map per poll.
   private unreachable = new Map<string, AppError>();
 
+  private readonly store: SourceStore;
+  private readonly ingest: (batch: IncomingBatch) => IngestResult | Promise<IngestResult>;
+
   constructor(private readonly deps: SourcePollerDeps) {
+    const db = deps.db;
+    if (deps.store && deps.ingest) {
+      this.store = deps.store;
+      this.ingest = deps.ingest;
+    } else if (db) {
+      this.store = sqliteSourceStore(db);
+      this.ingest = (batch) => ingestBatch(db, batch, deps.clock);
+    } else throw new Error('SourcePoller: a db, or a store and an ingest');
     this.kinds = deps.kinds ?? SOURCE_KINDS;
     this.specs = parseSources(deps.config.SOURCES, this.kinds);
     this.spacer = deps.spacer ?? sourceSpacer(deps.config);
@@ -171,16 +186,16 @@ export class SourcePoller {
     const schedule = kind.schedule;
     if (schedule.kind === 'latest') return [await this.askDay(spec, today, () => kind.fetchDay(ctx, today))];
     const reports: PollReport[] = [];
-    for (const day of this.daysToAsk(spec, today, addDays(today, schedule.lastDay), schedule.settleMs, schedule.refreshMs)) {
+    for (const day of await this.daysToAsk(spec, today, addDays(today, schedule.lastDay), schedule.settleMs, schedule.refreshMs)) {
       reports.push(await this.askDay(spec, day, () => kind.fetchDay(ctx, day)));
     }
     return reports;
   }
 
   /** The look-back window of a dated source, oldest first, without the days already final. */
-  private daysToAsk(spec: SourceSpec, today: string, lastDay: string, settleMs: number, refreshMs: number): string[] {
+  private async daysToAsk(spec: SourceSpec, today: string, lastDay: string, settleMs: number, refreshMs: number): Promise<string[]> {
     const first = addDays(today, -this.deps.config.SOURCE_LOOKBACK_DAYS);
-    const known = daysInWindow(this.deps.db, spec.name, first, lastDay);
+    const known = await this.store.daysInWindow(spec.name, first, lastDay);
     const now = this.deps.clock.now();
     const days: string[] = [];
     for (let d = first; d <= lastDay; d = addDays(d, 1)) if (needsFetch(known.get(d), d, now, settleMs, refreshMs)) days.push(d);
@@ -189,7 +204,8 @@ export class SourcePoller {
 
   /** Fetches one day (or the latest listing), ingests it, records and reports the outcome. */
   private async askDay(spec: SourceSpec, day: string, fetchDay: () => Promise<DayFetch>): Promise<PollReport> {
-    const { db, clock } = this.deps;
+    const { clock } = this.deps;
+    const store = this.store;
     const log = this.deps.logger.child({ source: spec.name });
     let got: DayFetch;
     try {
@@ -197,18 +213,18 @@ export class SourcePoller {
     } catch (e) {
       if (e instanceof AppError && e.code === 'FETCH_ABORTED') throw e;
       const reason = errorMessage(e);
-      const known = sourceDay(db, spec.name, day);
+      const known = await store.sourceDay(spec.name, day);
       // A day already ingested keeps its papers and status; the failed refresh is only reported.
-      if (known?.status !== 'ingested') recordDay(db, { source: spec.name, day, status: 'error', lastError: reason, now: clock.now() });
+      if (known?.status !== 'ingested') await store.recordDay({ source: spec.name, day, status: 'error', lastError: reason, now: clock.now() });
       log.warn({ day, err: reason, code: e instanceof AppError ? e.code : undefined }, 'source day failed; nothing ingested');
       return { source: spec.name, day, status: 'error', detail: reason };
     }
     const latestOnly = this.kinds.find((k) => k.name === spec.kind)?.schedule.kind === 'latest';
-    if (latestOnly) clearErrors(db, spec.name); // a stream: a good fetch resolves earlier failures
+    if (latestOnly) await store.clearErrors(spec.name); // a stream: a good fetch resolves earlier failures
     const now = clock.now();
-    const known = sourceDay(db, spec.name, got.day);
+    const known = await store.sourceDay(spec.name, got.day);
     if (got.outcome !== 'papers') {
-      if (known?.status !== 'ingested') recordDay(db, { source: spec.name, day: got.day, status: 'empty', now });
+      if (known?.status !== 'ingested') await store.recordDay({ source: spec.name, day: got.day, status: 'empty', now });
       log.info({ day: got.day, outcome: got.outcome, detail: got.detail }, 'nothing yet for this day');
       return { source: spec.name, day: got.day, status: got.outcome, detail: got.detail };
     }
@@ -219,11 +235,10 @@ export class SourcePoller {
   }
 
   /** Ingests the papers of a fetched day; an ingest fault is recorded like a fetch fault. */
-  private ingestDay(spec: SourceSpec, got: DayFetch & { outcome: 'papers' }, known: SourceDay | undefined, now: Date, log: Logger): PollReport {
-    const { db, clock } = this.deps;
+  private async ingestDay(spec: SourceSpec, got: DayFetch & { outcome: 'papers' }, known: SourceDay | undefined, now: Date, log: Logger): Promise<PollReport> {
     try {
-      const r = ingestBatch(db, { source: spec.name, date: got.day, papers: got.papers }, clock);
-      recordDay(db, { source: spec.name, day: got.day, status: 'ingested', batchId: r.batchId, now });
+      const r = await this.ingest({ source: spec.name, date: got.day, papers: got.papers });
+      await this.store.recordDay({ source: spec.name, day: got.day, status: 'ingested', batchId: r.batchId, now });
       log.info({ day: got.day, batchId: r.batchId, papers: r.papers, newPapers: r.newPapers, duplicate: r.duplicate }, 'source day ingested');
       return {
         source: spec.name,
@@ -236,7 +251,7 @@ export class SourcePoller {
       };
     } catch (e) {
       const reason = errorMessage(e);
-      if (known?.status !== 'ingested') recordDay(db, { source: spec.name, day: got.day, status: 'error', lastError: reason, now });
+      if (known?.status !== 'ingested') await this.store.recordDay({ source: spec.name, day: got.day, status: 'error', lastError: reason, now });
       log.warn({ day: got.day, err: reason }, 'source day could not be ingested');
       return { source: spec.name, day: got.day, status: 'error', detail: reason };
     }

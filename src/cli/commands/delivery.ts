@@ -12,15 +12,21 @@ export function registerServe(program: Command, { io, appOptions, setExitCode }:
     });
 }
 
-export function registerIngest(program: Command, { io, app, setExitCode }: CliContext): void {
+export function registerIngest(program: Command, { io, app, setup, setExitCode }: CliContext): void {
   program
     .command('ingest')
-    .description('ingest a batch of papers from a file or URL; prints the batch id and counts')
+    .description('ingest a batch of papers from a file or URL; prints the batch id and counts (into PostgreSQL when DATABASE_URL is postgres://)')
     .argument('<file-or-url>', 'path or http(s) URL of a batch JSON, Hugging Face daily-papers JSON or arXiv RSS/Atom')
     .addOption(new Option('--format <format>', 'input format').choices(['auto', 'batch', 'hf', 'arxiv']).default('auto'))
     .option('--source <name>', 'source name to record (default: from the input)')
     .option('--date <YYYY-MM-DD>', 'day of the batch when the input does not say')
     .action(async (input: string, o: { format: 'auto' | 'batch' | 'hf' | 'arxiv'; source?: string; date?: string }) => {
+      // DATABASE_URL=postgres://…: the batch goes into PostgreSQL, where `digest plan` matches and plans it.
+      if ((await loadConfig()).DATABASE_URL) {
+        const { config, logger } = await setup();
+        setExitCode(await (await import('./edition.ts')).ingestIntoPostgres(config, logger, io, input, o));
+        return;
+      }
       setExitCode(await withApp(app, async (a) => (await commands()).cmdIngest(a, io, input, o)));
     });
 }

@@ -3,6 +3,7 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.ts';
 import { registerCopy } from './copy.ts';
+import { registerPlan } from './edition.ts';
 import { registerRecover, registerWorker } from './worker.ts';
 import { registerIngest, registerRun, registerServe, registerSources, registerStatus } from './delivery.ts';
 import { registerAdminPassword, registerBackup, registerConfig, registerDoctor, registerMigrate, registerRestore } from './maintenance.ts';
@@ -38,6 +39,7 @@ export const CLI_COMMANDS: readonly CommandRegistrar[] = [
   registerRestore,
   registerMigrate,
   registerCopy,
+  registerPlan,
   registerWorker,
   registerRecover,
 ];

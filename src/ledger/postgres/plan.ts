@@ -2,8 +2,10 @@
 // lock per slot (pg_try_advisory_xact_lock: the first planner plans, the others return at once), and
 // idempotent all the same (UNIQUE (subscriber_id, edition) with ON CONFLICT DO NOTHING), so even two
 // planners that both got through would plan each subscriber+slot once.
-// Prototype: one row per confirmed subscriber whose slot has not run, covering the papers above their
-// watermark; the matching (which papers go in) is the SQLite planner's (src/plan/planner.ts), not yet here.
+// Not the edition planner: that is src/plan/postgres/plan.ts (`digest plan`: real slots, matches and
+// items, the same rows as SQLite). This one writes one item-less row per confirmed subscriber for a given
+// edition and paper bound: the ledger's claim/record tests, the multi-process worker stories and
+// bench/pg-ledger.ts use it to get N claimable rows without topics or papers.
 import type pg from 'pg';
 import { inTransaction } from '../../db/postgres/pool.ts';
 

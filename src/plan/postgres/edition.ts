@@ -1,0 +1,42 @@
+// One planning tick on PostgreSQL (`digest plan`): ask the configured sources for their missing days (when
+// given a poll: ingested into PostgreSQL), match the papers ingested since the last tick (in the in-memory
+// FTS5 index, match/postgres/match.ts), then plan the slots that have come (plan.ts). Sending is left to
+// `digest worker` processes (see README, "Running on more than one machine"). Safe from any number of processes: matching queues on its lock, planning runs once per tick.
+import type pg from 'pg';
+import type { Clock } from '../../clock.ts';
+import type { PollReport } from '../../ingest/sources.ts';
+import type { Logger } from '../../log.ts';
+import type { MatchResult } from '../../match/matcher.ts';
+import { matchPendingPg } from '../../match/postgres/match.ts';
+import type { PlanMode } from '../slots.ts';
+import { planDigestsPg, type PgPlanResult } from './plan.ts';
+
+export interface PgEditionReport {
+  /** One report per source x day asked (empty without `poll`). */
+  sources: PollReport[];
+  matched: MatchResult;
+  plan: PgPlanResult;
+}
+
+export interface PgEditionOptions {
+  clock: Clock;
+  mode: PlanMode;
+  logger?: Logger;
+  /** Ask the configured sources first (the SQLite pipeline's fetchSources, into PostgreSQL). */
+  poll?: () => Promise<PollReport[]>;
+}
+
+export async function planEditionPg(pool: pg.Pool, opts: PgEditionOptions): Promise<PgEditionReport> {
+  const sources = opts.poll ? await opts.poll() : [];
+  const matched = await matchPendingPg(pool, { logger: opts.logger });
+  const plan = await planDigestsPg(pool, { clock: opts.clock, mode: opts.mode, logger: opts.logger });
+  return { sources, matched, plan };
+}
+
+/** The command's one line: what was matched and planned, or that another process was planning. */
+export function describeEdition(r: PgEditionReport): string {
+  const fetched = r.sources.length === 0 ? '' : `sources: ${r.sources.map((s) => `${s.source} ${s.day} ${s.status}`).join(', ')}; `;
+  const m = `${fetched}matched ${r.matched.queries} queries: ${r.matched.matches} new matches${r.matched.failed ? `, ${r.matched.failed} queries failed` : ''}`;
+  if (!r.plan.ran) return `${m}; another process is planning this tick: nothing planned here`;
+  return `${m}; slots ${r.plan.slots}: planned ${r.plan.planned} (${r.plan.items} papers); \`digest worker\` sends them`;
+}
