@@ -15,7 +15,7 @@ import { Inbox, portIsOpen, startMailCatcher, type MailCatcher } from './mail/ca
 import { createSmtpMailer } from './mail/smtp-mailer.ts';
 import type { Mailer } from './mail/types.ts';
 import { createSubscriberService, type SubscriberService } from './subscribers/service.ts';
-import { sqliteDoor, type SubscriberDoor } from './subscribers/door.ts';
+import { doorWithFallback, sqliteDoor, type SubscriberDoor } from './subscribers/door.ts';
 import { createPostgresDoor, type PostgresDoor } from './subscribers/postgres/door.ts';
 import { createPool, isPostgresUrl } from './db/postgres/pool.ts';
 import { sharedSecret } from './db/postgres/settings.ts';
@@ -277,6 +277,8 @@ function localSecret(db: Db, logger: Logger): string {
 /** `digest serve`'s subscriber door on PostgreSQL, with its own pool and the secret every instance shares. */
 export interface PostgresDoorHandle {
   door: PostgresDoor;
+  /** What the web serves: PostgreSQL's door, with SQLite's answering the links it does not know. */
+  served: SubscriberDoor;
   close(): Promise<void>;
 }
 
@@ -307,6 +309,9 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
   const door = createPostgresDoor({ pool, clock, tokens, links, logger, mailer, renderer, config });
   return {
     door,
+    // Digests still go out from SQLite (README "Running on more than one machine"): their unsubscribe,
+    // manage and mute links keep working through SQLite's door.
+    served: doorWithFallback(door, app.door),
     async close() {
       door.notices.close();
       await pool.end();

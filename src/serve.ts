@@ -57,7 +57,7 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
   const server = buildServer({
     ...app,
     inboxToken,
-    door: pg?.door ?? app.door,
+    door: pg?.served ?? app.door,
     // A PostgreSQL subscriber id names no SQLite subscriber: the welcome digest (SQLite's pipeline) is only
     // for the SQLite door.
     ...(pg

@@ -59,7 +59,7 @@ async function postgresDoor(): Promise<EngineDoor> {
   const t = await startTestApp({ SUBSCRIBE_RATE_LIMIT: '1000', DATABASE_URL: s.url, DATABASE_SCHEMA: s.name });
   const handle: PostgresDoorHandle = (await openPostgresDoor(t.app))!;
   expect(handle.door.engine).toBe('postgres');
-  const { web, base } = await listen(t, handle.door);
+  const { web, base } = await listen(t, handle.served);
   return {
     t,
     base,

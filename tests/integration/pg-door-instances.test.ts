@@ -34,7 +34,7 @@ describe.skipIf(!pg.reachable)('two instances, one PostgreSQL', () => {
     for (let k = 0; k < 2; k++) {
       const t = await startTestApp({ SUBSCRIBE_RATE_LIMIT: '1000', DATABASE_URL: s.url, DATABASE_SCHEMA: s.name, SECRET_KEY: '' });
       const handle = (await openPostgresDoor(t.app))!;
-      const web = buildServer({ ...t.app, door: handle.door });
+      const web = buildServer({ ...t.app, door: handle.served });
       await web.listen({ port: 0, host: '127.0.0.1' });
       const addr = web.server.address();
       instances.push({ t, handle, web, base: `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}` });
@@ -87,5 +87,22 @@ describe.skipIf(!pg.reachable)('two instances, one PostgreSQL', () => {
     const rows = await s.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM notices WHERE email = $1`, [email]);
     expect(rows.rows[0]!.n).toBe(1);
     expect(await status(email)).toBe('pending');
+  });
+
+  it('links of emails sent from SQLite (digests still are) keep working: a reader there can always leave', async () => {
+    const local = a().t.app;
+    const r = await local.subscribers.subscribe({ email: 'sqlite.reader@example.com', topics: ['graphs'] }, { confirmed: true });
+    const reader = local.db.prepare('SELECT id, token_salt AS tokenSalt FROM subscribers WHERE id = ?').get(r.subscriberId) as { id: number; tokenSalt: string };
+    const sqliteStatus = () => (local.db.prepare('SELECT status FROM subscribers WHERE id = ?').get(reader.id) as { status: string }).status;
+    const prefs = await fetch(on(a(), local.links.preferences(reader)));
+    expect(prefs.status).toBe(200);
+    expect(await prefs.text()).toContain('sqlite.reader@example.com');
+    const gone = await fetch(on(a(), local.links.unsubscribe(reader)), { method: 'POST', body: 'List-Unsubscribe=One-Click' });
+    expect(gone.status).toBe(200);
+    expect(sqliteStatus()).toBe('unsubscribed');
+    expect(await status('sqlite.reader@example.com')).toBeUndefined();
+    // A link neither store signed is refused as before.
+    const forged = local.links.unsubscribe({ id: reader.id, tokenSalt: 'not-the-salt' });
+    expect((await fetch(on(a(), forged), { method: 'POST', body: 'x' })).status).toBe(403);
   });
 });

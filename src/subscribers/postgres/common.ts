@@ -35,6 +35,14 @@ export async function resolveLinkPg(c: Pg, deps: PgDoorDeps, token: string, kind
   return { subscriber, targetId: target === undefined ? undefined : Number(target) };
 }
 
+/** Whether the token's signature holds for one of PostgreSQL's subscribers (whatever its purpose or expiry). */
+export async function signedByPg(c: Pg, deps: PgDoorDeps, token: string): Promise<boolean> {
+  const claimed = deps.tokens.peek(token);
+  const subscriber = claimed ? await records.findSubscriberById(c, claimed.subscriberId) : undefined;
+  const check = deps.tokens.verify(token, subscriber, deps.clock.now());
+  return check.ok || check.reason === 'expired';
+}
+
 /**
  * One transaction holding the address's advisory lock: two instances taking requests for one address
  * (a double click through a load balancer) write one after the other, as SQLite's BEGIN IMMEDIATE does,

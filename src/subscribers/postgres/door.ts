@@ -10,7 +10,7 @@ import { createNoticeSender, type NoticeSender } from '../../notices/sender.ts';
 import type { Renderer } from '../../render/render.ts';
 import type { RetrySettings } from '../../send/retry-policy.ts';
 import type { SubscriberDoor } from '../door.ts';
-import { answerDbLoss, type PgDoorDeps } from './common.ts';
+import { answerDbLoss, signedByPg, type PgDoorDeps } from './common.ts';
 import { PgManage } from './manage.ts';
 import { PgSubscription } from './subscription.ts';
 
@@ -44,5 +44,6 @@ export function createPostgresDoor(deps: PostgresDoorDeps): PostgresDoor {
     updatePreferences: (token, input) => answerDbLoss(() => manage.updatePreferences(token, input)),
     describeMute: (token, topicId) => answerDbLoss(() => manage.describeMute(token, topicId)),
     muteByToken: (token, topicId) => answerDbLoss(() => manage.muteByToken(token, topicId)),
+    signedHere: (token) => answerDbLoss(() => signedByPg(pool, deps, token)),
   };
 }
