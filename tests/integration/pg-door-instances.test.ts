@@ -73,6 +73,15 @@ describe.skipIf(!pg.reachable)('two instances, one PostgreSQL', () => {
     expect(history.rows.map((r) => r.kind)).toEqual(['unsubscribe']);
   });
 
+  it('refuses like: topics (their example index is not on PostgreSQL) by place, saving nothing', async () => {
+    const res = await fetch(`${a().base}/subscribe`, jsonPost({ email: 'like@example.com', topics: ['graphs', 'like:2501.00010'] }));
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { code: string; error: string };
+    expect(body.code).toBe('TOPIC_INVALID');
+    expect(body.error).toMatch(/^topic 2: like: topics are not available on this PostgreSQL deployment yet/);
+    expect(await status('like@example.com')).toBeUndefined();
+  });
+
   it('a double submit spread over both instances writes one row and sends one email', async () => {
     const email = 'twice@example.com';
     const answers = await Promise.all(
