@@ -5,6 +5,10 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migratePostgres } from '../../src/db/postgres/migrate.ts';
+import { createPool } from '../../src/db/postgres/pool.ts';
+import { silentLogger } from '../../src/log.ts';
+import { createPostgresDoor } from '../../src/subscribers/postgres/door.ts';
+import { freePort } from '../helpers/ports.ts';
 import { openPostgresDoor, type PostgresDoorHandle } from '../../src/main.ts';
 import { buildServer } from '../../src/web/server.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
@@ -113,5 +117,29 @@ describe.skipIf(!pg.reachable)('two instances, one PostgreSQL', () => {
     // A link neither store signed is refused as before.
     const forged = local.links.unsubscribe({ id: reader.id, tokenSalt: 'not-the-salt' });
     expect((await fetch(on(a(), forged), { method: 'POST', body: 'x' })).status).toBe(403);
+  });
+});
+
+describe('PostgreSQL unreachable behind the door', () => {
+  it('answers 503 with Retry-After and DB_FAULT, never a 500, and writes nothing anywhere', async () => {
+    const t = await startTestApp({ SUBSCRIBE_RATE_LIMIT: '1000' });
+    const port = await freePort(); // nothing listens there
+    const pool = createPool(`postgres://root@127.0.0.1:${port}/test`, { connectTimeoutMs: 1000 });
+    const door = createPostgresDoor({ pool, clock: t.app.clock, tokens: t.app.tokens, links: t.app.links, logger: silentLogger, mailer: t.app.mailer, renderer: t.app.renderer, config: t.app.config });
+    const web = buildServer({ ...t.app, door });
+    try {
+      const res = await web.inject({ method: 'POST', url: '/subscribe', headers: { 'content-type': 'application/json' }, payload: JSON.stringify({ email: 'down@example.com', topics: ['graphs'] }) });
+      expect(res.statusCode).toBe(503);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.json()).toMatchObject({ ok: false, code: 'DB_FAULT' });
+      const unsub = await web.inject({ method: 'POST', url: new URL(t.app.links.unsubscribe({ id: 1, tokenSalt: 's' })).pathname, payload: 'x' });
+      expect(unsub.statusCode).toBe(503);
+      expect((t.app.db.prepare('SELECT count(*) AS n FROM subscribers').get() as { n: number }).n).toBe(0);
+    } finally {
+      door.notices.close();
+      await web.close();
+      await pool.end();
+      await t.close();
+    }
   });
 });
