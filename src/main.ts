@@ -2,6 +2,7 @@
 // Everything else receives what it needs as arguments.
 import { readSetting, writeSettingOnce } from './db/settings-table.ts';
 import { randomBytes } from 'node:crypto';
+import { AppError, errorMessage } from './errors.ts';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { systemClock, type Clock } from './clock.ts';
@@ -15,6 +16,10 @@ import { Inbox, portIsOpen, startMailCatcher, type MailCatcher } from './mail/ca
 import { createSmtpMailer } from './mail/smtp-mailer.ts';
 import type { Mailer } from './mail/types.ts';
 import { createSubscriberService, type SubscriberService } from './subscribers/service.ts';
+import { doorWithFallback, sqliteDoor, type SubscriberDoor } from './subscribers/door.ts';
+import { createPostgresDoor, type PostgresDoor } from './subscribers/postgres/door.ts';
+import { createPool, isPostgresUrl } from './db/postgres/pool.ts';
+import { sharedSecret } from './db/postgres/settings.ts';
 import type { NoticeSender } from './notices/sender.ts';
 import type { HostSpacer } from './ingest/fetch.ts';
 import { sourceSpacer } from './ingest/sources.ts';
@@ -63,6 +68,8 @@ export interface App {
   renderer: Renderer;
   mailer: Mailer;
   subscribers: SubscriberService;
+  /** The web's subscriber door over the same service (serve swaps in PostgreSQL's: openPostgresDoor). */
+  door: SubscriberDoor;
   /** Confirmation emails: written before they are sent, retried, counted (notices table). */
   notices: NoticeSender;
   /** The email's feedback and follow links (what reader models learn from), and personal Atom feeds. */
@@ -136,6 +143,7 @@ export async function createAppWithDb(config: Config, options: AppOptions = {}):
     renderer,
     mailer,
     ...services,
+    door: sqliteDoor(subscribers),
     notices: subscribers.notices,
     pipeline: { run: (opts) => runPipeline(pipelineDeps, opts) },
     inbox: mail.inbox,
@@ -281,4 +289,49 @@ function localSecret(db: Db, logger: Logger): string {
   const kept = writeSettingOnce(db, 'secret_key', randomBytes(32).toString('hex'));
   logger.warn('SECRET_KEY is not set: generated one and stored it in the database (set SECRET_KEY in production)');
   return kept;
+}
+
+/** `digest serve`'s subscriber door on PostgreSQL, with its own pool and the secret every instance shares. */
+export interface PostgresDoorHandle {
+  door: PostgresDoor;
+  /** What the web serves: PostgreSQL's door, with SQLite's answering the links it does not know. */
+  served: SubscriberDoor;
+  close(): Promise<void>;
+}
+
+/**
+ * With DATABASE_URL=postgres://…: the door on PostgreSQL (subscribers/postgres/door.ts). Its links are
+ * signed with SECRET_KEY, or else with the secret kept in PostgreSQL's settings, so that a link one
+ * instance mailed verifies on every other. Undefined on SQLite. Refuses a schema `digest migrate` has
+ * not made, naming the fix.
+ */
+export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | undefined> {
+  const { config, clock, logger, mailer, renderer } = app;
+  if (!isPostgresUrl(config.DATABASE_URL)) return undefined;
+  const pool = createPool(config.DATABASE_URL, { ...(config.DATABASE_SCHEMA ? { schema: config.DATABASE_SCHEMA } : {}), max: 8 });
+  try {
+    await pool.query('SELECT 1 FROM subscribers, notices, consent_events LIMIT 0');
+  } catch (e) {
+    await pool.end();
+    throw new AppError('CONFIG_INVALID', `DATABASE_URL: the PostgreSQL schema is not ready (${errorMessage(e)}); run \`digest migrate\` first`);
+  }
+  let secret = config.SECRET_KEY;
+  if (!secret) {
+    const shared = await sharedSecret(pool);
+    if (shared.generated) logger.warn('SECRET_KEY is not set: generated one and stored it in PostgreSQL (set SECRET_KEY in production)');
+    secret = shared.secret;
+  }
+  const tokens = new Tokens(secret);
+  const links = new Links(config.PUBLIC_URL, tokens, clock);
+  const door = createPostgresDoor({ pool, clock, tokens, links, logger, mailer, renderer, config });
+  return {
+    door,
+    // Digests still go out from SQLite (README "Running on more than one machine"): their unsubscribe,
+    // manage and mute links keep working through SQLite's door.
+    served: doorWithFallback(door, app.door),
+    async close() {
+      door.notices.close();
+      await pool.end();
+    },
+  };
 }

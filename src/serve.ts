@@ -10,7 +10,7 @@ import { verpFrom } from './bounces/verp.ts';
 import type { Db } from './db/open.ts';
 import { parseFeed } from './ingest/detect.ts';
 import { parseSources } from './ingest/sources.ts';
-import { createAppWithDb, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
+import { createAppWithDb, openPostgresDoor, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
 import { runFailure } from './pipeline.ts';
 import { createScheduler } from './scheduler.ts';
 import { recoverStale } from './ledger/index.ts';
@@ -30,8 +30,12 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
   seedSampleBatch(app, io);
   // Sends left in flight by a crash: say so now, not at the first tick an hour later.
   recoverStale(db, app.clock, { logger });
+  // With DATABASE_URL=postgres://… the subscriber door (subscribe, confirm, unsubscribe, manage) is on
+  // PostgreSQL; the rest still runs on SQLite (README "Running on more than one machine").
+  const pg = await openPostgresDoor(app);
   // Confirmation emails a stopped process or a relay failure left unsent go now (then on their retry times).
   app.notices.kick();
+  pg?.door.notices.kick();
   // From here web routes and the scheduler share this connection on one thread: a statement waits at
   // most WEB_BUSY_TIMEOUT_MS for another process's lock (better-sqlite3 waits synchronously, freezing
   // every request meanwhile); routes retry and then answer 503 + Retry-After, the tick's writers retry
@@ -53,7 +57,12 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
   const server = buildServer({
     ...app,
     inboxToken,
-    onConfirmed: (id) => scheduler.runSoon('welcome', () => app.pipeline.run({ mode: 'now', onlySubscriber: id, signal: running.signal })),
+    door: pg?.served ?? app.door,
+    // A PostgreSQL subscriber id names no SQLite subscriber: the welcome digest (SQLite's pipeline) is only
+    // for the SQLite door.
+    ...(pg
+      ? {}
+      : { onConfirmed: (id: number) => scheduler.runSoon('welcome', () => app.pipeline.run({ mode: 'now', onlySubscriber: id, signal: running.signal })) }),
   });
   await server.listen({ port: config.PORT, host: config.HOST });
   const bounces = await startBounceReceiverIfSet(app, db);
@@ -70,6 +79,7 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
   await scheduler.stop();
   await closeServer(server);
   await bounces?.close();
+  await pg?.close();
   await app.close();
   return 0;
 }

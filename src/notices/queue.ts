@@ -17,8 +17,17 @@ export type Queued = { id: number; reused: boolean } | 'throttled';
 export function queueNotice(db: Db, n: { subscriberId: number; email: string; kind: NoticeKind; now: Date }): Queued {
   const open = openNoticeFor(db, n.email, n.kind);
   if (open !== undefined) return { id: open, reused: true };
-  const recent = recentNotices(db, n.email, new Date(n.now.getTime() - 24 * 3600 * 1000).toISOString());
-  if (recent.day >= NOTICES_PER_DAY) return 'throttled';
-  if (recent.lastLive && n.now.getTime() - Date.parse(recent.lastLive) < NOTICE_QUIET_MS) return 'throttled';
+  if (overLimits(recentNotices(db, n.email, dayAgo(n.now)), n.now)) return 'throttled';
   return { id: insertNotice(db, { subscriberId: n.subscriberId, email: n.email, kind: n.kind, now: n.now.toISOString() }), reused: false };
+}
+
+/** The start of the 24 hours the daily limit counts. */
+export function dayAgo(now: Date): string {
+  return new Date(now.getTime() - 24 * 3600 * 1000).toISOString();
+}
+
+/** The per-address limits, whichever engine counted the address's recent notices. */
+export function overLimits(recent: { day: number; lastLive: string | null }, now: Date): boolean {
+  if (recent.day >= NOTICES_PER_DAY) return true;
+  return recent.lastLive !== null && now.getTime() - Date.parse(recent.lastLive) < NOTICE_QUIET_MS;
 }

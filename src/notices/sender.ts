@@ -7,7 +7,7 @@ import { scheduleWords } from '../subscribers/records/delivery-words.ts';
 import { hostname } from 'node:os';
 import { retryDelayMs } from '../backoff.ts';
 import type { Clock } from '../clock.ts';
-import { activeOptOuts, personMayReverse } from '../consent/history.ts';
+import { personMayReverse } from '../consent/history.ts';
 import type { Db } from '../db/open.ts';
 import { errorMessage } from '../errors.ts';
 import type { Links } from '../links.ts';
@@ -16,8 +16,9 @@ import { toMailError } from '../mail/errors.ts';
 import type { Mailer } from '../mail/types.ts';
 import type { Renderer } from '../render/render.ts';
 import { afterFailure, type RetrySettings } from '../send/retry-policy.ts';
-import { findResubscribeRequest, findSubscriberById, listTopics, type SubscriberRecord } from '../subscribers/records/repo.ts';
-import { claimNotice, dueNotices, nextNoticeRetry, recoverNotices, settleNotice, type Notice, type NoticeOutcome } from './repo.ts';
+import type { SubscriberRecord } from '../subscribers/records/repo.ts';
+import type { Notice, NoticeOutcome } from './repo.ts';
+import { sqliteNoticeStore, type NoticeStore } from './store.ts';
 
 /** A relay that cannot be used is retried this long after the notice was written; then it fails. */
 export const NOTICE_GIVE_UP_MS = 24 * 3600 * 1000;
@@ -26,8 +27,9 @@ const STALE_SENDING_MS = 15 * 60 * 1000;
 /** A connection failure ends a run of due notices: the relay cannot be used, the rest wait for it. */
 const RELAY_DOWN_AFTER = 1;
 
-export interface NoticeSenderDeps {
-  db: Db;
+export type NoticeSenderDeps = NoticeSenderCommon & ({ db: Db; store?: undefined } | { db?: undefined; store: NoticeStore });
+
+interface NoticeSenderCommon {
   clock: Clock;
   mailer: Mailer;
   renderer: Pick<Renderer, 'confirm'>;
@@ -65,9 +67,12 @@ export class NoticeSender {
   private running: Promise<NoticeRunSummary> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly store: NoticeStore;
 
   constructor(private readonly deps: NoticeSenderDeps) {
     this.random = deps.random ?? Math.random;
+    // Where notices are claimed and settled: the SQLite database, or another engine's store.
+    this.store = deps.store ?? sqliteNoticeStore(deps.db);
   }
 
   /** One notice now (`force`: even before its retry time); undefined when it was not ours to send. */
@@ -89,7 +94,7 @@ export class NoticeSender {
       .catch((e: unknown) => this.deps.logger.error({ err: errorMessage(e) }, 'confirmation emails: run failed'))
       .finally(() => {
         this.running = undefined;
-        this.scheduleNextRetry();
+        this.scheduleNextRetry().catch((e: unknown) => this.deps.logger.error({ err: errorMessage(e) }, 'confirmation emails: next retry not scheduled'));
       });
   }
 
@@ -99,17 +104,17 @@ export class NoticeSender {
   }
 
   /** Whether this email may still go to this address now (it may have left, or confirmed, since). */
-  private stillWanted(n: Notice, s: SubscriberRecord | undefined): s is SubscriberRecord {
-    const { db } = this.deps;
+  private async stillWanted(n: Notice, s: SubscriberRecord | undefined): Promise<boolean> {
+    const { store } = this;
     if (!s) return false;
     if (n.kind === 'already-subscribed') return s.status === 'confirmed';
-    if (s.status === 'pending') return personMayReverse(activeOptOuts(db, s.email));
-    return s.status === 'unsubscribed' && findResubscribeRequest(db, s.id) !== undefined && personMayReverse(activeOptOuts(db, s.email));
+    if (s.status === 'pending') return personMayReverse(await store.activeOptOuts(s.email));
+    return s.status === 'unsubscribed' && (await store.resubscribeTopics(s.id)) !== undefined && personMayReverse(await store.activeOptOuts(s.email));
   }
 
-  private render(n: Notice, s: SubscriberRecord) {
-    const { db, renderer, links } = this.deps;
-    const topicCount = n.kind === 'confirm' ? (findResubscribeRequest(db, s.id)?.topics.length ?? listTopics(db, s.id).length) : 0;
+  private async render(n: Notice, s: SubscriberRecord) {
+    const { renderer, links } = this.deps;
+    const topicCount = n.kind === 'confirm' ? ((await this.store.resubscribeTopics(s.id))?.length ?? (await this.store.topicCount(s.id))) : 0;
     return renderer.confirm({
       email: s.email,
       confirmUrl: links.confirm(s),
@@ -120,13 +125,13 @@ export class NoticeSender {
     });
   }
 
-  private settle(n: Notice, o: Partial<NoticeOutcome> & { status: NoticeResult }): NoticeResult {
-    settleNotice(this.deps.db, n.id, this.claimant, { nextAttemptAt: null, code: null, response: null, sentAt: null, ...o });
+  private async settle(n: Notice, o: Partial<NoticeOutcome> & { status: NoticeResult }): Promise<NoticeResult> {
+    await this.store.settle(n.id, this.claimant, { nextAttemptAt: null, code: null, response: null, sentAt: null, ...o });
     return o.status;
   }
 
   /** What a failed send does to the notice (retry-policy.ts, with the relay-down rule above). */
-  private afterError(n: Notice, e: unknown): Attempt {
+  private async afterError(n: Notice, e: unknown): Promise<Attempt> {
     const { clock, config } = this.deps;
     const err = toMailError(e);
     const now = clock.now();
@@ -135,31 +140,31 @@ export class NoticeSender {
       const tooOld = now.getTime() - Date.parse(n.createdAt) >= NOTICE_GIVE_UP_MS;
       const delay = retryDelayMs(n.attempts + 1, { baseMs: config.SMTP_RETRY_BASE_MS, maxMs: config.SMTP_RETRY_MAX_MS }, this.random);
       const result = tooOld
-        ? this.settle(n, { status: 'failed', ...base })
-        : this.settle(n, { status: 'retry', nextAttemptAt: new Date(now.getTime() + delay).toISOString(), ...base });
+        ? await this.settle(n, { status: 'failed', ...base })
+        : await this.settle(n, { status: 'retry', nextAttemptAt: new Date(now.getTime() + delay).toISOString(), ...base });
       return { result, connection: true, response: base.response };
     }
     const d = afterFailure(err.kind, n.attempts, config, now, this.random);
     const status = d.action === 'retry' ? 'retry' : d.action === 'unknown' ? 'unknown' : 'failed';
-    const result = this.settle(n, { status, nextAttemptAt: d.action === 'retry' ? d.at.toISOString() : null, ...base });
+    const result = await this.settle(n, { status, nextAttemptAt: d.action === 'retry' ? d.at.toISOString() : null, ...base });
     return { result, connection: false, response: base.response };
   }
 
   private async attempt(id: number, force: boolean): Promise<Attempt | undefined> {
-    const { db, clock, mailer, logger } = this.deps;
-    const n = claimNotice(db, id, this.claimant, clock.now().toISOString(), force);
+    const { clock, mailer, logger } = this.deps;
+    const n = await this.store.claim(id, this.claimant, clock.now().toISOString(), force);
     if (!n) return undefined; // another sender has it, or it is settled
-    const s = n.subscriberId === null ? undefined : findSubscriberById(db, n.subscriberId);
-    if (!this.stillWanted(n, s)) {
-      return { result: this.settle(n, { status: 'failed', response: 'not sent: the address no longer wants it (it left, or confirmed, first)' }), connection: false, response: '' };
+    const s = n.subscriberId === null ? undefined : await this.store.subscriber(n.subscriberId);
+    if (!s || !(await this.stillWanted(n, s))) {
+      return { result: await this.settle(n, { status: 'failed', response: 'not sent: the address no longer wants it (it left, or confirmed, first)' }), connection: false, response: '' };
     }
-    const mail = this.render(n, s);
+    const mail = await this.render(n, s);
     try {
       const sent = await mailer.send({ to: s.email, subject: mail.subject, html: mail.html, text: mail.text });
       logger.info({ subscriberId: s.id, notice: n.id, kind: n.kind }, 'confirmation email sent');
-      return { result: this.settle(n, { status: 'sent', response: sent.response.slice(0, 500), sentAt: clock.now().toISOString() }), connection: false, response: '' };
+      return { result: await this.settle(n, { status: 'sent', response: sent.response.slice(0, 500), sentAt: clock.now().toISOString() }), connection: false, response: '' };
     } catch (e) {
-      const r = this.afterError(n, e);
+      const r = await this.afterError(n, e);
       logger.warn({ subscriberId: s.id, notice: n.id, kind: n.kind, outcome: r.result, err: errorMessage(e) }, 'confirmation email not sent');
       return r;
     }
@@ -167,13 +172,13 @@ export class NoticeSender {
 
   /** One run over the due notices; stops early when the relay cannot be used. */
   private async runDue(): Promise<NoticeRunSummary> {
-    const { db, clock } = this.deps;
+    const { clock } = this.deps;
     const summary: NoticeRunSummary = { sent: 0, failed: 0, retrying: 0, unknown: 0 };
-    recoverNotices(db, new Date(clock.now().getTime() - STALE_SENDING_MS).toISOString());
+    await this.store.recover(new Date(clock.now().getTime() - STALE_SENDING_MS).toISOString());
     let downInARow = 0;
     const tried = new Set<number>();
     for (;;) {
-      const ids = dueNotices(db, clock.now().toISOString(), 50).filter((id) => !tried.has(id));
+      const ids = (await this.store.due(clock.now().toISOString(), 50)).filter((id) => !tried.has(id));
       if (ids.length === 0) break;
       for (const id of ids) {
         tried.add(id);
@@ -193,9 +198,10 @@ export class NoticeSender {
     return summary;
   }
 
-  private scheduleNextRetry(): void {
+  private async scheduleNextRetry(): Promise<void> {
     if (this.closed) return;
-    const at = nextNoticeRetry(this.deps.db);
+    const at = await this.store.nextRetry();
+    if (this.closed) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     if (!at) return;

@@ -45,3 +45,16 @@ export function timeZoneNames(): string[] {
   const zones = Intl.supportedValuesOf('timeZone');
   return zones.includes('UTC') ? zones : ['UTC', ...zones];
 }
+
+/** The schedule a subscribe request asks for: each given value checked (naming a bad one), the rest kept or defaulted. */
+export function subscribePrefs(
+  defaults: { DIGEST_TZ: string; DIGEST_HOUR: number },
+  input: { timezone?: string | undefined; deliveryHour?: number | undefined; frequency?: string | undefined },
+  current?: { timezone: string; deliveryHour: number; frequency: Frequency },
+): { timezone: string; deliveryHour: number; frequency: Frequency } {
+  return {
+    timezone: input.timezone !== undefined ? checkTimezone(input.timezone) : (current?.timezone ?? defaults.DIGEST_TZ),
+    deliveryHour: input.deliveryHour !== undefined ? checkHour(input.deliveryHour) : (current?.deliveryHour ?? defaults.DIGEST_HOUR),
+    frequency: input.frequency !== undefined ? checkFrequency(input.frequency) : (current?.frequency ?? 'daily'),
+  };
+}

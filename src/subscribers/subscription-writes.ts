@@ -7,7 +7,8 @@
 //   - the operator's paths (`--confirmed`, imports) never confirm an address with an opt-out: lift it first.
 // The web answer is the same whatever happens here (no address enumeration).
 import type { Clock } from '../clock.ts';
-import { activeOptOuts, describeOptOuts, personMayReverse, recordConsentEvent } from '../consent/history.ts';
+import { activeOptOuts, describeOptOuts, recordConsentEvent } from '../consent/history.ts';
+import { linkAfterRequest, mayConfirm, reconfirmation, RECONFIRMED_DETAIL, subscribeStep } from './consent-rules.ts';
 import type { Db } from '../db/open.ts';
 import { AppError } from '../errors.ts';
 import type { NoticeKind } from '../notices/repo.ts';
@@ -60,15 +61,13 @@ export class SubscriptionWrites<C extends { text: string }> {
     const existing = repo.findSubscriberByEmail(db, email);
     const active = activeOptOuts(db, email);
     const now = clock.now().toISOString();
-    const left = existing?.status === 'unsubscribed' || existing?.status === 'suppressed';
-    if (admin && (active.length > 0 || left)) this.refuseOptedOut(email, active, existing?.status);
-    if (existing?.status === 'confirmed' && !admin) return { id: existing.id, outcome: 'already-confirmed', status: 'confirmed', notice: 'already-subscribed' };
-    if (existing?.status === 'suppressed' || !personMayReverse(active)) {
-      return { id: existing?.id, outcome: 'opted-out', status: existing?.status ?? active[active.length - 1]?.status ?? 'suppressed' };
-    }
-    if (existing?.status === 'unsubscribed') {
-      repo.saveResubscribeRequest(db, existing.id, { ...prefsFrom(input, existing), topics: checked.map((c) => c.text), requestedAt: now });
-      return { id: existing.id, outcome: 'resubscribe-requested', status: 'unsubscribed', notice: 'confirm' };
+    const step = subscribeStep(existing, active, admin);
+    if (step.kind === 'refuse') this.refuseOptedOut(email, active, existing?.status);
+    if (step.kind === 'nothing') return { id: existing?.id, outcome: step.outcome, status: step.status, ...(step.notice ? { notice: step.notice } : {}) };
+    if (step.kind === 'resubscribe-request') {
+      const { id } = existing!;
+      repo.saveResubscribeRequest(db, id, { ...prefsFrom(input, existing), topics: checked.map((c) => c.text), requestedAt: now });
+      return { id, outcome: 'resubscribe-requested', status: 'unsubscribed', notice: 'confirm' };
     }
     return this.writeRow(email, existing, input, prefsFrom, checked, admin, now);
   }
@@ -110,18 +109,18 @@ export class SubscriptionWrites<C extends { text: string }> {
   confirmWrite(s: SubscriberRecord, issuedAt: number): void {
     const { db, clock, desiredTopics, checkTopics } = this.deps;
     const active = activeOptOuts(db, s.email);
-    if (s.status === 'suppressed' || !personMayReverse(active)) throw invalidLink('confirm');
+    if (!mayConfirm(s.status, active)) throw invalidLink('confirm');
     const now = clock.now().toISOString();
     if (s.status === 'unsubscribed') {
       const request = repo.findResubscribeRequest(db, s.id);
-      if (!request || issuedAt < Date.parse(request.requestedAt) - 1000) throw invalidLink('confirm');
+      if (!request || !linkAfterRequest(request, issuedAt)) throw invalidLink('confirm');
       repo.replaceTopics(db, s.id, desiredTopics(checkTopics(request.topics)));
       repo.updateSubscribePrefs(db, s.id, request);
       repo.deleteResubscribeRequest(db, s.id);
     }
     repo.markConfirmed(db, s.id, now);
-    if (active.length > 0 || s.status === 'unsubscribed') {
-      recordConsentEvent(db, { email: s.email, kind: 'reconfirmed', status: null, detail: 'the person clicked a confirmation link they asked for', at: now });
+    if (reconfirmation(s.status, active)) {
+      recordConsentEvent(db, { email: s.email, kind: 'reconfirmed', status: null, detail: RECONFIRMED_DETAIL, at: now });
     }
   }
 }

@@ -14,7 +14,7 @@ import type { Tokens } from '../tokens.ts';
 import { nextDeliveryWords, scheduleWords } from './records/delivery-words.ts';
 import { normaliseEmail } from './records/email-address.ts';
 import { resolveLink } from './records/link-tokens.ts';
-import { checkFrequency, checkHour, checkTimezone } from './preferences-input.ts';
+import { subscribePrefs } from './preferences-input.ts';
 import * as repo from './records/repo.ts';
 import { SubscriptionWrites, type SubscriptionWrite } from './subscription-writes.ts';
 import { checkTopics, desiredTopics, prepareExamples, type CheckedTopic, type TopicInputDeps } from './topic-input.ts';
@@ -146,11 +146,6 @@ export class Subscription {
   }
 
   private prefsFrom(input: SubscribeInput, current?: repo.SubscriberPrefs): repo.SubscriberPrefs {
-    const { config } = this.deps;
-    return {
-      timezone: input.timezone !== undefined ? checkTimezone(input.timezone) : (current?.timezone ?? config.DIGEST_TZ),
-      deliveryHour: input.deliveryHour !== undefined ? checkHour(input.deliveryHour) : (current?.deliveryHour ?? config.DIGEST_HOUR),
-      frequency: input.frequency !== undefined ? checkFrequency(input.frequency) : (current?.frequency ?? 'daily'),
-    };
+    return subscribePrefs(this.deps.config, input, current);
   }
 }

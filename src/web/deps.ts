@@ -8,6 +8,7 @@ import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import type { Inbox } from '../mail/catcher.ts';
 import type { DigestView, Renderer } from '../render/render.ts';
+import type { SubscriberDoor } from '../subscribers/door.ts';
 import type { SubscriberService } from '../subscribers/service.ts';
 import type { Pages } from './pages.ts';
 import type { PollReport } from '../ingest/sources.ts';
@@ -24,6 +25,9 @@ export interface WebDeps {
   config: Config;
   logger: Logger;
   links: Links;
+  /** The subscriber door the public routes call (subscribe, confirm, unsubscribe, manage): SQLite's or PostgreSQL's (subscribers/door.ts). */
+  door: SubscriberDoor;
+  /** The console's subscriber actions (SQLite). */
   subscribers: SubscriberService;
   /** The operator console's pages and actions (served only with ADMIN_PASSWORD_HASH). */
   console: ConsoleService;

@@ -65,3 +65,6 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
     c.release();
   }
 }
+
+/** A pool or one of its clients (inside a transaction): what a repository's statement runs on. */
+export type Pg = Pick<pg.Pool | pg.PoolClient, 'query'>;

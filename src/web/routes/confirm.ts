@@ -29,9 +29,9 @@ function recentMatches(deps: RouteDeps, topics: readonly string[]): Array<{ titl
 }
 
 export function registerConfirmRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const { subscribers, pages } = deps;
+  const { door: subscribers, pages } = deps;
   app.withTypeProvider<ZodTypeProvider>().get('/confirm/:token', { schema: { params: tokenParams } }, async (req, reply) => {
-    const r = subscribers.confirm(req.params.token);
+    const r = await subscribers.confirm(req.params.token);
     if (!r.alreadyConfirmed) deps.onConfirmed?.(r.subscriberId);
     return sendPage(reply, pages, 'confirmed', {
       title: r.alreadyConfirmed ? 'Already confirmed' : 'Subscription confirmed',

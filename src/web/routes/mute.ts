@@ -12,26 +12,26 @@ import { tokenParams } from '../token-param.ts';
 const topicParams = tokenParams.extend({ topicId: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER) });
 
 export function registerMuteRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const { subscribers, pages } = deps;
+  const { door: subscribers, pages } = deps;
   const r = app.withTypeProvider<ZodTypeProvider>();
 
   r.get('/mute/:token/:topicId', { schema: { params: topicParams } }, async (req, reply) => {
-    const view = subscribers.describeMute(req.params.token, req.params.topicId);
+    const view = await subscribers.describeMute(req.params.token, req.params.topicId);
     return sendPage(reply, pages, 'mute', { title: 'Mute a topic', action: req.url, ...view });
   });
 
   r.post('/mute/:token/:topicId', { schema: { params: topicParams } }, async (req, reply) => {
-    const view = subscribers.muteByToken(req.params.token, req.params.topicId);
+    const view = await subscribers.muteByToken(req.params.token, req.params.topicId);
     return sendPage(reply, pages, 'muted', { title: 'Topic muted', ...view });
   });
 
   r.get('/mute/:token', { schema: { params: tokenParams } }, async (req, reply) => {
-    const view = subscribers.describeMute(req.params.token);
+    const view = await subscribers.describeMute(req.params.token);
     return sendPage(reply, pages, 'mute', { title: 'Mute a topic', action: req.url, ...view });
   });
 
   r.post('/mute/:token', { schema: { params: tokenParams } }, async (req, reply) => {
-    const view = subscribers.muteByToken(req.params.token);
+    const view = await subscribers.muteByToken(req.params.token);
     return sendPage(reply, pages, 'muted', { title: 'Topic muted', ...view });
   });
 }

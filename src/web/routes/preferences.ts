@@ -79,7 +79,7 @@ function formatPause(iso: string | null, timeZone: string): string {
 }
 
 type Pages = RouteDeps['pages'];
-type Subscribers = RouteDeps['subscribers'];
+type Subscribers = RouteDeps['door'];
 type PageExtra = { saved?: boolean; error?: FieldError; pauseDays?: string; status?: number };
 
 function renderPreferences(reply: FastifyReply, pages: Pages, token: string, view: PreferencesView, rows: TopicRow[], extra: PageExtra = {}): FastifyReply {
@@ -144,12 +144,12 @@ function submittedView(stored: PreferencesView, input: PreferencesInput): Prefer
   };
 }
 
-function registerPreferencesPage(app: FastifyInstance, { subscribers, pages }: RouteDeps): void {
+function registerPreferencesPage(app: FastifyInstance, { door: subscribers, pages }: RouteDeps): void {
   app.withTypeProvider<ZodTypeProvider>().get(
     '/preferences/:token',
     { schema: { params: tokenParams, querystring: z.object({ saved: z.string().max(5).optional() }) } },
     async (req, reply) => {
-      const view = subscribers.getPreferences(req.params.token);
+      const view = await subscribers.getPreferences(req.params.token);
       return renderPreferences(reply, pages, req.params.token, view, storedRows(view), { saved: req.query.saved === '1' });
     },
   );
@@ -163,18 +163,18 @@ interface SaveRequest {
 }
 
 /** A field error: JSON gets 400 with the field; a form is shown again as submitted, the error by the field. */
-function answerFieldError(reply: FastifyReply, subscribers: Subscribers, pages: Pages, save: SaveRequest, fe: FieldError): FastifyReply {
+async function answerFieldError(reply: FastifyReply, subscribers: Subscribers, pages: Pages, save: SaveRequest, fe: FieldError): Promise<FastifyReply> {
   const { token, body, json, input } = save;
   if (json) {
     return reply.code(400).send(fieldErrorJson(fe));
   }
-  const submitted = submittedView(subscribers.getPreferences(token), input);
+  const submitted = submittedView(await subscribers.getPreferences(token), input);
   const rows = submittedRows(body);
   const pauseDays = typeof body.pauseDays === 'string' ? body.pauseDays : body.pauseDays?.toString();
   return renderPreferences(reply, pages, token, submitted, rows, { error: fe, pauseDays, status: 400 });
 }
 
-function registerPreferencesSave(app: FastifyInstance, { subscribers, pages }: RouteDeps): void {
+function registerPreferencesSave(app: FastifyInstance, { door: subscribers, pages }: RouteDeps): void {
   // JSON answers are declared; a form gets HTML pages and redirects (strings, not serialised).
   const answers = { 200: preferencesSaved, 400: fieldErrorBody };
   const schema = { params: tokenParams, body: preferencesBody, response: answers };
@@ -185,7 +185,7 @@ function registerPreferencesSave(app: FastifyInstance, { subscribers, pages }: R
     const input = preferencesInput(body, json);
     try {
       await subscribers.prepareExamples(input.topics);
-      const view = subscribers.updatePreferences(token, input);
+      const view = await subscribers.updatePreferences(token, input);
       if (json) return reply.send({ ok: true, preferences: view });
       return reply.redirect(`/preferences/${token}?saved=1`, 303);
     } catch (e) {

@@ -101,7 +101,7 @@ function subscribeRateLimit(config: Config) {
   };
 }
 
-function registerSubscribePost(app: FastifyInstance, { subscribers, config, pages }: RouteDeps): void {
+function registerSubscribePost(app: FastifyInstance, { door: subscribers, config, pages }: RouteDeps): void {
   app.withTypeProvider<ZodTypeProvider>().post(
     '/subscribe',
     {

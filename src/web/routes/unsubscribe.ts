@@ -12,10 +12,10 @@ import { tokenParams } from '../token-param.ts';
 const ONE_CLICK_BODY_LIMIT = 64 * 1024;
 
 export function registerUnsubscribeRoutes(app: FastifyInstance, deps: RouteDeps): void {
-  const { subscribers, pages } = deps;
+  const { door: subscribers, pages } = deps;
 
   app.withTypeProvider<ZodTypeProvider>().get('/unsubscribe/:token', { schema: { params: tokenParams } }, async (req, reply) => {
-    const who = subscribers.describeUnsubscribe(req.params.token);
+    const who = await subscribers.describeUnsubscribe(req.params.token);
     return sendPage(reply, pages, 'unsubscribe', { title: 'Unsubscribe', token: req.params.token, ...who });
   });
 
@@ -28,7 +28,7 @@ export function registerUnsubscribeRoutes(app: FastifyInstance, deps: RouteDeps)
     scope
       .withTypeProvider<ZodTypeProvider>()
       .post('/unsubscribe/:token', { schema: { params: tokenParams } }, async (req, reply) => {
-        const r = subscribers.unsubscribe(req.params.token);
+        const r = await subscribers.unsubscribe(req.params.token);
         return sendPage(reply, pages, 'unsubscribed', { title: 'You are unsubscribed', email: r.email });
       });
   });

@@ -1,0 +1,174 @@
+// The double opt-in on PostgreSQL: subscribe (or ask to come back) and confirm, following the same
+// consent rules as SQLite (consent-rules.ts) and the same per-address email limits (notices/queue.ts),
+// counted from PostgreSQL's notices so every instance on the database counts the same emails.
+import type pg from 'pg';
+import { describeOptOuts } from '../../consent/history.ts';
+import { activeOptOuts, recordConsentEvent } from '../../consent/postgres.ts';
+import { AppError, errorMessage } from '../../errors.ts';
+import { CONFIRM_TTL_MS } from '../../links.ts';
+import { topicError, inTopic } from '../../match/errors.ts';
+import { lastNoticePg, queueNoticePg } from '../../notices/postgres-store.ts';
+import type { Queued } from '../../notices/queue.ts';
+import type { NoticeSender } from '../../notices/sender.ts';
+import { newSalt } from '../../tokens.ts';
+import { linkAfterRequest, mayConfirm, reconfirmation, RECONFIRMED_DETAIL, subscribeStep } from '../consent-rules.ts';
+import { nextDeliveryWords, scheduleWords } from '../records/delivery-words.ts';
+import { normaliseEmail } from '../records/email-address.ts';
+import { invalidLink } from '../records/link-tokens.ts';
+import * as records from '../records/postgres.ts';
+import type { DesiredTopic, SubscriberRecord } from '../records/repo.ts';
+import { subscribePrefs } from '../preferences-input.ts';
+import type { ConfirmResult } from '../subscription.ts';
+import type { SubscriptionWrite } from '../subscription-writes.ts';
+import { checkTopics, type CheckedTopic } from '../topic-input.ts';
+import type { SubscribeInput, SubscribeOptions, SubscribeResult } from '../types.ts';
+import { resolveLinkPg, forAddress, type PgDoorDeps } from './common.ts';
+
+export interface PgSubscriptionDeps extends PgDoorDeps {
+  notices: NoticeSender;
+}
+
+type EmailState = SubscribeResult['emailState'];
+
+/**
+ * Parsed as on SQLite (a bad topic saves nothing); like: topics need the example index, which is not on
+ * PostgreSQL yet, so they are refused the same way for every address, before anything is read.
+ */
+export function checkTopicsPg(items: Array<string | { text: string; muted?: boolean }>): CheckedTopic[] {
+  const checked = checkTopics(items);
+  checked.forEach((c, i) => {
+    if (c.parsed.like !== null) throw inTopic(topicError('like: topics are not available on this PostgreSQL deployment yet; describe the papers with words instead'), i);
+  });
+  return checked;
+}
+
+/** The query rows of checked topics (inside the caller's transaction). */
+export async function desiredTopicsPg(c: pg.PoolClient, checked: CheckedTopic[]): Promise<DesiredTopic[]> {
+  const out: DesiredTopic[] = [];
+  for (const t of checked) {
+    out.push({ text: t.text, queryId: await records.ensureQuery(c, t.parsed), ...(t.muted === undefined ? {} : { muted: t.muted }) });
+  }
+  return out;
+}
+
+export class PgSubscription {
+  constructor(private readonly deps: PgSubscriptionDeps) {}
+
+  async subscribe(input: SubscribeInput, options: SubscribeOptions = {}): Promise<SubscribeResult> {
+    const { pool, logger } = this.deps;
+    const email = normaliseEmail(input.email);
+    const admin = options.confirmed === true;
+    const sendEmail = options.sendEmail ?? !admin;
+    subscribePrefs(this.deps.config, input); // throws naming a bad time zone, hour or frequency
+    const checked = checkTopicsPg(input.topics);
+    const written = await forAddress(pool, email, async (c) => {
+      const w = await this.write(c, email, input, checked, admin);
+      const queued = sendEmail && w.notice && w.id !== undefined ? await queueNoticePg(c, { subscriberId: w.id, email, kind: w.notice, now: this.deps.clock.now() }) : undefined;
+      const s = w.id === undefined ? undefined : await records.findSubscriberById(c, w.id);
+      return { ...w, queued, stored: s };
+    });
+    const { id, outcome, queued, stored } = written;
+    logger.info({ subscriberId: id, outcome }, 'subscribe');
+    let mailState: EmailState = 'none';
+    if (queued && id !== undefined) mailState = await this.deliver(queued, options.waitForEmail ?? true, id);
+    return { subscriberId: id, email: stored?.email ?? email, outcome, status: stored?.status ?? written.status, emailState: mailState };
+  }
+
+  /** subscription-writes.ts writeSubscription, on PostgreSQL. */
+  private async write(c: pg.PoolClient, email: string, input: SubscribeInput, checked: CheckedTopic[], admin: boolean): Promise<SubscriptionWrite> {
+    const { clock, config } = this.deps;
+    const existing = await records.findSubscriberByEmail(c, email);
+    const active = await activeOptOuts(c, email);
+    const now = clock.now().toISOString();
+    const step = subscribeStep(existing, active, admin);
+    if (step.kind === 'refuse') {
+      const why = active.length > 0 ? describeOptOuts(active) : `${existing?.status}`;
+      throw new AppError('OPTED_OUT', `${email} opted out (${why}): the operator never confirms it this way; lift it with a reason first`);
+    }
+    if (step.kind === 'nothing') return { id: existing?.id, outcome: step.outcome, status: step.status, ...(step.notice ? { notice: step.notice } : {}) };
+    if (step.kind === 'resubscribe-request') {
+      const { id } = existing!;
+      await records.saveResubscribeRequest(c, id, { ...subscribePrefs(config, input, existing), topics: checked.map((t) => t.text), requestedAt: now });
+      return { id, outcome: 'resubscribe-requested', status: 'unsubscribed', notice: 'confirm' };
+    }
+    const topics = await desiredTopicsPg(c, checked);
+    let id: number;
+    let outcome: SubscribeResult['outcome'];
+    if (!existing) {
+      id = await records.insertSubscriber(c, { email, salt: newSalt(), createdAt: now, ...subscribePrefs(config, input) });
+      outcome = 'created';
+    } else {
+      id = existing.id;
+      await records.updateSubscribePrefs(c, id, subscribePrefs(config, input, existing));
+      outcome = existing.status === 'pending' ? 'updated' : 'confirmed';
+    }
+    await records.replaceTopics(c, id, topics);
+    if (admin) {
+      await records.markConfirmed(c, id, now);
+      return { id, outcome: 'confirmed', status: 'confirmed' };
+    }
+    return { id, outcome, status: 'pending', notice: 'confirm' };
+  }
+
+  async confirm(token: string): Promise<ConfirmResult> {
+    const { pool, tokens, clock, links, logger } = this.deps;
+    const { subscriber: found } = await resolveLinkPg(pool, this.deps, token, 'confirm');
+    const issuedAt = (tokens.peek(token)?.exp ?? 0) * 1000 - CONFIRM_TTL_MS;
+    const s = await forAddress(pool, found.email, async (c) => {
+      const before = (await records.findSubscriberById(c, found.id)) ?? found;
+      if (before.status !== 'confirmed') await this.confirmWrite(c, before, issuedAt);
+      return before;
+    });
+    const alreadyConfirmed = s.status === 'confirmed';
+    if (!alreadyConfirmed) logger.info({ subscriberId: s.id }, 'subscriber confirmed');
+    const topics = await records.listTopics(pool, s.id);
+    return {
+      subscriberId: s.id,
+      email: s.email,
+      alreadyConfirmed,
+      preferencesUrl: links.preferences(s),
+      schedule: scheduleWords(s),
+      nextDelivery: nextDeliveryWords(s, clock.now()),
+      topics: topics.filter((t) => !t.muted).map((t) => t.text),
+    };
+  }
+
+  /** subscription-writes.ts confirmWrite, on PostgreSQL. */
+  private async confirmWrite(c: pg.PoolClient, s: SubscriberRecord, issuedAt: number): Promise<void> {
+    const active = await activeOptOuts(c, s.email);
+    if (!mayConfirm(s.status, active)) throw invalidLink('confirm');
+    const now = this.deps.clock.now().toISOString();
+    if (s.status === 'unsubscribed') {
+      const request = await records.findResubscribeRequest(c, s.id);
+      if (!request || !linkAfterRequest(request, issuedAt)) throw invalidLink('confirm');
+      await records.replaceTopics(c, s.id, await desiredTopicsPg(c, checkTopicsPg(request.topics)));
+      await records.updateSubscribePrefs(c, s.id, request);
+      await records.deleteResubscribeRequest(c, s.id);
+    }
+    await records.markConfirmed(c, s.id, now);
+    if (reconfirmation(s.status, active)) {
+      await recordConsentEvent(c, { email: s.email, kind: 'reconfirmed', status: null, detail: RECONFIRMED_DETAIL, at: now });
+    }
+  }
+
+  /** subscription.ts deliver: the web does not wait (stored, sent in the background); the CLI does. */
+  private async deliver(queued: Queued, wait: boolean, subscriberId: number): Promise<EmailState> {
+    const { notices, logger } = this.deps;
+    if (queued === 'throttled') {
+      logger.info({ subscriberId }, 'confirmation email throttled (per-address limits)');
+      return 'throttled';
+    }
+    if (!wait) {
+      if (queued.reused) void notices.sendNow(queued.id).catch((e: unknown) => logger.error({ err: errorMessage(e) }, 'confirmation email failed'));
+      else notices.kick();
+      return 'queued';
+    }
+    const result = await notices.sendNow(queued.id);
+    if (result === 'sent') return 'sent';
+    if (result === undefined) return 'queued';
+    const why = (await lastNoticePg(this.deps.pool, subscriberId))?.smtpResponse ?? result;
+    throw new AppError('CONFIRM_EMAIL_FAILED', `Could not send the confirmation email: ${why}${result === 'retry' ? '; it is kept and retried by the next run' : ''}`, {
+      temporary: result === 'retry',
+    });
+  }
+}

@@ -1,0 +1,163 @@
+// Subscribers, their topics and the queries behind them on PostgreSQL: the same named statements as
+// repo.ts (SQLite), in PostgreSQL's dialect. Addresses compare case-insensitively through lower(email)
+// (the subscribers_email unique index), as SQLite's COLLATE NOCASE column does. Callers own transactions.
+import type { Pg } from '../../db/postgres/pool.ts';
+import type { Frequency, Topic } from '../../types.ts';
+import type { LearningPrefs } from './learning-prefs.ts';
+import type { DesiredTopic, OptOutReason, ResubscribeRequest, SubscriberPrefs, SubscriberRecord } from './repo.ts';
+
+const SUBSCRIBER_COLUMNS = `id, email, status, token_salt AS "tokenSalt", timezone, delivery_hour AS "deliveryHour", frequency,
+  weekly_day AS "weeklyDay", paused_until AS "pausedUntil", watermark, last_slot AS "lastSlot", hard_failures AS "hardFailures",
+  created_at AS "createdAt", confirmed_at AS "confirmedAt", confirm_sent_at AS "confirmSentAt"`;
+
+const SQL_SUBSCRIBER_BY_ID = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE id = $1`;
+const SQL_SUBSCRIBER_BY_EMAIL = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE lower(email) = lower($1)`;
+
+// A new address starts pending: nothing is sent to it until it confirms.
+const SQL_INSERT_SUBSCRIBER = `
+  INSERT INTO subscribers (email, status, token_salt, timezone, delivery_hour, frequency, created_at)
+  VALUES ($1, 'pending', $2, $3, $4, $5, $6) RETURNING id`;
+
+const SQL_UPDATE_SUBSCRIBE_PREFS = `UPDATE subscribers SET timezone = $2, delivery_hour = $3, frequency = $4 WHERE id = $1`;
+
+const SQL_SAVE_RESUBSCRIBE = `
+  INSERT INTO resubscribe_requests (subscriber_id, topics, timezone, delivery_hour, frequency, requested_at)
+  VALUES ($1, $2, $3, $4, $5, $6)
+  ON CONFLICT (subscriber_id) DO UPDATE SET topics = excluded.topics, timezone = excluded.timezone,
+    delivery_hour = excluded.delivery_hour, frequency = excluded.frequency, requested_at = excluded.requested_at`;
+const SQL_RESUBSCRIBE_REQUEST = `
+  SELECT topics, timezone, delivery_hour AS "deliveryHour", frequency, requested_at AS "requestedAt"
+  FROM resubscribe_requests WHERE subscriber_id = $1`;
+const SQL_DELETE_RESUBSCRIBE = `DELETE FROM resubscribe_requests WHERE subscriber_id = $1`;
+
+// As SQLite's: the first digest holds the papers of the last day of ingest (never lowered on a re-confirm).
+const SQL_UPDATE_CONFIRM = `
+  UPDATE subscribers SET
+    status = 'confirmed',
+    confirmed_at = CASE WHEN status = 'confirmed' THEN confirmed_at ELSE $2 END,
+    unsubscribed_at = NULL, suppressed_at = NULL, opt_out_reason = NULL, opt_out_detail = NULL, hard_failures = 0,
+    watermark = greatest(watermark, coalesce((
+      SELECT max(p.id) FROM papers p
+      WHERE p.created_at <= to_char((SELECT max(created_at) FROM papers)::timestamptz AT TIME ZONE 'UTC' - interval '1 day',
+                                    'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')), 0))
+  WHERE id = $1`;
+
+// The opt-out history's trigger records it (consent_events).
+const SQL_UPDATE_UNSUBSCRIBE = `
+  UPDATE subscribers SET status = 'unsubscribed', unsubscribed_at = $2, opt_out_reason = $3, opt_out_detail = $4
+  WHERE id = $1 AND status <> 'unsubscribed'`;
+
+const SQL_UPDATE_PREFERENCES = `
+  UPDATE subscribers SET timezone = $2, delivery_hour = $3, frequency = $4, weekly_day = $5, paused_until = $6 WHERE id = $1`;
+
+const SQL_LEARNING_PREFS = `SELECT max_papers AS "maxPapers", suggestions, model_only AS "modelOnly" FROM subscribers WHERE id = $1`;
+const SQL_SET_LEARNING_PREFS = `UPDATE subscribers SET max_papers = $2, suggestions = $3, model_only = $4 WHERE id = $1`;
+const SQL_FEED_SALT = `SELECT feed_salt FROM subscribers WHERE id = $1`;
+
+const SQL_TOPICS = `
+  SELECT id, subscriber_id AS "subscriberId", query_id AS "queryId", text, muted, position
+  FROM topics WHERE subscriber_id = $1 ORDER BY position, id`;
+const SQL_UPDATE_TOPIC = `UPDATE topics SET text = $2, position = $3, muted = $4 WHERE id = $1`;
+const SQL_INSERT_TOPIC = `INSERT INTO topics (subscriber_id, query_id, text, muted, position) VALUES ($1, $2, $3, $4, $5)`;
+const SQL_DELETE_TOPIC = `DELETE FROM topics WHERE id = $1 AND subscriber_id = $2`;
+const SQL_UPDATE_TOPIC_MUTED = `UPDATE topics SET muted = $3 WHERE id = $2 AND subscriber_id = $1`;
+
+// A distinct query, one row whoever typed it first (matcher.ts ensureQuery on SQLite).
+const SQL_INSERT_QUERY = `
+  INSERT INTO queries (fts, match_expr, min_upvotes) VALUES ($1, $2, $3) ON CONFLICT (fts) DO NOTHING`;
+const SQL_QUERY_ID = `SELECT id FROM queries WHERE fts = $1`;
+
+export async function findSubscriberById(c: Pg, id: number): Promise<SubscriberRecord | undefined> {
+  return (await c.query<SubscriberRecord>(SQL_SUBSCRIBER_BY_ID, [id])).rows[0];
+}
+
+export async function findSubscriberByEmail(c: Pg, email: string): Promise<SubscriberRecord | undefined> {
+  return (await c.query<SubscriberRecord>(SQL_SUBSCRIBER_BY_EMAIL, [email])).rows[0];
+}
+
+export async function insertSubscriber(c: Pg, s: SubscriberPrefs & { email: string; salt: string; createdAt: string }): Promise<number> {
+  const r = await c.query<{ id: number }>(SQL_INSERT_SUBSCRIBER, [s.email, s.salt, s.timezone, s.deliveryHour, s.frequency, s.createdAt]);
+  return r.rows[0]!.id;
+}
+
+export async function updateSubscribePrefs(c: Pg, id: number, p: SubscriberPrefs): Promise<void> {
+  await c.query(SQL_UPDATE_SUBSCRIBE_PREFS, [id, p.timezone, p.deliveryHour, p.frequency]);
+}
+
+export async function saveResubscribeRequest(c: Pg, id: number, r: ResubscribeRequest): Promise<void> {
+  await c.query(SQL_SAVE_RESUBSCRIBE, [id, JSON.stringify(r.topics), r.timezone, r.deliveryHour, r.frequency, r.requestedAt]);
+}
+
+export async function findResubscribeRequest(c: Pg, id: number): Promise<ResubscribeRequest | undefined> {
+  const r = (await c.query<Omit<ResubscribeRequest, 'topics'> & { topics: string }>(SQL_RESUBSCRIBE_REQUEST, [id])).rows[0];
+  return r && { ...r, frequency: r.frequency as Frequency, topics: JSON.parse(r.topics) as string[] };
+}
+
+export async function deleteResubscribeRequest(c: Pg, id: number): Promise<void> {
+  await c.query(SQL_DELETE_RESUBSCRIBE, [id]);
+}
+
+export async function markConfirmed(c: Pg, id: number, now: string): Promise<void> {
+  await c.query(SQL_UPDATE_CONFIRM, [id, now]);
+}
+
+/** True when the subscriber was not already unsubscribed. */
+export async function markUnsubscribed(c: Pg, id: number, now: string, reason: OptOutReason): Promise<boolean> {
+  return ((await c.query(SQL_UPDATE_UNSUBSCRIBE, [id, now, reason.kind, reason.detail ?? null])).rowCount ?? 0) > 0;
+}
+
+export async function updatePreferenceColumns(
+  c: Pg,
+  id: number,
+  p: SubscriberPrefs & { weeklyDay: number; pausedUntil: string | null },
+): Promise<void> {
+  await c.query(SQL_UPDATE_PREFERENCES, [id, p.timezone, p.deliveryHour, p.frequency, p.weeklyDay, p.pausedUntil]);
+}
+
+export async function getLearningPrefs(c: Pg, id: number): Promise<LearningPrefs> {
+  const r = (await c.query<{ maxPapers: number | null; suggestions: number; modelOnly: number }>(SQL_LEARNING_PREFS, [id])).rows[0];
+  return { maxPapers: r?.maxPapers ?? null, suggestions: (r?.suggestions ?? 1) === 1, modelOnly: r?.modelOnly === 1 };
+}
+
+export async function setLearningPrefs(c: Pg, id: number, p: LearningPrefs): Promise<void> {
+  await c.query(SQL_SET_LEARNING_PREFS, [id, p.maxPapers, p.suggestions ? 1 : 0, p.modelOnly ? 1 : 0]);
+}
+
+/** The feed token's subject (feed/feed-link.ts feedSubject on SQLite). */
+export async function feedSalt(c: Pg, id: number): Promise<string | null> {
+  return (await c.query<{ feed_salt: string | null }>(SQL_FEED_SALT, [id])).rows[0]?.feed_salt ?? null;
+}
+
+export async function listTopics(c: Pg, subscriberId: number): Promise<Topic[]> {
+  const rows = (await c.query<Omit<Topic, 'muted'> & { muted: number }>(SQL_TOPICS, [subscriberId])).rows;
+  return rows.map((r) => ({ ...r, muted: r.muted === 1 }));
+}
+
+/** repo.ts replaceTopics: a kept query keeps its topic id (digests and mute links name topic ids). */
+export async function replaceTopics(c: Pg, subscriberId: number, desired: DesiredTopic[]): Promise<void> {
+  const current = new Map((await listTopics(c, subscriberId)).map((t) => [t.queryId, t]));
+  const kept = new Set<number>();
+  let position = 0;
+  for (const d of desired) {
+    if (kept.has(d.queryId)) continue;
+    kept.add(d.queryId);
+    const existing = current.get(d.queryId);
+    if (existing) await c.query(SQL_UPDATE_TOPIC, [existing.id, d.text, position, (d.muted ?? existing.muted) ? 1 : 0]);
+    else await c.query(SQL_INSERT_TOPIC, [subscriberId, d.queryId, d.text, d.muted ? 1 : 0, position]);
+    position += 1;
+  }
+  for (const t of current.values()) {
+    if (!kept.has(t.queryId)) await c.query(SQL_DELETE_TOPIC, [t.id, subscriberId]);
+  }
+}
+
+export async function setTopicMuted(c: Pg, subscriberId: number, topicId: number, muted: boolean): Promise<boolean> {
+  return ((await c.query(SQL_UPDATE_TOPIC_MUTED, [subscriberId, topicId, muted ? 1 : 0])).rowCount ?? 0) > 0;
+}
+
+/** The query row of a parsed plain topic (like: topics are refused before this on PostgreSQL). */
+export async function ensureQuery(c: Pg, q: { fts: string; match: string | null; minUpvotes: number }): Promise<number> {
+  await c.query(SQL_INSERT_QUERY, [q.fts, q.match === q.fts ? null : q.match, q.minUpvotes]);
+  return (await c.query<{ id: number }>(SQL_QUERY_ID, [q.fts])).rows[0]!.id;
+}
+
