@@ -8,7 +8,7 @@ import { planEdition } from '../../src/ledger/postgres/plan.ts';
 import { applicationName } from '../../src/db/postgres/pool.ts';
 import { ensureBuilt } from '../helpers/build.ts';
 import { startPlanner, startWorker } from '../helpers/pg-children.ts';
-import { seedSubscribers } from '../helpers/pg-seed.ts';
+import { seedPlannedPapers, seedSubscribers } from '../helpers/pg-seed.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
 import { accept, SmtpSink } from '../helpers/smtp-sink.ts';
 
@@ -19,7 +19,7 @@ const LANES = 5;
 function perDigest(sink: SmtpSink): Map<number, number> {
   const counts = new Map<number, number>();
   for (const m of sink.messages) {
-    const id = Number(/^X-Digest-Id: (\d+)/im.exec(m.raw.toString('latin1'))?.[1]);
+    const id = Number(/^Message-ID: <digest-(\d+)\./im.exec(m.raw.toString('latin1'))?.[1]);
     counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return counts;
@@ -48,6 +48,7 @@ describe.skipIf(!pg.reachable)('PostgreSQL: many worker processes on one edition
     await migratePostgres(s.pool);
     await seedSubscribers(s.pool, n);
     await planEdition(s.pool, { edition: '2026-11-27', toPaper: 40 });
+    await seedPlannedPapers(s.pool);
   }
 
   it('three workers, one killed with SIGKILL at a random point: each row sent once or unknown, 0 duplicates', async () => {
