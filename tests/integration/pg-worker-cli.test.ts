@@ -105,13 +105,13 @@ describe.skipIf(!pg.reachable)('digest worker on PostgreSQL (built CLI, real SMT
     const atSink = perDigest(sink);
     expect(atSink.size).toBe(300);
     expect([...atSink.values()].every((n) => n === 1)).toBe(true);
-  }, 60_000);
+  }, 120_000);
 
   it('SIGTERM mid-run: none of its claims left sending (sent or given back); a second run finishes, 0 duplicates', async () => {
     const env = await edition(2000);
     sink.script = () => accept(5);
     const run = digestWorker(['--lanes', '5'], env);
-    await sink.waitForMessages(100, 30_000);
+    await sink.waitForMessages(100, 90_000);
     run.kill('SIGTERM');
     expect(await run.code).toBe(0);
     expect(run.err()).toMatch(/^SIGTERM: stopping/m);
@@ -130,7 +130,7 @@ describe.skipIf(!pg.reachable)('digest worker on PostgreSQL (built CLI, real SMT
     const atSink = perDigest(sink);
     expect(atSink.size).toBe(2000);
     expect([...atSink.values()].filter((n) => n > 1)).toEqual([]);
-  }, 90_000);
+  }, 240_000);
 
   /** Rows 1..n in flight for `claimant`, as a worker that claimed them and then stopped would leave them. */
   async function inFlight(n: number, claimant: string): Promise<void> {
