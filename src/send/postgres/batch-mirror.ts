@@ -13,8 +13,12 @@ import type { Links } from '../../links.ts';
 import { DigestLoader, type LoadedDigest } from '../../render/view.ts';
 import { MIRRORED, PG_MIRROR, PG_MIRROR_PAPERS, type MirroredTable } from './mirror-sql.ts';
 
-/** Papers a mirror holds before it starts afresh (its loader's paper cache goes with it): a few editions' worth. */
+/**
+ * A mirror starts afresh (its loader's caches go with it) past this many papers (a few editions' worth) or
+ * rows read (readers and their topics stay, as the texts naming papers' matched topics: bounded this way).
+ */
 const MAX_MIRRORED_PAPERS = 20_000;
+const MAX_MIRRORED_ROWS = 50_000;
 
 /** A digest row as read from PostgreSQL, the columns the mirror needs to find its papers and lists. */
 interface RowShape {
@@ -29,6 +33,7 @@ export class BatchMirror {
   private columns!: Record<MirroredTable, string[]>;
   private readonly papers = new Set<number>();
   private readonly lists = new Set<number>();
+  private rows = 0;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -40,7 +45,8 @@ export class BatchMirror {
   /** Copies what the rows `ids` read (rows deleted meanwhile are simply absent: `take` gives undefined). */
   async prepare(ids: readonly number[]): Promise<void> {
     if (ids.length === 0) return;
-    if (this.papers.size > MAX_MIRRORED_PAPERS) this.fresh();
+    if (this.papers.size > MAX_MIRRORED_PAPERS || this.rows > MAX_MIRRORED_ROWS) this.fresh();
+    this.rows += ids.length;
     const [digests, subscribers, topics, queries, suggestions] = await Promise.all(
       (['digests', 'subscribers', 'topics', 'queries', 'digest_suggestions'] as const).map((t) => this.fetch(PG_MIRROR[t], t, ids)),
     );
@@ -97,6 +103,7 @@ export class BatchMirror {
     this.loader = new DigestLoader(this.db, this.links);
     this.papers.clear();
     this.lists.clear();
+    this.rows = 0;
   }
 
   /** One of PG_MIRROR's statements, its rows as arrays in the mirror table's column order. */
