@@ -46,6 +46,7 @@ interface ChildResult {
   wallMs: number;
   cpuMs: number;
   peakRssMb: number;
+  buildMs: number;
 }
 
 async function withSchema<T>(fn: (schema: string, pool: pg.Pool) => Promise<T>): Promise<T> {
@@ -71,7 +72,7 @@ function startChild(schema: string) {
       DATABASE_SCHEMA: schema,
       WORKER_LANES: String(lanes),
       LOG_LEVEL: 'silent',
-      ...(values.render ? { BENCH_RENDER: '1', PUBLIC_URL: 'https://digest.example.org', SECRET_KEY: 'b'.repeat(40) } : {}),
+      ...(values.render ? { BENCH_RENDER: '1', PUBLIC_URL: 'https://digest.example.org', SMTP_URL: 'smtp://127.0.0.1:9', SECRET_KEY: 'b'.repeat(40) } : {}),
     },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
@@ -111,6 +112,7 @@ async function run(workers: number): Promise<void> {
       rowsPerSec: Math.round(total / (wallMs / 1000)),
       wallMsPerDigestPerWorker: +((wallMs * workers) / total).toFixed(3),
       workerCpuUsPerDigest: Math.round((results.reduce((n, r) => n + r.cpuMs, 0) * 1000) / total),
+      buildUsPerDigest: Math.round((results.reduce((n, r) => n + r.buildMs, 0) * 1000) / total),
       peakRssMbPerWorker: Math.round(Math.max(...results.map((r) => r.peakRssMb))),
       planMs: Math.round(planMs),
     };
