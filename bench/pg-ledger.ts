@@ -64,8 +64,11 @@ async function withSchema<T>(fn: (schema: string, pool: pg.Pool) => Promise<T>):
   }
 }
 
+/** BENCH_CPU_PROF=<dir>: each worker writes a V8 CPU profile there (bench/profile-summary.ts reads it). */
+const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+
 function startChild(schema: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/pg-ledger-child.ts'], {
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'bench/pg-ledger-child.ts'], {
     env: {
       ...process.env,
       DATABASE_URL: url,
