@@ -78,10 +78,12 @@ export class BatchMirror {
 
   /** One prepared row for the renderer (render/view.ts), then dropped from the mirror; undefined when gone. */
   take(id: number, papers: number | undefined): LoadedDigest | undefined {
-    const loaded = this.loader.load(id, papers === undefined ? {} : { papers });
-    statement<[number]>(this.db, `DELETE FROM digest_suggestions WHERE digest_id = ?`).run(id);
-    statement<[number]>(this.db, `DELETE FROM digests WHERE id = ?`).run(id);
-    return loaded;
+    try {
+      return this.loader.load(id, papers === undefined ? {} : { papers });
+    } finally {
+      statement<[number]>(this.db, `DELETE FROM digest_suggestions WHERE digest_id = ?`).run(id);
+      statement<[number]>(this.db, `DELETE FROM digests WHERE id = ?`).run(id);
+    }
   }
 
   close(): void {
