@@ -3,6 +3,10 @@
 // mailer that answers at once (bench/pg-ledger-child.ts). No render, no SMTP: what claiming and recording
 // cost, and whether they could be what limits a send run.
 //   npm run bench:pg -- --rows 100000 --workers 4 [--lanes 5] [--repeat 3]
+// --render [--profile broad|friendly] [--papers 1000]: the real digests instead (BENCH_RENDER=1 in the
+// children): an edition of --rows subscribers planned on SQLite (bench/plan-setup.ts, planDigests), moved
+// with `digest copy`'s code, each worker reading its batches' rows, papers and lists and rendering them
+// (the mailer still answers at once: no SMTP, no MIME encoding).
 // DATABASE_URL (postgres://…) or the local server; the schema is dropped afterwards.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -12,6 +16,14 @@ import { migratePostgres } from '../src/db/postgres/migrate.ts';
 import { planEdition } from '../src/ledger/postgres/plan.ts';
 import { createPool } from '../src/db/postgres/pool.ts';
 import { seedSubscribers } from '../tests/helpers/pg-seed.ts';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ManualClock } from '../src/clock.ts';
+import { openDatabase } from '../src/db/open.ts';
+import { copySqliteToPostgres } from '../src/db/postgres/copy.ts';
+import { planDigests } from '../src/plan/planner.ts';
+import { buildPlanDatabase } from './plan-setup.ts';
 
 const { values } = parseArgs({
   options: {
@@ -19,6 +31,9 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '1' },
     lanes: { type: 'string', default: '5' },
     repeat: { type: 'string', default: '1' },
+    render: { type: 'boolean', default: false },
+    profile: { type: 'string', default: 'broad' },
+    papers: { type: 'string', default: '1000' },
   },
 });
 const url = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL! : 'postgres://root@127.0.0.1:5432/test';
@@ -31,6 +46,7 @@ interface ChildResult {
   wallMs: number;
   cpuMs: number;
   peakRssMb: number;
+  buildMs: number;
 }
 
 async function withSchema<T>(fn: (schema: string, pool: pg.Pool) => Promise<T>): Promise<T> {
@@ -48,9 +64,19 @@ async function withSchema<T>(fn: (schema: string, pool: pg.Pool) => Promise<T>):
   }
 }
 
+/** BENCH_CPU_PROF=<dir>: each worker writes a V8 CPU profile there (bench/profile-summary.ts reads it). */
+const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+
 function startChild(schema: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/pg-ledger-child.ts'], {
-    env: { ...process.env, DATABASE_URL: url, DATABASE_SCHEMA: schema, WORKER_LANES: String(lanes), LOG_LEVEL: 'silent' },
+  const child = spawn(process.execPath, [...profile, '--import', 'tsx', 'bench/pg-ledger-child.ts'], {
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      DATABASE_SCHEMA: schema,
+      WORKER_LANES: String(lanes),
+      LOG_LEVEL: 'silent',
+      ...(values.render ? { BENCH_RENDER: '1', PUBLIC_URL: 'https://digest.example.org', SMTP_URL: 'smtp://127.0.0.1:9', SECRET_KEY: 'b'.repeat(40) } : {}),
+    },
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   let out = '';
@@ -63,10 +89,13 @@ function startChild(schema: string) {
 
 async function run(workers: number): Promise<void> {
   await withSchema(async (schema, pool) => {
-    await migratePostgres(pool);
-    await seedSubscribers(pool, rows);
     const p0 = performance.now();
-    await planEdition(pool, { edition: '2026-11-27', toPaper: 40 });
+    if (values.render) await plannedOnSqlite(pool);
+    else {
+      await migratePostgres(pool);
+      await seedSubscribers(pool, rows);
+      await planEdition(pool, { edition: '2026-11-27', toPaper: 40 });
+    }
     const planMs = performance.now() - p0;
     await pool.query('VACUUM ANALYZE digests'); // as autovacuum would have by the time a real edition is sent
     const children = Array.from({ length: workers }, () => startChild(schema));
@@ -78,6 +107,7 @@ async function run(workers: number): Promise<void> {
     const left = (await pool.query(`SELECT count(*)::int AS n FROM digests WHERE status <> 'sent'`)).rows[0].n;
     const total = results.reduce((n, r) => n + r.rows, 0);
     const line = {
+      mode: values.render ? `render ${values.profile}` : 'claim-only',
       workers,
       lanes,
       rows: total,
@@ -85,11 +115,28 @@ async function run(workers: number): Promise<void> {
       rowsPerSec: Math.round(total / (wallMs / 1000)),
       wallMsPerDigestPerWorker: +((wallMs * workers) / total).toFixed(3),
       workerCpuUsPerDigest: Math.round((results.reduce((n, r) => n + r.cpuMs, 0) * 1000) / total),
+      buildUsPerDigest: Math.round((results.reduce((n, r) => n + r.buildMs, 0) * 1000) / total),
       peakRssMbPerWorker: Math.round(Math.max(...results.map((r) => r.peakRssMb))),
       planMs: Math.round(planMs),
     };
     console.log(JSON.stringify(line));
   });
+}
+
+/** --render: an edition planned on SQLite (real rows: reference and plain lists, topics), copied into the schema. */
+async function plannedOnSqlite(pool: pg.Pool): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-pg-render-'));
+  const db = openDatabase(join(dir, 'plan.sqlite'));
+  try {
+    const clock = new ManualClock('2025-11-25T12:00:00Z');
+    buildPlanDatabase(db, { subscribers: rows, papers: Number(values.papers), profile: values.profile!, clock });
+    await planDigests(db, { clock, mode: 'now' });
+    const copied = await copySqliteToPostgres(db, pool);
+    if (!copied.ok) throw new Error('copy to PostgreSQL: counts differ');
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 for (let i = 0; i < Number(values.repeat); i++) for (const w of workerCounts) await run(w);

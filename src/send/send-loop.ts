@@ -12,7 +12,6 @@ import type { Db } from '../db/open.ts';
 import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import { toMailError } from '../mail/errors.ts';
-import { domainOf } from '../mail/smtp-mailer.ts';
 import type { Mailer, SentMail } from '../mail/types.ts';
 import type { RelayWatch } from './relay-watch.ts';
 import type { WriteTurn } from './write-turn.ts';
@@ -22,8 +21,7 @@ import { ledgerWriters, LockBudget, type LedgerWriters } from './lock-budget.ts'
 import type { RenderedEmail, Renderer } from '../render/render.ts';
 import type { ProgressDelta, SenderConfig, SendSummary } from './send-types.ts';
 import { DigestLoader, type LoadedDigest } from '../render/view.ts';
-import { verpFrom } from '../bounces/verp.ts';
-import { DigestMail } from './digest-mail.ts';
+import { DigestMails } from './digest-mail.ts';
 import { SendOutcomes } from './send-outcome.ts';
 
 /** A digest handed to the mailer: what the send loop needs of it until the relay has answered. */
@@ -88,9 +86,7 @@ class SendRun {
   /** Set once the run has returned: late outcomes are only logged. */
   private abandoned = false;
   private readonly startedMono = performance.now();
-  private readonly fromDomain: string;
-  // Each digest's envelope sender carries its signed tag (BOUNCE_ADDRESS set): bounces map back to the row.
-  private readonly verp: ReturnType<typeof verpFrom>;
+  private readonly mails: DigestMails;
 
   constructor(
     private readonly deps: LoopDeps,
@@ -99,8 +95,7 @@ class SendRun {
     const { db, config } = deps;
     this.ledger = openSendLedger(db, opts.claimant);
     this.loader = new DigestLoader(db, deps.links);
-    this.fromDomain = domainOf(config.MAIL_FROM);
-    this.verp = verpFrom(config);
+    this.mails = new DigestMails(config);
     const budget = opts.lockBudget ?? new LockBudget(config.DB_BUSY_TIMEOUT_MS ?? 0);
     // write: a synchronous path's (failures), blocking at most SYNC_WRITE_WAIT_MS; ledgerWrite: the
     // once-per-digest writes (claim, record + claim), waited for asynchronously in this thread's turn.
@@ -258,17 +253,8 @@ class SendRun {
     }
   }
 
-  private hand({ row, subscriber, view }: LoadedDigest, mail: RenderedEmail): Promise<SentMail> {
-    const { config } = this.deps;
-    return this.deps.mailer.send(
-      new DigestMail(
-        subscriber.email,
-        mail,
-        `digest-${row.id}.${row.edition}@${this.fromDomain}`,
-        { url: view.links.unsubscribe, mailto: config.UNSUBSCRIBE_MAILTO },
-        this.verp?.envelopeFor(row.id, row.verpNonce),
-      ),
-    );
+  private hand(loaded: LoadedDigest, mail: RenderedEmail): Promise<SentMail> {
+    return this.deps.mailer.send(this.mails.of(loaded, mail));
   }
 
   /** Waits for a retry to come due; false when this run is done (none due within the retry window). */

@@ -8,7 +8,7 @@ import { migratePostgres } from '../../src/db/postgres/migrate.ts';
 import { planEdition } from '../../src/ledger/postgres/plan.ts';
 import { ensureBuilt } from '../helpers/build.ts';
 import { startWorker } from '../helpers/pg-children.ts';
-import { seedSubscribers } from '../helpers/pg-seed.ts';
+import { seedPlannedPapers, seedSubscribers } from '../helpers/pg-seed.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
 import { SmtpSink } from '../helpers/smtp-sink.ts';
 
@@ -25,6 +25,7 @@ describe.skipIf(!pg.reachable || process.env.PG_RESTART_STORY !== '1')('PostgreS
     await migratePostgres(s.pool);
     await seedSubscribers(s.pool, 3000);
     await planEdition(s.pool, { edition: '2026-11-27', toPaper: 40 });
+    await seedPlannedPapers(s.pool);
   });
   afterAll(async () => {
     await sink?.close();
@@ -38,7 +39,7 @@ describe.skipIf(!pg.reachable || process.env.PG_RESTART_STORY !== '1')('PostgreS
     execFileSync('pg_ctlcluster', RESTART, { stdio: 'pipe', timeout: 60_000 });
     const done = await Promise.all(workers.map((w) => w.done));
     expect(done.every((d) => d !== null)).toBe(true);
-    const ids = sink.messages.map((m) => Number(/^X-Digest-Id: (\d+)/im.exec(m.raw.toString('latin1'))?.[1]));
+    const ids = sink.messages.map((m) => Number(/^Message-ID: <digest-(\d+)\./im.exec(m.raw.toString('latin1'))?.[1]));
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids.length).toBe(3000);
     const r = await s.pool.query(`SELECT status, count(*)::int AS n FROM digests GROUP BY status`);

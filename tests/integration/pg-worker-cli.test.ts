@@ -12,7 +12,7 @@ import { migratePostgres } from '../../src/db/postgres/migrate.ts';
 import { planEdition } from '../../src/ledger/postgres/plan.ts';
 import { ensureBuilt } from '../helpers/build.ts';
 import { REPO_ROOT } from '../helpers/delivery-setup.ts';
-import { seedSubscribers } from '../helpers/pg-seed.ts';
+import { seedPlannedPapers, seedSubscribers } from '../helpers/pg-seed.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
 import { accept, SmtpSink } from '../helpers/smtp-sink.ts';
 
@@ -48,7 +48,7 @@ function digest(args: string[], env: Record<string, string>): Run {
 function perDigest(sink: SmtpSink): Map<number, number> {
   const counts = new Map<number, number>();
   for (const m of sink.messages) {
-    const id = Number(/^X-Digest-Id: (\d+)/im.exec(m.raw.toString('latin1'))?.[1]);
+    const id = Number(/^Message-ID: <digest-(\d+)\./im.exec(m.raw.toString('latin1'))?.[1]);
     counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return counts;
@@ -86,6 +86,7 @@ describe.skipIf(!pg.reachable)('digest worker on PostgreSQL (built CLI, real SMT
     await migratePostgres(s.pool);
     await seedSubscribers(s.pool, n);
     await planEdition(s.pool, { edition: '2026-11-27', toPaper: 40 });
+    await seedPlannedPapers(s.pool);
     return { DATABASE_URL: s.url, DATABASE_SCHEMA: s.name, SMTP_URL: sink.url };
   }
 
@@ -99,18 +100,18 @@ describe.skipIf(!pg.reachable)('digest worker on PostgreSQL (built CLI, real SMT
     const run = digestWorker(['--once', '--lanes', '4'], env);
     expect(await run.code).toBe(0);
     expect(run.out()).toMatch(/^worker \S+: 4 lanes on PostgreSQL, until nothing is claimable$/m);
-    expect(run.out()).toMatch(/^sent 300, retry 0, failed 0, unknown 0, given back 0$/m);
+    expect(run.out()).toMatch(/^sent 300, retry 0, failed 0, unknown 0, not confirmed 0, given back 0$/m);
     expect(await counts()).toEqual({ sent: 300 });
     const atSink = perDigest(sink);
     expect(atSink.size).toBe(300);
     expect([...atSink.values()].every((n) => n === 1)).toBe(true);
-  }, 60_000);
+  }, 120_000);
 
   it('SIGTERM mid-run: none of its claims left sending (sent or given back); a second run finishes, 0 duplicates', async () => {
     const env = await edition(2000);
     sink.script = () => accept(5);
     const run = digestWorker(['--lanes', '5'], env);
-    await sink.waitForMessages(100, 30_000);
+    await sink.waitForMessages(100, 90_000);
     run.kill('SIGTERM');
     expect(await run.code).toBe(0);
     expect(run.err()).toMatch(/^SIGTERM: stopping/m);
@@ -129,7 +130,7 @@ describe.skipIf(!pg.reachable)('digest worker on PostgreSQL (built CLI, real SMT
     const atSink = perDigest(sink);
     expect(atSink.size).toBe(2000);
     expect([...atSink.values()].filter((n) => n > 1)).toEqual([]);
-  }, 90_000);
+  }, 240_000);
 
   /** Rows 1..n in flight for `claimant`, as a worker that claimed them and then stopped would leave them. */
   async function inFlight(n: number, claimant: string): Promise<void> {

@@ -8,18 +8,19 @@ import { planEdition } from '../../src/ledger/postgres/plan.ts';
 import { applicationName } from '../../src/db/postgres/pool.ts';
 import { ensureBuilt } from '../helpers/build.ts';
 import { startPlanner, startWorker } from '../helpers/pg-children.ts';
-import { seedSubscribers } from '../helpers/pg-seed.ts';
+import { seedPlannedPapers, seedSubscribers } from '../helpers/pg-seed.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
 import { accept, SmtpSink } from '../helpers/smtp-sink.ts';
 
 const pg = await postgresForTests();
 const LANES = 5;
+// The sending stories' time: every digest is rendered (pg-digests.ts), a few ms each on a loaded 2-core machine.
 
 /** Messages per digest id at the sink. */
 function perDigest(sink: SmtpSink): Map<number, number> {
   const counts = new Map<number, number>();
   for (const m of sink.messages) {
-    const id = Number(/^X-Digest-Id: (\d+)/im.exec(m.raw.toString('latin1'))?.[1]);
+    const id = Number(/^Message-ID: <digest-(\d+)\./im.exec(m.raw.toString('latin1'))?.[1]);
     counts.set(id, (counts.get(id) ?? 0) + 1);
   }
   return counts;
@@ -48,6 +49,7 @@ describe.skipIf(!pg.reachable)('PostgreSQL: many worker processes on one edition
     await migratePostgres(s.pool);
     await seedSubscribers(s.pool, n);
     await planEdition(s.pool, { edition: '2026-11-27', toPaper: 40 });
+    await seedPlannedPapers(s.pool);
   }
 
   it('three workers, one killed with SIGKILL at a random point: each row sent once or unknown, 0 duplicates', async () => {
@@ -55,7 +57,7 @@ describe.skipIf(!pg.reachable)('PostgreSQL: many worker processes on one edition
     const workers = [0, 1, 2].map(() => startWorker(s, sink.url, { WORKER_LANES: String(LANES) }));
     const claimants = await Promise.all(workers.map((w) => w.ready));
     const killAt = 300 + Math.floor(Math.random() * 1500);
-    await sink.waitForMessages(killAt, 20_000);
+    await sink.waitForMessages(killAt, 90_000);
     workers[1]!.child.kill('SIGKILL');
     const [a, killed, c] = await Promise.all(workers.map((w) => w.done));
     expect(killed).toBeNull();
@@ -75,7 +77,7 @@ describe.skipIf(!pg.reachable)('PostgreSQL: many worker processes on one edition
     // Watermarks moved for sent rows only: an unknown row's papers ride in the next digest.
     const w = await s.pool.query('SELECT id, watermark FROM subscribers WHERE id = ANY($1)', [unknown.map((r) => r.subscriber_id)]);
     expect(w.rows.every((x) => x.watermark === 0)).toBe(true);
-  });
+  }, 240_000);
 
   it('two planners at once plan each subscriber and slot once (with the slot lock, and with the unique key alone)', async () => {
     s = await pg.schema();
@@ -98,7 +100,7 @@ describe.skipIf(!pg.reachable)('PostgreSQL: many worker processes on one edition
     sink.script = () => accept(2);
     const first = startWorker(s, sink.url, { WORKER_LANES: String(LANES) });
     await first.ready;
-    await sink.waitForMessages(300, 20_000);
+    await sink.waitForMessages(300, 90_000);
     const second = startWorker(s, sink.url, { WORKER_LANES: String(LANES) });
     const [a, b] = await Promise.all([first.done, second.done]);
     expect((a!.sent as number) + (b!.sent as number)).toBe(2000);
@@ -107,14 +109,14 @@ describe.skipIf(!pg.reachable)('PostgreSQL: many worker processes on one edition
     expect(atSink.size).toBe(2000);
     expect([...atSink.values()].every((n) => n === 1)).toBe(true);
     expect((await statuses(s)).every((r) => r.status === 'sent')).toBe(true);
-  });
+  }, 240_000);
 
   it("connections lost mid-run (every backend of the workers terminated, twice): nothing lost, nothing doubled", async () => {
     await edition(3000);
     const workers = [0, 1].map(() => startWorker(s, sink.url, { WORKER_LANES: String(LANES) }));
     await Promise.all(workers.map((w) => w.ready));
     for (const at of [600, 1500]) {
-      await sink.waitForMessages(at, 20_000);
+      await sink.waitForMessages(at, 90_000);
       const k = await s.pool.query('SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()', [
         applicationName(s.name),
       ]);
@@ -126,5 +128,5 @@ describe.skipIf(!pg.reachable)('PostgreSQL: many worker processes on one edition
     expect(atSink.size).toBe(3000);
     expect([...atSink.values()].filter((n) => n > 1)).toEqual([]);
     expect((await statuses(s)).filter((r) => r.status !== 'sent')).toEqual([]);
-  });
+  }, 240_000);
 });

@@ -7,10 +7,9 @@ export function registerWorker(program: Command, { io, setup, setExitCode }: Cli
   program
     .command('worker')
     .description(
-      'PostgreSQL only (DATABASE_URL=postgres://…): claim planned digests, deliver them over SMTP_URL, record each; ' +
-        'SIGTERM/SIGINT stops cleanly (sends in flight finish, unstarted claims go back). PROTOTYPE: the message is a ' +
-        'stand-in (digest id and edition, to s<subscriber id>@example.org), not the rendered digest: rendering from ' +
-        'PostgreSQL is not built. On SQLite, `digest serve` or `digest run` send.',
+      'PostgreSQL only (DATABASE_URL=postgres://…): claim planned digests, render each as `digest serve` would ' +
+        '(same settings), deliver it over SMTP_URL, record each; a reader no longer confirmed gets nothing. ' +
+        'SIGTERM/SIGINT stops cleanly (sends in flight finish, unstarted claims go back). On SQLite, `digest serve` or `digest run` send.',
     )
     .option('--lanes <n>', 'sends at once (SMTP connections); a claim is this many rows', positiveInt, 5)
     .option('--once', 'send what is claimable now, then exit')

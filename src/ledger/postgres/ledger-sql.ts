@@ -77,6 +77,16 @@ export const SQL_MARK_FAILED = `
   FROM d WHERE s.id = d.subscriber_id
   RETURNING s.status`;
 
+/** Not sent: the address is no longer confirmed (unsubscribed, suppressed since planning); as SQLite's SQL_MARK_SKIPPED. */
+export const SQL_MARK_SKIPPED = `
+  UPDATE digests SET status = 'suppressed', smtp_response = $3
+  WHERE id = $1 AND claimed_by = $2 AND status = 'sending'`;
+
+/** Nothing was sent and sending cannot work (unreadable row, render error): failed, no hard failure of the address. */
+export const SQL_MARK_BROKEN = `
+  UPDATE digests SET status = 'failed', attempts = attempts + 1, next_attempt_at = NULL, smtp_code = NULL, smtp_response = $3
+  WHERE id = $1 AND claimed_by = $2 AND status = 'sending'`;
+
 /** We stopped waiting for a send, or its claimant is gone: never resent (see src/send/ledger.ts). */
 export const SQL_MARK_UNKNOWN = `
   UPDATE digests SET status = 'unknown', smtp_response = $3

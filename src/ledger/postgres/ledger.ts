@@ -12,7 +12,9 @@ import {
   SQL_CLAIM_PLANNED,
   SQL_MARK_FAILED,
   SQL_MARK_RETRY,
+  SQL_MARK_BROKEN,
   SQL_MARK_SENT,
+  SQL_MARK_SKIPPED,
   SQL_MARK_UNKNOWN,
   SQL_OPEN_COUNT,
   SQL_RELEASE,
@@ -88,6 +90,16 @@ export class PgLedger {
       now.toISOString(),
     ]);
     return r.rows[0]?.status === 'suppressed';
+  }
+
+  /** Not sent, the address being no longer confirmed; false when the row is not ours. */
+  async markSkipped(id: number, response: string): Promise<boolean> {
+    return ((await this.pool.query(SQL_MARK_SKIPPED, [id, this.claimant, response])).rowCount ?? 0) > 0;
+  }
+
+  /** Not sent, and sending cannot work (render error): failed, the address keeps its standing. */
+  async markBroken(id: number, response: string): Promise<boolean> {
+    return ((await this.pool.query(SQL_MARK_BROKEN, [id, this.claimant, response.slice(0, 1000)])).rowCount ?? 0) > 0;
   }
 
   /** We stopped waiting for these sends: never resent. */

@@ -1,7 +1,8 @@
 // `digest worker` on PostgreSQL: the worker loop (worker.ts) as a command, with the service's settings.
 // It claims, delivers over SMTP_URL with the project's mailer, and records, until SIGTERM/SIGINT (or,
 // with --once, until nothing is claimable). A stop lets the sends in flight finish and record; claims not
-// yet started go back to 'planned' for another worker. The message is still worker.ts's stand-in.
+// yet started go back to 'planned' for another worker. The message is the real digest (pg-digests.ts),
+// built with the same settings as `digest serve` (PUBLIC_URL, MAIL_FROM, SECRET_KEY, DKIM, BOUNCE_ADDRESS…).
 import type { CliIo } from '../../cli-io.ts';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../errors.ts';
@@ -10,6 +11,7 @@ import { createSmtpMailer } from '../../mail/smtp-mailer.ts';
 import { PgLedger } from '../../ledger/postgres/ledger.ts';
 import { ClaimantLock } from '../../ledger/postgres/liveness.ts';
 import { createPool } from '../../db/postgres/pool.ts';
+import { createPgDigests } from './pg-digests.ts';
 import { runPgWorker } from './worker.ts';
 
 export interface WorkerCliOptions {
@@ -26,8 +28,8 @@ export async function cmdWorker(config: Config, logger: Logger, io: CliIo, o: Wo
     );
   }
   if (!config.SMTP_URL) throw new AppError('WORKER_NEEDS_SMTP', 'SMTP_URL is not set: `digest worker` delivers over the configured relay only');
-  // Pool: a claim, a record and the liveness check may run at once; the claimant lock has its own connection.
-  const pool = createPool(url, { schema: config.DATABASE_SCHEMA, max: 3 });
+  // Pool: a claim (and its batch's reads), a record and the liveness check may run at once; the claimant lock has its own connection.
+  const pool = createPool(url, { schema: config.DATABASE_SCHEMA, max: 4 });
   const ledger = new PgLedger(pool);
   const lock = new ClaimantLock(url, ledger.claimant, config.DATABASE_SCHEMA);
   const mailer = createSmtpMailer({
@@ -40,6 +42,7 @@ export async function cmdWorker(config: Config, logger: Logger, io: CliIo, o: Wo
     logger,
     allowPlainAuth: config.SMTP_ALLOW_PLAIN_AUTH,
   });
+  let digests: Awaited<ReturnType<typeof createPgDigests>> | undefined;
   let stop = false;
   const onSignal = (sig: NodeJS.Signals) => {
     if (!stop) io.err(`${sig}: stopping: sends in flight finish and are recorded, unstarted claims go back`);
@@ -47,17 +50,19 @@ export async function cmdWorker(config: Config, logger: Logger, io: CliIo, o: Wo
   };
   process.on('SIGTERM', onSignal).on('SIGINT', onSignal);
   try {
+    digests = await createPgDigests(pool, config, logger);
     await lock.hold();
     io.out(`worker ${ledger.claimant}: ${o.lanes} lanes on PostgreSQL${o.once ? ', until nothing is claimable' : ''}`);
     const onRecovered = (n: number) =>
       io.out(`${n} digests were in flight in workers that are gone: marked unknown, never resent (their papers ride in the next digest)`);
-    const r = await runPgWorker({ pool, ledger, mailer, lanes: o.lanes, untilEmpty: o.once, stopping: () => stop, onRecovered });
-    io.out(`sent ${r.sent}, retry ${r.retried}, failed ${r.failed}, unknown ${r.unknown}, given back ${r.released}`);
+    const r = await runPgWorker({ pool, ledger, mailer, digests, lanes: o.lanes, untilEmpty: o.once, stopping: () => stop, onRecovered });
+    io.out(`sent ${r.sent}, retry ${r.retried}, failed ${r.failed}, unknown ${r.unknown}, not confirmed ${r.skipped}, given back ${r.released}`);
     logger.info({ claimant: ledger.claimant, ...r }, 'worker stopped');
     return 0;
   } finally {
     process.off('SIGTERM', onSignal).off('SIGINT', onSignal);
     await mailer.close();
+    digests?.close();
     await lock.release();
     await pool.end();
   }

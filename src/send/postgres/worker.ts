@@ -4,15 +4,16 @@
 // start) sees its liveness lock gone; never resent, their papers ride in the next digest.
 // A lost database (restart) is ridden out: statements are retried (retry.ts), and once it is back the
 // worker gives back the claims it never started (ledger-sql.ts SQL_RELEASE_ORPHANS).
-// The message is a stand-in for the rendered digest (render is the SQLite service's, not yet here): it
-// carries the digest id in its Message-ID and an X-Digest-Id header, which is what the stories count.
+// The message is the real digest, built as the SQLite send loop builds it (pg-digests.ts); a subscriber
+// no longer confirmed when its batch is read is never mailed (its row: 'suppressed', as on SQLite).
 import type pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { MailError } from '../../mail/errors.ts';
-import type { Mailer, OutgoingMail } from '../../mail/types.ts';
+import type { Mailer } from '../../mail/types.ts';
 import type { ClaimedDigest, PgLedger, PgSentRecord } from '../../ledger/postgres/ledger.ts';
 import { recoverStale } from '../../ledger/postgres/liveness.ts';
 import { whileConnectionLost } from '../../db/postgres/retry.ts';
+import type { BuiltDigest, DigestSource } from './pg-digests.ts';
 
 /** How often an idle worker looks for dead claimants. */
 const RECOVER_EVERY_MS = 10_000;
@@ -21,6 +22,8 @@ export interface PgWorkerOptions {
   pool: pg.Pool;
   ledger: PgLedger;
   mailer: Mailer;
+  /** Each claimed row's message (pg-digests.ts): prepared per batch, built per row. */
+  digests: DigestSource;
   /** Sends at once (SMTP lanes); a claim is this many rows, so a crash leaves about this many unknown. */
   lanes: number;
   /** Stop when nothing is left to claim (tests, a one-shot run); else poll every idleMs. */
@@ -39,19 +42,9 @@ export interface PgWorkerResult {
   retried: number;
   failed: number;
   unknown: number;
+  /** Not sent: the address was no longer confirmed. */
+  skipped: number;
   released: number;
-}
-
-/** The stand-in digest message of one row. */
-export function digestMessage(row: ClaimedDigest): OutgoingMail {
-  return {
-    to: `s${row.subscriber_id}@example.org`,
-    subject: `Your papers, ${row.edition}`,
-    text: `Digest ${row.id} for ${row.edition}, papers through ${row.to_paper}.`,
-    html: `<p>Digest ${row.id} for ${row.edition}, papers through ${row.to_paper}.</p>`,
-    messageId: `digest-${row.id}@paper-digest.local`,
-    headers: { 'X-Digest-Id': String(row.id) },
-  };
 }
 
 export async function runPgWorker(opts: PgWorkerOptions): Promise<PgWorkerResult> {
@@ -67,7 +60,7 @@ export async function runPgWorker(opts: PgWorkerOptions): Promise<PgWorkerResult
 }
 
 class WorkerState {
-  readonly result: PgWorkerResult = { sent: 0, retried: 0, failed: 0, unknown: 0, released: 0 };
+  readonly result: PgWorkerResult = { sent: 0, retried: 0, failed: 0, unknown: 0, skipped: 0, released: 0 };
   /** Claimed, not yet started. */
   private queue: ClaimedDigest[] = [];
   private claiming: Promise<void> | undefined;
@@ -129,19 +122,46 @@ class WorkerState {
       this.result.released += (await this.o.ledger.releaseOrphans(known)).length;
     }
     if (rows.length === 0) this.empty = true;
+    await this.prepare(rows);
     this.queue.push(...rows);
+  }
+
+  /** What the batch's rows read, copied before any is started; should that fail for good, the claims go back. */
+  private async prepare(rows: ClaimedDigest[]): Promise<void> {
+    try {
+      await whileConnectionLost(() => this.o.digests.prepare(rows));
+    } catch (e) {
+      await whileConnectionLost(() => this.o.ledger.release(rows.map((r) => r.id))).catch(() => 0);
+      throw e;
+    }
   }
 
   private async deliver(row: ClaimedDigest): Promise<void> {
     this.started.add(row.id);
+    // Built before anything is awaited (load + render, synchronous): nothing of the view outlives this call.
+    const built = this.o.digests.build(row);
+    if (built.kind !== 'mail') return this.notSent(row, built);
     try {
-      const sent = await this.o.mailer.send(digestMessage(row));
+      const sent = await this.o.mailer.send(built.mail).finally(() => built.release?.());
       await this.record({ id: row.id, messageId: sent.messageId, response: sent.response, at: new Date() });
       this.result.sent++;
       this.started.delete(row.id);
     } catch (e) {
       await this.failed(row, e as MailError);
     }
+  }
+
+  /** Nothing sent: the address left (row 'suppressed'), the row is gone, or it cannot be rendered (failed). */
+  private async notSent(row: ClaimedDigest, built: Exclude<BuiltDigest, { kind: 'mail' }>): Promise<void> {
+    const l = this.o.ledger;
+    if (built.kind === 'skip') {
+      await whileConnectionLost(() => l.markSkipped(row.id, `not sent: the address is ${built.status}`));
+      this.result.skipped++;
+    } else if (built.kind === 'broken') {
+      await whileConnectionLost(() => l.markBroken(row.id, built.reason));
+      this.result.failed++;
+    }
+    this.started.delete(row.id);
   }
 
   /** Delivered rows wait at most for the record before theirs: whatever piled up meanwhile goes in one statement. */

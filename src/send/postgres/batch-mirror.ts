@@ -1,0 +1,164 @@
+// The rows one claimed batch reads, copied from PostgreSQL into a worker-private in-memory SQLite that has
+// the service's schema (db/migrations), so the SQLite service's loader (render/view.ts DigestLoader) reads
+// them unchanged: ONE render path for both engines. Per batch, a few set queries (mirror-sql.ts): the rows,
+// their subscribers (read after the claim: the consent check at send time), topics, queries and
+// suggestions; then the query lists and papers not yet mirrored, with their batches, matches and topic texts.
+// Decision (README, "Running on more than one machine"): a copy into the loader's own schema rather than a
+// second fetch path inside DigestLoader.load, the measured hot path of a SQLite send, which stays as it was.
+import type pg from 'pg';
+import { openDatabase, type Db } from '../../db/open.ts';
+import { statement } from '../../db/statements.ts';
+import { decodeList, decodeRefs, eachItem, isRefs, parseTopicIds } from '../../ledger/index.ts';
+import type { Links } from '../../links.ts';
+import { DigestLoader, type LoadedDigest } from '../../render/view.ts';
+import { MIRRORED, PG_MIRROR, PG_MIRROR_PAPERS, type MirroredTable } from './mirror-sql.ts';
+
+/**
+ * A mirror starts afresh (its loader's caches go with it) past this many papers (a few editions' worth) or
+ * rows read (readers and their topics stay, as the texts naming papers' matched topics: bounded this way).
+ */
+const MAX_MIRRORED_PAPERS = 20_000;
+const MAX_MIRRORED_ROWS = 50_000;
+
+/** A digest row as read from PostgreSQL, the columns the mirror needs to find its papers and lists. */
+interface RowShape {
+  items: Buffer | null;
+  from_paper: number;
+  topic_ids: string;
+}
+
+export class BatchMirror {
+  private db!: Db;
+  private loader!: DigestLoader;
+  private columns!: Record<MirroredTable, string[]>;
+  private readonly papers = new Set<number>();
+  private readonly lists = new Set<number>();
+  private rows = 0;
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly links: Links,
+  ) {
+    this.fresh();
+  }
+
+  /** Copies what the rows `ids` read (rows deleted meanwhile are simply absent: `take` gives undefined). */
+  async prepare(ids: readonly number[]): Promise<void> {
+    if (ids.length === 0) return;
+    if (this.papers.size > MAX_MIRRORED_PAPERS || this.rows > MAX_MIRRORED_ROWS) this.fresh();
+    this.rows += ids.length;
+    const [digests, subscribers, topics, queries, suggestions] = await Promise.all(
+      (['digests', 'subscribers', 'topics', 'queries', 'digest_suggestions'] as const).map((t) => this.fetch(PG_MIRROR[t], t, ids)),
+    );
+    const rows = digests!.map((r) => this.shape(r));
+    const subscriberIds = subscribers!.map((r) => r[0] as number);
+    const newLists = [...new Set(rows.flatMap((r) => (r.items && isRefs(r.items) ? decodeRefs(r.items).map((x) => x.listId) : [])))].filter(
+      (id) => !this.lists.has(id),
+    );
+    const lists = newLists.length > 0 ? await this.fetch(PG_MIRROR.query_lists, 'query_lists', newLists) : [];
+    const wanted = this.paperIds(rows, lists, suggestions!);
+    const paperRows = wanted.length > 0 ? await this.paperRows(wanted) : undefined;
+    this.db.transaction(() => {
+      // A subscriber's topics as they are now (one may be gone since the last batch), then everything else.
+      const dropTopics = statement<[number]>(this.db, `DELETE FROM topics WHERE subscriber_id = ?`);
+      for (const id of subscriberIds) dropTopics.run(id);
+      this.insert('subscribers', subscribers!);
+      this.insert('queries', queries!);
+      this.insert('topics', topics!);
+      this.insert('digests', digests!);
+      this.insert('digest_suggestions', suggestions!);
+      this.insert('query_lists', lists);
+      for (const r of lists) this.lists.add(r[0] as number);
+      if (paperRows) {
+        for (const t of ['batches', 'papers', 'queries', 'topics', 'query_matches'] as const) this.insert(t, paperRows[t]);
+        for (const r of paperRows.papers) this.papers.add(r[0] as number);
+      }
+    })();
+  }
+
+  /** One prepared row for the renderer (render/view.ts), then dropped from the mirror; undefined when gone. */
+  take(id: number, papers: number | undefined): LoadedDigest | undefined {
+    try {
+      return this.loader.load(id, papers === undefined ? {} : { papers });
+    } finally {
+      statement<[number]>(this.db, `DELETE FROM digest_suggestions WHERE digest_id = ?`).run(id);
+      statement<[number]>(this.db, `DELETE FROM digests WHERE id = ?`).run(id);
+    }
+  }
+
+  close(): void {
+    this.db.close();
+  }
+
+  /** A new, empty mirror and loader (at start, and when it holds many papers). */
+  private fresh(): void {
+    this.db?.close();
+    this.db = openDatabase(':memory:', { checkWritable: false });
+    // A partial copy: the rows a batch reads, not their every parent; and no trigger (FTS, opt-out history) runs here.
+    this.db.pragma('foreign_keys = OFF');
+    for (const { name } of this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger'`).all() as { name: string }[]) {
+      this.db.exec(`DROP TRIGGER "${name}"`);
+    }
+    this.columns = Object.fromEntries(
+      MIRRORED.map((t) => [t, (this.db.prepare(`SELECT name FROM pragma_table_info(?)`).all(t) as { name: string }[]).map((c) => c.name)]),
+    ) as Record<MirroredTable, string[]>;
+    this.loader = new DigestLoader(this.db, this.links);
+    this.papers.clear();
+    this.lists.clear();
+    this.rows = 0;
+  }
+
+  /** One of PG_MIRROR's statements, its rows as arrays in the mirror table's column order. */
+  private async fetch(sql: string, table: MirroredTable, ids: readonly number[]): Promise<unknown[][]> {
+    const cols = this.columns[table].map((c) => `"${c}"`).join(', ');
+    const r = await this.pool.query<unknown[]>({ text: sql.replace('{cols}', cols), values: [ids], rowMode: 'array' });
+    return r.rows;
+  }
+
+  private insert(table: MirroredTable, rows: unknown[][]): void {
+    if (rows.length === 0) return;
+    const cols = this.columns[table];
+    const sql = `INSERT OR REPLACE INTO ${table} (${cols.map((c) => `"${c}"`).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
+    const st = statement(this.db, sql);
+    for (const r of rows) st.run(r);
+  }
+
+  private shape(r: unknown[]): RowShape {
+    const cols = this.columns.digests;
+    return {
+      items: r[cols.indexOf('items')] as Buffer | null,
+      from_paper: r[cols.indexOf('from_paper')] as number,
+      topic_ids: r[cols.indexOf('topic_ids')] as string,
+    };
+  }
+
+  /**
+   * Papers the rows may show and are not mirrored yet: a row's own list, every paper of its query lists (a
+   * superset of the row's bounds: lists are shared, so read once), its suggestions and the papers behind them.
+   */
+  private paperIds(rows: RowShape[], lists: unknown[][], suggestions: unknown[][]): number[] {
+    const want = new Set<number>();
+    const add = (id: number | null) => {
+      if (id !== null && !this.papers.has(id)) want.add(id);
+    };
+    for (const r of rows) {
+      if (r.items && !isRefs(r.items)) eachItem(r.items, r.from_paper, parseTopicIds(r.topic_ids).length, (id) => add(id));
+    }
+    const itemsAt = this.columns.query_lists.indexOf('items');
+    for (const l of lists) for (const id of decodeList(l[itemsAt] as Buffer).ids) add(id);
+    const s = this.columns.digest_suggestions;
+    for (const x of suggestions) {
+      add(x[s.indexOf('paper_id')] as number);
+      add(x[s.indexOf('reason_paper')] as number | null);
+    }
+    return [...want];
+  }
+
+  /** The papers, and what the loader reads with each: its batch (day), its matches, their queries and topic texts. */
+  private async paperRows(ids: number[]) {
+    const [batches, papers, queries, topics, matches] = await Promise.all(
+      (['batches', 'papers', 'queries', 'topics', 'query_matches'] as const).map((t) => this.fetch(PG_MIRROR_PAPERS[t], t, ids)),
+    );
+    return { batches: batches!, papers: papers!, queries: queries!, topics: topics!, query_matches: matches! };
+  }
+}
