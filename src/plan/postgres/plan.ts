@@ -13,6 +13,7 @@ import type pg from 'pg';
 import type { Clock } from '../../clock.ts';
 import { inTransaction } from '../../db/postgres/pool.ts';
 import { encodeList } from '../../ledger/lists.ts';
+import { SQL_PLAN_REF_ROWS } from '../../ledger/postgres/create-sql.ts';
 import type { Logger } from '../../log.ts';
 import type { PlanResult } from '../planner.ts';
 import { zonesNow, type PlanMode } from '../slots.ts';
@@ -29,7 +30,6 @@ import {
   SQL_NO_JIT,
   SQL_COUNT_BY_BITS,
   SQL_COUNT_BY_ROWS,
-  SQL_PLAN_REF_ROWS,
   SQL_TRY_PLAN_LOCK,
 } from './plan-sql.ts';
 

@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { openDatabase, type Db } from '../../db/open.ts';
 import { statement } from '../../db/statements.ts';
 import { decodeList, decodeRefs, eachItem, isRefs, parseTopicIds } from '../../ledger/index.ts';
+import { forgetMirroredRow } from '../../ledger/postgres/mirror-rows.ts';
 import type { Links } from '../../links.ts';
 import { DigestLoader, type LoadedDigest } from '../../render/view.ts';
 import { MIRRORED, PG_MIRROR, PG_MIRROR_PAPERS, type MirroredTable } from './mirror-sql.ts';
@@ -81,8 +82,7 @@ export class BatchMirror {
     try {
       return this.loader.load(id, papers === undefined ? {} : { papers });
     } finally {
-      statement<[number]>(this.db, `DELETE FROM digest_suggestions WHERE digest_id = ?`).run(id);
-      statement<[number]>(this.db, `DELETE FROM digests WHERE id = ?`).run(id);
+      forgetMirroredRow(this.db, id);
     }
   }
 
