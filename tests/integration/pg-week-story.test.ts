@@ -1,0 +1,234 @@
+// A week of the service on PostgreSQL, end to end, with real parts only: `digest serve` (its door on
+// PostgreSQL) where readers subscribe through the form and confirm through the link in the real email;
+// each local day `digest ingest` of that day's papers (one day repeats papers, one backfills an older day,
+// one batch is malformed), two `digest plan` at once, two `digest worker --once` at once, into a real SMTP
+// sink parsed with postal-mime. Only the clock is faked (tests/helpers/fake-clock.mjs).
+// Holds: per address per local day at most one digest; every paper a reader's topics match arrived exactly
+// once across the week; a one-click unsubscribe from a real digest stops mail, is in consent_events, and a
+// re-subscribe mails no digest before its new confirmation; a worker killed (SIGKILL) mid-run leaves its
+// in-flight rows 'unknown', sends nothing twice, and their papers ride in the next digest.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/build.ts';
+import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
+import { childDir, digestAt, expectedMatches, listing, startDigestAt, startServe, waitUntil, writeBatch, type StoryPaper } from '../helpers/pg-story.ts';
+import { SmtpSink, accept, type SinkMessage } from '../helpers/smtp-sink.ts';
+import { formPost, linkIn } from '../helpers/web-harness.ts';
+
+const pg = await postgresForTests();
+
+const READERS = [
+  { email: 'ada@example.org', timezone: 'UTC', topics: ['reinforcement learning'] },
+  { email: 'kenji@example.org', timezone: 'Asia/Tokyo', topics: ['agents', 'reasoning'] },
+  { email: 'broad@example.org', timezone: 'UTC', topics: ['language'] },
+  { email: 'leaver@example.org', timezone: 'UTC', topics: ['learning'] },
+];
+const LEAVER = 'leaver@example.org';
+const DAYS = ['2025-12-01', '2025-12-02', '2025-12-03', '2025-12-04', '2025-12-05'];
+/** Papers arrive in the morning; planning and sending run late in the UTC evening (Tokyo: next morning). */
+const morning = (day: string) => `${day}T06:00:00Z`;
+const evening = (day: string) => `${day}T23:30:00Z`;
+
+interface Digest {
+  to: string;
+  digestId: number;
+  keys: string[];
+  listUnsubscribe: string;
+}
+
+async function digestsIn(messages: SinkMessage[]): Promise<Digest[]> {
+  const out: Digest[] = [];
+  for (const m of messages) {
+    const raw = m.raw.toString('latin1');
+    const id = /^Message-ID: <digest-(\d+)\./im.exec(raw)?.[1];
+    if (!id) continue;
+    const e = await m.parse();
+    const keys = [...new Set([...(e.text ?? '').matchAll(/arxiv\.org\/abs\/(2512\.\d{5})/g)].map((x) => x[1]!))];
+    const header = e.headers.find((h) => h.key === 'list-unsubscribe')?.value ?? '';
+    for (const to of m.to) out.push({ to, digestId: Number(id), keys, listUnsubscribe: header });
+  }
+  return out;
+}
+
+describe.skipIf(!pg.reachable)('a week on PostgreSQL: serve, ingest, plan, workers', () => {
+  let s: TestSchema;
+  let sink: SmtpSink;
+  let dir: ReturnType<typeof childDir>;
+  let env: Record<string, string>;
+  const papers = listing();
+
+  beforeAll(async () => {
+    ensureBuilt();
+    s = await pg.schema();
+    sink = await SmtpSink.start();
+    dir = childDir();
+    env = {
+      DATABASE_URL: s.url,
+      DATABASE_SCHEMA: s.name,
+      SMTP_URL: sink.url,
+      SECRET_KEY: 'k'.repeat(40),
+      PUBLIC_URL: 'https://digest.example.org',
+      MAIL_FROM: 'Paper Digest <digest@example.org>',
+      SUBSCRIBE_RATE_LIMIT: '1000',
+    };
+  }, 120_000);
+  afterAll(async () => {
+    await sink?.close();
+    dir?.cleanup();
+    await s?.drop();
+  });
+
+  const mailsTo = (email: string) => sink.messages.filter((m) => m.to.includes(email));
+  const run = async (at: string, args: string[]) => {
+    const r = await digestAt(at, args, env, dir.cwd);
+    expect(r.code, `digest ${args.join(' ')}\n${r.stdout}\n${r.stderr}`).toBe(0);
+    return r.stdout;
+  };
+  const planTwiceAndSend = async (day: string) => {
+    const plans = await Promise.all([run(evening(day), ['plan']), run(evening(day), ['plan'])]);
+    expect(plans.filter((o) => /planned \d+/.test(o) || /another process is planning/.test(o))).toHaveLength(2);
+    await Promise.all([run(evening(day), ['worker', '--once', '--lanes', '2']), run(evening(day), ['worker', '--once', '--lanes', '2'])]);
+  };
+  const subscribeByForm = async (base: string, r: (typeof READERS)[number]) => {
+    const fields: Array<[string, string]> = [['email', r.email], ...r.topics.map((t): [string, string] => ['topics', t]), ['timezone', r.timezone], ['deliveryHour', '7']];
+    const res = await fetch(`${base}/subscribe`, formPost(fields));
+    expect(res.status, r.email).toBe(303);
+  };
+  const status = async (email: string) => (await s.pool.query<{ status: string }>('SELECT status FROM subscribers WHERE email = $1', [email])).rows[0]?.status;
+
+  it('holds for a week: one digest per reader per local day, every matching paper once, consent kept, a killed worker costs nothing twice', async () => {
+    expect((await run('2025-11-30T09:00:00Z', ['migrate'])).length).toBeGreaterThanOrEqual(0);
+
+    // Day 0: everyone subscribes through the form and confirms through the emailed link.
+    const web = await startServe('2025-11-30T12:00:00Z', env, dir.cwd);
+    try {
+      for (const r of READERS) {
+        await subscribeByForm(web.base, r);
+        await waitUntil(`confirmation mail to ${r.email}`, () => mailsTo(r.email).length === 1);
+        const mail = await mailsTo(r.email)[0]!.parse();
+        expect((await fetch(web.on(linkIn(mail.text!, '/confirm/')))).status, r.email).toBe(200);
+        expect(await status(r.email)).toBe('confirmed');
+      }
+    } finally {
+      await web.stop();
+    }
+
+    // The days' batches: day 2 repeats five of day 1's papers, day 3 backfills an older date and brings a
+    // malformed batch, which must ingest nothing.
+    const dayPapers: StoryPaper[][] = [papers.slice(0, 15), [...papers.slice(15, 30), ...papers.slice(0, 5)], papers.slice(30, 45), papers.slice(45, 58), papers.slice(58)];
+    const files = dayPapers.map((p, i) => writeBatch(dir.cwd, `day${i + 1}`, 'hf-daily', i === 2 ? '2025-11-20' : DAYS[i]!, p));
+    const expected = expectedMatches(papers, READERS);
+    // The story means what it says: the broad reader's topic matches about half the listing, the others some.
+    expect(expected.get('broad@example.org')!.size / papers.length).toBeGreaterThan(0.35);
+    expect(expected.get('broad@example.org')!.size / papers.length).toBeLessThan(0.65);
+    for (const r of READERS) expect(expected.get(r.email)!.size, r.email).toBeGreaterThan(2);
+
+    const ingest = async (i: number) => {
+      const out = await run(morning(DAYS[i]!), ['ingest', files[i]!]);
+      const fresh = i === 1 ? 15 : dayPapers[i]!.length;
+      expect(out.trim()).toMatch(new RegExp(`: ${dayPapers[i]!.length} papers, ${fresh} new, \\d+ updated$`));
+    };
+    const paperCount = async () => (await s.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM papers')).rows[0]!.n;
+
+    // Days 1 and 2.
+    await ingest(0);
+    await planTwiceAndSend(DAYS[0]!);
+    await ingest(1);
+    await planTwiceAndSend(DAYS[1]!);
+
+    // The leaver clicks one-click unsubscribe in their latest real digest.
+    const leaverDigests = await digestsIn(mailsTo(LEAVER));
+    expect(leaverDigests.length).toBeGreaterThan(0);
+    const unsubscribeUrl = /<(https:\/\/[^>]+\/unsubscribe\/[^>]+)>/.exec(leaverDigests.at(-1)!.listUnsubscribe)![1]!;
+    const web2 = await startServe(`${DAYS[1]}T23:50:00Z`, env, dir.cwd);
+    try {
+      const res = await fetch(web2.on(unsubscribeUrl), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+      expect(res.status).toBe(200);
+    } finally {
+      await web2.stop();
+    }
+    expect(await status(LEAVER)).toBe('unsubscribed');
+    const optOut = await s.pool.query<{ kind: string }>(`SELECT kind FROM consent_events WHERE email = $1 ORDER BY id`, [LEAVER]);
+    expect(optOut.rows.map((r) => r.kind)).toContain('unsubscribe');
+    const leaverMailsAtOptOut = mailsTo(LEAVER).length;
+
+    // Day 3: a malformed batch ingests nothing; the backfill arrives; a worker is killed mid-send.
+    const bad = writeBatch(dir.cwd, 'bad', 'hf-daily', DAYS[2]!, [{ key: 'not-an-id', title: '', abstract: 'x', upvotes: 0 }]);
+    const before = await paperCount();
+    const refused = await digestAt(morning(DAYS[2]!), ['ingest', bad], env, dir.cwd);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/papers\[0\]/);
+    expect(await paperCount()).toBe(before);
+    await ingest(2);
+    await Promise.all([run(evening(DAYS[2]!), ['plan']), run(evening(DAYS[2]!), ['plan'])]);
+    const planned3 = (await s.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM digests WHERE status = 'planned'`)).rows[0]!.n;
+    expect(planned3).toBeGreaterThanOrEqual(2);
+    // The relay holds its answer: the worker has rows in flight when it dies; nothing reached the sink.
+    sink.script = () => accept(120_000);
+    const victim = startDigestAt(evening(DAYS[2]!), ['worker', '--once', '--lanes', '2'], env, dir.cwd);
+    await waitUntil('rows in flight', async () => (await s.pool.query(`SELECT 1 FROM digests WHERE status = 'sending'`)).rowCount! > 0, 60_000);
+    await new Promise((r) => setTimeout(r, 500));
+    const inFlight = (await s.pool.query<{ id: number; email: string }>(
+      `SELECT d.id, s.email FROM digests d JOIN subscribers s ON s.id = d.subscriber_id WHERE d.status = 'sending' ORDER BY d.id`,
+    )).rows;
+    victim.kill('SIGKILL');
+    await victim.done;
+    sink.script = undefined;
+    const mailsBeforeRecovery = sink.messages.length;
+    await Promise.all([run(evening(DAYS[2]!), ['worker', '--once', '--lanes', '2']), run(evening(DAYS[2]!), ['worker', '--once', '--lanes', '2'])]);
+    const after = await s.pool.query<{ id: number; status: string }>(`SELECT id, status FROM digests WHERE id = ANY($1::bigint[])`, [inFlight.map((r) => r.id)]);
+    expect(after.rows.map((r) => r.status)).toEqual(inFlight.map(() => 'unknown'));
+    const sentAgain = (await digestsIn(sink.messages.slice(mailsBeforeRecovery))).filter((d) => inFlight.some((r) => r.id === d.digestId));
+    expect(sentAgain).toEqual([]);
+
+    // Day 4: the leaver subscribes again through the form; no digest until they click the new link.
+    await ingest(3);
+    const web3 = await startServe(`${DAYS[3]}T12:00:00Z`, env, dir.cwd);
+    let confirmAgain: string;
+    try {
+      await subscribeByForm(web3.base, READERS[3]!);
+      await waitUntil('the new confirmation mail', () => mailsTo(LEAVER).length === leaverMailsAtOptOut + 1);
+      const mail = await mailsTo(LEAVER).at(-1)!.parse();
+      confirmAgain = linkIn(mail.text!, '/confirm/');
+    } finally {
+      await web3.stop();
+    }
+    expect(await status(LEAVER)).not.toBe('confirmed');
+    await planTwiceAndSend(DAYS[3]!);
+    expect(mailsTo(LEAVER).length).toBe(leaverMailsAtOptOut + 1);
+    const web4 = await startServe(`${DAYS[3]}T23:55:00Z`, env, dir.cwd);
+    try {
+      expect((await fetch(web4.on(confirmAgain))).status).toBe(200);
+    } finally {
+      await web4.stop();
+    }
+    expect(await status(LEAVER)).toBe('confirmed');
+
+    // Day 5.
+    await ingest(4);
+    await planTwiceAndSend(DAYS[4]!);
+
+    // Per address per local day: at most one digest (the edition is the reader's local date).
+    const all = await digestsIn(sink.messages);
+    const editions = new Map((await s.pool.query<{ id: number; edition: string; status: string }>('SELECT id, edition, status FROM digests')).rows.map((r) => [Number(r.id), r]));
+    const perDay = new Map<string, number>();
+    for (const d of all) perDay.set(`${d.to} ${editions.get(d.digestId)!.edition}`, (perDay.get(`${d.to} ${editions.get(d.digestId)!.edition}`) ?? 0) + 1);
+    expect([...perDay.entries()].filter(([, n]) => n > 1)).toEqual([]);
+    expect(new Set(all.map((d) => d.digestId)).size).toBe(all.length);
+    // Tokyo's local days are a day ahead of the UTC evenings they were planned in.
+    const kenji = all.filter((d) => d.to === 'kenji@example.org').map((d) => editions.get(d.digestId)!.edition);
+    expect(kenji.every((e) => e > DAYS[0]!)).toBe(true);
+
+    // Every paper a reader's topics match arrived exactly once across the week (the leaver: nothing twice,
+    // nothing unmatched, nothing while they were out).
+    for (const r of READERS) {
+      const got = all.filter((d) => d.to === r.email).flatMap((d) => d.keys);
+      const counts = new Map<string, number>();
+      for (const k of got) counts.set(k, (counts.get(k) ?? 0) + 1);
+      expect([...counts.entries()].filter(([, n]) => n > 1), r.email).toEqual([]);
+      expect([...counts.keys()].filter((k) => !expected.get(r.email)!.has(k)), r.email).toEqual([]);
+      if (r.email !== LEAVER) expect([...counts.keys()].sort(), r.email).toEqual([...expected.get(r.email)!].sort());
+    }
+    // The in-flight rows' readers: their day-3 papers came in a later digest.
+    for (const row of inFlight) expect(all.some((d) => d.to === row.email && d.digestId > row.id), row.email).toBe(true);
+  }, 600_000);
+});
