@@ -13,6 +13,7 @@ import { parseSources } from './ingest/sources.ts';
 import { createAppWithDb, openPostgresDoor, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
 import { runFailure } from './pipeline.ts';
 import { createScheduler } from './scheduler.ts';
+import { servePlanningOnPostgres } from './plan/postgres/serve-planning.ts';
 import { recoverStale } from './ledger/index.ts';
 import { buildServer, closeServer } from './web/server.ts';
 import { localInboxLine, newInboxToken } from './web/routes/inbox-guard.ts';
@@ -42,11 +43,14 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
   // between requests (src/web/lock-retry.ts, src/db/busy.ts).
   db.pragma(`busy_timeout = ${config.WEB_BUSY_TIMEOUT_MS}`);
   const running = new AbortController();
+  // On PostgreSQL the ticks and the welcome digest plan there (plan/postgres/serve-planning.ts); workers send.
+  const planning = pg ? servePlanningOnPostgres(config, { clock: app.clock, logger, spacer: app.spacer }) : undefined;
   const scheduler = createScheduler({
     cron: config.DIGEST_CRON,
     timezone: config.DIGEST_TZ,
     logger,
     tick: async () => {
+      if (planning) return planning.tick();
       const failure = runFailure(await app.pipeline.run({ mode: 'due', signal: running.signal }));
       if (failure) throw failure; // logged by the scheduler as "tick failed: <cause>"
     },
@@ -58,11 +62,9 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
     ...app,
     inboxToken,
     door: pg?.served ?? app.door,
-    // A PostgreSQL subscriber id names no SQLite subscriber: the welcome digest (SQLite's pipeline) is only
-    // for the SQLite door.
-    ...(pg
-      ? {}
-      : { onConfirmed: (id: number) => scheduler.runSoon('welcome', () => app.pipeline.run({ mode: 'now', onlySubscriber: id, signal: running.signal })) }),
+    // A PostgreSQL subscriber id names no SQLite subscriber: on PostgreSQL the welcome digest is planned there.
+    onConfirmed: (id: number) =>
+      scheduler.runSoon('welcome', () => (planning ? planning.welcome(id) : app.pipeline.run({ mode: 'now', onlySubscriber: id, signal: running.signal }))),
   });
   await server.listen({ port: config.PORT, host: config.HOST });
   const bounces = await startBounceReceiverIfSet(app, db);
@@ -79,6 +81,7 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
   await scheduler.stop();
   await closeServer(server);
   await bounces?.close();
+  await planning?.close();
   await pg?.close();
   await app.close();
   return 0;

@@ -5,9 +5,6 @@ import type { CliIo } from '../../cli-io.ts';
 import type { Config } from '../../config.ts';
 import { AppError } from '../../errors.ts';
 import type { Logger } from '../../log.ts';
-import type { Clock } from '../../clock.ts';
-import type { PollReport } from '../../ingest/sources.ts';
-import type pg from 'pg';
 import type { CliContext } from '../context.ts';
 
 const ON_SQLITE = 'on SQLite (DATABASE_PATH) `digest run` fetches, matches, plans and sends in one tick';
@@ -31,22 +28,13 @@ export function registerPlan(program: Command, { io, setup }: CliContext): void 
       const { systemClock: clock } = await import('../../clock.ts');
       const pool = createPool(url, { schema: config.DATABASE_SCHEMA, max: 2 });
       try {
-        const poll = o.fetch ? await sourcePoll(pool, config, logger, clock) : undefined;
+        const { postgresSourcePoll } = await import('../../ingest/postgres/source-poll.ts');
+        const poll = o.fetch ? postgresSourcePoll(pool, config, logger, clock) : undefined;
         io.out(describeEdition(await planEditionPg(pool, { clock, mode: o.now ? 'now' : 'due', logger, poll })));
       } finally {
         await pool.end();
       }
     });
-}
-
-/** The SQLite pipeline's source poller with PostgreSQL's store and ingest; undefined when SOURCES is empty. */
-async function sourcePoll(pool: pg.Pool, config: Config, logger: Logger, clock: Clock): Promise<(() => Promise<PollReport[]>) | undefined> {
-  const { createSourcePoller, parseSources } = await import('../../ingest/sources.ts');
-  if (parseSources(config.SOURCES).length === 0) return undefined;
-  const { postgresSourceStore } = await import('../../ingest/postgres/source-store.ts');
-  const { ingestBatchPg } = await import('../../ingest/postgres/ingest.ts');
-  const poller = createSourcePoller({ config, clock, logger, store: postgresSourceStore(pool), ingest: (b) => ingestBatchPg(pool, b, clock) });
-  return () => poller.poll();
 }
 
 function needPostgres(config: Config, command: string): string {

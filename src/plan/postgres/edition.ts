@@ -24,12 +24,14 @@ export interface PgEditionOptions {
   logger?: Logger;
   /** Ask the configured sources first (the SQLite pipeline's fetchSources, into PostgreSQL). */
   poll?: () => Promise<PollReport[]>;
+  /** Plan only this subscriber (the first digest right after confirming). */
+  onlySubscriber?: number;
 }
 
 export async function planEditionPg(pool: pg.Pool, opts: PgEditionOptions): Promise<PgEditionReport> {
   const sources = opts.poll ? await opts.poll() : [];
   const matched = await matchPendingPg(pool, { logger: opts.logger });
-  const plan = await planDigestsPg(pool, { clock: opts.clock, mode: opts.mode, logger: opts.logger });
+  const plan = await planDigestsPg(pool, { clock: opts.clock, mode: opts.mode, logger: opts.logger, onlySubscriber: opts.onlySubscriber });
   return { sources, matched, plan };
 }
 
