@@ -262,3 +262,52 @@ describe.skipIf(!pg.reachable)('a week on PostgreSQL: serve, ingest, plan, worke
     for (const row of inFlight) expect(all.some((d) => d.to === row.email && d.digestId > row.id), row.email).toBe(true);
   }, 600_000);
 });
+
+// Without SECRET_KEY each piece takes the secret kept in PostgreSQL: the unsubscribe link of a digest the
+// worker signed works on the door `digest serve` runs.
+describe.skipIf(!pg.reachable)('no SECRET_KEY: the worker and serve sign with the one secret PostgreSQL keeps', () => {
+  let s: TestSchema;
+  let sink: SmtpSink;
+  let dir: ReturnType<typeof childDir>;
+  beforeAll(async () => {
+    ensureBuilt();
+    s = await pg.schema();
+    sink = await SmtpSink.start();
+    dir = childDir();
+  }, 120_000);
+  afterAll(async () => {
+    await sink?.close();
+    dir?.cleanup();
+    await s?.drop();
+  });
+
+  it('a digest sent by `digest worker` can be left with one click on `digest serve`', async () => {
+    const env = { DATABASE_URL: s.url, DATABASE_SCHEMA: s.name, SMTP_URL: sink.url, PUBLIC_URL: 'https://digest.example.org', MAIL_FROM: 'Paper Digest <digest@example.org>' };
+    const at = (t: string) => `${DAYS[0]}T${t}:00Z`;
+    const ok = async (when: string, args: string[]) => {
+      const r = await digestAt(at(when), args, env, dir.cwd);
+      expect(r.code, `${args.join(' ')}\n${r.stderr}`).toBe(0);
+    };
+    await ok('05:00', ['migrate']);
+    await ok('06:00', ['ingest', writeBatch(dir.cwd, 'day1', 'hf-daily', DAYS[0]!, listing().slice(0, 15))]);
+    const email = 'ada@example.org';
+    const web = await startServe(at('08:00'), env, dir.cwd);
+    try {
+      const res = await fetch(`${web.base}/subscribe`, formPost([['email', email], ['topics', 'reinforcement learning'], ['deliveryHour', '7']]));
+      expect(res.status).toBe(303);
+      await waitUntil('the confirmation mail', () => sink.messages.length === 1);
+      expect((await fetch(web.on(linkIn((await sink.messages[0]!.parse()).text!, '/confirm/')))).status).toBe(200);
+      await waitUntil('the first digest planned', async () => (await s.pool.query(`SELECT 1 FROM digests`)).rowCount === 1);
+      await ok('09:00', ['worker', '--once']);
+      const [digest] = await digestsIn(sink.messages);
+      expect(digest?.to).toBe(email);
+      const unsubscribe = /<(https:\/\/[^>]+\/unsubscribe\/[^>]+)>/.exec(digest!.listUnsubscribe)![1]!;
+      const gone = await fetch(web.on(unsubscribe), { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+      expect(gone.status).toBe(200);
+    } finally {
+      await web.stop();
+    }
+    expect((await s.pool.query(`SELECT status FROM subscribers WHERE email = $1`, [email])).rows[0]?.status).toBe('unsubscribed');
+    expect((await s.pool.query(`SELECT count(*)::int AS n FROM settings WHERE key = 'secret_key'`)).rows[0]?.n).toBe(1);
+  }, 180_000);
+});
