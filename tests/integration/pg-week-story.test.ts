@@ -24,9 +24,14 @@ const READERS = [
 ];
 const LEAVER = 'leaver@example.org';
 const DAYS = ['2025-12-01', '2025-12-02', '2025-12-03', '2025-12-04', '2025-12-05'];
-/** Papers arrive in the morning; planning and sending run late in the UTC evening (Tokyo: next morning). */
 const nextDay = (day: string) => new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
-const morning = (day: string) => `${day}T06:00:00Z`;
+/**
+ * Papers arrive in the morning, each day a few minutes later than the day before (a re-confirmation's
+ * first digest holds what came after the last day of ingest less 24 h: exactly 24 h apart, the
+ * processes' start-up milliseconds would decide); planning and sending run late in the UTC evening
+ * (Tokyo: the next morning).
+ */
+const morning = (day: string) => `${day}T06:${String(DAYS.indexOf(day) * 5).padStart(2, '0')}:00Z`;
 const evening = (day: string) => `${day}T23:30:00Z`;
 
 interface Digest {
