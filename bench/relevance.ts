@@ -23,12 +23,13 @@ const share = (num: number, den: number) => (den === 0 ? NaN : num / den);
 
 function summary(rows: DayFigures[]): string {
   const sugg = rows.reduce((a, r) => a + r.suggested, 0);
+  const inline = rows.reduce((a, r) => a + (r.inlineSuggested ?? 0), 0);
   const good = rows.reduce((a, r) => a + r.relevantSuggested, 0);
   const missed = rows.reduce((a, r) => a + r.missedRelevant, 0);
   const p5 = mean(rows.map((r) => r.p5));
   const list = mean(rows.map((r) => r.ceilingP5));
   const day = mean(rows.map((r) => r.dayCeilingP5));
-  return `P@5 ${f2(p5)} (perfect list ${f2(list)} = ${pct(p5, list)}; best of the day ${f2(day)} = ${pct(p5, day)})  P@10 ${f2(mean(rows.map((r) => r.p10)))}  AUC ${f2(mean(rows.map((r) => r.auc)))}  rank ${f2(mean(rows.map((r) => r.meanRank)))}  suggestions ${sugg} precision ${f2(share(good, sugg))} reach ${f2(share(good, missed))} (${good}/${missed})`;
+  return `P@5 ${f2(p5)} (perfect list ${f2(list)} = ${pct(p5, list)}; best of the day ${f2(day)} = ${pct(p5, day)})  P@10 ${f2(mean(rows.map((r) => r.p10)))}  AUC ${f2(mean(rows.map((r) => r.auc)))}  rank ${f2(mean(rows.map((r) => r.meanRank)))}  suggestions ${sugg} (${inline} in the list) precision ${f2(share(good, sugg))} reach ${f2(share(good, missed))} (${good}/${missed})`;
 }
 
 const all: DayFigures[] = [];

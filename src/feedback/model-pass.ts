@@ -18,7 +18,8 @@ import { statement } from '../db/statements.ts';
 import { eachItem, ListReader, packItems, rewriteItems } from '../ledger/index.ts';
 import { sigmoid } from './model.ts';
 import { PaperIndex } from './paper-index.ts';
-import { MAX_SUGGESTIONS } from './suggest.ts';
+import { AUTHOR_TOPIC_SQL, followOrder } from './follow-order.ts';
+import { inlineBound, MAX_SUGGESTIONS } from './suggest.ts';
 import { trainReaderModel, type StoredWeights } from './training.ts';
 
 /** Calibrated probability a suggestion needs: the reader more likely wants it than not. */
@@ -51,7 +52,8 @@ export const LAZY_TRAIN_MAX = 200;
 /** The chunk's new rows whose reader has a model or votes, with what the pass needs of them. */
 const SQL_ROWS = `
   SELECT d.id, d.subscriber_id AS sid, d.from_paper AS fromPaper, d.to_paper AS toPaper, d.items, d.topic_ids AS topicIds,
-         s.suggestions, s.model_only AS modelOnly, m.bias, m.cal_a AS a, m.cal_b AS b, m.weights
+         s.suggestions, s.model_only AS modelOnly, m.bias,
+         EXISTS (SELECT 1 FROM topics t WHERE t.subscriber_id = d.subscriber_id AND t.muted = 0 AND ${AUTHOR_TOPIC_SQL}) AS follows, m.cal_a AS a, m.cal_b AS b, m.weights
   FROM digests d
   JOIN subscribers s ON s.id = d.subscriber_id
   LEFT JOIN reader_models m ON m.subscriber_id = d.subscriber_id
@@ -89,6 +91,8 @@ interface Row {
   topicIds: string;
   suggestions: number;
   modelOnly: number;
+  /** 1 when the reader follows an author (follow-order.ts). */
+  follows: number;
   bias: number | null;
   a: number | null;
   b: number | null;
@@ -256,43 +260,45 @@ export class ModelPass {
     try {
       const ids: number[] = [];
       const masks: number[] = [];
-      const keys: number[] = [];
       const probs: number[] = [];
       eachItem(r.items, r.fromPaper, r.topicIds === '' ? 0 : r.topicIds.split(',').length, (paperId, mask) => {
-        const p = prob(paperId - this.index.lo);
         ids.push(paperId);
         masks.push(mask);
-        probs.push(p);
-        keys.push(popcount(mask) + RANK_WEIGHT * p);
+        probs.push(prob(paperId - this.index.lo));
       });
-      // The planner's own order as a prior: a paper passes one listed above it only by a clear margin.
-      const n = keys.length;
-      for (let i = 1; i < n; i++) keys[i] = keys[i]! - (PLANNER_WEIGHT * i) / (n - 1);
-      // A flat curve gives every paper one probability: the planner's order stands, nothing to rewrite.
-      if (model.a > 0 || r.modelOnly === 1) {
-        // Stable: equal keys keep the planner's order (upvotes, then relevance).
-        let order = ids.map((_, i) => i).sort((x, y) => keys[y]! - keys[x]! || x - y);
+      // The order the model starts from: the planner's, or for a follower the one without the follow.
+      const n = ids.length;
+      const follow = r.follows === 1 ? followOrder(this.db, r, ids) : undefined;
+      const base = follow?.order ?? ids.map((_, i) => i);
+      // Key: topics matched + RANK_WEIGHT x probability - the starting order as a prior (a paper passes one
+      // listed above it only by a clear margin).
+      const keys = new Array<number>(n);
+      base.forEach((i, rank) => {
+        keys[i] = (follow ? follow.matched[i]! : popcount(masks[i]!)) + RANK_WEIGHT * probs[i]! - (n > 1 ? (PLANNER_WEIGHT * rank) / (n - 1) : 0);
+      });
+      // Confident suggestions (a calibrated model's), the best of them ranked inside the list with the
+      // topic matches (mask 0: no topic; placed as the starting order's last), the rest below it.
+      const candidates = r.suggestions === 1 && model.a > 0 ? this.confident(model, ids, touched, excluded, prob) : [];
+      for (const c of candidates.slice(0, inlineBound(n))) {
+        base.push(ids.length);
+        ids.push(c.pos + this.index.lo);
+        masks.push(0);
+        probs.push(c.p);
+        keys.push(RANK_WEIGHT * c.p - PLANNER_WEIGHT);
+      }
+      // A flat curve gives every paper one probability: the starting order stands.
+      if (model.a > 0 || r.modelOnly === 1 || follow) {
+        const rankOf = new Array<number>(ids.length);
+        base.forEach((i, rank) => (rankOf[i] = rank));
+        let order = model.a > 0 || r.modelOnly === 1 ? base.slice().sort((x, y) => keys[y]! - keys[x]! || rankOf[x]! - rankOf[y]!) : base;
         if (r.modelOnly === 1) order = order.filter((i, rank) => rank < MODEL_KEEP_MIN || probs[i]! >= MODEL_KEEP);
         const blob = packItems(order.map((i) => ids[i]!), order.map((i) => masks[i]!), r.fromPaper);
         rewriteItems(this.db, r.id, blob, order.length);
       }
+      for (const c of candidates) statement(this.db, SQL_SUGGEST).run(r.id, c.pos + this.index.lo, c.p, this.reasonOf(model, c.pos));
       if (r.suggestions !== 1) return 0;
       // A flat curve (slope 0: the model has not earned trust yet): the liked papers' nearest instead.
       if (!(model.a > 0)) return this.neighbours(r, ids, touched, excluded);
-      // p >= SUGGEST_MIN, as a least dot product: most papers fail this one comparison.
-      const least = (Math.log(SUGGEST_MIN / (1 - SUGGEST_MIN)) - model.b) / model.a - model.bias;
-      for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 1;
-      const candidates: Array<{ pos: number; p: number }> = [];
-      for (const pos of touched) {
-        if (this.acc[pos]! < least || this.listedAt[pos] === 1 || excluded?.has(pos + this.index.lo)) continue;
-        candidates.push({ pos, p: prob(pos) });
-      }
-      for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 0;
-      candidates.sort((x, y) => y.p - x.p || x.pos - y.pos);
-      candidates.length = Math.min(candidates.length, MAX_SUGGESTIONS);
-      for (const c of candidates) {
-        statement(this.db, SQL_SUGGEST).run(r.id, c.pos + this.index.lo, c.p, this.reasonOf(model, c.pos));
-      }
       return candidates.length;
     } finally {
       for (const pos of touched) {
@@ -300,6 +306,22 @@ export class ModelPass {
         this.mark[pos] = 0;
       }
     }
+  }
+
+  /** The MAX_SUGGESTIONS best papers of the row's range its list does not hold, probability >= SUGGEST_MIN. */
+  private confident(model: Model, ids: number[], touched: number[], excluded: Set<number> | undefined, prob: (pos: number) => number): Array<{ pos: number; p: number }> {
+    // p >= SUGGEST_MIN, as a least dot product: most papers fail this one comparison.
+    const least = (Math.log(SUGGEST_MIN / (1 - SUGGEST_MIN)) - model.b) / model.a - model.bias;
+    for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 1;
+    const candidates: Array<{ pos: number; p: number }> = [];
+    for (const pos of touched) {
+      if (this.acc[pos]! < least || this.listedAt[pos] === 1 || excluded?.has(pos + this.index.lo)) continue;
+      candidates.push({ pos, p: prob(pos) });
+    }
+    for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 0;
+    candidates.sort((x, y) => y.p - x.p || x.pos - y.pos);
+    candidates.length = Math.min(candidates.length, MAX_SUGGESTIONS);
+    return candidates;
   }
 
   /** Suggestions for a reader whose model is flat: papers close to one they liked, that paper the reason. */

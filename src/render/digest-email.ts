@@ -364,7 +364,8 @@ export function feedbackView(paper: DigestPaperView): FeedbackView | null {
 
 /** The reader's matched topics as a card names them: each topic's label (match/label.ts), not its query. */
 export function matchedView(paper: DigestPaperView): Matched {
-  return paper.matchedTopics.map((m) => ({ text: topicLabel(tidy(m.text)), muteUrl: safeHref(m.muteUrl) }));
+  // A suggestion ranked in the list names its reason, which is no query (view.ts suggestedAs).
+  return paper.matchedTopics.map((m) => ({ text: m.suggested === true ? tidy(m.text) : topicLabel(tidy(m.text)), muteUrl: safeHref(m.muteUrl) }));
 }
 
 export function safeLinks(links: DigestView['links']): DigestView['links'] {
