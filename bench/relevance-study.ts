@@ -59,6 +59,8 @@ export interface DayFigures {
    * every relevant paper that arrived were listed first (what a list plus suggestions could at most show).
    */
   dayCeilingP5: number;
+  /** The listed titles in email order. */
+  titles: string[];
   /** The list's relevance in email order, '+' relevant, '-' not (to print a day that went wrong). */
   flags: string;
   /** Share of (relevant, irrelevant) pairs of the list in the right order; NaN when the list has only one kind. */
@@ -204,7 +206,7 @@ export async function runStudy(h: WebHarness, opts: StudyOptions): Promise<DayFi
         const votes = await act(h, role, to, listed, below, (t) => relevant(i, t), acted, (title) => before.add(title));
         likedBy.set(to, before);
         out.push({
-          split: opts.split, day: d + 1, interest: i.name, role, listed: listed.length, listKey: [...inList].sort().join('\n'), relevantListed: flags.filter(Boolean).length,
+          split: opts.split, day: d + 1, interest: i.name, role, listed: listed.length, titles: listed.map((p) => p.title), listKey: [...inList].sort().join('\n'), relevantListed: flags.filter(Boolean).length,
           ...rankFigures(flags), ceilingP5: rankFigures(flags.slice().sort((x, y) => Number(y) - Number(x))).p5,
           dayCeilingP5: Math.min(5, days[d]!.filter((p) => i.rule.test(`${p.title} ${p.abstract}`)).length) / 5, flags: flags.map((f) => (f ? '+' : '-')).join(''), suggested: suggestions.length, inlineSuggested: suggestions.length - below.length, relevantSuggested: suggestions.filter((s) => relevant(i, s.title)).length,
           missedRelevant: missed, votes, reasons: suggestions.map((s) => s.why), liked: [...(likedBy.get(to) ?? [])],

@@ -1,15 +1,19 @@
 // What the planner does, after writing a chunk's ledger rows, for readers with a model (training.ts):
 //  * orders their papers by topics matched and the model together: key = topics matched +
-//    RANK_WEIGHT x calibrated probability - PLANNER_WEIGHT x (position in the planner's order, 0 to 1)
+//    RANK_WEIGHT x calibrated probability - PLANNER_WEIGHT x (position in the starting order, 0 to 1)
 //    (so a paper the model rates 0.9 passes one that matched one more topic but rates 0.1, and a small
-//    difference in probability does not overturn the planner's order);
-//  * with "only the papers my model rates well" (subscribers.model_only), keeps the papers reaching
-//    MODEL_KEEP, and at least the MODEL_KEEP_MIN best;
+//    difference in probability does not overturn the starting order). The starting order is the
+//    planner's; for a reader who follows an author, the one without the follow (follow-order.ts);
 //  * suggests up to MAX_SUGGESTIONS papers of the row's range that no topic of theirs matched, whose
 //    calibrated probability reaches SUGGEST_MIN, each with the liked paper that weighs most in its score
-//    (the reason shown: "because you liked …"), unless they turned suggestions off. A model whose
-//    held-out evidence is nil yet (one or two votes: its calibrated slope is 0) orders nothing and
-//    suggests instead the papers nearest one of the reader's liked papers (cosine >= NEIGHBOUR_MIN).
+//    (the reason shown: "because you liked …"), unless they turned suggestions off. The best of them, up
+//    to inlineBound (suggest.ts), are ranked inside the list (no topic bit: mask 0) as if one topic had
+//    matched them; all are in digest_suggestions (their reasons; the loader lists the others below). A
+//    model whose held-out evidence is nil yet (one or two votes: its calibrated slope is 0) orders
+//    nothing and suggests instead, below the list, the papers nearest one of the reader's liked papers
+//    (cosine >= NEIGHBOUR_MIN, neighbours.ts);
+//  * with "only the papers my model rates well" (subscribers.model_only), keeps the papers reaching
+//    MODEL_KEEP, and at least the MODEL_KEEP_MIN best.
 // Scores come from one inverted index of the run's papers (paper-index.ts), term at a time. Rows are
 // read and rewritten in JavaScript, one UPDATE each (ledger/create.ts rewriteItems); readers without a
 // model are not touched.
@@ -17,11 +21,18 @@ import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { eachItem, ListReader, packItems, rewriteItems } from '../ledger/index.ts';
 import { sigmoid } from './model.ts';
+import { NeighbourSuggester } from './neighbours.ts';
 import { PaperIndex } from './paper-index.ts';
 import { AUTHOR_TOPIC_SQL, followOrder } from './follow-order.ts';
 import { inlineBound, MAX_SUGGESTIONS } from './suggest.ts';
 import { trainReaderModel, type StoredWeights } from './training.ts';
 
+/**
+ * What a suggestion ranked inside the list counts for in place of topics matched: one, as a paper one
+ * topic brought (the model's confidence stands in for the topic). On the relevance study 0 put them
+ * below every topic paper (voters' P@5 0.56, AUC 0.53) and 0.5 nearly so; 1 gave P@5 0.73 (BENCHMARKS.md).
+ */
+export const SUGGESTION_MATCH = 1;
 /** Calibrated probability a suggestion needs: the reader more likely wants it than not. */
 export const SUGGEST_MIN = 0.5;
 /** What "rates well" means for model_only digests. */
@@ -36,16 +47,6 @@ export const RANK_WEIGHT = 1.5;
  * non-clicking reader's on 5 of 54 days (small lists the planner happened to order right); see BENCHMARKS.md.
  */
 export const PLANNER_WEIGHT = 0.3;
-/**
- * Cosine between a paper and a liked one for a suggestion from a model without calibrated evidence.
- * On the sample listing (71 abstracts of one field) 0.15 kept papers of the liked paper's theme about half
- * the time and 0.18 three times out of four, finding a sixth of them (BENCHMARKS.md, reader models).
- */
-export const NEIGHBOUR_MIN = 0.16;
-/** Papers with the highest model score looked at for that cosine. */
-const NEIGHBOUR_POOL = 12;
-/** Liked papers compared (the newest). */
-const NEIGHBOUR_LIKED = 5;
 /** Readers who voted before models existed, trained during one plan run at most (each a few ms). */
 export const LAZY_TRAIN_MAX = 200;
 
@@ -75,11 +76,6 @@ const SQL_EXCLUDED = `
   JOIN topics t ON t.subscriber_id = d.subscriber_id AND t.muted = 1
   JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > d.from_paper AND m.paper_id <= d.to_paper
   WHERE d.id > ?`;
-/** A reader's newest liked papers. */
-const SQL_LIKED = `SELECT paper_id AS paperId FROM feedback WHERE subscriber_id = ? AND vote > 0 ORDER BY at DESC, paper_id LIMIT ${NEIGHBOUR_LIKED}`;
-const SQL_PAPER_VECTOR = `SELECT term, weight FROM paper_terms WHERE paper_id = ?`;
-/** Liked papers' vectors kept per run. */
-const LIKED_CACHE = 20_000;
 const SQL_SUGGEST = `INSERT OR IGNORE INTO digest_suggestions (digest_id, paper_id, score, reason_paper) VALUES (?, ?, ?, ?)`;
 
 interface Row {
@@ -126,13 +122,11 @@ export function createModelPass(db: Db, now: Date): ModelPass {
 
 export class ModelPass {
   private readonly index: PaperIndex;
+  private readonly neighbourSuggester: NeighbourSuggester;
   private acc = new Float32Array(0);
   private mark = new Uint8Array(0);
   /** 1 at the positions of the papers the row lists (cleared after each row). */
   private listedAt = new Uint8Array(0);
-  /** A liked paper's weights by term id, scattered for one comparison and cleared after it. */
-  private dense = new Float32Array(0);
-  private readonly likedCache = new Map<number, { terms: number[]; weights: number[] }>();
   private lazyLeft = LAZY_TRAIN_MAX;
   private trainedNow = 0;
   private readonly totalsSoFar: ModelPassTotals = { reranked: 0, suggested: 0, trained: 0, ms: 0 };
@@ -142,6 +136,7 @@ export class ModelPass {
     private readonly now: Date,
   ) {
     this.index = new PaperIndex(db);
+    this.neighbourSuggester = new NeighbourSuggester(db, this.index);
     this.lists = new ListReader(db);
   }
 
@@ -200,7 +195,7 @@ export class ModelPass {
     const held = `${this.index.lo}:${this.index.hi}`;
     this.index.cover(lo, hi);
     // Terms first seen in a newly held paper are missing from the cached liked vectors.
-    if (`${this.index.lo}:${this.index.hi}` !== held) this.likedCache.clear();
+    if (`${this.index.lo}:${this.index.hi}` !== held) this.neighbourSuggester.clearCache();
     if (this.acc.length < this.index.size) {
       this.acc = new Float32Array(this.index.size);
       this.mark = new Uint8Array(this.index.size);
@@ -284,7 +279,7 @@ export class ModelPass {
         ids.push(c.pos + this.index.lo);
         masks.push(0);
         probs.push(c.p);
-        keys.push(RANK_WEIGHT * c.p - PLANNER_WEIGHT);
+        keys.push(SUGGESTION_MATCH + RANK_WEIGHT * c.p - Number(process.env.PD_SUGGESTION_PRIOR ?? PLANNER_WEIGHT));
       }
       // A flat curve gives every paper one probability: the starting order stands.
       if (model.a > 0 || r.modelOnly === 1 || follow) {
@@ -298,7 +293,11 @@ export class ModelPass {
       for (const c of candidates) statement(this.db, SQL_SUGGEST).run(r.id, c.pos + this.index.lo, c.p, this.reasonOf(model, c.pos));
       if (r.suggestions !== 1) return 0;
       // A flat curve (slope 0: the model has not earned trust yet): the liked papers' nearest instead.
-      if (!(model.a > 0)) return this.neighbours(r, ids, touched, excluded);
+      if (!(model.a > 0)) {
+        const near = this.neighbourSuggester.suggest(r.sid, ids, touched, excluded, this.acc, this.listedAt);
+        for (const c of near) statement(this.db, SQL_SUGGEST).run(r.id, c.paperId, c.cos, c.reason);
+        return near.length;
+      }
       return candidates.length;
     } finally {
       for (const pos of touched) {
@@ -322,57 +321,6 @@ export class ModelPass {
     candidates.sort((x, y) => y.p - x.p || x.pos - y.pos);
     candidates.length = Math.min(candidates.length, MAX_SUGGESTIONS);
     return candidates;
-  }
-
-  /** Suggestions for a reader whose model is flat: papers close to one they liked, that paper the reason. */
-  private neighbours(r: Row, ids: number[], touched: number[], excluded: Set<number> | undefined): number {
-    // The NEIGHBOUR_POOL best by the model's dot product, kept in a small sorted array (no full sort).
-    const pool: number[] = [];
-    for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 1;
-    for (const pos of touched) {
-      if (this.listedAt[pos] === 1 || excluded?.has(pos + this.index.lo)) continue;
-      if (pool.length === NEIGHBOUR_POOL && this.acc[pos]! <= this.acc[pool[NEIGHBOUR_POOL - 1]!]!) continue;
-      let k = Math.min(pool.length, NEIGHBOUR_POOL - 1);
-      while (k > 0 && this.acc[pool[k - 1]!]! < this.acc[pos]!) k--;
-      pool.splice(k, 0, pos);
-      if (pool.length > NEIGHBOUR_POOL) pool.pop();
-    }
-    for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 0;
-    if (pool.length === 0) return 0;
-    const best = new Map<number, { cos: number; reason: number }>();
-    for (const liked of statement<[number], { paperId: number }>(this.db, SQL_LIKED).all(r.sid)) {
-      const vec = this.likedVector(liked.paperId);
-      if (vec.terms.length === 0) continue;
-      if (this.dense.length < this.index.termCount) this.dense = new Float32Array(this.index.termCount);
-      for (let k = 0; k < vec.terms.length; k++) this.dense[vec.terms[k]!] = vec.weights[k]!;
-      const { vecStart, vecTerm, vecVal } = this.index;
-      for (const pos of pool) {
-        if (pos + this.index.lo === liked.paperId) continue;
-        let cos = 0;
-        for (let k = vecStart[pos]!, end = vecStart[pos + 1]!; k < end; k++) cos += vecVal[k]! * this.dense[vecTerm[k]!]!;
-        if (cos >= NEIGHBOUR_MIN && cos > (best.get(pos)?.cos ?? 0)) best.set(pos, { cos, reason: liked.paperId });
-      }
-      for (const t of vec.terms) this.dense[t] = 0;
-    }
-    const kept = [...best].sort((x, y) => y[1].cos - x[1].cos || x[0] - y[0]).slice(0, MAX_SUGGESTIONS);
-    for (const [pos, c] of kept) statement(this.db, SQL_SUGGEST).run(r.id, pos + this.index.lo, c.cos, c.reason);
-    return kept.length;
-  }
-
-  /** A liked paper's vector over the run's term ids (cached for the run: readers like the same papers). */
-  private likedVector(paperId: number): { terms: number[]; weights: number[] } {
-    let v = this.likedCache.get(paperId);
-    if (v) return v;
-    v = { terms: [], weights: [] };
-    for (const row of statement<[number], { term: string; weight: number }>(this.db, SQL_PAPER_VECTOR).all(paperId)) {
-      const t = this.index.termId(row.term);
-      if (t === undefined) continue;
-      v.terms.push(t);
-      v.weights.push(row.weight);
-    }
-    if (this.likedCache.size >= LIKED_CACHE) this.likedCache.clear();
-    this.likedCache.set(paperId, v);
-    return v;
   }
 
   /** The anchor (liked paper) of the model term that adds most to this paper's score, or null. */
