@@ -28,9 +28,11 @@ import { inlineBound, MAX_SUGGESTIONS } from './suggest.ts';
 import { trainReaderModel, type StoredWeights } from './training.ts';
 
 /**
- * What a suggestion ranked inside the list counts for in place of topics matched: one, as a paper one
- * topic brought (the model's confidence stands in for the topic). On the relevance study 0 put them
- * below every topic paper (voters' P@5 0.56, AUC 0.53) and 0.5 nearly so; 1 gave P@5 0.73 (BENCHMARKS.md).
+ * What a suggestion ranked inside the list counts for in place of topics matched: one, as a paper one topic
+ * brought, placed as the starting order's first (no prior against it: the model's confidence stands in for
+ * the topic and its rank). On the relevance study, voters' P@5 / AUC pooled over days 4-6: counting 0,
+ * placed last, 0.56 / 0.53 (below every topic paper); 1, placed last, 0.67 / 0.76; 1, placed first, 0.74 /
+ * 0.88 (BENCHMARKS.md, reader models).
  */
 export const SUGGESTION_MATCH = 1;
 /** Calibrated probability a suggestion needs: the reader more likely wants it than not. */
@@ -272,14 +274,14 @@ export class ModelPass {
         keys[i] = (follow ? follow.matched[i]! : popcount(masks[i]!)) + RANK_WEIGHT * probs[i]! - (n > 1 ? (PLANNER_WEIGHT * rank) / (n - 1) : 0);
       });
       // Confident suggestions (a calibrated model's), the best of them ranked inside the list with the
-      // topic matches (mask 0: no topic; placed as the starting order's last), the rest below it.
+      // topic matches (mask 0: no topic; SUGGESTION_MATCH), the rest below it.
       const candidates = r.suggestions === 1 && model.a > 0 ? this.confident(model, ids, touched, excluded, prob) : [];
       for (const c of candidates.slice(0, inlineBound(n))) {
         base.push(ids.length);
         ids.push(c.pos + this.index.lo);
         masks.push(0);
         probs.push(c.p);
-        keys.push(SUGGESTION_MATCH + RANK_WEIGHT * c.p - Number(process.env.PD_SUGGESTION_PRIOR ?? PLANNER_WEIGHT));
+        keys.push(SUGGESTION_MATCH + RANK_WEIGHT * c.p);
       }
       // A flat curve gives every paper one probability: the starting order stands.
       if (model.a > 0 || r.modelOnly === 1 || follow) {
