@@ -12,7 +12,7 @@ import { ingestBatch } from '../../src/ingest/ingest.ts';
 import { readBatchFile } from '../../src/ingest/readers/batch.ts';
 import { runPipeline } from '../../src/pipeline.ts';
 import { pruneLedger } from '../../src/ledger/retention.ts';
-import { INTERESTS, rankFigures, runStudy, type DayFigures } from '../../bench/relevance-study.ts';
+import { INTERESTS, rankFigures, readEmail, runStudy, type DayFigures } from '../../bench/relevance-study.ts';
 import { rowItems } from '../helpers/seed.ts';
 import { startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
@@ -333,7 +333,7 @@ describe('the relevance study: voters against a reader who never clicks', () => 
   beforeAll(async () => {
     s = await startWebHarness();
     figures = await runStudy(s, { days: 6, split: 1, interests: INTERESTS.slice(0, 2) });
-  }, 120_000);
+  }, 300_000); // ~60 s alone, 120 s on a loaded machine
   afterAll(async () => {
     await s.close();
   });
@@ -387,6 +387,15 @@ describe('the relevance study: voters against a reader who never clicks', () => 
         for (const why of f.reasons) expect(likedBefore.has(why!)).toBe(true);
       }
     }
+    // In the email itself: the card says why (text and HTML parts), its link is the preferences page (where
+    // suggestions are turned off), the subject names only topics, and the paper is not listed twice.
+    const mails = s.smtp.to('voter-games-1@study.example');
+    const mail = mails.find((m) => /Matched: suggested, because you liked/.test(m.text))!;
+    expect(mail).toBeDefined();
+    expect(mail.html).toMatch(/Matched: <strong>suggested, because you liked &[^;]+;[^<]+<\/strong><\/span> <a href="[^"]*\/preferences\//);
+    expect(mail.subject).not.toMatch(/suggest|liked/i);
+    const inline = readEmail(mail.text).papers.filter((p) => p.inline).map((p) => p.title);
+    for (const t of inline) expect(mail.text.split(t).length - 1).toBe(1);
     const shown = figures.filter((f) => f.role === 'voter');
     const good = shown.reduce((a, f) => a + f.relevantSuggested, 0);
     expect(good / shown.reduce((a, f) => a + f.suggested, 0)).toBeGreaterThanOrEqual(0.5);
