@@ -80,6 +80,7 @@ let chunks = 0;
 const loadBefore = load();
 loop.enable();
 const t0 = performance.now();
+const cpu0 = process.cpuUsage();
 let models: ModelPassTotals | undefined;
 const r = await planDigests(db, {
   clock,
@@ -94,6 +95,7 @@ const r = await planDigests(db, {
   ...(o.chunk ? { chunkSize: Number(o.chunk) } : {}),
 });
 const planMs = performance.now() - t0;
+const planCpu = process.cpuUsage(cpu0);
 loop.disable();
 db.pragma('wal_checkpoint(TRUNCATE)');
 const growth = statSync(path).size - sizeBefore;
@@ -113,7 +115,7 @@ const lists = db.prepare(`SELECT count(*) AS n, coalesce(sum(paper_count), 0) AS
   papers: number;
   bytes: number;
 };
-log(`plan${o['per-subscriber'] ? ' (per subscriber)' : o.lists ? ` (${o.lists})` : ''}: ${r.planned.toLocaleString()} digests (${r.slots.toLocaleString()} slots) in ${(planMs / 1000).toFixed(2)} s = ${Math.round(r.planned / (planMs / 1000)).toLocaleString()} digests/s (load average ${loadBefore} before, ${load()} after)`);
+log(`plan${o['per-subscriber'] ? ' (per subscriber)' : o.lists ? ` (${o.lists})` : ''}: ${r.planned.toLocaleString()} digests (${r.slots.toLocaleString()} slots) in ${(planMs / 1000).toFixed(2)} s = ${Math.round(r.planned / (planMs / 1000)).toLocaleString()} digests/s (load average ${loadBefore} before, ${load()} after); CPU ${((planCpu.user + planCpu.system) / 1e6).toFixed(2)} s (the machine is shared: CPU time is what the code costs)`);
 if (models) log(`  reader models: ${(db.prepare('SELECT count(*) AS n FROM reader_models WHERE cal_a > 0').get() as { n: number }).n.toLocaleString()} calibrated (their confident suggestions ranked in the list)`);
 if (models) log(`  of which reader models: ${(models.ms / 1000).toFixed(2)} s for ${models.reranked.toLocaleString()} readers (${models.suggested.toLocaleString()} suggestions, ${models.trained} trained at plan time)`);
 log(`  (reader, paper) items in the digests: ${r.items.toLocaleString()}; query lists written: ${lists.n.toLocaleString()} of ${lists.papers.toLocaleString()} papers (${(lists.bytes / 1e6).toFixed(1)} MB)`);
