@@ -117,7 +117,7 @@ const lists = db.prepare(`SELECT count(*) AS n, coalesce(sum(paper_count), 0) AS
 };
 log(`plan${o['per-subscriber'] ? ' (per subscriber)' : o.lists ? ` (${o.lists})` : ''}: ${r.planned.toLocaleString()} digests (${r.slots.toLocaleString()} slots) in ${(planMs / 1000).toFixed(2)} s = ${Math.round(r.planned / (planMs / 1000)).toLocaleString()} digests/s (load average ${loadBefore} before, ${load()} after); CPU ${((planCpu.user + planCpu.system) / 1e6).toFixed(2)} s (the machine is shared: CPU time is what the code costs)`);
 if (models) log(`  reader models: ${(db.prepare('SELECT count(*) AS n FROM reader_models WHERE cal_a > 0').get() as { n: number }).n.toLocaleString()} calibrated (their confident suggestions ranked in the list)`);
-if (models) log(`  of which reader models: ${(models.ms / 1000).toFixed(2)} s for ${models.reranked.toLocaleString()} readers (${models.suggested.toLocaleString()} suggestions, ${models.trained} trained at plan time)`);
+if (models) log(`  of which reader models: ${(models.ms / 1000).toFixed(2)} s (CPU ${(models.cpuMs / 1000).toFixed(2)} s) for ${models.reranked.toLocaleString()} readers (${models.suggested.toLocaleString()} suggestions, ${models.trained} trained at plan time)`);
 log(`  (reader, paper) items in the digests: ${r.items.toLocaleString()}; query lists written: ${lists.n.toLocaleString()} of ${lists.papers.toLocaleString()} papers (${(lists.bytes / 1e6).toFixed(1)} MB)`);
 log(`  papers per digest: mean ${items.papers.toFixed(1)}, max ${items.most}`);
 log(`  chunks: ${chunks}, longest chunk transaction ${longestChunk.toFixed(0)} ms`);

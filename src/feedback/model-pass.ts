@@ -115,6 +115,8 @@ export interface ModelPassResult {
 /** A plan run's model pass, summed over its chunks: what it did and its time (ms). */
 export interface ModelPassTotals extends ModelPassResult {
   ms: number;
+  /** CPU time (ms) of the same. */
+  cpuMs: number;
 }
 
 /** One plan run's pass (its paper index lives as long as the run). */
@@ -131,7 +133,7 @@ export class ModelPass {
   private listedAt = new Uint8Array(0);
   private lazyLeft = LAZY_TRAIN_MAX;
   private trainedNow = 0;
-  private readonly totalsSoFar: ModelPassTotals = { reranked: 0, suggested: 0, trained: 0, ms: 0 };
+  private readonly totalsSoFar: ModelPassTotals = { reranked: 0, suggested: 0, trained: 0, ms: 0, cpuMs: 0 };
 
   constructor(
     private readonly db: Db,
@@ -153,7 +155,10 @@ export class ModelPass {
   /** Reorders, trims and completes with suggestions the rows with ids above `before`. */
   apply(before: number): ModelPassResult {
     const started = performance.now();
+    const cpu = process.cpuUsage();
     const r = this.applyChunk(before);
+    const used = process.cpuUsage(cpu);
+    this.totalsSoFar.cpuMs += (used.user + used.system) / 1000;
     this.totalsSoFar.reranked += r.reranked;
     this.totalsSoFar.suggested += r.suggested;
     this.totalsSoFar.trained += r.trained;
