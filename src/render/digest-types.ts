@@ -54,6 +54,8 @@ export interface DigestView {
   links: { preferences: string; unsubscribe: string; webView: string; home: string };
   /** The reader's own cap (preference "most papers per email"): the rest are behind the web link. */
   maxPapers?: number | null | undefined;
+  /** Of the papers, how many are suggestions ranked in the list (the reader's model's; none: undefined). */
+  suggestedInList?: number | undefined;
   /** "You may also like": at most three papers no topic matched that the reader's profile ranks high. */
   suggestions?: DigestPaperView[] | undefined;
 }

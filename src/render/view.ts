@@ -255,6 +255,7 @@ export class DigestLoader {
       expired: r.items === null,
       maxPapers: r.max_papers,
       suggestions,
+      ...(inline !== undefined ? { suggestedInList: inline.size } : {}),
       links: {
         ...this.links.manageOf(manageToken),
         webView: this.links.webView(subscriber, r.id),

@@ -394,6 +394,7 @@ describe('the relevance study: voters against a reader who never clicks', () => 
     expect(mail).toBeDefined();
     expect(mail.html).toMatch(/Matched: <strong>suggested, because you liked &[^;]+;[^<]+<\/strong><\/span> <a href="[^"]*\/preferences\//);
     expect(mail.subject).not.toMatch(/suggest|liked/i);
+    expect(mail.text).toMatch(/new papers? matched your topics and [1-3] suggested by your model/);
     const inline = readEmail(mail.text).papers.filter((p) => p.inline).map((p) => p.title);
     for (const t of inline) expect(mail.text.split(t).length - 1).toBe(1);
     const shown = figures.filter((f) => f.role === 'voter');
