@@ -21,7 +21,16 @@ export interface LearningSetup {
   profileTerms: number;
 }
 
-export function setupLearning(db: Db, clock: Clock): LearningSetup {
+/**
+ * How the model readers voted: `random` (3 "more", 2 "less" on papers spread over the listing: flat
+ * models, the neighbour path) or `interest` (a reader of one of three interests, as in
+ * bench/relevance-study.ts: "more" on every paper of it, "less" on ten others: calibrated models, whose
+ * confident suggestions are ranked inside the list).
+ */
+export type VoteMode = 'random' | 'interest';
+const INTEREST_RULES = [/\b(games?|gameplay|poker|chess)\b/i, /\b(LLMs?|language models?)\b/i, /\breasoning\b/i];
+
+export function setupLearning(db: Db, clock: Clock, votes: VoteMode = 'random'): LearningSetup {
   const data = JSON.parse(readFileSync(new URL('./data/abstracts.json', import.meta.url), 'utf8')) as {
     papers: Array<{ title: string; abstract: string; upvotes?: number }>;
   };
@@ -53,29 +62,54 @@ export function setupLearning(db: Db, clock: Clock): LearningSetup {
          WHERE s.id % 3 = 0 AND s.status = 'confirmed'`,
       )
       .run().changes;
-    // Votes: 3 "more", 2 "less" on yesterday's papers, spread over the listing.
     const first = (db.prepare(`SELECT min(id) AS id FROM papers WHERE paper_key LIKE '2401.%'`).get() as { id: number }).id;
-    db.prepare(
-      `INSERT OR IGNORE INTO feedback (subscriber_id, paper_id, vote, at)
-       SELECT s.id, ${first} + (s.id * 7 + v.j * 13) % ${papers.length}, CASE WHEN v.j < 3 THEN 1 ELSE -1 END, @at
-       FROM subscribers s, (SELECT 0 AS j UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) v
-       WHERE s.id % 3 = 0 AND s.status = 'confirmed'`,
-    ).run({ at: clock.now().toISOString() });
-    // One model per distinct vote set (a reader's set depends on id * 7 mod the listing's size), copied.
-    const sets = db
-      .prepare(`SELECT min(id) AS id FROM subscribers WHERE id % 3 = 0 AND status = 'confirmed' GROUP BY (id * 7) % ${papers.length}`)
-      .pluck()
-      .all() as number[];
-    for (const id of sets) trainReaderModel(db, id, clock.now());
-    db.prepare(
-      `INSERT OR IGNORE INTO reader_models (subscriber_id, bias, cal_a, cal_b, weights, positives, negatives, context, trained_at)
-       SELECT s.id, m.bias, m.cal_a, m.cal_b, m.weights, m.positives, m.negatives, m.context, m.trained_at
-       FROM subscribers s JOIN subscribers r ON r.id % 3 = 0 AND (r.id * 7) % ${papers.length} = (s.id * 7) % ${papers.length}
-       JOIN reader_models m ON m.subscriber_id = r.id
-       WHERE s.id % 3 = 0 AND s.status = 'confirmed'`,
-    ).run();
+    if (votes === 'interest') interestVotes(db, clock, papers, first);
+    else randomVotes(db, clock, papers.length, first);
     const profiles = (db.prepare(`SELECT count(*) AS n FROM reader_models`).get() as { n: number }).n;
     const profileTerms = (db.prepare(`SELECT sum(json_array_length(weights, '$.t')) AS n FROM reader_models`).get() as { n: number }).n;
     return { likeSubscribers, profiles, profileTerms };
   })();
+}
+
+/** 3 "more", 2 "less" per reader on yesterday's papers; one model per distinct vote set, copied. */
+function randomVotes(db: Db, clock: Clock, listing: number, first: number): void {
+  db.prepare(
+    `INSERT OR IGNORE INTO feedback (subscriber_id, paper_id, vote, at)
+     SELECT s.id, ${first} + (s.id * 7 + v.j * 13) % ${listing}, CASE WHEN v.j < 3 THEN 1 ELSE -1 END, @at
+     FROM subscribers s, (SELECT 0 AS j UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4) v
+     WHERE s.id % 3 = 0 AND s.status = 'confirmed'`,
+  ).run({ at: clock.now().toISOString() });
+  // One model per distinct vote set (a reader's set depends on id * 7 mod the listing's size), copied.
+  copyModels(db, clock, `(id * 7) % ${listing}`);
+}
+
+/** Reader id / 3 mod 3 is their interest: "more" on its papers of yesterday, "less" on ten others. */
+function interestVotes(db: Db, clock: Clock, papers: Array<{ title: string; abstract: string }>, first: number): void {
+  const vote = db.prepare(
+    `INSERT OR IGNORE INTO feedback (subscriber_id, paper_id, vote, at)
+     SELECT id, @paper, @vote, @at FROM subscribers WHERE id % 3 = 0 AND (id / 3) % 3 = @k AND status = 'confirmed'`,
+  );
+  INTEREST_RULES.forEach((rule, k) => {
+    let less = 0;
+    papers.forEach((p, i) => {
+      const liked = rule.test(`${p.title} ${p.abstract}`);
+      if (!liked && less++ >= 10) return;
+      vote.run({ paper: first + i, vote: liked ? 1 : -1, at: clock.now().toISOString(), k });
+    });
+  });
+  copyModels(db, clock, '(id / 3) % 3');
+}
+
+/** Trains one reader per group (`key`, an expression of the subscriber id) and copies the model to the rest. */
+function copyModels(db: Db, clock: Clock, key: string): void {
+  const sets = db.prepare(`SELECT min(id) AS id FROM subscribers WHERE id % 3 = 0 AND status = 'confirmed' GROUP BY ${key}`).pluck().all() as number[];
+  for (const id of sets) trainReaderModel(db, id, clock.now());
+  const k = (alias: string) => key.replaceAll('id', `${alias}.id`);
+  db.prepare(
+    `INSERT OR IGNORE INTO reader_models (subscriber_id, bias, cal_a, cal_b, weights, positives, negatives, context, trained_at)
+     SELECT s.id, m.bias, m.cal_a, m.cal_b, m.weights, m.positives, m.negatives, m.context, m.trained_at
+     FROM subscribers s JOIN subscribers r ON r.id % 3 = 0 AND ${k('r')} = ${k('s')}
+     JOIN reader_models m ON m.subscriber_id = r.id
+     WHERE s.id % 3 = 0 AND s.status = 'confirmed'`,
+  ).run();
 }

@@ -15,12 +15,12 @@ import { ensureQuery, matchPending } from '../src/match/matcher.ts';
 import { parseTopic } from '../src/match/parse.ts';
 import type { BenchPaper } from './corpus.ts';
 import { generateFiles, type TopicsProfile } from './generate.ts';
-import { setupLearning } from './learning.ts';
+import { setupLearning, type VoteMode } from './learning.ts';
 import type { PlanSetup } from './plan-setup.ts';
 
 export function buildZipfDatabase(
   db: Db,
-  o: { subscribers: number; papers: number; profile: TopicsProfile; learning: boolean; seed: number; clock: ManualClock },
+  o: { subscribers: number; papers: number; profile: TopicsProfile; learning: boolean; votes?: VoteMode; seed: number; clock: ManualClock },
 ): PlanSetup & { profiles: number } {
   const dir = mkdtempSync(join(tmpdir(), 'bench-plan-files-'));
   const date = o.clock.now().toISOString().slice(0, 10);
@@ -54,7 +54,7 @@ export function buildZipfDatabase(
     })();
     if (o.learning) {
       // Training indexes the voted papers' terms itself; today's papers are indexed by the match below.
-      profiles = setupLearning(db, o.clock).profiles;
+      profiles = setupLearning(db, o.clock, o.votes).profiles;
     }
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });

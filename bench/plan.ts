@@ -10,6 +10,8 @@
 //   --population hash: bench/plan-setup.ts's older population (3 of a pool by a hash of the id:
 //       only 40 (broad) or 400 (friendly) distinct topic sets; broad digests ~400 papers)
 //   --learning: a third of the subscribers with a like: topic and a feedback profile (bench/learning.ts)
+//   --votes random|interest: how those readers voted (random: flat models; interest: calibrated models whose
+//       confident suggestions are ranked in the list)
 //   --per-subscriber: plan every subscriber on their own (PlanOptions.perSubscriber), for comparison
 //   --lists per-query|per-topic-set: how readers planned together share lists (PlanOptions.lists; default: the planner's)
 //   --chunk N: a fixed chunk size; --seed N; --keep (keep the database)
@@ -35,6 +37,7 @@ const { values: o } = parseArgs({
     profile: { type: 'string', default: 'broad' },
     population: { type: 'string', default: 'zipf' },
     learning: { type: 'boolean', default: false },
+    votes: { type: 'string', default: 'random' },
     'per-subscriber': { type: 'boolean', default: false },
     lists: { type: 'string' },
     seed: { type: 'string', default: '1' },
@@ -56,7 +59,7 @@ const profile = TOPICS_PROFILES.find((p) => p === o.profile) ?? 'friendly';
 const setup =
   o.population === 'hash'
     ? { ...buildPlanDatabase(db, { subscribers: N, papers: PAPERS, profile: profile === 'diverse' ? 'broad' : profile, clock }), profiles: 0 }
-    : buildZipfDatabase(db, { subscribers: N, papers: PAPERS, profile, learning: o.learning!, seed: Number(o.seed), clock });
+    : buildZipfDatabase(db, { subscribers: N, papers: PAPERS, profile, learning: o.learning!, votes: o.votes === 'interest' ? 'interest' : 'random', seed: Number(o.seed), clock });
 log(`setup: ${N.toLocaleString()} subscribers (${o.population} population), ${setup.topics} distinct topics (${profile}), ${PAPERS} papers, ${setup.profiles} profiles in ${(setup.setupMs / 1000).toFixed(1)} s`);
 log(`match: ${setup.matched.queries} queries, ${setup.matched.matches.toLocaleString()} matches in ${(setup.matchMs / 1000).toFixed(2)} s`);
 // Planning once per topic set (src/plan/groups.ts): how many distinct sets of unmuted queries the
@@ -121,8 +124,9 @@ const lists = db.prepare(`SELECT count(*) AS n, coalesce(sum(paper_count), 0) AS
   papers: number;
   bytes: number;
 };
-log(`plan${o['per-subscriber'] ? ' (per subscriber)' : o.lists ? ` (${o.lists})` : ''}: ${r.planned.toLocaleString()} digests (${r.slots.toLocaleString()} slots) in ${(planMs / 1000).toFixed(2)} s = ${Math.round(r.planned / (planMs / 1000)).toLocaleString()} digests/s, CPU ${((planCpu.user + planCpu.system) / 1e6).toFixed(2)} s (load average ${loadBefore} before, ${load()} after)`);
-if (models) log(`  of which reader models: ${(models.ms / 1000).toFixed(2)} s for ${models.reranked.toLocaleString()} readers (${models.suggested.toLocaleString()} suggestions, ${models.trained} trained at plan time)`);
+log(`plan${o['per-subscriber'] ? ' (per subscriber)' : o.lists ? ` (${o.lists})` : ''}: ${r.planned.toLocaleString()} digests (${r.slots.toLocaleString()} slots) in ${(planMs / 1000).toFixed(2)} s = ${Math.round(r.planned / (planMs / 1000)).toLocaleString()} digests/s (load average ${loadBefore} before, ${load()} after); CPU ${((planCpu.user + planCpu.system) / 1e6).toFixed(2)} s (the machine is shared: CPU time is what the code costs)`);
+if (models) log(`  reader models: ${(db.prepare('SELECT count(*) AS n FROM reader_models WHERE cal_a > 0').get() as { n: number }).n.toLocaleString()} calibrated (their confident suggestions ranked in the list)`);
+if (models) log(`  of which reader models: ${(models.ms / 1000).toFixed(2)} s (CPU ${(models.cpuMs / 1000).toFixed(2)} s) for ${models.reranked.toLocaleString()} readers (${models.suggested.toLocaleString()} suggestions, ${models.trained} trained at plan time)`);
 log(`  (reader, paper) items in the digests: ${r.items.toLocaleString()}; query lists written: ${lists.n.toLocaleString()} of ${lists.papers.toLocaleString()} papers (${(lists.bytes / 1e6).toFixed(1)} MB)`);
 log(`  papers per digest: mean ${items.papers.toFixed(1)}, max ${items.most}`);
 log(`  chunks: ${chunks}, longest chunk transaction ${longestChunk.toFixed(0)} ms`);

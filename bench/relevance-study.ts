@@ -59,6 +59,8 @@ export interface DayFigures {
    * every relevant paper that arrived were listed first (what a list plus suggestions could at most show).
    */
   dayCeilingP5: number;
+  /** The listed titles in email order. */
+  titles: string[];
   /** The list's relevance in email order, '+' relevant, '-' not (to print a day that went wrong). */
   flags: string;
   /** Share of (relevant, irrelevant) pairs of the list in the right order; NaN when the list has only one kind. */
@@ -66,6 +68,8 @@ export interface DayFigures {
   /** Mean 1-based rank of the relevant papers of the list (NaN when none). */
   meanRank: number;
   suggested: number;
+  /** Of those, ranked inside the list. */
+  inlineSuggested: number;
   relevantSuggested: number;
   /** Relevant papers of the day's batch the list did not hold (what suggestions could reach). */
   missedRelevant: number;
@@ -113,6 +117,8 @@ interface Listed {
   more?: string | undefined;
   less?: string | undefined;
   follow?: string | undefined;
+  /** A suggestion ranked inside the list (no topic matched it). */
+  inline?: boolean | undefined;
 }
 
 /** The papers of a digest's text part, in order, and its suggestions. */
@@ -126,6 +132,9 @@ export function readEmail(text: string): { papers: Listed[]; suggestions: Listed
       more: /More like this: (\S+)/.exec(b)?.[1],
       less: /Less like this: (\S+)/.exec(b)?.[1],
       follow: /Follow [^:]+: (\S+)/.exec(b)?.[1],
+      // A suggestion the model ranked inside the list names its reason where a paper names its topics.
+      inline: /^ {3}Matched: suggested/m.test(b),
+      why: /^ {3}Matched: suggested, because you liked \u201c(.*)\u201d$/m.exec(b)?.[1]?.trim(),
     }));
   const suggestions = also
     .split(/\n(?= \* )/)
@@ -185,17 +194,21 @@ export async function runStudy(h: WebHarness, opts: StudyOptions): Promise<DayFi
         if (sent === (received.get(to) ?? 0)) continue; // nothing matched today
         received.set(to, sent);
         const mail = await h.smtp.waitFor(to, sent, 15_000);
-        const { papers: listed, suggestions } = readEmail(mail.text);
+        const { papers: listed, suggestions: below } = readEmail(mail.text);
+        // P@5 and the rest count the list as the reader sees it, suggestions ranked in it included.
         const flags = listed.map((p) => relevant(i, p.title));
         const inList = new Set(listed.map((p) => p.title));
-        const missed = days[d]!.filter((p) => i.rule.test(`${p.title} ${p.abstract}`) && !inList.has(p.title)).length;
+        const byTopics = new Set(listed.filter((p) => p.inline !== true).map((p) => p.title));
+        const suggestions = [...listed.filter((p) => p.inline === true), ...below];
+        // What suggestions could reach: the day's relevant papers no topic brought.
+        const missed = days[d]!.filter((p) => i.rule.test(`${p.title} ${p.abstract}`) && !byTopics.has(p.title)).length;
         const before = new Set(likedBy.get(to) ?? []);
-        const votes = await act(h, role, to, listed, suggestions, (t) => relevant(i, t), acted, (title) => before.add(title));
+        const votes = await act(h, role, to, listed, below, (t) => relevant(i, t), acted, (title) => before.add(title));
         likedBy.set(to, before);
         out.push({
-          split: opts.split, day: d + 1, interest: i.name, role, listed: listed.length, listKey: [...inList].sort().join('\n'), relevantListed: flags.filter(Boolean).length,
+          split: opts.split, day: d + 1, interest: i.name, role, listed: listed.length, titles: listed.map((p) => p.title), listKey: [...inList].sort().join('\n'), relevantListed: flags.filter(Boolean).length,
           ...rankFigures(flags), ceilingP5: rankFigures(flags.slice().sort((x, y) => Number(y) - Number(x))).p5,
-          dayCeilingP5: Math.min(5, days[d]!.filter((p) => i.rule.test(`${p.title} ${p.abstract}`)).length) / 5, flags: flags.map((f) => (f ? '+' : '-')).join(''), suggested: suggestions.length, relevantSuggested: suggestions.filter((s) => relevant(i, s.title)).length,
+          dayCeilingP5: Math.min(5, days[d]!.filter((p) => i.rule.test(`${p.title} ${p.abstract}`)).length) / 5, flags: flags.map((f) => (f ? '+' : '-')).join(''), suggested: suggestions.length, inlineSuggested: suggestions.length - below.length, relevantSuggested: suggestions.filter((s) => relevant(i, s.title)).length,
           missedRelevant: missed, votes, reasons: suggestions.map((s) => s.why), liked: [...(likedBy.get(to) ?? [])],
         });
       }

@@ -7,7 +7,7 @@
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { startWebHarness } from '../tests/helpers/web-harness.ts';
-import { ROLES, runLikeStudy, runStudy, type DayFigures, type LikeFigures } from './relevance-study.ts';
+import { rankFigures, ROLES, runLikeStudy, runStudy, type DayFigures, type LikeFigures } from './relevance-study.ts';
 
 const { values: o } = parseArgs({
   options: { splits: { type: 'string', default: '3' }, days: { type: 'string', default: '6' }, json: { type: 'string' } },
@@ -23,12 +23,13 @@ const share = (num: number, den: number) => (den === 0 ? NaN : num / den);
 
 function summary(rows: DayFigures[]): string {
   const sugg = rows.reduce((a, r) => a + r.suggested, 0);
+  const inline = rows.reduce((a, r) => a + (r.inlineSuggested ?? 0), 0);
   const good = rows.reduce((a, r) => a + r.relevantSuggested, 0);
   const missed = rows.reduce((a, r) => a + r.missedRelevant, 0);
   const p5 = mean(rows.map((r) => r.p5));
   const list = mean(rows.map((r) => r.ceilingP5));
   const day = mean(rows.map((r) => r.dayCeilingP5));
-  return `P@5 ${f2(p5)} (perfect list ${f2(list)} = ${pct(p5, list)}; best of the day ${f2(day)} = ${pct(p5, day)})  P@10 ${f2(mean(rows.map((r) => r.p10)))}  AUC ${f2(mean(rows.map((r) => r.auc)))}  rank ${f2(mean(rows.map((r) => r.meanRank)))}  suggestions ${sugg} precision ${f2(share(good, sugg))} reach ${f2(share(good, missed))} (${good}/${missed})`;
+  return `P@5 ${f2(p5)} (perfect list ${f2(list)} = ${pct(p5, list)}; best of the day ${f2(day)} = ${pct(p5, day)})  P@10 ${f2(mean(rows.map((r) => r.p10)))}  AUC ${f2(mean(rows.map((r) => r.auc)))}  rank ${f2(mean(rows.map((r) => r.meanRank)))}  suggestions ${sugg} (${inline} in the list) precision ${f2(share(good, sugg))} reach ${f2(share(good, missed))} (${good}/${missed})`;
 }
 
 const all: DayFigures[] = [];
@@ -71,21 +72,26 @@ for (let split = 0; split < splits; split++) {
   for (const role of ['voter', 'baseline'] as const) log(`split ${split} ${role.padEnd(9)} ${summary(all.filter((r) => r.split === split && r.day >= 4 && r.role === role))}`);
 }
 
-// No reader worse than the baseline: per split, interest and day, P@5 and AUC against the baseline's.
+// No reader worse than the baseline: per split, interest and day, P@5 and AUC against the baseline's. A
+// follower's list also holds the followed author's papers: AUC over two different lists compares the
+// baseline's papers in each reader's order too ("on the baseline's papers").
 const worse: string[] = [];
+let worseShared = 0;
 for (const r of all) {
   if (r.role === 'baseline') continue;
   const b = all.find((x) => x.split === r.split && x.day === r.day && x.interest === r.interest && x.role === 'baseline');
   if (!b) continue;
-  // A follower's list holds the followed author's papers too: their orders compare only on the same list.
   const same = r.listKey === b.listKey;
-  if (r.p5 < b.p5 - 1e-9 || r.auc < b.auc - 1e-9) {
-    worse.push(`split ${r.split} day ${r.day} ${r.interest}/${r.role}: P@5 ${f2(r.p5)} vs ${f2(b.p5)}, AUC ${f2(r.auc)} vs ${f2(b.auc)} (${r.listed} papers${same ? '' : `, not the baseline's ${b.listed}: a followed author's papers`}; order ${r.flags} vs ${b.flags})`);
+  const theirs = new Set(b.titles);
+  const sharedAuc = rankFigures(r.titles.filter((t) => theirs.has(t)).map((t) => r.flags[r.titles.indexOf(t)] === '+')).auc;
+  const aucWorse = r.auc < b.auc - 1e-9;
+  const sharedWorse = same ? aucWorse : sharedAuc < b.auc - 1e-9;
+  if (r.p5 < b.p5 - 1e-9 || sharedWorse) worseShared++;
+  if (r.p5 < b.p5 - 1e-9 || aucWorse) {
+    worse.push(`split ${r.split} day ${r.day} ${r.interest}/${r.role}: P@5 ${f2(r.p5)} vs ${f2(b.p5)}, AUC ${f2(r.auc)} vs ${f2(b.auc)}${same ? '' : `, on the baseline's papers ${f2(sharedAuc)}`} (${r.listed} papers${same ? '' : `, not the baseline's ${b.listed}`}; order ${r.flags} vs ${b.flags})`);
   }
 }
-// A follower's author: topic is a second matched topic on that author's papers, and the planner lists papers
-// by topics matched first: those days are the reader's own choice, counted apart.
-const byModel = worse.filter((w) => !w.includes('/follower:')).length;
-log(`\n== readers worse than the baseline on a day: ${worse.length} (voters and one-vote readers ${byModel}; followers ${worse.length - byModel}, their followed author's papers first)`);
+const byRole = (role: string) => worse.filter((w) => w.includes(`/${role}:`)).length;
+log(`\n== readers worse than the baseline on a day (P@5 or AUC lower): ${worse.length} (voters ${byRole('voter')}, one-vote ${byRole('one-vote')}, followers ${byRole('follower')}); with AUC over the baseline's papers where the lists differ: ${worseShared}`);
 for (const w of worse) log(`  ${w}`);
 if (o.json) writeFileSync(o.json, JSON.stringify({ readers: all, like: likes }, null, 1));

@@ -1,15 +1,19 @@
 // What the planner does, after writing a chunk's ledger rows, for readers with a model (training.ts):
 //  * orders their papers by topics matched and the model together: key = topics matched +
-//    RANK_WEIGHT x calibrated probability - PLANNER_WEIGHT x (position in the planner's order, 0 to 1)
+//    RANK_WEIGHT x calibrated probability - PLANNER_WEIGHT x (position in the starting order, 0 to 1)
 //    (so a paper the model rates 0.9 passes one that matched one more topic but rates 0.1, and a small
-//    difference in probability does not overturn the planner's order);
-//  * with "only the papers my model rates well" (subscribers.model_only), keeps the papers reaching
-//    MODEL_KEEP, and at least the MODEL_KEEP_MIN best;
+//    difference in probability does not overturn the starting order). The starting order is the
+//    planner's; for a reader who follows an author, the one without the follow (follow-order.ts);
 //  * suggests up to MAX_SUGGESTIONS papers of the row's range that no topic of theirs matched, whose
 //    calibrated probability reaches SUGGEST_MIN, each with the liked paper that weighs most in its score
-//    (the reason shown: "because you liked …"), unless they turned suggestions off. A model whose
-//    held-out evidence is nil yet (one or two votes: its calibrated slope is 0) orders nothing and
-//    suggests instead the papers nearest one of the reader's liked papers (cosine >= NEIGHBOUR_MIN).
+//    (the reason shown: "because you liked …"), unless they turned suggestions off. The best of them, up
+//    to inlineBound (suggest.ts), are ranked inside the list (no topic bit: mask 0) as if one topic had
+//    matched them; all are in digest_suggestions (their reasons; the loader lists the others below). A
+//    model whose held-out evidence is nil yet (one or two votes: its calibrated slope is 0) orders
+//    nothing and suggests instead, below the list, the papers nearest one of the reader's liked papers
+//    (cosine >= NEIGHBOUR_MIN, neighbours.ts);
+//  * with "only the papers my model rates well" (subscribers.model_only), keeps the papers reaching
+//    MODEL_KEEP, and at least the MODEL_KEEP_MIN best.
 // Scores come from one inverted index of the run's papers (paper-index.ts), term at a time. Rows are
 // read and rewritten in JavaScript, one UPDATE each (ledger/create.ts rewriteItems); readers without a
 // model are not touched.
@@ -17,10 +21,20 @@ import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { eachItem, ListReader, packItems, rewriteItems } from '../ledger/index.ts';
 import { sigmoid } from './model.ts';
+import { NeighbourSuggester } from './neighbours.ts';
 import { PaperIndex } from './paper-index.ts';
-import { MAX_SUGGESTIONS } from './suggest.ts';
+import { AUTHOR_TOPIC_SQL, followOrder } from './follow-order.ts';
+import { inlineBound, MAX_SUGGESTIONS } from './suggest.ts';
 import { trainReaderModel, type StoredWeights } from './training.ts';
 
+/**
+ * What a suggestion ranked inside the list counts for in place of topics matched: one, as a paper one topic
+ * brought, placed as the starting order's first (no prior against it: the model's confidence stands in for
+ * the topic and its rank). On the relevance study, voters' P@5 / AUC pooled over days 4-6: counting 0,
+ * placed last, 0.56 / 0.53 (below every topic paper); 1, placed last, 0.67 / 0.76; 1, placed first, 0.74 /
+ * 0.88 (BENCHMARKS.md, reader models).
+ */
+export const SUGGESTION_MATCH = 1;
 /** Calibrated probability a suggestion needs: the reader more likely wants it than not. */
 export const SUGGEST_MIN = 0.5;
 /** What "rates well" means for model_only digests. */
@@ -35,23 +49,14 @@ export const RANK_WEIGHT = 1.5;
  * non-clicking reader's on 5 of 54 days (small lists the planner happened to order right); see BENCHMARKS.md.
  */
 export const PLANNER_WEIGHT = 0.3;
-/**
- * Cosine between a paper and a liked one for a suggestion from a model without calibrated evidence.
- * On the sample listing (71 abstracts of one field) 0.15 kept papers of the liked paper's theme about half
- * the time and 0.18 three times out of four, finding a sixth of them (BENCHMARKS.md, reader models).
- */
-export const NEIGHBOUR_MIN = 0.16;
-/** Papers with the highest model score looked at for that cosine. */
-const NEIGHBOUR_POOL = 12;
-/** Liked papers compared (the newest). */
-const NEIGHBOUR_LIKED = 5;
 /** Readers who voted before models existed, trained during one plan run at most (each a few ms). */
 export const LAZY_TRAIN_MAX = 200;
 
 /** The chunk's new rows whose reader has a model or votes, with what the pass needs of them. */
 const SQL_ROWS = `
   SELECT d.id, d.subscriber_id AS sid, d.from_paper AS fromPaper, d.to_paper AS toPaper, d.items, d.topic_ids AS topicIds,
-         s.suggestions, s.model_only AS modelOnly, m.bias, m.cal_a AS a, m.cal_b AS b, m.weights
+         s.suggestions, s.model_only AS modelOnly, m.bias,
+         EXISTS (SELECT 1 FROM topics t WHERE t.subscriber_id = d.subscriber_id AND t.muted = 0 AND ${AUTHOR_TOPIC_SQL}) AS follows, m.cal_a AS a, m.cal_b AS b, m.weights
   FROM digests d
   JOIN subscribers s ON s.id = d.subscriber_id
   LEFT JOIN reader_models m ON m.subscriber_id = d.subscriber_id
@@ -73,11 +78,6 @@ const SQL_EXCLUDED = `
   JOIN topics t ON t.subscriber_id = d.subscriber_id AND t.muted = 1
   JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > d.from_paper AND m.paper_id <= d.to_paper
   WHERE d.id > ?`;
-/** A reader's newest liked papers. */
-const SQL_LIKED = `SELECT paper_id AS paperId FROM feedback WHERE subscriber_id = ? AND vote > 0 ORDER BY at DESC, paper_id LIMIT ${NEIGHBOUR_LIKED}`;
-const SQL_PAPER_VECTOR = `SELECT term, weight FROM paper_terms WHERE paper_id = ?`;
-/** Liked papers' vectors kept per run. */
-const LIKED_CACHE = 20_000;
 const SQL_SUGGEST = `INSERT OR IGNORE INTO digest_suggestions (digest_id, paper_id, score, reason_paper) VALUES (?, ?, ?, ?)`;
 
 interface Row {
@@ -89,6 +89,8 @@ interface Row {
   topicIds: string;
   suggestions: number;
   modelOnly: number;
+  /** 1 when the reader follows an author (follow-order.ts). */
+  follows: number;
   bias: number | null;
   a: number | null;
   b: number | null;
@@ -113,6 +115,8 @@ export interface ModelPassResult {
 /** A plan run's model pass, summed over its chunks: what it did and its time (ms). */
 export interface ModelPassTotals extends ModelPassResult {
   ms: number;
+  /** CPU time (ms) of the same. */
+  cpuMs: number;
 }
 
 /** One plan run's pass (its paper index lives as long as the run). */
@@ -122,22 +126,21 @@ export function createModelPass(db: Db, now: Date): ModelPass {
 
 export class ModelPass {
   private readonly index: PaperIndex;
+  private readonly neighbourSuggester: NeighbourSuggester;
   private acc = new Float32Array(0);
   private mark = new Uint8Array(0);
   /** 1 at the positions of the papers the row lists (cleared after each row). */
   private listedAt = new Uint8Array(0);
-  /** A liked paper's weights by term id, scattered for one comparison and cleared after it. */
-  private dense = new Float32Array(0);
-  private readonly likedCache = new Map<number, { terms: number[]; weights: number[] }>();
   private lazyLeft = LAZY_TRAIN_MAX;
   private trainedNow = 0;
-  private readonly totalsSoFar: ModelPassTotals = { reranked: 0, suggested: 0, trained: 0, ms: 0 };
+  private readonly totalsSoFar: ModelPassTotals = { reranked: 0, suggested: 0, trained: 0, ms: 0, cpuMs: 0 };
 
   constructor(
     private readonly db: Db,
     private readonly now: Date,
   ) {
     this.index = new PaperIndex(db);
+    this.neighbourSuggester = new NeighbourSuggester(db, this.index);
     this.lists = new ListReader(db);
   }
 
@@ -152,7 +155,10 @@ export class ModelPass {
   /** Reorders, trims and completes with suggestions the rows with ids above `before`. */
   apply(before: number): ModelPassResult {
     const started = performance.now();
+    const cpu = process.cpuUsage();
     const r = this.applyChunk(before);
+    const used = process.cpuUsage(cpu);
+    this.totalsSoFar.cpuMs += (used.user + used.system) / 1000;
     this.totalsSoFar.reranked += r.reranked;
     this.totalsSoFar.suggested += r.suggested;
     this.totalsSoFar.trained += r.trained;
@@ -196,7 +202,7 @@ export class ModelPass {
     const held = `${this.index.lo}:${this.index.hi}`;
     this.index.cover(lo, hi);
     // Terms first seen in a newly held paper are missing from the cached liked vectors.
-    if (`${this.index.lo}:${this.index.hi}` !== held) this.likedCache.clear();
+    if (`${this.index.lo}:${this.index.hi}` !== held) this.neighbourSuggester.clearCache();
     if (this.acc.length < this.index.size) {
       this.acc = new Float32Array(this.index.size);
       this.mark = new Uint8Array(this.index.size);
@@ -256,42 +262,48 @@ export class ModelPass {
     try {
       const ids: number[] = [];
       const masks: number[] = [];
-      const keys: number[] = [];
       const probs: number[] = [];
       eachItem(r.items, r.fromPaper, r.topicIds === '' ? 0 : r.topicIds.split(',').length, (paperId, mask) => {
-        const p = prob(paperId - this.index.lo);
         ids.push(paperId);
         masks.push(mask);
-        probs.push(p);
-        keys.push(popcount(mask) + RANK_WEIGHT * p);
+        probs.push(prob(paperId - this.index.lo));
       });
-      // The planner's own order as a prior: a paper passes one listed above it only by a clear margin.
-      const n = keys.length;
-      for (let i = 1; i < n; i++) keys[i] = keys[i]! - (PLANNER_WEIGHT * i) / (n - 1);
-      // A flat curve gives every paper one probability: the planner's order stands, nothing to rewrite.
-      if (model.a > 0 || r.modelOnly === 1) {
-        // Stable: equal keys keep the planner's order (upvotes, then relevance).
-        let order = ids.map((_, i) => i).sort((x, y) => keys[y]! - keys[x]! || x - y);
+      // The order the model starts from: the planner's, or for a follower the one without the follow.
+      const n = ids.length;
+      const follow = r.follows === 1 ? followOrder(this.db, r, ids) : undefined;
+      const base = follow?.order ?? ids.map((_, i) => i);
+      // Key: topics matched + RANK_WEIGHT x probability - the starting order as a prior (a paper passes one
+      // listed above it only by a clear margin).
+      const keys = new Array<number>(n);
+      base.forEach((i, rank) => {
+        keys[i] = (follow ? follow.matched[i]! : popcount(masks[i]!)) + RANK_WEIGHT * probs[i]! - (n > 1 ? (PLANNER_WEIGHT * rank) / (n - 1) : 0);
+      });
+      // Confident suggestions (a calibrated model's), the best of them ranked inside the list with the
+      // topic matches (mask 0: no topic; SUGGESTION_MATCH), the rest below it.
+      const candidates = r.suggestions === 1 && model.a > 0 ? this.confident(model, ids, touched, excluded, prob) : [];
+      for (const c of candidates.slice(0, inlineBound(n))) {
+        base.push(ids.length);
+        ids.push(c.pos + this.index.lo);
+        masks.push(0);
+        probs.push(c.p);
+        keys.push(SUGGESTION_MATCH + RANK_WEIGHT * c.p);
+      }
+      // A flat curve gives every paper one probability: the starting order stands.
+      if (model.a > 0 || r.modelOnly === 1 || follow) {
+        const rankOf = new Array<number>(ids.length);
+        base.forEach((i, rank) => (rankOf[i] = rank));
+        let order = model.a > 0 || r.modelOnly === 1 ? base.slice().sort((x, y) => keys[y]! - keys[x]! || rankOf[x]! - rankOf[y]!) : base;
         if (r.modelOnly === 1) order = order.filter((i, rank) => rank < MODEL_KEEP_MIN || probs[i]! >= MODEL_KEEP);
         const blob = packItems(order.map((i) => ids[i]!), order.map((i) => masks[i]!), r.fromPaper);
         rewriteItems(this.db, r.id, blob, order.length);
       }
+      for (const c of candidates) statement(this.db, SQL_SUGGEST).run(r.id, c.pos + this.index.lo, c.p, this.reasonOf(model, c.pos));
       if (r.suggestions !== 1) return 0;
       // A flat curve (slope 0: the model has not earned trust yet): the liked papers' nearest instead.
-      if (!(model.a > 0)) return this.neighbours(r, ids, touched, excluded);
-      // p >= SUGGEST_MIN, as a least dot product: most papers fail this one comparison.
-      const least = (Math.log(SUGGEST_MIN / (1 - SUGGEST_MIN)) - model.b) / model.a - model.bias;
-      for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 1;
-      const candidates: Array<{ pos: number; p: number }> = [];
-      for (const pos of touched) {
-        if (this.acc[pos]! < least || this.listedAt[pos] === 1 || excluded?.has(pos + this.index.lo)) continue;
-        candidates.push({ pos, p: prob(pos) });
-      }
-      for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 0;
-      candidates.sort((x, y) => y.p - x.p || x.pos - y.pos);
-      candidates.length = Math.min(candidates.length, MAX_SUGGESTIONS);
-      for (const c of candidates) {
-        statement(this.db, SQL_SUGGEST).run(r.id, c.pos + this.index.lo, c.p, this.reasonOf(model, c.pos));
+      if (!(model.a > 0)) {
+        const near = this.neighbourSuggester.suggest(r.sid, ids, touched, excluded, this.acc, this.listedAt);
+        for (const c of near) statement(this.db, SQL_SUGGEST).run(r.id, c.paperId, c.cos, c.reason);
+        return near.length;
       }
       return candidates.length;
     } finally {
@@ -302,55 +314,31 @@ export class ModelPass {
     }
   }
 
-  /** Suggestions for a reader whose model is flat: papers close to one they liked, that paper the reason. */
-  private neighbours(r: Row, ids: number[], touched: number[], excluded: Set<number> | undefined): number {
-    // The NEIGHBOUR_POOL best by the model's dot product, kept in a small sorted array (no full sort).
-    const pool: number[] = [];
+  /** The MAX_SUGGESTIONS best papers of the row's range its list does not hold, probability >= SUGGEST_MIN. */
+  private confident(model: Model, ids: number[], touched: number[], excluded: Set<number> | undefined, prob: (pos: number) => number): Array<{ pos: number; p: number }> {
+    // p >= SUGGEST_MIN, as a least dot product: most papers fail this one comparison.
+    const least = (Math.log(SUGGEST_MIN / (1 - SUGGEST_MIN)) - model.b) / model.a - model.bias;
     for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 1;
+    // The MAX_SUGGESTIONS best by dot product (the probability's order), highest first, then the lower
+    // position, kept in a small sorted array: a calibrated model passes hundreds of a day's papers, and
+    // collecting and sorting them all was a third of the pass (CPU profile, BENCHMARKS.md).
+    const { acc } = this;
+    const best: number[] = [];
     for (const pos of touched) {
-      if (this.listedAt[pos] === 1 || excluded?.has(pos + this.index.lo)) continue;
-      if (pool.length === NEIGHBOUR_POOL && this.acc[pos]! <= this.acc[pool[NEIGHBOUR_POOL - 1]!]!) continue;
-      let k = Math.min(pool.length, NEIGHBOUR_POOL - 1);
-      while (k > 0 && this.acc[pool[k - 1]!]! < this.acc[pos]!) k--;
-      pool.splice(k, 0, pos);
-      if (pool.length > NEIGHBOUR_POOL) pool.pop();
+      const a = acc[pos]!;
+      if (a < least || this.listedAt[pos] === 1 || excluded?.has(pos + this.index.lo)) continue;
+      if (best.length === MAX_SUGGESTIONS) {
+        const last = best[MAX_SUGGESTIONS - 1]!;
+        if (a < acc[last]! || (a === acc[last]! && pos > last)) continue;
+      }
+      let k = Math.min(best.length, MAX_SUGGESTIONS - 1);
+      while (k > 0 && (acc[best[k - 1]!]! < a || (acc[best[k - 1]!]! === a && best[k - 1]! > pos))) k--;
+      best.splice(k, 0, pos);
+      if (best.length > MAX_SUGGESTIONS) best.pop();
     }
     for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 0;
-    if (pool.length === 0) return 0;
-    const best = new Map<number, { cos: number; reason: number }>();
-    for (const liked of statement<[number], { paperId: number }>(this.db, SQL_LIKED).all(r.sid)) {
-      const vec = this.likedVector(liked.paperId);
-      if (vec.terms.length === 0) continue;
-      if (this.dense.length < this.index.termCount) this.dense = new Float32Array(this.index.termCount);
-      for (let k = 0; k < vec.terms.length; k++) this.dense[vec.terms[k]!] = vec.weights[k]!;
-      const { vecStart, vecTerm, vecVal } = this.index;
-      for (const pos of pool) {
-        if (pos + this.index.lo === liked.paperId) continue;
-        let cos = 0;
-        for (let k = vecStart[pos]!, end = vecStart[pos + 1]!; k < end; k++) cos += vecVal[k]! * this.dense[vecTerm[k]!]!;
-        if (cos >= NEIGHBOUR_MIN && cos > (best.get(pos)?.cos ?? 0)) best.set(pos, { cos, reason: liked.paperId });
-      }
-      for (const t of vec.terms) this.dense[t] = 0;
-    }
-    const kept = [...best].sort((x, y) => y[1].cos - x[1].cos || x[0] - y[0]).slice(0, MAX_SUGGESTIONS);
-    for (const [pos, c] of kept) statement(this.db, SQL_SUGGEST).run(r.id, pos + this.index.lo, c.cos, c.reason);
-    return kept.length;
-  }
-
-  /** A liked paper's vector over the run's term ids (cached for the run: readers like the same papers). */
-  private likedVector(paperId: number): { terms: number[]; weights: number[] } {
-    let v = this.likedCache.get(paperId);
-    if (v) return v;
-    v = { terms: [], weights: [] };
-    for (const row of statement<[number], { term: string; weight: number }>(this.db, SQL_PAPER_VECTOR).all(paperId)) {
-      const t = this.index.termId(row.term);
-      if (t === undefined) continue;
-      v.terms.push(t);
-      v.weights.push(row.weight);
-    }
-    if (this.likedCache.size >= LIKED_CACHE) this.likedCache.clear();
-    this.likedCache.set(paperId, v);
-    return v;
+    const candidates = best.map((pos) => ({ pos, p: prob(pos) }));
+    return candidates;
   }
 
   /** The anchor (liked paper) of the model term that adds most to this paper's score, or null. */

@@ -132,7 +132,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     preview: trimOnWord(tidy(view.papers[0]?.title ?? ''), 110),
     edition: tidy(view.edition),
     email: view.email,
-    intro: `${plural(total, 'new paper', 'new papers')} matched your topics${days === '' ? '' : ` (${days})`}.`,
+    intro: `${introCount(total, view.suggestedInList)}${days === '' ? '' : ` (${days})`}.`,
     glance: glanceLine(view, Math.min(3, view.suggestions?.length ?? 0)),
     picks: topPicks(view.papers, total, links.webView, view.maxPapers),
     links,
@@ -364,7 +364,14 @@ export function feedbackView(paper: DigestPaperView): FeedbackView | null {
 
 /** The reader's matched topics as a card names them: each topic's label (match/label.ts), not its query. */
 export function matchedView(paper: DigestPaperView): Matched {
-  return paper.matchedTopics.map((m) => ({ text: topicLabel(tidy(m.text)), muteUrl: safeHref(m.muteUrl) }));
+  // A suggestion ranked in the list names its reason, which is no query (view.ts suggestedAs).
+  return paper.matchedTopics.map((m) => ({ text: m.suggested === true ? tidy(m.text) : topicLabel(tidy(m.text)), muteUrl: safeHref(m.muteUrl) }));
+}
+
+/** "12 new papers matched your topics", or with suggestions ranked in the list "10 … and 2 suggested by your model". */
+function introCount(total: number, suggested: number | undefined): string {
+  if (suggested === undefined || suggested === 0) return `${plural(total, 'new paper', 'new papers')} matched your topics`;
+  return `${plural(total - suggested, 'new paper', 'new papers')} matched your topics and ${suggested} suggested by your model`;
 }
 
 export function safeLinks(links: DigestView['links']): DigestView['links'] {

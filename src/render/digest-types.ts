@@ -5,9 +5,10 @@ import type { PaperInput } from './render-parts.ts';
 export interface DigestPaperView extends PaperInput {
   /**
    * The subscriber's topics that matched, in order. `highlight`: the query whose words to mark (like:
-   * topics). Read-only: the loader gives every paper with the same topics one shared list (view.ts).
+   * topics). `suggested`: not a topic but a suggestion of the reader's model ranked in the list, `text`
+   * its reason as shown. Read-only: the loader gives every paper with the same topics one shared list (view.ts).
    */
-  matchedTopics: ReadonlyArray<Readonly<{ text: string; muteUrl: string; highlight?: string | undefined }>>;
+  matchedTopics: ReadonlyArray<Readonly<{ text: string; muteUrl: string; highlight?: string | undefined; suggested?: boolean | undefined }>>;
   /** Signed per subscriber and paper: "more/less like this", follow the first author. */
   feedback?: FeedbackLinks | undefined;
   /**
@@ -53,6 +54,8 @@ export interface DigestView {
   links: { preferences: string; unsubscribe: string; webView: string; home: string };
   /** The reader's own cap (preference "most papers per email"): the rest are behind the web link. */
   maxPapers?: number | null | undefined;
+  /** Of the papers, how many are suggestions ranked in the list (the reader's model's; none: undefined). */
+  suggestedInList?: number | undefined;
   /** "You may also like": at most three papers no topic matched that the reader's profile ranks high. */
   suggestions?: DigestPaperView[] | undefined;
 }

@@ -116,7 +116,7 @@ function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: DigestLayo
       edition,
       intro: view.expired
         ? 'This digest has expired: its list of papers is kept for a limited time (DIGEST_RETENTION_DAYS) and was removed.'
-        : withDays(`${plural(papers.length, 'paper', 'papers')} matched your topics`, view),
+        : withDays(`${plural(papers.length - (view.suggestedInList ?? 0), 'paper', 'papers')} matched your topics${view.suggestedInList ? ` and ${view.suggestedInList} suggested by your model` : ''}`, view),
       groups,
       filter: groups.length > 1,
       papers,

@@ -134,6 +134,19 @@ export class DigestLoader {
   /** Whether the feedback links this loader makes need no checking by the renderer (FeedbackLinks.canonical). */
   private readonly canonicalLinks: boolean;
 
+  /** "You may also like": the suggested papers still held, with their reasons. */
+  private suggestionViews(best: Array<[number, string | null]>, feedback: (paperId: number, authors: string[]) => FeedbackLinks): DigestPaperView[] {
+    const views: DigestPaperView[] = [];
+    for (const [paperId, because] of best) {
+      const paper = this.paperFields(paperId);
+      if (!paper) continue;
+      const view: DigestPaperView = new LoadedPaper(paper.fields, [], () => feedback(paperId, paper.fields.authors));
+      if (because) view.because = because;
+      views.push(view);
+    }
+    return views;
+  }
+
   /** The ledger row, its subscriber and the renderer's input; undefined when there is no such row. */
   // Measured hot path (once per digest; its row statement ~7% of a broad digest): one method on purpose;
   // split it only with an A/B run beside it (npm run bench:ab, BENCHMARKS.md).
@@ -196,6 +209,10 @@ export class DigestLoader {
     let knownBits = 0;
     for (let bit = 0; bit < rowTopics.length; bit++) if (topicText.has(rowTopics[bit]!)) knownBits |= 1 << bit;
     let seen = 0;
+    // The papers of the list that are suggestions, and the reasons of the row's suggestions (read when one is met).
+    let inline: Set<number> | undefined;
+    let reasonsRead: Map<number, string | null> | undefined;
+    const reasons = () => (reasonsRead ??= new Map(bestSuggestions(r.suggestions)));
     // Papers per topic bit, for the email's at-a-glance counts (a few bits a paper).
     const perBit = new Array<number>(rowTopics.length).fill(0);
     // The packed list is walked in place (ledger/items.ts eachItem): nothing is made for the papers past
@@ -217,32 +234,28 @@ export class DigestLoader {
         count++;
         seen |= mask & knownBits;
         for (let m = mask & knownBits, bit = 0; m !== 0; m >>>= 1, bit++) if (m & 1) perBit[bit]!++;
+        // No topic bit: a suggestion the reader's model ranked inside the list (feedback/model-pass.ts).
+        if (mask === 0) (inline ??= new Set()).add(paperId);
         if (!paper || papers.length >= limit) return;
         const { fields } = paper;
-        papers.push(new LoadedPaper(fields, matchedOf(mask), () => feedback(paperId, fields.authors)));
+        const matched = mask === 0 ? suggestedAs(reasons().get(paperId) ?? null, this.links.manageOf(manageToken).preferences) : matchedOf(mask);
+        papers.push(new LoadedPaper(fields, matched, () => feedback(paperId, fields.authors)));
       });
     }
-    const suggestions: DigestPaperView[] = [];
-    if (r.items !== null) {
-      for (const [paperId, because] of bestSuggestions(r.suggestions)) {
-        const paper = this.paperFields(paperId);
-        if (!paper) continue;
-        const view: DigestPaperView = new LoadedPaper(paper.fields, [], () => feedback(paperId, paper.fields.authors));
-        if (because) view.because = because;
-        suggestions.push(view);
-      }
-    }
+    const suggestions = r.items === null ? [] : this.suggestionViews(bestSuggestions(r.suggestions, inline), feedback);
 
     const view: DigestView = {
       email: r.email,
       edition: r.edition,
       papers,
-      ...(papers.length < count ? { paperCount: count, topicTexts: maskIds(seen, rowTopics).map((id) => topicText.get(id)!) } : {}),
+      // The subject names the topics of the list's papers; a suggestion's reason is not a topic.
+      ...(papers.length < count || inline !== undefined ? { paperCount: count, topicTexts: maskIds(seen, rowTopics).map((id) => topicText.get(id)!) } : {}),
       topicCounts: perBit.flatMap((n, bit) => (n > 0 ? [{ text: topicText.get(rowTopics[bit]!)!, count: n }] : [])),
       paperDays: firstDay !== 0 ? { first: this.days.text(firstDay), last: this.days.text(lastDay) } : undefined,
       expired: r.items === null,
       maxPapers: r.max_papers,
       suggestions,
+      ...(inline !== undefined ? { suggestedInList: inline.size } : {}),
       links: {
         ...this.links.manageOf(manageToken),
         webView: this.links.webView(subscriber, r.id),
@@ -299,12 +312,26 @@ export class DigestLoader {
   }
 }
 
-/** The row's suggested papers with their reasons, best first (score, then the lower id), from [[paper id, score, reason], …]. */
-function bestSuggestions(json: string): Array<[number, string | null]> {
+/**
+ * The row's suggested papers with their reasons, best first (score, then the lower id), from [[paper id,
+ * score, reason], …]; without those the list already holds (`listed`: ranked inside it).
+ */
+function bestSuggestions(json: string, listed?: ReadonlySet<number>): Array<[number, string | null]> {
   if (json === '[]') return [];
-  const rows = JSON.parse(json) as Array<[number, number, string | null]>;
+  let rows = JSON.parse(json) as Array<[number, number, string | null]>;
+  if (listed !== undefined) rows = rows.filter((p) => !listed.has(p[0]));
   rows.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
   return rows.slice(0, MAX_SUGGESTIONS).map((p) => [p[0], p[2] ?? null]);
+}
+
+/**
+ * What a card of the list says of a suggestion instead of its matched topics: "suggested, because you liked
+ * …" (the paper behind it), its link the preferences page (where suggestions are turned off), and nothing
+ * highlighted ('' parses to no query).
+ */
+function suggestedAs(because: string | null, preferences: string): DigestPaperView['matchedTopics'] {
+  const text = because === null ? 'suggested by your model' : `suggested, because you liked \u201c${because}\u201d`;
+  return [{ text, muteUrl: preferences, highlight: '', suggested: true }];
 }
 
 /** The ledger row, its subscriber and the renderer's input; undefined when there is no such row. */
