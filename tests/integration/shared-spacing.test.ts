@@ -1,9 +1,10 @@
-// arXiv's one request every ARXIV_MIN_INTERVAL_MS is for the deployment, not for each process: two real
-// `digest serve` processes on one SQLite file (and, where PostgreSQL answers, on one PostgreSQL schema
-// with a SQLite file each) look like: examples up on a local stand-in for the arXiv API, asked at once
-// by readers on both; the stand-in sees the requests spaced by the interval. With a spacer per process
-// the first request of each process would arrive together.
-import { spawn, type ChildProcess } from 'node:child_process';
+// arXiv's one request every ARXIV_MIN_INTERVAL_MS is for the deployment, not for each process. On one
+// SQLite file: two real `digest serve` processes look like: examples up on a local stand-in for the arXiv
+// API, asked at once by readers on both. On one PostgreSQL schema (where like: topics are not served yet):
+// two `digest plan` processes, as on two machines, poll an arXiv source at once. Either way the stand-in
+// sees the requests spaced by the interval; with a spacer per process they would arrive together.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +14,7 @@ import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
 import { tempDatabaseDir } from '../helpers/seed.ts';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp-capture.ts';
 import { jsonPost } from '../helpers/web-harness.ts';
+import { migratePostgres } from '../../src/db/postgres/migrate.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/digest-dev.js', import.meta.url));
 const API_QUERY = readFileSync(new URL('../fixtures/feeds/arxiv-api-query.xml', import.meta.url), 'utf8');
@@ -58,10 +60,7 @@ async function stop(s: Served | undefined): Promise<void> {
   await closed;
 }
 
-describe.each([
-  { engine: 'one SQLite file', postgres: false },
-  { engine: 'one PostgreSQL schema', postgres: true },
-])('like: lookups from two `digest serve` processes on $engine', ({ postgres }) => {
+describe.each([{ engine: 'one SQLite file', postgres: false }])('like: lookups from two `digest serve` processes on $engine', ({ postgres }) => {
   let arxiv: FeedServer;
   let smtp: SmtpCapture;
   let schema: TestSchema | undefined;
@@ -119,6 +118,52 @@ describe.each([
 
     const asked = arxiv.requests.filter((r) => r.target.startsWith('/api/query')).map((r) => r.at).sort((x, y) => x - y);
     expect(asked).toHaveLength(6);
+    const gaps = asked.slice(1).map((at, i) => at - asked[i]!);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(INTERVAL_MS - TOLERANCE_MS);
+  }, 120_000);
+});
+
+describe('source polls from two `digest plan` processes on one PostgreSQL schema', () => {
+  const skip = !pg.reachable;
+  let arxiv: FeedServer;
+  let schema: TestSchema | undefined;
+  const dirs: ReturnType<typeof tempDatabaseDir>[] = [];
+
+  beforeAll(async () => {
+    if (skip) return;
+    arxiv = await startFeedServer();
+    arxiv.route('/api/query', xml(API_EMPTY));
+    schema = await pg.schema();
+    await migratePostgres(schema.pool);
+  });
+  afterAll(async () => {
+    await arxiv?.close();
+    await schema?.drop();
+    for (const d of dirs) d.remove();
+  });
+
+  it.skipIf(skip)(`keep one request every ${INTERVAL_MS} ms between them`, async () => {
+    const plan = () => {
+      const own = tempDatabaseDir('digest-spacing-');
+      dirs.push(own);
+      const env = {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        DATABASE_PATH: own.path,
+        DATABASE_URL: schema!.url,
+        DATABASE_SCHEMA: schema!.name,
+        LOG_LEVEL: 'silent',
+        SOURCES: 'arxiv-api:cs.CL',
+        ARXIV_API_URL: `${arxiv.url}/api/query`,
+        ARXIV_MIN_INTERVAL_MS: String(INTERVAL_MS),
+        FETCH_RETRIES: '0',
+      };
+      return promisify(execFile)(process.execPath, [BIN, 'plan'], { env, timeout: 90_000 });
+    };
+    await Promise.all([plan(), plan()]);
+
+    const asked = arxiv.requests.filter((r) => r.target.startsWith('/api/query')).map((r) => r.at).sort((x, y) => x - y);
+    expect(asked.length).toBeGreaterThanOrEqual(2); // each process asked at least once
     const gaps = asked.slice(1).map((at, i) => at - asked[i]!);
     expect(Math.min(...gaps)).toBeGreaterThanOrEqual(INTERVAL_MS - TOLERANCE_MS);
   }, 120_000);

@@ -27,11 +27,16 @@ export function registerPlan(program: Command, { io, setup }: CliContext): void 
       const { planEditionPg, describeEdition } = await import('../../plan/postgres/edition.ts');
       const { systemClock: clock } = await import('../../clock.ts');
       const pool = createPool(url, { schema: config.DATABASE_SCHEMA, max: 2 });
+      // arXiv's spacing is booked in PostgreSQL's shared_limits, so planners on several machines ask one at a time.
+      const { createPostgresLimits } = await import('../../db/postgres/shared-limits.ts');
+      const { sourceSpacer } = await import('../../ingest/sources.ts');
+      const limits = createPostgresLimits({ url, schema: config.DATABASE_SCHEMA });
       try {
         const { postgresSourcePoll } = await import('../../ingest/postgres/source-poll.ts');
-        const poll = o.fetch ? postgresSourcePoll(pool, config, logger, clock) : undefined;
+        const poll = o.fetch ? postgresSourcePoll(pool, config, logger, clock, sourceSpacer(config, limits)) : undefined;
         io.out(describeEdition(await planEditionPg(pool, { clock, mode: o.now ? 'now' : 'due', logger, poll })));
       } finally {
+        await limits.close();
         await pool.end();
       }
     });
