@@ -62,8 +62,11 @@ export interface CardBytes {
   slots: SlotTopics;
   /** Topic key (topicKeyOf) -> index, for every topic the entry was built with. */
   topicIndex: Map<string, number>;
-  /** Per topic index, the slots that name it: `slots` inverted, so a reader's mask costs its lit slots. */
-  slotsOfTopic: Uint16Array[];
+  /**
+   * Per topic index t, the slots that name it: `slots[start[t]]` up to `slots[start[t + 1]]` (`slots` inverted,
+   * so a reader's mask costs its lit slots). Two arrays per card, not one per topic: a diverse card has ~50.
+   */
+  slotsOfTopic: { start: Uint32Array; slots: Uint16Array };
   /** Per slot, the highlight spans a lit slot opens in the full card and in the compact line (lit-slots.ts). */
   spans: { full: Uint16Array; compact: Uint16Array };
   /** What readers see lit, per set of their matched topics (digest-email.ts litSlots; bounded there). */
@@ -107,8 +110,8 @@ const VIEW_OVERHEAD = 100;
 const SEGMENT_OVERHEAD = 300;
 /** A highlight slot: its array of topic indices (per topic 8 bytes more, and 2 in slotsOfTopic). */
 const SLOT_OVERHEAD = 40;
-/** A topic's Uint16Array of slots (slotsOfTopic): its object and ArrayBuffer. */
-const INDEX_OVERHEAD = 150;
+/** The card's four typed arrays of slotsOfTopic and spans: their objects and ArrayBuffers. */
+const INDEX_OVERHEAD = 600;
 /**
  * Readers' lit slots kept per card (digest-email.ts litSlots): one entry per set of matched topics. A broad
  * card has a handful; a card of a day whose readers typed thousands of phrases meets a new set every few
@@ -225,14 +228,15 @@ export class CardCache {
   }
 }
 
-/** Per topic index, the slots whose topics include it, in slot order. */
-function invertSlots(slots: SlotTopics, topicCount: number): Uint16Array[] {
-  const counts = new Array<number>(topicCount).fill(0);
-  for (const topics of slots) for (const t of topics) counts[t]!++;
-  const out = counts.map((n) => new Uint16Array(n));
-  const at = new Array<number>(topicCount).fill(0);
-  for (let s = 0; s < slots.length; s++) for (const t of slots[s]!) out[t]![at[t]!++] = s;
-  return out;
+/** Per topic index, the slots whose topics include it, in slot order (CardBytes.slotsOfTopic). */
+function invertSlots(slots: SlotTopics, topicCount: number): CardBytes['slotsOfTopic'] {
+  const start = new Uint32Array(topicCount + 1);
+  for (const topics of slots) for (const t of topics) start[t + 1]!++;
+  for (let t = 0; t < topicCount; t++) start[t + 1]! += start[t]!;
+  const out = new Uint16Array(start[topicCount]!);
+  const at = start.slice(0, topicCount);
+  for (let s = 0; s < slots.length; s++) for (const t of slots[s]!) out[at[t]!++] = s;
+  return { start, slots: out };
 }
 
 /** Per slot, how many highlight spans it opens in a block: a slot's open tag, or a fixed run's stretch of it. */
@@ -339,7 +343,7 @@ function packCard(card: CardBytes): number {
   };
   repack(card.full);
   repack(card.compact);
-  let slotBytes = 4 * card.slots.length + INDEX_OVERHEAD * card.slotsOfTopic.length;
+  let slotBytes = INDEX_OVERHEAD + 4 * card.slots.length + 4 * card.topicIndex.size;
   for (const topics of card.slots) slotBytes += SLOT_OVERHEAD + 10 * topics.length;
   const litBytes = LIT_PER_CARD * (LIT_OVERHEAD + card.slots.length);
   return ENTRY_OVERHEAD + size + views * VIEW_OVERHEAD + slotBytes + litBytes + 64 * card.topicIndex.size;

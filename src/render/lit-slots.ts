@@ -46,13 +46,13 @@ export function litSlots(card: CardBytes, keys: readonly string[], key: string):
   const keep = card.lit.size < LIT_PER_CARD;
   const lit = keep ? new Uint8Array(card.slots.length) : scratchMask(card.slots.length);
   const { full, compact } = card.spans;
+  const { start, slots } = card.slotsOfTopic;
   let fullSpans = 0;
   let compactSpans = 0;
   for (let m = 0; m < keys.length; m++) {
     const t = card.topicIndex.get(keys[m]!);
     if (t === undefined) continue;
-    const slots = card.slotsOfTopic[t]!;
-    for (let j = 0; j < slots.length; j++) {
+    for (let j = start[t]!, end = start[t + 1]!; j < end; j++) {
       const s = slots[j]!;
       if (lit[s] !== 0) continue;
       lit[s] = 1;
