@@ -12,12 +12,15 @@
 // `--alloc` (anywhere): also the bytes each digest allocates on the JS heap (new space used after minus before,
 // counted only for digests with no scavenge inside: the space did not shrink). Run it with a large young
 // generation (`node --max-semi-space-size=64 …`) so most digests have none.
+// `--one-loader`: one DigestLoader for every round, as a sending thread keeps one for its run (its papers and
+// lists cached; the card cache sees the same paper objects again). Without it, a loader per round.
 import { resolve } from 'node:path';
 import { getHeapSpaceStatistics } from 'node:v8';
 import { pathToFileURL } from 'node:url';
 
 const ALLOC = process.argv.includes('--alloc');
-const [distArg, dbArg, roundsArg, rowsArg] = process.argv.slice(2).filter((a) => a !== '--alloc');
+const ONE_LOADER = process.argv.includes('--one-loader');
+const [distArg, dbArg, roundsArg, rowsArg] = process.argv.slice(2).filter((a) => a !== '--alloc' && a !== '--one-loader');
 const newSpaceUsed = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_used_size;
 if (!distArg || !dbArg) {
   console.error('usage: node bench/load-render-loop.mjs <dist dir> <database> [rounds] [rows]');
@@ -48,8 +51,9 @@ const roomFor = (size) => {
   if (room.length < size) room = Buffer.allocUnsafeSlow(size * 2);
   return room.subarray(0, size);
 };
+const runLoader = new DigestLoader(db, links);
 for (let round = 0; round < rounds; round++) {
-  const loader = new DigestLoader(db, links);
+  const loader = ONE_LOADER ? runLoader : new DigestLoader(db, links);
   let bytes = 0;
   let loadMs = 0;
   let renderMs = 0;

@@ -1,4 +1,6 @@
-// `npm run bench:web-under-plan -- --subscribers 500000 [--papers 1000] [--profile friendly|broad] [--rate 40]`
+// `npm run bench:web-under-plan -- --subscribers 500000 [--papers 1000] [--profile friendly|broad|diverse] [--rate 40]`
+//   friendly, broad: topics spread over a pool by a hash of the id (bench/plan-setup.ts); diverse: three of
+//   3,000 quoted phrases each, skewed, as `npm run bench -- --topics-profile diverse` (bench/plan-population.ts)
 //
 // Does the web stall while a big edition is planned? Three processes, as in production: `digest serve`
 // (web pages, its own SQLite connection), a planner writing the edition's ledger rows into the same
@@ -16,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { ManualClock } from '../src/clock.ts';
 import { openDatabase } from '../src/db/open.ts';
 import { freePort } from '../tests/helpers/ports.ts';
+import { buildZipfDatabase } from './plan-population.ts';
 import { buildPlanDatabase } from './plan-setup.ts';
 
 const { values: o } = parseArgs({
@@ -58,7 +61,11 @@ process.on('exit', cleanup);
 log(`load average at start: ${load()}`);
 {
   const db = openDatabase(path);
-  const setup = buildPlanDatabase(db, { subscribers: N, papers: Number(o.papers), profile: o.profile!, clock: new ManualClock(AT) });
+  const clock = new ManualClock(AT);
+  const setup =
+    o.profile === 'diverse'
+      ? buildZipfDatabase(db, { subscribers: N, papers: Number(o.papers), profile: 'diverse', learning: false, seed: 1, clock })
+      : buildPlanDatabase(db, { subscribers: N, papers: Number(o.papers), profile: o.profile!, clock });
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
   log(`setup: ${N.toLocaleString()} subscribers (${o.profile}), ${setup.matched.matches.toLocaleString()} matches, in ${((setup.setupMs + setup.matchMs) / 1000).toFixed(1)} s`);

@@ -26,9 +26,14 @@ export function packItems(ids: readonly number[], masks: readonly number[], from
   };
   for (let i = 0; i < ids.length; i++) {
     const off = ids[i]! - fromPaper;
-    for (let k = ow - 1; k >= 0; k--) put(Math.floor(off / 16 ** k) % 16);
+    for (let k = ow - 1; k >= 0; k--) put(hexDigit(off, k));
     const mask = masks[i]!;
-    for (let k = mw - 1; k >= 0; k--) put(Math.floor(mask / 16 ** k) % 16);
+    for (let k = mw - 1; k >= 0; k--) put(hexDigit(mask, k));
   }
   return out;
+}
+
+/** Hex digit k of a non-negative integer: the first 8 depend only on its low 32 bits, so a shift finds them. */
+function hexDigit(v: number, k: number): number {
+  return k < 8 ? (v >>> (4 * k)) & 15 : Math.floor(v / 16 ** k) % 16;
 }

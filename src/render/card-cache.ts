@@ -62,6 +62,13 @@ export interface CardBytes {
   slots: SlotTopics;
   /** Topic key (topicKeyOf) -> index, for every topic the entry was built with. */
   topicIndex: Map<string, number>;
+  /**
+   * Per topic index t, the slots that name it: `slots[start[t]]` up to `slots[start[t + 1]]` (`slots` inverted,
+   * so a reader's mask costs its lit slots). Two arrays per card, not one per topic: a diverse card has ~50.
+   */
+  slotsOfTopic: { start: Uint32Array; slots: Uint16Array };
+  /** Per slot, the highlight spans a lit slot opens in the full card and in the compact line (lit-slots.ts). */
+  spans: { full: Uint16Array; compact: Uint16Array };
   /** What readers see lit, per set of their matched topics (digest-email.ts litSlots; bounded there). */
   lit: Map<string, LitSlots>;
 }
@@ -101,8 +108,10 @@ const ENTRY_OVERHEAD = 6_000;
 const VIEW_OVERHEAD = 100;
 /** An HTML segment's object and its Uint32Array of usable spaces (its own ArrayBuffer). */
 const SEGMENT_OVERHEAD = 300;
-/** A highlight slot: its array of topic indices (per topic 8 bytes more). */
+/** A highlight slot: its array of topic indices (per topic 8 bytes more, and 2 in slotsOfTopic). */
 const SLOT_OVERHEAD = 40;
+/** The card's four typed arrays of slotsOfTopic and spans: their objects and ArrayBuffers. */
+const INDEX_OVERHEAD = 600;
 /**
  * Readers' lit slots kept per card (digest-email.ts litSlots): one entry per set of matched topics. A broad
  * card has a handful; a card of a day whose readers typed thousands of phrases meets a new set every few
@@ -183,7 +192,9 @@ export class CardCache {
     const view = { n: 0, p: marked, matched: [] };
     const full = encodeBlock(this.t.fullHtml, this.t.fullText, view);
     const compact = encodeBlock(this.t.compactHtml, this.t.compactText, view);
-    return { full, compact, parts, slots, topicIndex: new Map(topics.map((t, i) => [t, i])), lit: new Map() };
+    const slotsOfTopic = invertSlots(slots, topics.length);
+    const spans = { full: spansPerSlot(full, slots.length), compact: spansPerSlot(compact, slots.length) };
+    return { full, compact, parts, slots, topicIndex: new Map(topics.map((t, i) => [t, i])), slotsOfTopic, spans, lit: new Map() };
   }
 
   private topicHighlighter(topicKey: string): Highlight | null {
@@ -215,6 +226,32 @@ export class CardCache {
     this.entries.delete(key);
     this.used -= e.bytes;
   }
+}
+
+/** Per topic index, the slots whose topics include it, in slot order (CardBytes.slotsOfTopic). */
+function invertSlots(slots: SlotTopics, topicCount: number): CardBytes['slotsOfTopic'] {
+  const start = new Uint32Array(topicCount + 1);
+  for (const topics of slots) for (const t of topics) start[t + 1]!++;
+  for (let t = 0; t < topicCount; t++) start[t + 1]! += start[t]!;
+  const out = new Uint16Array(start[topicCount]!);
+  const at = start.slice(0, topicCount);
+  for (let s = 0; s < slots.length; s++) for (const t of slots[s]!) out[at[t]!++] = s;
+  return { start, slots: out };
+}
+
+/** Per slot, how many highlight spans it opens in a block: a slot's open tag, or a fixed run's stretch of it. */
+function spansPerSlot(block: EncodedBlock, slotCount: number): Uint16Array {
+  const out = new Uint16Array(slotCount);
+  for (const item of block.html) {
+    if (item === null) continue;
+    if ('slot' in item) {
+      if (item.open) out[item.slot]!++;
+    } else if ('fixed' in item) {
+      const { slotOf } = item.fixed;
+      for (let k = 0; k < slotOf.length; k++) if (slotOf[k]! >= 0) out[slotOf[k]!]!++;
+    }
+  }
+  return out;
 }
 
 function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): EncodedBlock {
@@ -306,8 +343,8 @@ function packCard(card: CardBytes): number {
   };
   repack(card.full);
   repack(card.compact);
-  let slotBytes = 0;
-  for (const topics of card.slots) slotBytes += SLOT_OVERHEAD + 8 * topics.length;
+  let slotBytes = INDEX_OVERHEAD + 4 * card.slots.length + 4 * card.topicIndex.size;
+  for (const topics of card.slots) slotBytes += SLOT_OVERHEAD + 10 * topics.length;
   const litBytes = LIT_PER_CARD * (LIT_OVERHEAD + card.slots.length);
   return ENTRY_OVERHEAD + size + views * VIEW_OVERHEAD + slotBytes + litBytes + 64 * card.topicIndex.size;
 }

@@ -215,7 +215,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const take = (i: number, kind: 'full' | 'compact', reader: ReaderFill): Chosen | undefined => {
     const card = cards[i]!;
     const block = kind === 'full' ? card.full : card.compact;
-    const { lit, extra } = litSlots(card, papers[i]!, lists[i]!.litKey);
+    const { lit, extra } = litSlots(card, lists[i]!.cacheKeys, lists[i]!.litKey);
     const heading = kind === 'compact' ? groups.headingSize(papers[i]!) : 0;
     const size = block.htmlBytes + reader.size + (kind === 'full' ? extra.full : extra.compact) + heading;
     if (used + size >= budget) {

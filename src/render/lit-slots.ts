@@ -2,9 +2,8 @@
 // highlighted stretch naming the topics whose words it is), and the bytes their tags add: what
 // digest-email.ts needs to size and join a card for one reader.
 import { encodeHtmlSegment } from './encode/html-body.ts';
-import { LIT_PER_CARD, type CardBytes, type EncodedBlock, type LitSlots } from './card-cache.ts';
-import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, topicKeyOf } from './card-highlight.ts';
-import type { DigestPaperView } from './digest-types.ts';
+import { LIT_PER_CARD, type CardBytes, type LitSlots } from './card-cache.ts';
+import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN } from './card-highlight.ts';
 
 /** The highlight span's tags, encoded once: a lit slot costs a reader two Buffer references. */
 export const OPEN_SEG = encodeHtmlSegment(HIGHLIGHT_OPEN);
@@ -36,37 +35,34 @@ function scratchMask(slots: number): Uint8Array {
  * again. Past that (a paper matched by dozens of distinct phrases meets a new set every few readers), the
  * mask is made in the digest's scratch and not kept. Decision: making and keeping every set's mask, and
  * emptying the map when full, was 27% of the bytes a diverse digest allocated (sampling heap profile).
- * `key`: the reader's matched topics as one string (PaperTopics.litKey).
+ * A mask costs the reader's lit slots (the card's slotsOfTopic and spans), not the card's slots times the
+ * reader's topics: walking those was 7% of a diverse sending thread's CPU.
+ * `keys`: the reader's matched topics as the card cache looks them up (topicKeyOf); `key`: them as one
+ * string (PaperTopics.litKey).
  */
-export function litSlots(card: CardBytes, paper: DigestPaperView, key: string): LitSlots {
+export function litSlots(card: CardBytes, keys: readonly string[], key: string): LitSlots {
   const known = card.lit.get(key);
   if (known !== undefined) return known;
   const keep = card.lit.size < LIT_PER_CARD;
   const lit = keep ? new Uint8Array(card.slots.length) : scratchMask(card.slots.length);
-  const matched = paper.matchedTopics;
-  for (let m = 0; m < matched.length; m++) {
-    const t = card.topicIndex.get(topicKeyOf(matched[m]!.highlight ?? matched[m]!.text));
+  const { full, compact } = card.spans;
+  const { start, slots } = card.slotsOfTopic;
+  let fullSpans = 0;
+  let compactSpans = 0;
+  for (let m = 0; m < keys.length; m++) {
+    const t = card.topicIndex.get(keys[m]!);
     if (t === undefined) continue;
-    for (let k = 0; k < card.slots.length; k++) if (lit[k] === 0 && card.slots[k]!.includes(t)) lit[k] = 1;
-  }
-  const made = { lit, extra: { full: litExtra(card.full, lit), compact: litExtra(card.compact, lit) } };
-  if (keep) card.lit.set(key, made);
-  return made;
-}
-
-/** Bytes the lit slots' tags add to a block. */
-function litExtra(block: EncodedBlock, lit: Uint8Array): number {
-  let n = 0;
-  for (const item of block.html) {
-    if (item === null) continue;
-    if ('slot' in item) {
-      if (item.open && lit[item.slot]) n += SLOT_BYTES;
-    } else if ('fixed' in item) {
-      const { slotOf } = item.fixed;
-      for (let k = 0; k < slotOf.length; k++) if (slotOf[k]! >= 0 && lit[slotOf[k]!]) n += SLOT_BYTES;
+    for (let j = start[t]!, end = start[t + 1]!; j < end; j++) {
+      const s = slots[j]!;
+      if (lit[s] !== 0) continue;
+      lit[s] = 1;
+      fullSpans += full[s]!;
+      compactSpans += compact[s]!;
     }
   }
-  return n;
+  const made = { lit, extra: { full: fullSpans * SLOT_BYTES, compact: compactSpans * SLOT_BYTES } };
+  if (keep) card.lit.set(key, made);
+  return made;
 }
 
 /** A new digest: the masks of the one before are no longer read (scratchMask). */
