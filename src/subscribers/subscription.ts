@@ -4,12 +4,13 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/open.ts';
-import { AppError, errorMessage } from '../errors.ts';
+import { AppError } from '../errors.ts';
 import { CONFIRM_TTL_MS, type Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import { queueNotice, type Queued } from '../notices/queue.ts';
 import { noticesOf } from '../notices/repo.ts';
 import type { NoticeSender } from '../notices/sender.ts';
+import { deliverNotice } from './deliver-notice.ts';
 import type { Tokens } from '../tokens.ts';
 import { nextDeliveryWords, scheduleWords } from './records/delivery-words.ts';
 import { normaliseEmail } from './records/email-address.ts';
@@ -117,32 +118,10 @@ export class Subscription {
     }).immediate();
   }
 
-  /**
-   * Sends a written notice: the CLI and the console wait for it (a failure is an error that says it will
-   * be retried); the web does not (it is stored, so the page may say "on its way"; failures are retried and
-   * counted).
-   */
-  private async deliver(queued: Queued, wait: boolean, subscriberId: number): Promise<EmailState> {
-    const { notices, logger } = this.deps;
-    if (queued === 'throttled') {
-      logger.info({ subscriberId }, 'confirmation email throttled (per-address limits)');
-      return 'throttled';
-    }
-    if (!wait) {
-      // A notice that was waiting for a retry goes now: the person asked again.
-      if (queued.reused) void notices.sendNow(queued.id).catch((e: unknown) => logger.error({ err: errorMessage(e) }, 'confirmation email failed'));
-      else notices.kick();
-      return 'queued';
-    }
-    const result = await notices.sendNow(queued.id);
-    if (result === 'sent') return 'sent';
-    if (result === undefined) return 'queued'; // another process is sending it right now
-    const row = noticesOf(this.deps.db, subscriberId, 1)[0];
-    const why = row?.smtpResponse ?? result;
-    const later = result === 'retry' ? '; it is kept and retried by the next run' : '';
-    throw new AppError('CONFIRM_EMAIL_FAILED', `Could not send the confirmation email: ${why}${later}`, {
-      temporary: result === 'retry',
-    });
+  /** Sends a written notice (deliver-notice.ts). */
+  private deliver(queued: Queued, wait: boolean, subscriberId: number): Promise<EmailState> {
+    const lastResponse = (id: number) => noticesOf(this.deps.db, id, 1)[0]?.smtpResponse ?? undefined;
+    return deliverNotice({ notices: this.deps.notices, logger: this.deps.logger, lastResponse }, queued, wait, subscriberId);
   }
 
   private prefsFrom(input: SubscribeInput, current?: repo.SubscriberPrefs): repo.SubscriberPrefs {

@@ -2,8 +2,8 @@
 // the same loader (over the batch's mirror, batch-mirror.ts), the same renderer and the same mail
 // (digest-mail.ts: Message-ID, List-Unsubscribe, VERP envelope), links signed with the same secret and
 // PUBLIC_URL as `digest serve`'s. A subscriber no longer confirmed when the batch is read is never mailed.
-import { randomBytes } from 'node:crypto';
 import type pg from 'pg';
+import { sharedSecret } from '../../db/postgres/settings.ts';
 import { systemClock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import { errorMessage } from '../../errors.ts';
@@ -34,14 +34,11 @@ export interface DigestSource {
 }
 
 /** The link secret: SECRET_KEY, else the one stored in the database, made once by whichever process comes first (as main.ts on SQLite). */
-const SQL_KEEP_SECRET = `INSERT INTO settings (key, value) VALUES ('secret_key', $1) ON CONFLICT (key) DO NOTHING`;
-const SQL_READ_SECRET = `SELECT value FROM settings WHERE key = 'secret_key'`;
-
 export async function linkSecret(pool: pg.Pool, config: Pick<Config, 'SECRET_KEY'>, logger: Logger): Promise<string> {
   if (config.SECRET_KEY) return config.SECRET_KEY;
-  const made = await pool.query(SQL_KEEP_SECRET, [randomBytes(32).toString('hex')]);
-  if (made.rowCount) logger.warn('SECRET_KEY is not set: generated one and stored it in the database (set SECRET_KEY in production)');
-  return (await pool.query<{ value: string }>(SQL_READ_SECRET)).rows[0]!.value;
+  const { secret, generated } = await sharedSecret(pool);
+  if (generated) logger.warn('SECRET_KEY is not set: generated one and stored it in the database (set SECRET_KEY in production)');
+  return secret;
 }
 
 export async function createPgDigests(pool: pg.Pool, config: Config, logger: Logger): Promise<DigestSource> {

@@ -4,12 +4,13 @@
 import type pg from 'pg';
 import { describeOptOuts } from '../../consent/history.ts';
 import { activeOptOuts, recordConsentEvent } from '../../consent/postgres.ts';
-import { AppError, errorMessage } from '../../errors.ts';
+import { AppError } from '../../errors.ts';
 import { CONFIRM_TTL_MS } from '../../links.ts';
 import { topicError, inTopic } from '../../match/errors.ts';
 import { lastNoticePg, queueNoticePg } from '../../notices/postgres-store.ts';
 import type { Queued } from '../../notices/queue.ts';
 import type { NoticeSender } from '../../notices/sender.ts';
+import { deliverNotice } from '../deliver-notice.ts';
 import { newSalt } from '../../tokens.ts';
 import { linkAfterRequest, mayConfirm, reconfirmation, RECONFIRMED_DETAIL, subscribeStep } from '../consent-rules.ts';
 import { nextDeliveryWords, scheduleWords } from '../records/delivery-words.ts';
@@ -151,24 +152,9 @@ export class PgSubscription {
     }
   }
 
-  /** subscription.ts deliver: the web does not wait (stored, sent in the background); the CLI does. */
-  private async deliver(queued: Queued, wait: boolean, subscriberId: number): Promise<EmailState> {
-    const { notices, logger } = this.deps;
-    if (queued === 'throttled') {
-      logger.info({ subscriberId }, 'confirmation email throttled (per-address limits)');
-      return 'throttled';
-    }
-    if (!wait) {
-      if (queued.reused) void notices.sendNow(queued.id).catch((e: unknown) => logger.error({ err: errorMessage(e) }, 'confirmation email failed'));
-      else notices.kick();
-      return 'queued';
-    }
-    const result = await notices.sendNow(queued.id);
-    if (result === 'sent') return 'sent';
-    if (result === undefined) return 'queued';
-    const why = (await lastNoticePg(this.deps.pool, subscriberId))?.smtpResponse ?? result;
-    throw new AppError('CONFIRM_EMAIL_FAILED', `Could not send the confirmation email: ${why}${result === 'retry' ? '; it is kept and retried by the next run' : ''}`, {
-      temporary: result === 'retry',
-    });
+  /** Sends a written notice (deliver-notice.ts). */
+  private deliver(queued: Queued, wait: boolean, subscriberId: number): Promise<EmailState> {
+    const lastResponse = async (id: number) => (await lastNoticePg(this.deps.pool, id))?.smtpResponse ?? undefined;
+    return deliverNotice({ notices: this.deps.notices, logger: this.deps.logger, lastResponse }, queued, wait, subscriberId);
   }
 }
