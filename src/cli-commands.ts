@@ -11,6 +11,8 @@ import { ingestCounts } from './ingest/ingest.ts';
 import { loadInput } from './ingest/load.ts';
 import { parseSources, type PollReport } from './ingest/sources.ts';
 import type { App } from './main.ts';
+import type { Config } from './config.ts';
+import type { Logger } from './log.ts';
 import { describeFailedSources, failedSources, runFailure } from './pipeline.ts';
 import { consentLines, consentStatusLines, deletedHistoryLine } from './cli-consent.ts';
 
@@ -136,6 +138,20 @@ export async function cmdSubscribe(
 export async function cmdUnsubscribe(app: App, io: CliIo, email: string): Promise<number> {
   const done = app.subscribers.unsubscribeByEmail(email);
   if (!done) throw new AppError('NOT_FOUND', `no subscriber with address ${email}`);
+  io.out(`${email}: unsubscribed`);
+  return 0;
+}
+
+/** `digest unsubscribe` when the readers are in PostgreSQL. */
+export async function cmdUnsubscribePg(config: Config, logger: Logger, io: CliIo, email: string): Promise<number> {
+  const { createPool } = await import('./db/postgres/pool.ts');
+  const { unsubscribeByEmailPg } = await import('./subscribers/postgres/roster.ts');
+  const pool = createPool(config.DATABASE_URL!, { schema: config.DATABASE_SCHEMA, max: 1 });
+  try {
+    if (!(await unsubscribeByEmailPg(pool, email, new Date(), logger))) throw new AppError('NOT_FOUND', `no subscriber with address ${email}`);
+  } finally {
+    await pool.end();
+  }
   io.out(`${email}: unsubscribed`);
   return 0;
 }

@@ -64,6 +64,11 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
   };
   const ctx: CliContext = { io, appOptions, sources, setup, app, setExitCode: (c) => (code = c) };
   for (const register of CLI_COMMANDS) register(program, ctx);
+  // A command that acts on SQLite alone stops when the store is PostgreSQL (cli/commands/postgres-guard.ts).
+  program.hook('preAction', async (_program, command) => {
+    const { refuseOnPostgres } = await import('./cli/commands/postgres-guard.ts');
+    refuseOnPostgres(command.name(), (await loadConfig()).DATABASE_URL);
+  });
 
   try {
     await program.parseAsync(argv);

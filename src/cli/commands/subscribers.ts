@@ -20,12 +20,17 @@ export function registerSubscribe(program: Command, { io, app, setExitCode }: Cl
     });
 }
 
-export function registerUnsubscribe(program: Command, { io, app, setExitCode }: CliContext): void {
+export function registerUnsubscribe(program: Command, { io, app, setup, setExitCode }: CliContext): void {
   program
     .command('unsubscribe')
-    .description('unsubscribe an address at once')
+    .description('unsubscribe an address at once (in PostgreSQL when DATABASE_URL is postgres://…)')
     .argument('<email>')
     .action(async (email: string) => {
+      const { config, logger } = await setup();
+      if (config.DATABASE_URL) {
+        setExitCode(await (await commands()).cmdUnsubscribePg(config, logger, io, email));
+        return;
+      }
       setExitCode(await withApp(app, async (a) => (await commands()).cmdUnsubscribe(a, io, email)));
     });
 }
