@@ -4,7 +4,6 @@
 // synchronous code, wrapped), and postgres-store.ts's over PostgreSQL, chosen in the composition root by
 // DATABASE_URL. The send path's own recordBounce call (send/send-outcome.ts) stays synchronous inside its
 // SQLite transaction and does not go through here.
-import type { Db } from '../db/open.ts';
 import { nonceLookup } from './digest-tag.ts';
 import { useMailgunToken, type TokenUse } from './mailgun-tokens.ts';
 import { recordBounce, type BounceDeps, type BounceInput, type BounceOutcome } from './service.ts';
@@ -41,7 +40,7 @@ export function sqliteBounceStore(deps: BounceDeps): BounceStore {
     nonceOf: async (digestId) => nonceOf(digestId),
     record: async (input) => recordBounce(deps, input),
     recordWithToken: async (use, input) =>
-      (db as Db)
+      db
         .transaction((): TokenRecord => {
           const u = useMailgunToken(db, use);
           return { use: u, outcome: u === 'first' && input ? recordBounce(deps, input) : null };

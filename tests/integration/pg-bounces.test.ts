@@ -1,8 +1,8 @@
-// Bounces and complaints about digests PostgreSQL's workers sent act on PostgreSQL: a real `digest serve`
-// (the built bin/digest.js) with DATABASE_URL=postgres://…, its bounce receiver on a real SMTP port and the
-// Mailgun webhook on its real HTTP port. Digest rows are written into PostgreSQL as a worker leaves them
-// (sent, with their VERP nonce); the DSN and the webhook name them only through the VERP tag. The SQLite
-// file beside it must stay untouched. Then the rules (soft limit, policy, unknown digest) on the adapter
+// Bounces and complaints about digests PostgreSQL's workers sent act on PostgreSQL: an edition planned in
+// PostgreSQL and sent by the built `digest worker --once` into a real SMTP server (each digest leaves with
+// its VERP envelope sender), then a real `digest serve` with DATABASE_URL=postgres://…, its bounce receiver
+// on a real SMTP port and the Mailgun webhook on its real HTTP port. The DSN and the webhook name the
+// digest only through that envelope's VERP tag. The SQLite file beside serve must stay untouched. Then the rules (soft limit, policy, unknown digest) on the adapter
 // itself. Skipped, said once, when PostgreSQL is unreachable.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -15,6 +15,7 @@ import { postgresBounceStore } from '../../src/bounces/postgres-store.ts';
 import { taggedDigestIn } from '../../src/bounces/store.ts';
 import { Verp } from '../../src/bounces/verp.ts';
 import { migratePostgres } from '../../src/db/postgres/migrate.ts';
+import { planEdition } from '../../src/ledger/postgres/plan.ts';
 import { createLogger } from '../../src/log.ts';
 import { Tokens } from '../../src/tokens.ts';
 import { BOUNCE, deliverReport, fixtureReport } from '../helpers/bounce-setup.ts';
@@ -22,20 +23,20 @@ import { ensureBuilt } from '../helpers/build.ts';
 import { REPO_ROOT } from '../helpers/delivery-setup.ts';
 import { freePort } from '../helpers/ports.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
-import { seedSubscribers } from '../helpers/pg-seed.ts';
+import { runNodeChild } from '../helpers/run-child.ts';
+import { seedPlannedPapers, seedSubscribers } from '../helpers/pg-seed.ts';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp-capture.ts';
 
 const pg = await postgresForTests();
 const SECRET = 'a'.repeat(64);
 const MAILGUN_KEY = 'key-mailgun-webhook-signing-0123456789';
 const verp = new Verp(BOUNCE, new Tokens(SECRET));
-// A large negative nonce: PostgreSQL's bigint comes back as text and must still verify the tag.
-const NONCE = -4_503_599_627_370_001;
 
-/** One sent digest per subscriber id, as a PostgreSQL worker leaves it. */
+/** One more sent digest of a subscriber (the adapter's soft-limit case needs two). */
 const SQL_SENT_DIGEST = `
   INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, paper_count, planned_at, sent_at, verp_nonce)
-  VALUES ($1, $2, 'sent', 0, 0, 0, '2026-11-26T06:00:00.000Z', '2026-11-26T06:01:00.000Z', $3) RETURNING id`;
+  SELECT id, $2, 'sent', 0, 0, 0, '2026-11-26T06:00:00.000Z', '2026-11-26T06:01:00.000Z', $3 FROM subscribers WHERE email = $1
+  RETURNING id`;
 
 const waitUntil = async (what: string, ok: () => Promise<boolean>, ms = 15_000) => {
   const start = Date.now();
@@ -54,7 +55,9 @@ describe.skipIf(!pg.reachable)('bounces and complaints on PostgreSQL', () => {
   let base: string;
   let bouncePort: number;
   let sqliteFile: string;
+  /** Each reader's digest id and the envelope sender it really left with (from the SMTP capture). */
   const digest: Record<string, number> = {};
+  const envelope: Record<string, string> = {};
 
   const status = async (email: string) => (await s.pool.query<{ status: string }>('SELECT status FROM subscribers WHERE email = $1', [email])).rows[0]!.status;
   const consent = async (email: string) =>
@@ -70,11 +73,27 @@ describe.skipIf(!pg.reachable)('bounces and complaints on PostgreSQL', () => {
     s = await pg.schema();
     await migratePostgres(s.pool);
     await seedSubscribers(s.pool, 6);
-    for (let i = 1; i <= 6; i++) digest[`s${i}@example.org`] = (await s.pool.query<{ id: string }>(SQL_SENT_DIGEST, [i, '2026-11-26', NONCE + i])).rows[0]!.id as unknown as number;
-    for (const k of Object.keys(digest)) digest[k] = Number(digest[k]);
+    await planEdition(s.pool, { edition: '2026-11-26', toPaper: 40 });
+    await seedPlannedPapers(s.pool);
     smtp = await startSmtpCapture();
     dir = mkdtempSync(join(tmpdir(), 'pg-bounces-'));
     sqliteFile = join(dir, 'digest.sqlite');
+    const worker = await runNodeChild([join(REPO_ROOT, 'bin', 'digest.js'), 'worker', '--once'], {
+      PATH: process.env.PATH ?? '',
+      DATABASE_URL: s.url,
+      DATABASE_SCHEMA: s.name,
+      DATABASE_PATH: join(dir, 'worker.sqlite'),
+      SMTP_URL: smtp.url,
+      SECRET_KEY: SECRET,
+      BOUNCE_ADDRESS: BOUNCE,
+      LOG_LEVEL: 'silent',
+    }, dir);
+    expect(worker.stdout).toMatch(/^sent 6, /m);
+    const rows = await s.pool.query<{ id: string; email: string }>('SELECT d.id, s.email FROM digests d JOIN subscribers s ON s.id = d.subscriber_id');
+    for (const r of rows.rows) {
+      digest[r.email] = Number(r.id);
+      envelope[r.email] = (await smtp.waitFor(r.email)).mailFrom;
+    }
     const port = await freePort();
     bouncePort = await freePort();
     const env = {
@@ -118,14 +137,14 @@ describe.skipIf(!pg.reachable)('bounces and complaints on PostgreSQL', () => {
 
   it('a hard-bounce DSN to the VERP address suppresses the PostgreSQL subscriber once; the same DSN again is a duplicate', async () => {
     const email = 's1@example.org';
-    const envelope = verp.envelopeFor(digest[email]!, NONCE + 1);
-    const raw = fixtureReport('postfix-hard-5.1.1.eml', { envelope, recipient: email });
-    await deliverReport(bouncePort, raw, envelope);
+    expect(verp.read(envelope[email]!)?.digestId).toBe(digest[email]);
+    const raw = fixtureReport('postfix-hard-5.1.1.eml', { envelope: envelope[email]!, recipient: email });
+    await deliverReport(bouncePort, raw, envelope[email]!);
     await waitUntil('the suppression', async () => (await status(email)) === 'suppressed');
     expect(await consent(email)).toEqual([{ kind: 'hard-bounce', status: 'suppressed' }]);
     expect(await events(email)).toEqual([{ kind: 'hard', outcome: 'suppressed', channel: 'smtp' }]);
 
-    await deliverReport(bouncePort, raw, envelope);
+    await deliverReport(bouncePort, raw, envelope[email]!);
     await waitUntil('the second report', async () => out.includes('"outcome":"duplicate"'));
     expect(await events(email)).toHaveLength(1);
     expect(await consent(email)).toHaveLength(1);
@@ -133,7 +152,7 @@ describe.skipIf(!pg.reachable)('bounces and complaints on PostgreSQL', () => {
   });
 
   it('refuses at RCPT a tag made for another row (its nonce differs), and nothing changes', async () => {
-    const forged = verp.envelopeFor(digest['s3@example.org']!, NONCE);
+    const forged = verp.envelopeFor(digest['s3@example.org']!, 12345);
     const raw = fixtureReport('postfix-hard-5.1.1.eml', { envelope: forged, recipient: 's3@example.org' });
     await expect(deliverReport(bouncePort, raw, forged)).rejects.toThrow(/550|forged/);
     expect(await status('s3@example.org')).toBe('confirmed');
@@ -144,7 +163,7 @@ describe.skipIf(!pg.reachable)('bounces and complaints on PostgreSQL', () => {
     const timestamp = String(Math.floor(Date.now() / 1000));
     const token = `tok${Math.random().toString(16).slice(2)}`;
     const signature = createHmac('sha256', MAILGUN_KEY).update(timestamp + token).digest('hex');
-    const eventData = { event: 'complained', recipient: email, envelope: { sender: verp.envelopeFor(digest[email]!, NONCE + 2) } };
+    const eventData = { event: 'complained', recipient: email, envelope: { sender: envelope[email] } };
     const body = JSON.stringify({ signature: { timestamp, token, signature }, 'event-data': eventData });
     const post = (b: string) => fetch(`${base}/webhooks/mailgun`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: b });
 
@@ -156,14 +175,14 @@ describe.skipIf(!pg.reachable)('bounces and complaints on PostgreSQL', () => {
     expect(await (await post(body)).json()).toEqual({ ok: true, outcome: 'duplicate' });
 
     // Same token and signature carrying another event (a captured signature reused): refused, nothing written.
-    const other = { event: 'complained', recipient: 's4@example.org', envelope: { sender: verp.envelopeFor(digest['s4@example.org']!, NONCE + 4) } };
+    const other = { event: 'complained', recipient: 's4@example.org', envelope: { sender: envelope['s4@example.org'] } };
     const replay = await post(JSON.stringify({ signature: { timestamp, token, signature }, 'event-data': other }));
     expect(replay.status).toBe(401);
     expect(await status('s4@example.org')).toBe('confirmed');
     expect((await s.pool.query('SELECT 1 FROM mailgun_tokens WHERE token = $1', [token])).rowCount).toBe(1);
   });
 
-  it('leaves the SQLite file untouched', () => {
+  it("leaves serve's SQLite file untouched", () => {
     const db = new Database(sqliteFile, { readonly: true });
     try {
       const count = (table: string) => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
@@ -181,7 +200,7 @@ describe.skipIf(!pg.reachable)('bounces and complaints on PostgreSQL', () => {
       config: { SOFT_BOUNCES_TO_SUPPRESS: 2, SOFT_BOUNCE_WINDOW_DAYS: 7 },
     });
     const email = 's5@example.org';
-    const extra = Number((await s.pool.query<{ id: string }>(SQL_SENT_DIGEST, [5, '2026-11-27', 7])).rows[0]!.id);
+    const extra = Number((await s.pool.query<{ id: string }>(SQL_SENT_DIGEST, [email, '2026-11-27', 7])).rows[0]!.id);
     expect(await taggedDigestIn(store, verp, verp.envelopeFor(extra, 7))).toEqual({ digestId: extra });
     const soft = (digestId: number) => store.record({ digestId, kind: 'soft', channel: 'ses', status: '4.2.2', detail: 'mailbox full' });
     expect(await soft(digest[email]!)).toBe('counted');
