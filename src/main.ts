@@ -31,6 +31,8 @@ import { createTopicPreviewService, type TopicPreviewService } from './match/pre
 import { Tokens } from './tokens.ts';
 import { createConsoleService, type ConsoleService } from './admin/console.ts';
 import { createWebhookEvents, type WebhookEvents } from './bounces/webhook-events.ts';
+import { sqliteBounceStore, type BounceStore } from './bounces/store.ts';
+import { postgresBounceStore } from './bounces/postgres-store.ts';
 import { postBatch } from './ingest/post-batch.ts';
 import { createHealthCheck } from './report/health.ts';
 import { formatMetrics } from './report/status.ts';
@@ -252,7 +254,7 @@ function createServices({ config, db, clock, logger, tokens, links, renderer, ma
       metrics: () => formatMetrics(operatorFigures(db, clock, ALL_TIME)),
       postBatch: (posted) => postBatch(db, clock, posted),
     } satisfies MachineApi,
-    webhooks: createWebhookEvents({ db, clock, config, logger }),
+    webhooks: createWebhookEvents({ store: sqliteBounceStore({ db, clock, config, logger }), clock, config, logger }),
     digests: { open: (token: string) => openDigest({ db, links, subscribers }, token) },
     operator: createOperatorService({ db, clock, config, logger, links, renderer }),
   };
@@ -296,6 +298,9 @@ export interface PostgresDoorHandle {
   door: PostgresDoor;
   /** What the web serves: PostgreSQL's door, with SQLite's answering the links it does not know. */
   served: SubscriberDoor;
+  /** Bounces and complaints about the digests PostgreSQL's workers send act here (receiver and webhooks). */
+  bounces: BounceStore;
+  webhooks: WebhookEvents;
   close(): Promise<void>;
 }
 
@@ -324,7 +329,10 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
   const tokens = new Tokens(secret);
   const links = new Links(config.PUBLIC_URL, tokens, clock);
   const door = createPostgresDoor({ pool, clock, tokens, links, logger, mailer, renderer, config });
+  const bounces = postgresBounceStore({ pool, clock, logger, config });
   return {
+    bounces,
+    webhooks: createWebhookEvents({ store: bounces, clock, config, logger }),
     door,
     // Digests still go out from SQLite (README "Running on more than one machine"): their unsubscribe,
     // manage and mute links keep working through SQLite's door.

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import type { CliIo } from './cli-io.ts';
 import type { Config } from './config.ts';
 import { startBounceReceiver, type BounceReceiver } from './bounces/receiver.ts';
+import { sqliteBounceStore, type BounceStore } from './bounces/store.ts';
 import { verpFrom } from './bounces/verp.ts';
-import type { Db } from './db/open.ts';
 import { parseFeed } from './ingest/detect.ts';
 import { parseSources } from './ingest/sources.ts';
 import { createAppWithDb, openPostgresDoor, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
@@ -62,12 +62,14 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
     ...app,
     inboxToken,
     door: pg?.served ?? app.door,
+    // Digests are sent from PostgreSQL there: their bounces and complaints must act on its subscribers.
+    webhooks: pg?.webhooks ?? app.webhooks,
     // A PostgreSQL subscriber id names no SQLite subscriber: on PostgreSQL the welcome digest is planned there.
     onConfirmed: (id: number) =>
       scheduler.runSoon('welcome', () => (planning ? planning.welcome(id) : app.pipeline.run({ mode: 'now', onlySubscriber: id, signal: running.signal }))),
   });
   await server.listen({ port: config.PORT, host: config.HOST });
-  const bounces = await startBounceReceiverIfSet(app, db);
+  const bounces = await startBounceReceiverIfSet(app, pg?.bounces ?? sqliteBounceStore({ db, clock: app.clock, logger, config: app.config }));
   scheduler.start();
   io.out(`paper digest at ${config.PUBLIC_URL}${app.inbox ? ` — ${localInboxLine(config, inboxToken)}` : ''}`);
 
@@ -88,11 +90,11 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
 }
 
 /** The built-in bounce receiver, when BOUNCE_SMTP_PORT is set (config.ts requires BOUNCE_ADDRESS with it). */
-async function startBounceReceiverIfSet(app: App, db: Db): Promise<BounceReceiver | undefined> {
+async function startBounceReceiverIfSet(app: App, store: BounceStore): Promise<BounceReceiver | undefined> {
   const verp = verpFrom(app.config);
   if (app.config.BOUNCE_SMTP_PORT === undefined || !verp) return undefined;
   return startBounceReceiver(
-    { db, clock: app.clock, logger: app.logger, config: app.config, verp },
+    { store, logger: app.logger, verp },
     { port: app.config.BOUNCE_SMTP_PORT, host: app.config.BOUNCE_SMTP_HOST },
   );
 }

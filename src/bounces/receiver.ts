@@ -6,9 +6,9 @@
 // bare address) the report's Original-Mail-From or the returned message's Return-Path.
 import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
 import type { Logger } from '../log.ts';
-import { taggedDigest } from './digest-tag.ts';
 import { parseReport } from './reports.ts';
-import { recordBounce, type BounceDeps, type BounceOutcome } from './service.ts';
+import type { BounceOutcome } from './service.ts';
+import { taggedDigestIn, type BounceStore } from './store.ts';
 import type { Verp } from './verp.ts';
 
 /** Largest report accepted: DSNs and ARF reports carry at most the returned message. */
@@ -19,7 +19,10 @@ export interface BounceReceiver {
   close(): Promise<void>;
 }
 
-export interface ReceiverDeps extends BounceDeps {
+export interface ReceiverDeps {
+  /** The store the digests were sent from: the SQLite file, or PostgreSQL with DATABASE_URL (store.ts). */
+  store: BounceStore;
+  logger: Logger;
   verp: Verp;
   /** Called after each message is handled (tests wait on it). */
   onReport?: (outcome: BounceOutcome | 'no-tag' | 'ignored') => void;
@@ -42,12 +45,13 @@ export async function handleReportMessage(deps: ReceiverDeps, raw: Buffer, recip
     deps.logger.info({ detail: report.detail }, 'bounce mailbox: not a failure or complaint, ignored');
     return 'ignored';
   }
-  const tagged = [...recipients, ...report.tagCandidates].map((a) => taggedDigest(deps.db, deps.verp, a)).find((v) => v !== null);
+  let tagged = null;
+  for (const a of [...recipients, ...report.tagCandidates]) if ((tagged = await taggedDigestIn(deps.store, deps.verp, a))) break;
   if (!tagged) {
     deps.logger.warn({ kind: report.kind }, 'bounce mailbox: report without a valid VERP tag, ignored');
     return 'no-tag';
   }
-  return recordBounce(deps, { digestId: tagged.digestId, kind: report.kind, channel: 'smtp', status: report.status, detail: report.detail });
+  return deps.store.record({ digestId: tagged.digestId, kind: report.kind, channel: 'smtp', status: report.status, detail: report.detail });
 }
 
 export async function startBounceReceiver(deps: ReceiverDeps, opts: { port: number; host: string }): Promise<BounceReceiver> {
@@ -67,10 +71,14 @@ export async function startBounceReceiver(deps: ReceiverDeps, opts: { port: numb
       if (!deps.verp.isBounceMailbox(a)) return callback(smtpError(550, '5.1.1 no such mailbox here'));
       // The bare mailbox is fine (feedback loops); a tagged form must carry a tag made for an existing row
       // (a late bounce for a deleted digest is refused too: nothing could act on it).
-      if (a.toLowerCase() !== deps.verp.bounceAddress.toLowerCase() && !taggedDigest(deps.db, deps.verp, a)) {
-        return callback(smtpError(550, '5.7.1 unknown or forged bounce tag'));
-      }
-      callback();
+      if (a.toLowerCase() === deps.verp.bounceAddress.toLowerCase()) return callback();
+      taggedDigestIn(deps.store, deps.verp, a).then(
+        (tagged) => callback(tagged ? undefined : smtpError(550, '5.7.1 unknown or forged bounce tag')),
+        (e: unknown) => {
+          log.error({ err: e }, 'bounce tag could not be checked');
+          callback(smtpError(451, '4.3.0 could not check the address, try again later'));
+        },
+      );
     },
     onData(stream, session, callback) {
       readAll(stream)

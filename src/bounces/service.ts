@@ -61,10 +61,15 @@ const SQL_SET_OUTCOME = `UPDATE bounce_events SET outcome = :outcome WHERE id = 
 
 const DAY_MS = 86_400_000;
 
+/** Start of the soft-bounce window for a subscriber of this frequency (a weekly reader's is in weeks). */
+export function softWindowSince(config: BounceDeps['config'], frequency: string, now: Date): string {
+  const days = config.SOFT_BOUNCE_WINDOW_DAYS * (frequency === 'weekly' ? 7 : 1);
+  return new Date(now.getTime() - days * DAY_MS).toISOString();
+}
+
 /** Whether this subscriber's soft bounces in the window have reached the limit (this one counted). */
 function softLimitReached(deps: BounceDeps, subscriberId: number, frequency: string, now: Date): boolean {
-  const days = deps.config.SOFT_BOUNCE_WINDOW_DAYS * (frequency === 'weekly' ? 7 : 1);
-  const since = new Date(now.getTime() - days * DAY_MS).toISOString();
+  const since = softWindowSince(deps.config, frequency, now);
   const n = statement<Record<string, unknown>, { n: number }>(deps.db, SQL_SOFT_SINCE).get({ subscriberId, since })!.n;
   return n >= deps.config.SOFT_BOUNCES_TO_SUPPRESS;
 }
@@ -97,6 +102,12 @@ export function recordBounce(deps: BounceDeps, input: BounceInput): BounceOutcom
     statement(db, SQL_SET_OUTCOME).run({ id: inserted.id, outcome: result });
     return result;
   }).immediate();
+  logBounce(logger, input, outcome);
+  return outcome;
+}
+
+/** The log line of one handled report, whichever store recorded it; a policy block is an error for the operator. */
+export function logBounce(logger: Logger, input: BounceInput, outcome: BounceOutcome): void {
   const fields = { digest: input.digestId, kind: input.kind, channel: input.channel, status: input.status, outcome };
   if (input.kind === 'policy' && outcome === 'alerted') {
     // An alarm: receivers are refusing our mail as spam or for our reputation or authentication.
@@ -104,7 +115,6 @@ export function recordBounce(deps: BounceDeps, input: BounceInput): BounceOutcom
   } else {
     logger.info(fields, 'bounce report');
   }
-  return outcome;
 }
 
 /** A recorded report: what came in, what it did, when. */

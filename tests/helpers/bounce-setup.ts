@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { createTransport } from 'nodemailer';
 import { startBounceReceiver, type BounceReceiver } from '../../src/bounces/receiver.ts';
+import { sqliteBounceStore } from '../../src/bounces/store.ts';
 import { verpFrom } from '../../src/bounces/verp.ts';
 import type { Logger } from '../../src/log.ts';
 import { join } from 'node:path';
@@ -65,7 +66,7 @@ export function fixtureReport(name: string, fill: { envelope: string; recipient:
 export function startReceiverFor(s: BounceSetup, outcomes: string[], logger: Logger = s.t.app.logger): Promise<BounceReceiver> {
   const { app } = s.t;
   return startBounceReceiver(
-    { db: app.db, clock: app.clock, logger, config: app.config, verp: verpFrom(app.config)!, onReport: (o) => outcomes.push(o) },
+    { store: sqliteBounceStore({ db: app.db, clock: app.clock, logger, config: app.config }), logger, verp: verpFrom(app.config)!, onReport: (o) => outcomes.push(o) },
     { port: 0, host: '127.0.0.1' },
   );
 }

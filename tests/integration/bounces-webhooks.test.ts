@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookEvents } from '../../src/bounces/webhook-events.ts';
+import { sqliteBounceStore } from '../../src/bounces/store.ts';
 import { buildServer } from '../../src/web/server.ts';
 import { runPipeline } from '../../src/pipeline.ts';
 import { startBounceSetup, type BounceSetup } from '../helpers/bounce-setup.ts';
@@ -34,7 +35,7 @@ describe('bounce webhooks', () => {
       if (url.startsWith('https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription')) return '<ConfirmSubscriptionResponse/>';
       throw new Error(`no such URL in this test: ${url}`);
     };
-    web = buildServer({ ...s.t.app, webhooks: createWebhookEvents({ ...s.t.app, fetchText }) });
+    web = buildServer({ ...s.t.app, webhooks: createWebhookEvents({ ...s.t.app, store: sqliteBounceStore({ ...s.t.app, db: s.t.app.db }), fetchText }) });
     await web.listen({ port: 0, host: '127.0.0.1' });
     const a = web.server.address();
     base = `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;

@@ -32,7 +32,7 @@ export function registerWebhookRoutes(app: FastifyInstance, deps: RouteDeps): vo
       const bodyLimit = relay === 'ses' ? 256 * 1024 : 64 * 1024;
       r.post(`/webhooks/${relay}`, { schema, onRequest, bodyLimit }, async (req) => {
         const body = String(req.body ?? '');
-        const outcome = relay === 'mailgun' ? events.mailgun(body) : await events.ses(body);
+        const outcome = relay === 'mailgun' ? await events.mailgun(body) : await events.ses(body);
         return { ok: true as const, outcome };
       });
     }
