@@ -65,9 +65,12 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
   const ctx: CliContext = { io, appOptions, sources, setup, app, setExitCode: (c) => (code = c) };
   for (const register of CLI_COMMANDS) register(program, ctx);
   // A command that acts on SQLite alone stops when the store is PostgreSQL (cli/commands/postgres-guard.ts).
+  // Only those commands read the configuration here; one that does not load is the command's to report.
   program.hook('preAction', async (_program, command) => {
-    const { refuseOnPostgres } = await import('./cli/commands/postgres-guard.ts');
-    refuseOnPostgres(command.name(), (await loadConfig()).DATABASE_URL);
+    const { refuseOnPostgres, sqliteOnly } = await import('./cli/commands/postgres-guard.ts');
+    if (!sqliteOnly(command.name())) return;
+    const url = await loadConfig().then((c) => c.DATABASE_URL, () => undefined);
+    refuseOnPostgres(command.name(), url);
   });
 
   try {

@@ -18,6 +18,11 @@ const SQLITE_ONLY: Readonly<Record<string, string>> = {
   restore: 'pg_restore, then `digest recover --after-restore` (README, "Backups on PostgreSQL")',
 };
 
+/** Whether `command` acts on the SQLite file alone. */
+export function sqliteOnly(command: string): boolean {
+  return SQLITE_ONLY[command] !== undefined;
+}
+
 /** Throws when `command` acts on SQLite only and the deployment's store is PostgreSQL. */
 export function refuseOnPostgres(command: string, databaseUrl: string | undefined): void {
   const instead = SQLITE_ONLY[command];
