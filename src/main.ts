@@ -32,7 +32,7 @@ import { Tokens } from './tokens.ts';
 import { createConsoleService, type ConsoleService } from './admin/console.ts';
 import { createWebhookEvents, type WebhookEvents } from './bounces/webhook-events.ts';
 import { sqliteBounceStore, type BounceStore } from './bounces/store.ts';
-import { postgresBounceStore } from './bounces/postgres-store.ts';
+import { postgresBounceStore } from './bounces/postgres/store.ts';
 import { postBatch } from './ingest/post-batch.ts';
 import { createHealthCheck } from './report/health.ts';
 import { formatMetrics } from './report/status.ts';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresBounceStore } from '../../src/bounces/postgres-store.ts';
+import { postgresBounceStore } from '../../src/bounces/postgres/store.ts';
 import { taggedDigestIn } from '../../src/bounces/store.ts';
 import { Verp } from '../../src/bounces/verp.ts';
 import { migratePostgres } from '../../src/db/postgres/migrate.ts';

@@ -4,12 +4,12 @@
 // count one after the other, as SQLite's BEGIN IMMEDIATE makes them. consent_events rows are written by
 // migration 014's triggers (subscribers_opt_out_history, bounce_events_opt_out_history), as on SQLite.
 import type pg from 'pg';
-import type { Clock } from '../clock.ts';
-import { inTransaction } from '../db/postgres/pool.ts';
-import type { Logger } from '../log.ts';
-import type { TokenUse } from './mailgun-tokens.ts';
-import { logBounce, softWindowSince, type BounceDeps, type BounceInput, type BounceOutcome } from './service.ts';
-import type { BounceStore, MailgunTokenUse } from './store.ts';
+import type { Clock } from '../../clock.ts';
+import { inTransaction } from '../../db/postgres/pool.ts';
+import type { Logger } from '../../log.ts';
+import type { TokenUse } from '../mailgun-tokens.ts';
+import { logBounce, softWindowSince, type BounceDeps, type BounceInput, type BounceOutcome } from '../service.ts';
+import type { BounceStore, MailgunTokenUse } from '../store.ts';
 
 const SQL_DIGEST_NONCE = `SELECT verp_nonce AS nonce FROM digests WHERE id = $1`;
 
