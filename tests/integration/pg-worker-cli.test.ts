@@ -14,7 +14,7 @@ import { ensureBuilt } from '../helpers/build.ts';
 import { REPO_ROOT } from '../helpers/delivery-setup.ts';
 import { seedPlannedPapers, seedSubscribers } from '../helpers/pg-seed.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
-import { accept, SmtpSink } from '../helpers/smtp-sink.ts';
+import { accept, perAddress, reject, SmtpSink } from '../helpers/smtp-sink.ts';
 
 const pg = await postgresForTests();
 
@@ -105,6 +105,32 @@ describe.skipIf(!pg.reachable)('digest worker on PostgreSQL (built CLI, real SMT
     const atSink = perDigest(sink);
     expect(atSink.size).toBe(300);
     expect([...atSink.values()].every((n) => n === 1)).toBe(true);
+  }, 120_000);
+
+  it('a 5xx at send time is sorted as on SQLite: a policy block alarms, a full mailbox is a soft bounce, only an unknown user counts as a hard failure', async () => {
+    const env = await edition(6);
+    sink.script = perAddress({
+      's1@example.org': [reject(550, { text: '5.7.1 Message rejected as spam by the receiving server' })],
+      's2@example.org': [reject(552, { text: '5.2.2 Mailbox full' })],
+      's3@example.org': [reject(550, { text: '5.1.1 User unknown' })],
+    });
+    const run = digestWorker(['--once'], { ...env, HARD_FAILURES_TO_SUPPRESS: '1' });
+    expect(await run.code).toBe(0);
+    expect(run.out()).toMatch(/^sent 3, retry 0, failed 3, unknown 0, not confirmed 0, given back 0$/m);
+    const bounces = await s.pool.query(
+      `SELECT s.email, b.kind, b.channel, b.outcome FROM bounce_events b JOIN subscribers s ON s.id = b.subscriber_id ORDER BY s.email`,
+    );
+    expect(bounces.rows).toEqual([
+      { email: 's1@example.org', kind: 'policy', channel: 'send', outcome: 'alerted' },
+      { email: 's2@example.org', kind: 'soft', channel: 'send', outcome: 'counted' },
+    ]);
+    const people = await s.pool.query(`SELECT email, status, hard_failures FROM subscribers WHERE id <= 3 ORDER BY id`);
+    // The receiver refused our mail, not the reader's address: they stay; the unknown user is suppressed at the setting (1).
+    expect(people.rows).toEqual([
+      { email: 's1@example.org', status: 'confirmed', hard_failures: 0 },
+      { email: 's2@example.org', status: 'confirmed', hard_failures: 0 },
+      { email: 's3@example.org', status: 'suppressed', hard_failures: 1 },
+    ]);
   }, 120_000);
 
   it('SIGTERM mid-run: none of its claims left sending (sent or given back); a second run finishes, 0 duplicates', async () => {

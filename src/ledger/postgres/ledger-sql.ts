@@ -83,6 +83,11 @@ export const SQL_MARK_SKIPPED = `
   WHERE id = $1 AND claimed_by = $2 AND status = 'sending'`;
 
 /** Nothing was sent and sending cannot work (unreadable row, render error): failed, no hard failure of the address. */
+/** Refused by the relay for a reason that is not the address's (a policy block, a full mailbox): failed, no hard failure counted; the bounce store records it. */
+export const SQL_MARK_REFUSED = `
+  UPDATE digests SET status = 'failed', attempts = attempts + 1, next_attempt_at = NULL, smtp_code = $3, smtp_response = $4
+  WHERE id = $1 AND claimed_by = $2 AND status = 'sending'`;
+
 export const SQL_MARK_BROKEN = `
   UPDATE digests SET status = 'failed', attempts = attempts + 1, next_attempt_at = NULL, smtp_code = NULL, smtp_response = $3
   WHERE id = $1 AND claimed_by = $2 AND status = 'sending'`;

@@ -13,6 +13,7 @@ import {
   SQL_MARK_FAILED,
   SQL_MARK_RETRY,
   SQL_MARK_BROKEN,
+  SQL_MARK_REFUSED,
   SQL_MARK_SENT,
   SQL_MARK_SKIPPED,
   SQL_MARK_UNKNOWN,
@@ -98,6 +99,11 @@ export class PgLedger {
   }
 
   /** Not sent, and sending cannot work (render error): failed, the address keeps its standing. */
+  /** As SQLite's markRefused: failed, no hard failure of the address; true when this call changed the row. */
+  async markRefused(id: number, failure: FailureRecord): Promise<boolean> {
+    return ((await this.pool.query(SQL_MARK_REFUSED, [id, this.claimant, failure.code, failure.response.slice(0, 1000)])).rowCount ?? 0) > 0;
+  }
+
   async markBroken(id: number, response: string): Promise<boolean> {
     return ((await this.pool.query(SQL_MARK_BROKEN, [id, this.claimant, response.slice(0, 1000)])).rowCount ?? 0) > 0;
   }

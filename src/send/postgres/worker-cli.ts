@@ -11,6 +11,8 @@ import { createSmtpMailer } from '../../mail/smtp-mailer.ts';
 import { PgLedger } from '../../ledger/postgres/ledger.ts';
 import { ClaimantLock } from '../../ledger/postgres/liveness.ts';
 import { createPool } from '../../db/postgres/pool.ts';
+import { postgresBounceStore } from '../../bounces/postgres/store.ts';
+import { systemClock } from '../../clock.ts';
 import { createPgDigests } from './pg-digests.ts';
 import { runPgWorker } from './worker.ts';
 
@@ -55,7 +57,9 @@ export async function cmdWorker(config: Config, logger: Logger, io: CliIo, o: Wo
     io.out(`worker ${ledger.claimant}: ${o.lanes} lanes on PostgreSQL${o.once ? ', until nothing is claimable' : ''}`);
     const onRecovered = (n: number) =>
       io.out(`${n} digests were in flight in workers that are gone: marked unknown, never resent (their papers ride in the next digest)`);
-    const r = await runPgWorker({ pool, ledger, mailer, digests, lanes: o.lanes, untilEmpty: o.once, stopping: () => stop, onRecovered });
+    const bounces = postgresBounceStore({ pool, clock: systemClock, logger, config });
+    const hardFailuresToSuppress = config.HARD_FAILURES_TO_SUPPRESS;
+    const r = await runPgWorker({ pool, ledger, mailer, digests, bounces, hardFailuresToSuppress, lanes: o.lanes, untilEmpty: o.once, stopping: () => stop, onRecovered });
     io.out(`sent ${r.sent}, retry ${r.retried}, failed ${r.failed}, unknown ${r.unknown}, not confirmed ${r.skipped}, given back ${r.released}`);
     logger.info({ claimant: ledger.claimant, ...r }, 'worker stopped');
     return 0;

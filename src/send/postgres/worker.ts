@@ -8,6 +8,8 @@
 // no longer confirmed when its batch is read is never mailed (its row: 'suppressed', as on SQLite).
 import type pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { classifyFailure, enhancedStatus } from '../../bounces/classify.ts';
+import type { BounceStore } from '../../bounces/store.ts';
 import type { MailError } from '../../mail/errors.ts';
 import type { Mailer } from '../../mail/types.ts';
 import type { ClaimedDigest, PgLedger, PgSentRecord } from '../../ledger/postgres/ledger.ts';
@@ -33,6 +35,10 @@ export interface PgWorkerOptions {
   stopping?: () => boolean;
   /** Retry a temporary failure after this long. */
   retryAfterMs?: number;
+  /** Where a policy block or a full mailbox at send time is recorded (as the SQLite send path does); without it, every 5xx counts as a hard failure. */
+  bounces?: BounceStore;
+  /** Permanent failures in a row that suppress an address (HARD_FAILURES_TO_SUPPRESS). */
+  hardFailuresToSuppress?: number;
   /** Told how many rows of dead claimants it marked unknown (at start, and while idle), when any. */
   onRecovered?: (n: number) => void;
 }
@@ -191,7 +197,7 @@ class WorkerState {
       return;
     }
     if (e.kind === 'permanent') {
-      await whileConnectionLost(() => l.markFailed(row.id, failure, 3));
+      await this.permanent(row, failure);
       this.result.failed++;
     } else {
       const at = new Date(Date.now() + (this.o.retryAfterMs ?? 60_000));
@@ -200,6 +206,21 @@ class WorkerState {
     }
     this.started.delete(row.id);
   }
+  /** As send-outcome.ts: a policy block (an alarm) or a full mailbox is a bounce of that kind; any other 5xx a hard failure. */
+  private async permanent(row: ClaimedDigest, failure: { code: number | null; response: string }): Promise<void> {
+    const l = this.o.ledger;
+    const status = enhancedStatus(failure.response);
+    const kind = classifyFailure(status, failure.response, true);
+    const bounces = this.o.bounces;
+    if (kind !== 'hard' && bounces) {
+      if (await whileConnectionLost(() => l.markRefused(row.id, failure))) {
+        await whileConnectionLost(() => bounces.record({ digestId: row.id, kind, channel: 'send', status, detail: failure.response }));
+      }
+      return;
+    }
+    await whileConnectionLost(() => l.markFailed(row.id, failure, this.o.hardFailuresToSuppress ?? 3));
+  }
+
 
   /** Claims never started go back (a stop), as do orphans of a lost connection. */
   async finish(): Promise<number> {
