@@ -17,7 +17,7 @@ import * as repo from './records/repo.ts';
 import type { SubscriberRecord } from './records/repo.ts';
 import { checkTopics, desiredTopics } from './topic-input.ts';
 import type { MuteView, PreferencesInput, PreferencesView, TopicView } from './types.ts';
-import { toTopicView } from './views.ts';
+import { toPreferencesView, toTopicView } from './views.ts';
 
 export interface PreferencesDeps {
   db: Db;
@@ -37,22 +37,14 @@ export class Preferences {
   getPreferences(token: string): PreferencesView {
     const { db, tokens, clock, links } = this.deps;
     const { subscriber: s } = resolveLink(db, tokens, clock, token, 'manage');
-    const paused = s.pausedUntil !== null && Date.parse(s.pausedUntil) > clock.now().getTime();
-    return {
-      email: s.email,
-      status: s.status,
-      timezone: s.timezone,
-      deliveryHour: s.deliveryHour,
-      frequency: s.frequency,
-      weeklyDay: s.weeklyDay,
-      pausedUntil: paused ? s.pausedUntil : null,
+    return toPreferencesView(s, {
+      now: clock.now(),
+      links,
       topics: this.topicViews(s.id),
-      unsubscribeUrl: links.unsubscribe(s),
-      preferencesUrl: links.preferences(s),
-      ...repo.getLearningPrefs(db, s.id),
-      feedUrl: links.feed(feedSubject(db, s)),
+      learning: repo.getLearningPrefs(db, s.id),
+      feed: feedSubject(db, s),
       lastSlot: lastSlotReport(db, s.id, clock.now())?.message ?? '',
-    };
+    });
   }
 
   /** Applies the whole form at once, or nothing (a bad topic or value throws a 400 naming it). */

@@ -1,7 +1,10 @@
 // What the subscriber use cases return of a topic or a subscriber: narrow views of the stored rows.
+import type { Links } from '../links.ts';
+import type { TokenSubject } from '../tokens.ts';
 import type { Topic } from '../types.ts';
+import type { LearningPrefs } from './records/learning-prefs.ts';
 import type { SubscriberRecord } from './records/repo.ts';
-import type { SubscriberListing, TopicView } from './types.ts';
+import type { PreferencesView, SubscriberListing, TopicView } from './types.ts';
 
 export function toTopicView(t: Topic): TopicView {
   return { id: t.id, text: t.text, muted: t.muted };
@@ -21,5 +24,36 @@ export function toListing(s: SubscriberRecord, topics: Topic[]): SubscriberListi
     hardFailures: s.hardFailures,
     createdAt: s.createdAt,
     confirmedAt: s.confirmedAt,
+  };
+}
+
+/** What a preferences page shows, on either engine: each reads the parts from its own tables. */
+export interface PreferencesParts {
+  now: Date;
+  links: Links;
+  topics: TopicView[];
+  learning: LearningPrefs;
+  /** The feed link's subject (its salt rotates with "new feed address"). */
+  feed: TokenSubject;
+  /** "Why no email today", or '' where it is not known. */
+  lastSlot: string;
+}
+
+export function toPreferencesView(s: SubscriberRecord, p: PreferencesParts): PreferencesView {
+  const paused = s.pausedUntil !== null && Date.parse(s.pausedUntil) > p.now.getTime();
+  return {
+    email: s.email,
+    status: s.status,
+    timezone: s.timezone,
+    deliveryHour: s.deliveryHour,
+    frequency: s.frequency,
+    weeklyDay: s.weeklyDay,
+    pausedUntil: paused ? s.pausedUntil : null,
+    topics: p.topics,
+    unsubscribeUrl: p.links.unsubscribe(s),
+    preferencesUrl: p.links.preferences(s),
+    ...p.learning,
+    feedUrl: p.links.feed(p.feed),
+    lastSlot: p.lastSlot,
   };
 }

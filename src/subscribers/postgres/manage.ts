@@ -8,7 +8,7 @@ import * as records from '../records/postgres.ts';
 import type { SubscriberRecord } from '../records/repo.ts';
 import { checkFrequency, checkHour, checkPauseDays, checkTimezone, checkWeekday } from '../preferences-input.ts';
 import type { MuteView, PreferencesInput, PreferencesView } from '../types.ts';
-import { toTopicView } from '../views.ts';
+import { toPreferencesView, toTopicView } from '../views.ts';
 import { forAddress, resolveLinkPg, type PgDoorDeps } from './common.ts';
 import { checkTopicsPg, desiredTopicsPg } from './subscription.ts';
 
@@ -32,24 +32,16 @@ export class PgManage {
   async getPreferences(token: string): Promise<PreferencesView> {
     const { pool, clock, links } = this.deps;
     const { subscriber: s } = await resolveLinkPg(pool, this.deps, token, 'manage');
-    const paused = s.pausedUntil !== null && Date.parse(s.pausedUntil) > clock.now().getTime();
     const feedSalt = await records.feedSalt(pool, s.id);
-    return {
-      email: s.email,
-      status: s.status,
-      timezone: s.timezone,
-      deliveryHour: s.deliveryHour,
-      frequency: s.frequency,
-      weeklyDay: s.weeklyDay,
-      pausedUntil: paused ? s.pausedUntil : null,
+    return toPreferencesView(s, {
+      now: clock.now(),
+      links,
       topics: (await records.listTopics(pool, s.id)).map(toTopicView),
-      unsubscribeUrl: links.unsubscribe(s),
-      preferencesUrl: links.preferences(s),
-      ...(await records.getLearningPrefs(pool, s.id)),
-      feedUrl: links.feed({ id: s.id, tokenSalt: feedSalt === null ? s.tokenSalt : `${s.tokenSalt}.${feedSalt}` }),
+      learning: await records.getLearningPrefs(pool, s.id),
+      feed: { id: s.id, tokenSalt: feedSalt === null ? s.tokenSalt : `${s.tokenSalt}.${feedSalt}` },
       // "Why no email today" reads the ledger's report, which is not on PostgreSQL yet.
       lastSlot: '',
-    };
+    });
   }
 
   /** The whole form at once, or nothing (a bad topic or value throws a 400 naming it). */
