@@ -1,33 +1,24 @@
 // `digest ingest` and `digest plan` through the built CLI on a PostgreSQL schema: a batch goes into
 // PostgreSQL (again: nothing changes; a bad one: exit 1, nothing written), and two `digest plan --now`
 // at once plan each subscriber's slot once. Without a postgres:// URL `digest plan` stops naming DATABASE_URL.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copySqliteToPostgres } from '../../src/db/postgres/copy.ts';
 import { ensureBuilt } from '../helpers/build.ts';
-import { REPO_ROOT } from '../helpers/delivery-setup.ts';
+import { startDigest } from '../helpers/digest-cli.ts';
 import { addSubscribers, BATCH_DAY_1 } from '../helpers/pg-edition.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
 import { tempDatabase } from '../helpers/seed.ts';
 
 const pg = await postgresForTests();
 
-function digest(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
-  const cwd = mkdtempSync(join(tmpdir(), 'digest-plan-'));
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'digest.js'), ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', DATABASE_PATH: join(cwd, 'digest.sqlite'), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  return new Promise((r) => child.on('close', (code) => (rmSync(cwd, { recursive: true, force: true }), r({ code, out, err }))));
+async function digest(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string; err: string }> {
+  const run = startDigest(args, env, 'digest-plan-');
+  const code = await run.code;
+  return { code, out: run.out(), err: run.err() };
 }
 
 describe('digest plan without PostgreSQL', () => {

@@ -2,28 +2,19 @@
 // sends every planned row once; SIGTERM mid-run leaves none of its own claims 'sending' (each sent or
 // given back), and a second run finishes the edition with 0 duplicates. Without a postgres:// URL it
 // stops with a message naming DATABASE_URL.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClaimantLock } from '../../src/ledger/postgres/liveness.ts';
 import { migratePostgres } from '../../src/db/postgres/migrate.ts';
 import { planEdition } from '../../src/ledger/postgres/plan.ts';
 import { ensureBuilt } from '../helpers/build.ts';
-import { REPO_ROOT } from '../helpers/delivery-setup.ts';
+import { startDigest, type DigestRun } from '../helpers/digest-cli.ts';
 import { seedPlannedPapers, seedSubscribers } from '../helpers/pg-seed.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
 import { accept, perAddress, reject, SmtpSink } from '../helpers/smtp-sink.ts';
 
 const pg = await postgresForTests();
 
-interface Run {
-  code: Promise<number | null>;
-  out: () => string;
-  err: () => string;
-  kill: (sig: NodeJS.Signals) => void;
-}
+type Run = DigestRun;
 
 /** `node bin/digest.js worker …` in an empty folder (no .env), with only these variables. */
 function digestWorker(args: string[], env: Record<string, string>): Run {
@@ -31,18 +22,7 @@ function digestWorker(args: string[], env: Record<string, string>): Run {
 }
 
 function digest(args: string[], env: Record<string, string>): Run {
-  const cwd = mkdtempSync(join(tmpdir(), 'digest-worker-'));
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'digest.js'), ...args], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'silent', DATABASE_PATH: join(cwd, 'digest.sqlite'), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const code = new Promise<number | null>((r) => child.on('close', (c) => (rmSync(cwd, { recursive: true, force: true }), r(c))));
-  return { code, out: () => out, err: () => err, kill: (sig) => child.kill(sig) };
+  return startDigest(args, env, 'digest-worker-');
 }
 
 function perDigest(sink: SmtpSink): Map<number, number> {
