@@ -15,7 +15,7 @@ import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import PostalMime, { type Email } from 'postal-mime';
 
 export type SinkReply =
-  | { action: 'accept'; delayMs?: number }
+  | { action: 'accept'; delayMs?: number; until?: Promise<unknown> }
   | { action: 'reject'; code: number; text?: string; stage?: 'rcpt' | 'data'; delayMs?: number }
   | { action: 'drop'; stage?: DropStage; delayMs?: number }
   | { action: 'lost'; answer: 'drop' | 'late'; delayMs?: number };
@@ -37,7 +37,8 @@ export interface RecipientContext {
 /** Decides the fate of one recipient attempt; undefined = accept at once. */
 export type SinkScript = (ctx: RecipientContext) => SinkReply | undefined;
 
-export const accept = (delayMs?: number): SinkReply => ({ action: 'accept', delayMs });
+/** 250 after delayMs; with `until`, not before that promise settles either (a test's gate). */
+export const accept = (delayMs?: number, until?: Promise<unknown>): SinkReply => ({ action: 'accept', delayMs, until });
 export const reject = (code: number, opts: { text?: string; stage?: 'rcpt' | 'data'; delayMs?: number } = {}): SinkReply => ({
   action: 'reject',
   code,
@@ -279,8 +280,9 @@ export class SmtpSink {
         this.record(session, Buffer.concat(chunks));
         cb(null, `Ok: queued as ${this.messages.length}`);
       };
-      if (reply?.delayMs) setTimeout(finish, reply.delayMs);
-      else finish();
+      const later = () => (reply?.delayMs ? setTimeout(finish, reply.delayMs) : finish());
+      if (reply?.action === 'accept' && reply.until) void reply.until.then(later, later);
+      else later();
     });
   }
 

