@@ -25,7 +25,7 @@ export function registerRecover(program: Command, { io }: CliContext): void {
     .command('recover')
     .description(
       'PostgreSQL only: mark the digests in flight of workers that are gone `unknown` (what every `digest worker` does at start); ' +
-        '--after-restore: after pg_restore or a snapshot, every open digest (planned, retry, sending) `unknown`, never resent (workers stopped first)',
+        '--after-restore: after pg_restore or a snapshot, the current slots planned, then every open digest (planned, retry, sending) `unknown`, never resent (workers stopped first)',
     )
     .option('--after-restore', 'every open digest may have gone out after the dump was taken')
     .action(async (o: { afterRestore?: boolean }) => {
@@ -34,7 +34,12 @@ export function registerRecover(program: Command, { io }: CliContext): void {
         const sqlite = 'on SQLite `digest run` recovers, and `digest restore` settles a restored backup';
         throw new AppError('RECOVER_NEEDS_POSTGRES', `DATABASE_URL is not a postgres:// URL: \`digest recover\` is for PostgreSQL; ${sqlite}`);
       }
+      if (o.afterRestore) {
+        const [{ cmdSettleAfterRestore }, { systemClock }] = await Promise.all([import('../../send/postgres/after-restore.ts'), import('../../clock.ts')]);
+        io.out(await cmdSettleAfterRestore(config.DATABASE_URL, config.DATABASE_SCHEMA, { clock: systemClock }));
+        return;
+      }
       const { cmdRecover } = await import('../../ledger/postgres/recover.ts');
-      io.out(await cmdRecover(config.DATABASE_URL, config.DATABASE_SCHEMA, { afterRestore: Boolean(o.afterRestore) }));
+      io.out(await cmdRecover(config.DATABASE_URL, config.DATABASE_SCHEMA));
     });
 }

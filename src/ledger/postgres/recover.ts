@@ -4,8 +4,8 @@
 // - --after-restore: a dump (pg_dump, a snapshot, point-in-time recovery) was taken at some moment and the
 //   lost database went on sending after it, so every open row (planned, retry, sending) may have gone out:
 //   all become 'unknown', as `digest restore` does on SQLite (src/send/after-restore.ts). Refused while
-//   any worker holds claims: stop them first. (SQLite also plans the current slots first; on PostgreSQL
-//   planning is still the prototype's, so slots the dump has no row for are not covered yet.)
+//   any worker holds claims: stop them first. The command (src/send/postgres/after-restore.ts) plans the
+//   current slots the dump has no row for before marking, as SQLite's restore does.
 import type pg from 'pg';
 import { AppError } from '../../errors.ts';
 import { SQL_CLAIMANTS } from './ledger-sql.ts';
@@ -27,21 +27,23 @@ async function liveClaimants(pool: pg.Pool): Promise<string[]> {
   return live;
 }
 
-export async function markOpenUnknownAfterRestore(pool: pg.Pool): Promise<number> {
+/** Refuses (WORKERS_RUNNING) while a worker that is alive holds claims. */
+export async function assertNoLiveClaimants(pool: pg.Pool): Promise<void> {
   const live = await liveClaimants(pool);
   if (live.length > 0) {
     throw new AppError('WORKERS_RUNNING', `workers are still sending (${live.join(', ')}): stop every \`digest worker\` first, then run this again`);
   }
+}
+
+export async function markOpenUnknownAfterRestore(pool: pg.Pool): Promise<number> {
+  await assertNoLiveClaimants(pool);
   return (await pool.query(SQL_MARK_OPEN_UNKNOWN, [AFTER_RESTORE])).rowCount ?? 0;
 }
 
-export async function cmdRecover(url: string, schema: string | undefined, o: { afterRestore: boolean }): Promise<string> {
+/** `digest recover` without --after-restore (that one is send/postgres/after-restore.ts). */
+export async function cmdRecover(url: string, schema: string | undefined): Promise<string> {
   const pool = createPool(url, { schema, max: 2 });
   try {
-    if (o.afterRestore) {
-      const n = await markOpenUnknownAfterRestore(pool);
-      return `${n} digests not recorded as sent in the restored database may have gone out since: marked unknown, never resent (their papers ride in the next digest)`;
-    }
     const n = (await recoverStale(pool)).length;
     return `${n} digests were in flight in workers that are gone: marked unknown, never resent (their papers ride in the next digest)`;
   } finally {
