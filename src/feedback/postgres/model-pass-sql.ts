@@ -8,11 +8,15 @@ export const PASS_MIRRORED = [
   'subscribers', 'topics', 'feedback', 'reader_models', 'digests', 'digest_suggestions', 'query_lists', 'papers', 'paper_terms', 'query_matches',
 ] as const;
 
-/** The rows planned after $1 whose reader has a model or votes (model-pass.ts SQL_ROWS's readers). */
+/**
+ * The rows planned after $1 by this transaction (xmin: a planner running without the lock beside it may
+ * commit rows with higher ids, which are its own to reorder) whose reader has a model or votes
+ * (model-pass.ts SQL_ROWS's readers).
+ */
 export const SQL_PASS_ROWS = `
   SELECT d.id, d.subscriber_id AS sid, d.from_paper AS "fromPaper", d.to_paper AS "toPaper"
   FROM digests d
-  WHERE d.id > $1 AND d.items IS NOT NULL
+  WHERE d.id > $1 AND d.items IS NOT NULL AND d.xmin = pg_current_xact_id()::xid
     AND (EXISTS (SELECT 1 FROM reader_models m WHERE m.subscriber_id = d.subscriber_id)
          OR EXISTS (SELECT 1 FROM feedback f WHERE f.subscriber_id = d.subscriber_id))
   ORDER BY d.id`;
