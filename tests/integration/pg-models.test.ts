@@ -113,6 +113,10 @@ describe.skipIf(!pg.reachable)('reader models on PostgreSQL', () => {
     await vote('one-vote@example.org', [[rowOf(day1.rows, 'one-vote@example.org').papers[0]!.paperId, 1]]);
 
     const day2 = await editionOnBoth(fixtureBatch(BATCH_DAY_1), '2025-11-26');
+    // More votes on day 2's papers, that evening: PostgreSQL's model is now older than the newest vote and is retrained.
+    clock.set('2025-11-26T19:00:00.000Z');
+    const more = rowOf(day2.rows, 'voter@example.org').papers.map((p) => [p.paperId, GAMES.test(textOf(p.paperId)) ? 1 : -1] as [number, 1 | -1]);
+    await vote('voter@example.org', more.slice(0, 8));
     const day3 = await editionOnBoth(fixtureBatch(BATCH_DAY_2), '2025-11-27');
     // What the model changed: the voter's order is not the quiet reader's (same topic), and suggestions came.
     const order = (r: DecodedRow[], email: string) => rowOf(r, email).papers.map((p) => p.paperId);
