@@ -23,7 +23,8 @@ import { sharedSecret } from './db/postgres/settings.ts';
 import type { NoticeSender } from './notices/sender.ts';
 import type { HostSpacer } from './ingest/fetch.ts';
 import { sourceSpacer } from './ingest/sources.ts';
-import { createLikeLookups } from './match/like/lookups.ts';
+import { createLikeLookups, type ExampleStore, type LikeLookups } from './match/like/lookups.ts';
+import { postgresExampleStore } from './match/postgres/like-examples.ts';
 import { arxivExampleFetcher } from './match/like/arxiv-fetcher.ts';
 import { createFeedbackService, type FeedbackService } from './feedback/service.ts';
 import { createFeedService, type FeedService } from './feed/atom.ts';
@@ -222,6 +223,16 @@ async function openSharedLimits(config: Config, db: Db): Promise<SharedLimits> {
 type AppCore = Pick<App, 'config' | 'clock' | 'logger' | 'tokens' | 'links' | 'renderer' | 'mailer' | 'limits'> & { db: Db };
 type AppServices = Pick<App, 'subscribers' | 'feedback' | 'feeds' | 'topicPreview' | 'spacer' | 'limits' | 'console' | 'machine' | 'webhooks' | 'digests' | 'operator'>;
 
+/** like: lookups over one store (SQLite's db, or PostgreSQL's examples), or none when LIKE_LOOKUP is off. */
+function likeLookupsOver(
+  store: { db: Db } | { store: ExampleStore },
+  { config, clock, logger, spacer }: { config: Config; clock: Clock; logger: Logger; spacer: App['spacer'] },
+): LikeLookups | undefined {
+  if (!config.LIKE_LOOKUP) return undefined;
+  const fetcher = arxivExampleFetcher(config.ARXIV_API_URL, { timeoutMs: config.FETCH_TIMEOUT_MS, retries: 1, logger, spacer });
+  return createLikeLookups({ ...store, clock, logger, waitMs: config.LIKE_LOOKUP_WAIT_MS, fetcher });
+}
+
 /** The services the commands, web pages and console call, over the database, links and mail. */
 function createServices({ config, db, clock, logger, tokens, links, renderer, mailer, limits }: AppCore): AppServices {
   // One spacer for every request to a feed host: the sources, the console's "fetch now" and like:
@@ -230,15 +241,7 @@ function createServices({ config, db, clock, logger, tokens, links, renderer, ma
   const spacer = sourceSpacer(config, limits);
   // like: examples missing from the database are looked up on arXiv (LIKE_LOOKUP, ARXIV_API_URL), bounded
   // and in the background (match/like/lookups.ts).
-  const likeLookups = config.LIKE_LOOKUP
-    ? createLikeLookups({
-        db,
-        clock,
-        logger,
-        waitMs: config.LIKE_LOOKUP_WAIT_MS,
-        fetcher: arxivExampleFetcher(config.ARXIV_API_URL, { timeoutMs: config.FETCH_TIMEOUT_MS, retries: 1, logger, spacer }),
-      })
-    : undefined;
+  const likeLookups = likeLookupsOver({ db }, { config, clock, logger, spacer });
   const subscribers = createSubscriberService({ db, clock, tokens, links, mailer, renderer, config, logger, likeLookups });
   // Property order is construction order.
   return {
@@ -328,7 +331,8 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
   }
   const tokens = new Tokens(secret);
   const links = new Links(config.PUBLIC_URL, tokens, clock);
-  const door = createPostgresDoor({ pool, clock, tokens, links, logger, mailer, renderer, config });
+  const likeLookups = likeLookupsOver({ store: postgresExampleStore(pool) }, { config, clock, logger, spacer: app.spacer });
+  const door = createPostgresDoor({ pool, clock, tokens, links, logger, mailer, renderer, config, likeLookups });
   const bounces = postgresBounceStore({ pool, clock, logger, config });
   return {
     bounces,

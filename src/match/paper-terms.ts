@@ -16,7 +16,7 @@ import type { Paper } from '../types.ts';
 type PaperText = Pick<Paper, 'id' | 'title' | 'abstract'>;
 
 /** On a database that predates paper_terms, only this many of the newest papers are indexed at once. */
-const BACKFILL_PAPERS = 5_000;
+export const BACKFILL_PAPERS = 5_000;
 const SQL_PAPERS = `SELECT id, title, abstract FROM papers WHERE id > ? AND id <= ? ORDER BY id`;
 const SQL_INSERT = `INSERT OR REPLACE INTO paper_terms (paper_id, term, weight) VALUES (?, ?, ?)`;
 const SQL_HAS_TERMS = `SELECT 1 FROM paper_terms WHERE paper_id = ? LIMIT 1`;

@@ -45,11 +45,8 @@ export function desiredTopics(db: Db, checked: CheckedTopic[]): repo.DesiredTopi
   }));
 }
 
-/**
- * Looks up the like: examples of these topics that the database lacks (before any transaction: it
- * may ask arXiv). Unparseable topics are left for checkTopics to report.
- */
-export async function prepareExamples(deps: TopicInputDeps, items: Array<string | { text: string }> | undefined): Promise<void> {
+/** The like: example ids these topics name (unparseable topics are left for checkTopics to report). */
+export function likeExampleIds(items: Array<string | { text: string }> | undefined): string[] {
   const ids = new Set<string>();
   for (const item of items ?? []) {
     const text = typeof item === 'string' ? item : item.text;
@@ -59,7 +56,16 @@ export async function prepareExamples(deps: TopicInputDeps, items: Array<string 
       continue;
     }
   }
-  if (ids.size === 0) return;
-  if (deps.likeLookups) await deps.likeLookups.ensure([...ids]);
-  else await ensureExamples(deps.db, [...ids], undefined, deps.clock.now());
+  return [...ids];
+}
+
+/**
+ * Looks up the like: examples of these topics that the database lacks (before any transaction: it
+ * may ask arXiv). Unparseable topics are left for checkTopics to report.
+ */
+export async function prepareExamples(deps: TopicInputDeps, items: Array<string | { text: string }> | undefined): Promise<void> {
+  const ids = likeExampleIds(items);
+  if (ids.length === 0) return;
+  if (deps.likeLookups) await deps.likeLookups.ensure(ids);
+  else await ensureExamples(deps.db, ids, undefined, deps.clock.now());
 }

@@ -36,7 +36,7 @@ describe.skipIf(!pg.reachable)('two instances, one PostgreSQL', () => {
     s = await pg.schema();
     await migratePostgres(s.pool);
     for (let k = 0; k < 2; k++) {
-      const t = await startTestApp({ SUBSCRIBE_RATE_LIMIT: '1000', DATABASE_URL: s.url, DATABASE_SCHEMA: s.name, SECRET_KEY: '' });
+      const t = await startTestApp({ SUBSCRIBE_RATE_LIMIT: '1000', DATABASE_URL: s.url, DATABASE_SCHEMA: s.name, SECRET_KEY: '', LIKE_LOOKUP: 'false' });
       const handle = (await openPostgresDoor(t.app))!;
       const web = buildServer({ ...t.app, door: handle.served });
       await web.listen({ port: 0, host: '127.0.0.1' });
@@ -77,12 +77,12 @@ describe.skipIf(!pg.reachable)('two instances, one PostgreSQL', () => {
     expect(history.rows.map((r) => r.kind)).toEqual(['unsubscribe']);
   });
 
-  it('refuses like: topics (their example index is not on PostgreSQL) by place, saving nothing', async () => {
+  it('refuses a like: topic whose example PostgreSQL lacks when no arXiv lookup is configured, naming it, saving nothing', async () => {
     const res = await fetch(`${a().base}/subscribe`, jsonPost({ email: 'like@example.com', topics: ['graphs', 'like:2501.00010'] }));
     expect(res.status).toBe(400);
     const body = (await res.json()) as { code: string; error: string };
-    expect(body.code).toBe('TOPIC_INVALID');
-    expect(body.error).toMatch(/^topic 2: like: topics are not available on this PostgreSQL deployment yet/);
+    expect(body.code).toBe('LIKE_UNKNOWN');
+    expect(body.error).toMatch(/^like:2501\.00010: paper 2501\.00010 is not in this digest's database and no arXiv source is configured to look it up/);
     expect(await status('like@example.com')).toBeUndefined();
   });
 

@@ -19,8 +19,18 @@ export const LIKE_UNKNOWN_TTL_MS = 3_600_000;
 /** Unknown ids remembered at most (oldest forgotten first). */
 const UNKNOWN_MAX = 10_000;
 
+/** Where examples are known and kept: the SQLite file (db), or PostgreSQL (match/postgres/like-examples.ts). */
+export interface ExampleStore {
+  /** Ids of `ids` that are neither papers nor stored examples. */
+  missing(ids: readonly string[]): string[] | Promise<string[]>;
+  /** Keeps one looked-up example (never in papers); a second store of it changes nothing. */
+  store(id: string, got: { title: string; abstract: string }, now: Date): void | Promise<void>;
+}
+
 export interface LikeLookupsDeps {
-  db: Db;
+  /** The SQLite store, unless `store` is given. */
+  db?: Db;
+  store?: ExampleStore;
   clock: Clock;
   logger: Logger;
   fetcher: ExampleFetcher;
@@ -38,7 +48,9 @@ export interface LikeLookups {
 }
 
 export function createLikeLookups(deps: LikeLookupsDeps): LikeLookups {
-  const { db, clock, logger, fetcher } = deps;
+  const { clock, logger, fetcher } = deps;
+  const db = deps.db;
+  const examples: ExampleStore = deps.store ?? { missing: (ids) => missingExamples(db!, ids), store: (id, got, now) => storeExample(db!, id, got, now) };
   const { waitMs } = deps;
   const inFlight = new Map<string, Promise<Outcome>>();
   const unknownUntil = new Map<string, number>();
@@ -54,7 +66,7 @@ export function createLikeLookups(deps: LikeLookupsDeps): LikeLookups {
           rememberUnknown(id);
           return { found: false };
         }
-        storeExample(db, id, got, clock.now());
+        await examples.store(id, got, clock.now());
         return { found: true };
       } catch (e) {
         logger.warn({ id, err: (e as Error).message }, 'like: arXiv lookup failed');
@@ -83,7 +95,7 @@ export function createLikeLookups(deps: LikeLookupsDeps): LikeLookups {
   return {
     pending: () => inFlight.size,
     async ensure(ids) {
-      const missing = missingExamples(db, ids);
+      const missing = await examples.missing(ids);
       if (missing.length === 0) return;
       if (missing.length > LIKE_LOOKUPS_PER_REQUEST) {
         throw new AppError(

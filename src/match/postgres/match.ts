@@ -3,13 +3,14 @@
 // pairs and the same bm25 scores as SQLite's own index), and the rows go back into query_matches, the
 // queries' matched_through moves to the run's newest paper, all in ONE transaction.
 // Matchers queue on a transaction advisory lock: a second process waits, then finds nothing pending.
-// Not here (yet): paper_terms, the reader models' input (matcher.ts indexPaperTerms) - see README.
+// The same index gives each new paper its tf-idf vector (paper_terms, the reader models' input: paper-terms.ts).
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { inTransaction } from '../../db/postgres/pool.ts';
 import type { Logger } from '../../log.ts';
 import { MatchIndex, type LikeExample, type MatchPaper, type MatchQuery, type MatchRow } from '../match-in-memory.ts';
 import type { MatchResult } from '../matcher.ts';
+import { indexPaperTermsPg, paperTermsFrom } from './paper-terms.ts';
 
 /** First half of the two-int advisory lock key of matching ("mtch"). */
 const MATCH_LOCK_CLASS = 0x6d746368;
@@ -77,10 +78,12 @@ export async function matchPendingPg(pool: pg.Pool, options: PgMatchOptions = {}
     await c.query(SQL_MATCH_LOCK);
     const to = (await c.query<{ id: number }>(SQL_MAX_PAPER)).rows[0]!.id;
     const pending = (await c.query<MatchQuery>(SQL_PENDING_QUERIES, [to])).rows;
-    if (pending.length === 0) return { queries: 0, matches: 0, failed: 0 };
+    const termsFrom = await paperTermsFrom(c, to);
+    if (pending.length === 0 && termsFrom === null) return { queries: 0, matches: 0, failed: 0 };
     const index = new MatchIndex();
     try {
       await loadCorpus(c, index, to);
+      if (termsFrom !== null) await indexPaperTermsPg(c, index.db, termsFrom, to);
       const likeExamples = pending.some((q) => q.likeSelf !== null) ? (await c.query<LikeExample>(SQL_LIKE_EXAMPLES)).rows : [];
       const found = index.match(pending, {
         to,

@@ -10,6 +10,8 @@ export const SQL_TRY_PLAN_LOCK = `SELECT pg_try_advisory_xact_lock(${PLAN_LOCK_C
 export const SQL_NO_JIT = `SET LOCAL jit = off`;
 export const SQL_ACTIVE_TIMEZONES = `SELECT DISTINCT timezone FROM subscribers WHERE status = 'confirmed'`;
 export const SQL_MAX_PAPER = `SELECT coalesce(max(id), 0) AS id FROM papers`;
+/** The newest ledger row before planning: the rows after it are this run's (the model pass's). */
+export const SQL_MAX_DIGEST = `SELECT coalesce(max(id), 0) AS id FROM digests`;
 
 /**
  * Step 1: the subscribers whose slot has come ($1 zones' local facts as arrays, $5 maxPaper, $6 now,

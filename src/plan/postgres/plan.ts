@@ -7,11 +7,12 @@
 // others return at once, ran: false), and the rows are idempotent all the same (UNIQUE (subscriber_id,
 // edition) with ON CONFLICT DO NOTHING; last_slot moves only forward), so two planners that both got
 // through still plan each subscriber+slot once (tests/integration/pg-edition.test.ts).
-// Not here (yet): the reader models' pass (feedback/model-pass.ts: a reader with a model gets the
-// same papers in topic order, without suggestions) - see README, "Running on more than one machine".
+// Then, in the same transaction, the reader models' pass (feedback/postgres/model-pass.ts): the rows of
+// readers with a model or votes in their model's order, with their suggestions, as on SQLite.
 import type pg from 'pg';
 import type { Clock } from '../../clock.ts';
 import { inTransaction } from '../../db/postgres/pool.ts';
+import { applyModelPassPg } from '../../feedback/postgres/model-pass.ts';
 import { encodeList } from '../../ledger/lists.ts';
 import { SQL_PLAN_REF_ROWS } from '../../ledger/postgres/create-sql.ts';
 import type { Logger } from '../../log.ts';
@@ -26,6 +27,7 @@ import {
   SQL_LISTS_NEEDED,
   SQL_MARK_GROUPED,
   SQL_MARK_SLOTS_RUN,
+  SQL_MAX_DIGEST,
   SQL_MAX_PAPER,
   SQL_NO_JIT,
   SQL_COUNT_BY_BITS,
@@ -134,10 +136,16 @@ export async function planDigestsPg(pool: pg.Pool, opts: PgPlanOptions): Promise
     if (((await c.query(SQL_MARK_GROUPED)).rowCount ?? 0) > 0) {
       step('readers');
       await writeLists(c, maxPaper, now, opts.countBy, step);
+      const before = (await c.query<{ id: number }>(SQL_MAX_DIGEST)).rows[0]!.id;
       const r = (await c.query<{ planned: number; items: number }>(SQL_PLAN_REF_ROWS, [now])).rows[0]!;
       step('rows');
       planned = r.planned;
       items = r.items;
+      if (planned > 0) {
+        const models = await applyModelPassPg(c, before, opts.clock.now());
+        items += models.paperDelta;
+        step('models');
+      }
     }
     await c.query(SQL_MARK_SLOTS_RUN, [now]);
     step('mark');

@@ -6,7 +6,8 @@
 // Decision (README, "Running on more than one machine"): a copy into the loader's own schema rather than a
 // second fetch path inside DigestLoader.load, the measured hot path of a SQLite send, which stays as it was.
 import type pg from 'pg';
-import { openDatabase, type Db } from '../../db/open.ts';
+import { insertMirrorRows, openSchemaMirror, withMirrorColumns, type SchemaMirror } from '../../db/mirror.ts';
+import type { Db } from '../../db/open.ts';
 import { statement } from '../../db/statements.ts';
 import { decodeList, decodeRefs, eachItem, isRefs, parseTopicIds } from '../../ledger/index.ts';
 import { forgetMirroredRow } from '../../ledger/postgres/mirror-rows.ts';
@@ -29,6 +30,7 @@ interface RowShape {
 }
 
 export class BatchMirror {
+  private mirror!: SchemaMirror;
   private db!: Db;
   private loader!: DigestLoader;
   private columns!: Record<MirroredTable, string[]>;
@@ -93,15 +95,9 @@ export class BatchMirror {
   /** A new, empty mirror and loader (at start, and when it holds many papers). */
   private fresh(): void {
     this.db?.close();
-    this.db = openDatabase(':memory:', { checkWritable: false });
-    // A partial copy: the rows a batch reads, not their every parent; and no trigger (FTS, opt-out history) runs here.
-    this.db.pragma('foreign_keys = OFF');
-    for (const { name } of this.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'trigger'`).all() as { name: string }[]) {
-      this.db.exec(`DROP TRIGGER "${name}"`);
-    }
-    this.columns = Object.fromEntries(
-      MIRRORED.map((t) => [t, (this.db.prepare(`SELECT name FROM pragma_table_info(?)`).all(t) as { name: string }[]).map((c) => c.name)]),
-    ) as Record<MirroredTable, string[]>;
+    this.mirror = openSchemaMirror(MIRRORED);
+    this.db = this.mirror.db;
+    this.columns = this.mirror.columns as Record<MirroredTable, string[]>;
     this.loader = new DigestLoader(this.db, this.links);
     this.papers.clear();
     this.lists.clear();
@@ -110,17 +106,12 @@ export class BatchMirror {
 
   /** One of PG_MIRROR's statements, its rows as arrays in the mirror table's column order. */
   private async fetch(sql: string, table: MirroredTable, ids: readonly number[]): Promise<unknown[][]> {
-    const cols = this.columns[table].map((c) => `"${c}"`).join(', ');
-    const r = await this.pool.query<unknown[]>({ text: sql.replace('{cols}', cols), values: [ids], rowMode: 'array' });
+    const r = await this.pool.query<unknown[]>({ text: withMirrorColumns(this.mirror, table, sql), values: [ids], rowMode: 'array' });
     return r.rows;
   }
 
   private insert(table: MirroredTable, rows: unknown[][]): void {
-    if (rows.length === 0) return;
-    const cols = this.columns[table];
-    const sql = `INSERT OR REPLACE INTO ${table} (${cols.map((c) => `"${c}"`).join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`;
-    const st = statement(this.db, sql);
-    for (const r of rows) st.run(r);
+    insertMirrorRows(this.mirror, table, rows);
   }
 
   private shape(r: unknown[]): RowShape {

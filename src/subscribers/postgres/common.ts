@@ -9,6 +9,7 @@ import { isConnectionLoss } from '../../db/postgres/retry.ts';
 import { AppError } from '../../errors.ts';
 import type { Links } from '../../links.ts';
 import type { Logger } from '../../log.ts';
+import type { LikeLookups } from '../../match/like/lookups.ts';
 import type { Tokens } from '../../tokens.ts';
 import { expiredLink, invalidLink, type LinkKind } from '../records/link-tokens.ts';
 import * as records from '../records/postgres.ts';
@@ -21,6 +22,8 @@ export interface PgDoorDeps {
   links: Links;
   logger: Logger;
   config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'>;
+  /** Looks up like: examples PostgreSQL lacks (over its like_examples); unset: an unknown example is refused. */
+  likeLookups?: LikeLookups | undefined;
 }
 
 /** The subscriber a signed link names, or the same 4xx errors as on SQLite; verify() runs whether or not the row exists. */

@@ -12,7 +12,7 @@ import type { RetrySettings } from '../../send/retry-policy.ts';
 import type { SubscriberDoor } from '../door.ts';
 import { answerDbLoss, signedByPg, type PgDoorDeps } from './common.ts';
 import { PgManage } from './manage.ts';
-import { PgSubscription } from './subscription.ts';
+import { PgSubscription, prepareExamplesPg } from './subscription.ts';
 
 export interface PostgresDoorDeps extends PgDoorDeps {
   pool: pg.Pool;
@@ -39,8 +39,7 @@ export function createPostgresDoor(deps: PostgresDoorDeps): PostgresDoor {
     describeUnsubscribe: (token) => answerDbLoss(() => manage.describeUnsubscribe(token)),
     unsubscribe: (token) => answerDbLoss(() => manage.unsubscribe(token)),
     getPreferences: (token) => answerDbLoss(() => manage.getPreferences(token)),
-    // No like: example is looked up: such topics are refused on PostgreSQL (checkTopicsPg, when saved).
-    prepareExamples: async () => {},
+    prepareExamples: (items) => answerDbLoss(() => prepareExamplesPg(deps, items)),
     updatePreferences: (token, input) => answerDbLoss(() => manage.updatePreferences(token, input)),
     describeMute: (token, topicId) => answerDbLoss(() => manage.describeMute(token, topicId)),
     muteByToken: (token, topicId) => answerDbLoss(() => manage.muteByToken(token, topicId)),

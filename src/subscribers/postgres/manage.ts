@@ -10,7 +10,8 @@ import { checkFrequency, checkHour, checkPauseDays, checkTimezone, checkWeekday 
 import type { MuteView, PreferencesInput, PreferencesView } from '../types.ts';
 import { toPreferencesView, toTopicView } from '../views.ts';
 import { forAddress, resolveLinkPg, type PgDoorDeps } from './common.ts';
-import { checkTopicsPg, desiredTopicsPg } from './subscription.ts';
+import { checkTopics } from '../topic-input.ts';
+import { desiredTopicsPg } from './subscription.ts';
 
 export class PgManage {
   constructor(private readonly deps: PgDoorDeps) {}
@@ -51,7 +52,7 @@ export class PgManage {
     if (s.status === 'unsubscribed') throw new AppError('UNSUBSCRIBED', 'You are unsubscribed. Subscribe again from the home page to change topics.');
     const columns = this.checkColumns(s, input);
     const maxPapers = input.maxPapers === undefined ? undefined : checkMaxPapers(input.maxPapers);
-    const checked = input.topics === undefined ? undefined : checkTopicsPg(input.topics);
+    const checked = input.topics === undefined ? undefined : checkTopics(input.topics);
     await forAddress(pool, s.email, async (c) => {
       const learning = await records.getLearningPrefs(c, s.id);
       if (maxPapers !== undefined) learning.maxPapers = maxPapers;

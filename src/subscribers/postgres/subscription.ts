@@ -6,7 +6,8 @@ import { describeOptOuts } from '../../consent/history.ts';
 import { activeOptOuts, recordConsentEvent } from '../../consent/postgres.ts';
 import { AppError } from '../../errors.ts';
 import { CONFIRM_TTL_MS } from '../../links.ts';
-import { topicError, inTopic } from '../../match/errors.ts';
+import { unknownExample } from '../../match/like/like.ts';
+import { missingExamplesPg } from '../../match/postgres/like-examples.ts';
 import { lastNoticePg, queueNoticePg } from '../../notices/postgres-store.ts';
 import type { Queued } from '../../notices/queue.ts';
 import type { NoticeSender } from '../../notices/sender.ts';
@@ -21,7 +22,7 @@ import type { DesiredTopic, SubscriberRecord } from '../records/repo.ts';
 import { subscribePrefs } from '../preferences-input.ts';
 import type { ConfirmResult } from '../subscription.ts';
 import type { SubscriptionWrite } from '../subscription-writes.ts';
-import { checkTopics, type CheckedTopic } from '../topic-input.ts';
+import { checkTopics, likeExampleIds, type CheckedTopic } from '../topic-input.ts';
 import type { SubscribeInput, SubscribeOptions, SubscribeResult } from '../types.ts';
 import { resolveLinkPg, forAddress, type PgDoorDeps } from './common.ts';
 
@@ -32,15 +33,16 @@ export interface PgSubscriptionDeps extends PgDoorDeps {
 type EmailState = SubscribeResult['emailState'];
 
 /**
- * Parsed as on SQLite (a bad topic saves nothing); like: topics need the example index, which is not on
- * PostgreSQL yet, so they are refused the same way for every address, before anything is read.
+ * The like: examples PostgreSQL lacks, looked up on arXiv (deps.likeLookups, over PostgreSQL's
+ * like_examples) before any transaction, as on SQLite; without lookups an unknown example is refused
+ * naming it. The same answer for every address.
  */
-export function checkTopicsPg(items: Array<string | { text: string; muted?: boolean }>): CheckedTopic[] {
-  const checked = checkTopics(items);
-  checked.forEach((c, i) => {
-    if (c.parsed.like !== null) throw inTopic(topicError('like: topics are not available on this PostgreSQL deployment yet; describe the papers with words instead'), i);
-  });
-  return checked;
+export async function prepareExamplesPg(deps: PgDoorDeps, items: Array<string | { text: string }> | undefined): Promise<void> {
+  const ids = likeExampleIds(items);
+  if (ids.length === 0) return;
+  if (deps.likeLookups) return deps.likeLookups.ensure(ids);
+  const missing = await missingExamplesPg(deps.pool, ids);
+  if (missing.length > 0) throw unknownExample(missing[0]!, 'no arXiv source is configured to look it up');
 }
 
 /** The query rows of checked topics (inside the caller's transaction). */
@@ -61,7 +63,8 @@ export class PgSubscription {
     const admin = options.confirmed === true;
     const sendEmail = options.sendEmail ?? !admin;
     subscribePrefs(this.deps.config, input); // throws naming a bad time zone, hour or frequency
-    const checked = checkTopicsPg(input.topics);
+    const checked = checkTopics(input.topics);
+    await prepareExamplesPg(this.deps, input.topics);
     const written = await forAddress(pool, email, async (c) => {
       const w = await this.write(c, email, input, checked, admin);
       const queued = sendEmail && w.notice && w.id !== undefined ? await queueNoticePg(c, { subscriberId: w.id, email, kind: w.notice, now: this.deps.clock.now() }) : undefined;
@@ -142,7 +145,7 @@ export class PgSubscription {
     if (s.status === 'unsubscribed') {
       const request = await records.findResubscribeRequest(c, s.id);
       if (!request || !linkAfterRequest(request, issuedAt)) throw invalidLink('confirm');
-      await records.replaceTopics(c, s.id, await desiredTopicsPg(c, checkTopicsPg(request.topics)));
+      await records.replaceTopics(c, s.id, await desiredTopicsPg(c, checkTopics(request.topics)));
       await records.updateSubscribePrefs(c, s.id, request);
       await records.deleteResubscribeRequest(c, s.id);
     }

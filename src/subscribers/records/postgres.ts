@@ -2,6 +2,8 @@
 // repo.ts (SQLite), in PostgreSQL's dialect. Addresses compare case-insensitively through lower(email)
 // (the subscribers_email unique index), as SQLite's COLLATE NOCASE column does. Callers own transactions.
 import type { Pg } from '../../db/postgres/pool.ts';
+import { unknownExample } from '../../match/like/like.ts';
+import { missingExamplesPg } from '../../match/postgres/like-examples.ts';
 import type { Frequency, Topic } from '../../types.ts';
 import type { LearningPrefs } from './learning-prefs.ts';
 import type { DesiredTopic, OptOutReason, ResubscribeRequest, SubscriberPrefs, SubscriberRecord } from './repo.ts';
@@ -66,6 +68,13 @@ const SQL_UPDATE_TOPIC_MUTED = `UPDATE topics SET muted = $3 WHERE id = $2 AND s
 const SQL_INSERT_QUERY = `
   INSERT INTO queries (fts, match_expr, min_upvotes) VALUES ($1, $2, $3) ON CONFLICT (fts) DO NOTHING`;
 const SQL_QUERY_ID = `SELECT id FROM queries WHERE fts = $1`;
+/**
+ * A like: query whose terms are not chosen yet (like_corpus NULL; like_self 0 marks it a like: query): the
+ * next matching run chooses them on the whole corpus (match/postgres/match.ts), where SQLite chooses them
+ * when the topic is saved (the door has no index of the papers).
+ */
+const SQL_INSERT_LIKE_QUERY = `
+  INSERT INTO queries (fts, match_expr, min_upvotes, like_self, like_corpus) VALUES ($1, NULL, $2, 0, NULL) ON CONFLICT (fts) DO NOTHING`;
 
 export async function findSubscriberById(c: Pg, id: number): Promise<SubscriberRecord | undefined> {
   return (await c.query<SubscriberRecord>(SQL_SUBSCRIBER_BY_ID, [id])).rows[0];
@@ -155,9 +164,13 @@ export async function setTopicMuted(c: Pg, subscriberId: number, topicId: number
   return ((await c.query(SQL_UPDATE_TOPIC_MUTED, [subscriberId, topicId, muted ? 1 : 0])).rowCount ?? 0) > 0;
 }
 
-/** The query row of a parsed plain topic (like: topics are refused before this on PostgreSQL). */
-export async function ensureQuery(c: Pg, q: { fts: string; match: string | null; minUpvotes: number }): Promise<number> {
-  await c.query(SQL_INSERT_QUERY, [q.fts, q.match === q.fts ? null : q.match, q.minUpvotes]);
+/** The query row of a parsed topic; a like: topic's examples must be known (looked up before: the door's prepareExamples). */
+export async function ensureQuery(c: Pg, q: { fts: string; match: string | null; minUpvotes: number; like?: string[] | null }): Promise<number> {
+  if (q.like) {
+    const missing = await missingExamplesPg(c, q.like);
+    if (missing.length > 0) throw unknownExample(missing[0]!);
+    await c.query(SQL_INSERT_LIKE_QUERY, [q.fts, q.minUpvotes]);
+  } else await c.query(SQL_INSERT_QUERY, [q.fts, q.match === q.fts ? null : q.match, q.minUpvotes]);
   return (await c.query<{ id: number }>(SQL_QUERY_ID, [q.fts])).rows[0]!.id;
 }
 
