@@ -11,7 +11,7 @@ import { verpFrom } from './bounces/verp.ts';
 import { parseFeed } from './ingest/detect.ts';
 import { parseSources } from './ingest/sources.ts';
 import { createAppWithDb, openPostgresDoor, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
-import { runFailure } from './pipeline.ts';
+import { runFailure, warnIfOverdue } from './pipeline.ts';
 import { createScheduler } from './scheduler.ts';
 import { servePlanningOnPostgres } from './plan/postgres/serve-planning.ts';
 import { recoverStale } from './ledger/index.ts';
@@ -44,7 +44,9 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
   db.pragma(`busy_timeout = ${config.WEB_BUSY_TIMEOUT_MS}`);
   const running = new AbortController();
   // On PostgreSQL the ticks and the welcome digest plan there (plan/postgres/serve-planning.ts); workers send.
-  const planning = pg ? servePlanningOnPostgres(config, { clock: app.clock, logger, spacer: app.spacer }) : undefined;
+  const planning = pg
+    ? servePlanningOnPostgres(config, { clock: app.clock, logger, spacer: app.spacer, afterTick: async () => warnIfOverdue(logger, (await pg.reads.figures({ overdue: 'count' })).overdue) })
+    : undefined;
   const scheduler = createScheduler({
     cron: config.DIGEST_CRON,
     timezone: config.DIGEST_TZ,
@@ -62,6 +64,8 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
     ...app,
     inboxToken,
     door: pg?.served ?? app.door,
+    // /health probes PostgreSQL and /metrics counts there: it is where the readers and the ledger live.
+    machine: pg?.machine ?? app.machine,
     // Digests are sent from PostgreSQL there: their bounces and complaints must act on its subscribers.
     webhooks: pg?.webhooks ?? app.webhooks,
     // A PostgreSQL subscriber id names no SQLite subscriber: on PostgreSQL the welcome digest is planned there.
