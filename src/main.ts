@@ -29,7 +29,8 @@ import { createFeedbackService, type FeedbackService } from './feedback/service.
 import { createFeedService, type FeedService } from './feed/atom.ts';
 import { createTopicPreviewService, type TopicPreviewService } from './match/preview-service.ts';
 import { Tokens } from './tokens.ts';
-import { createConsoleService, type ConsoleService } from './admin/console.ts';
+import { createConsoleService, type ConsoleReads, type ConsoleService } from './admin/console.ts';
+import { postgresConsoleViews } from './admin/postgres/views.ts';
 import { createWebhookEvents, type WebhookEvents } from './bounces/webhook-events.ts';
 import { sqliteBounceStore, type BounceStore } from './bounces/store.ts';
 import { postgresBounceStore } from './bounces/postgres/store.ts';
@@ -307,6 +308,8 @@ export interface PostgresDoorHandle {
   /** The operator's figures from PostgreSQL (status, console, /metrics), and /health probing it. */
   reads: OperatorReads;
   machine: MachineApi;
+  /** The console's overview and deliveries pages' reads, from PostgreSQL. */
+  consoleReads: ConsoleReads;
   close(): Promise<void>;
 }
 
@@ -342,6 +345,7 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
   return {
     bounces,
     reads,
+    consoleReads: { views: postgresConsoleViews(opsPool), figures: reads },
     machine: {
       ...app.machine,
       health: createPostgresHealthCheck(opsPool, clock),

@@ -18,6 +18,7 @@ import { recoverStale } from './ledger/index.ts';
 import { buildServer, closeServer } from './web/server.ts';
 import { localInboxLine, newInboxToken } from './web/routes/inbox-guard.ts';
 import { plural } from './words.ts';
+import { consoleReadPages } from './admin/console.ts';
 
 export const SAMPLE_BATCH = join(PROJECT_ROOT, 'samples', 'daily-papers-sample.json');
 
@@ -66,6 +67,8 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
     door: pg?.served ?? app.door,
     // /health probes PostgreSQL and /metrics counts there: it is where the readers and the ledger live.
     machine: pg?.machine ?? app.machine,
+    // The console's overview and deliveries read there too (its subscriber pages and actions: not yet).
+    console: pg ? { ...app.console, ...consoleReadPages(pg.consoleReads, app.clock) } : app.console,
     // Digests are sent from PostgreSQL there: their bounces and complaints must act on its subscribers.
     webhooks: pg?.webhooks ?? app.webhooks,
     // A PostgreSQL subscriber id names no SQLite subscriber: on PostgreSQL the welcome digest is planned there.

@@ -1,13 +1,14 @@
 // The operator's figures when the deployment lives in PostgreSQL (DATABASE_URL=postgres://…): one edition
 // with an overdue reader, a hard bounce and a row left `unknown`, built on SQLite and moved with `digest
 // copy`, so both stores hold the same scenario. The real `digest status` and the real `digest serve`'s
-// /metrics must show it from either store, line for line. Then PostgreSQL out of reach (a TCP relay to it,
+// /metrics and console (overview, deliveries) must show it from either store, line for line. Then PostgreSQL out of reach (a TCP relay to it,
 // cut): /health answers 503 naming the fault, `digest status` exits 1 with one line, and /health heals
 // once PostgreSQL is back.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copySqliteToPostgres } from '../../src/db/postgres/copy.ts';
 import { matchNew } from '../../src/pipeline.ts';
+import { ADMIN_PASSWORD, adminHash } from '../helpers/admin-setup.ts';
 import { ensureBuilt } from '../helpers/build.ts';
 import { freePort } from '../helpers/ports.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
@@ -50,6 +51,31 @@ async function cuttableRelay(target: URL): Promise<{ url(u: string): string; cut
       });
     },
     restore: listen,
+  };
+}
+
+/** A console session on `base` (the login form's double-submit token, then the password). */
+async function consoleCookie(base: string): Promise<string> {
+  const form = await fetch(`${base}/admin/login`);
+  const loginCookie = form.headers.getSetCookie().find((c) => c.startsWith('digest_admin_login='))!.split(';')[0]!;
+  const csrf = /name="_csrf" value="([^"]*)"/.exec(await form.text())?.[1] ?? '';
+  const res = await fetch(`${base}/admin/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie },
+    body: new URLSearchParams({ _csrf: csrf, password: ADMIN_PASSWORD }).toString(),
+  });
+  return res.headers.getSetCookie().find((c) => c.startsWith('digest_admin='))!.split(';')[0]!;
+}
+
+/** What the console's read pages show: the overview's totals and charts, the deliveries page's tables and overdue line. */
+function consoleFigures(overview: string, deliveries: string) {
+  const between = (text: string, from: string, to: string) => text.slice(text.indexOf(from), text.indexOf(to, text.indexOf(from)) + to.length);
+  return {
+    totals: between(overview, '<dl class="totals">', '</dl>'),
+    charts: [...overview.matchAll(/<section class="chart"[\s\S]*?<\/section>/g)].map((m) => m[0]),
+    overdue: /Overdue subscribers[^<]*<strong>(\d+)<\/strong>/.exec(deliveries)?.[1],
+    tables: [...deliveries.matchAll(/<table[\s\S]*?<\/table>/g)].map((m) => m[0]),
   };
 }
 
@@ -110,24 +136,37 @@ describe.skipIf(!pg.reachable)('operator figures on PostgreSQL: digest status, /
     expect(fromPostgres.stdout).toContain('1× 421 4.4.2 connection dropped mid-send');
     expect(fromPostgres.stdout).toBe(fromSqlite.stdout);
 
+    // The real `digest serve` on each store: /metrics, and the console's overview and deliveries pages.
     const scrape = async (env: Record<string, string>) => {
-      const serve: Serve = await startServe(at, { ...env, MAIL_CATCHER_PORT: String(await freePort()) }, dir.cwd);
+      const serve: Serve = await startServe(at, { ...env, ADMIN_PASSWORD_HASH: await adminHash(), DIGEST_TZ: 'UTC', MAIL_CATCHER_PORT: String(await freePort()) }, dir.cwd);
       try {
         const res = await fetch(`${serve.base}/metrics`);
         expect(res.status).toBe(200);
-        return await res.text();
+        const cookie = await consoleCookie(serve.base);
+        const page = async (path: string) => (await fetch(`${serve.base}${path}`, { headers: { cookie } })).text();
+        return { metrics: await res.text(), console: consoleFigures(await page('/admin'), await page('/admin/deliveries')) };
       } finally {
         await serve.stop();
       }
     };
-    const metricsSqlite = await scrape(onSqlite());
-    const metricsPostgres = await scrape(onPostgres());
+    const sqliteServe = await scrape(onSqlite());
+    const postgresServe = await scrape(onPostgres());
+    const [metricsSqlite, metricsPostgres] = [sqliteServe.metrics, postgresServe.metrics];
     expect(metricsPostgres).toMatch(/^digest_overdue_subscribers 1$/m);
     expect(metricsPostgres).toMatch(/^digest_bounces_total\{kind="hard"\} 1$/m);
     expect(metricsPostgres).toMatch(/^digest_emails_unknown_total 1$/m);
     expect(metricsPostgres).toMatch(/^digest_emails_sent_total 1$/m);
     expect(metricsPostgres).toMatch(/^digest_subscribers\{status="confirmed"\} 3$/m);
     expect(metricLines(metricsPostgres)).toEqual(metricLines(metricsSqlite));
+
+    const pgConsole = postgresServe.console;
+    expect(pgConsole.overdue).toBe('1');
+    expect(pgConsole.totals).toMatch(/id="total-confirmed">3</);
+    expect(pgConsole.totals).toMatch(/id="total-sent">1</);
+    expect(pgConsole.totals).toContain('<dt>Bounces (hard / soft)</dt><dd>1 / 0</dd>');
+    expect(pgConsole.tables.join('\n')).toContain(`<tr><th>${edition}</th><td>0</td><td>0</td><td>0</td><td>1</td><td>0</td><td>1</td><td>0</td><td>2</td></tr>`);
+    expect(pgConsole.tables.join('\n')).toContain('421 4.4.2 connection dropped mid-send');
+    expect(pgConsole).toEqual(sqliteServe.console);
   }, 120_000);
 
   it('PostgreSQL out of reach: /health answers 503 naming it, digest status exits 1 with one line; /health heals when it is back', async () => {
