@@ -5,6 +5,9 @@
 // cut): /health answers 503 naming the fault, `digest status` exits 1 with one line, and /health heals
 // once PostgreSQL is back.
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import pgDriver from 'pg';
+import { systemClock } from '../../src/clock.ts';
+import { createPostgresHealthCheck } from '../../src/report/postgres/health.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copySqliteToPostgres } from '../../src/db/postgres/copy.ts';
 import { matchNew } from '../../src/pipeline.ts';
@@ -192,4 +195,18 @@ describe.skipIf(!pg.reachable)('operator figures on PostgreSQL: digest status, /
       await serve.stop();
     }
   }, 120_000);
+
+  it('PostgreSQL refusing the write (a read-only session, as on a standby): /health names DB_READONLY', async () => {
+    const readOnly = new pgDriver.Pool({ connectionString: s.url, options: `-c search_path=${s.name} -c default_transaction_read_only=on` });
+    try {
+      const fault = await createPostgresHealthCheck(readOnly, systemClock)();
+      expect(fault?.fault).toBe('DB_READONLY');
+      expect(fault?.retryAfterSeconds).toBe(60);
+      expect(fault?.message).toMatch(/^DATABASE_URL: database read-only: .*\(25006: cannot execute INSERT in a read-only transaction\)$/);
+      // The same check on a session that may write: no fault.
+      expect(await createPostgresHealthCheck(s.pool, systemClock)()).toBeUndefined();
+    } finally {
+      await readOnly.end();
+    }
+  });
 });
