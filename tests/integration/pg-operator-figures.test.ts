@@ -11,7 +11,7 @@ import { createPostgresHealthCheck } from '../../src/report/postgres/health.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { copySqliteToPostgres } from '../../src/db/postgres/copy.ts';
 import { matchNew } from '../../src/pipeline.ts';
-import { ADMIN_PASSWORD, adminHash } from '../helpers/admin-setup.ts';
+import { adminHash, consoleCookie } from '../helpers/admin-setup.ts';
 import { ensureBuilt } from '../helpers/build.ts';
 import { freePort } from '../helpers/ports.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
@@ -55,20 +55,6 @@ async function cuttableRelay(target: URL): Promise<{ url(u: string): string; cut
     },
     restore: listen,
   };
-}
-
-/** A console session on `base` (the login form's double-submit token, then the password). */
-async function consoleCookie(base: string): Promise<string> {
-  const form = await fetch(`${base}/admin/login`);
-  const loginCookie = form.headers.getSetCookie().find((c) => c.startsWith('digest_admin_login='))!.split(';')[0]!;
-  const csrf = /name="_csrf" value="([^"]*)"/.exec(await form.text())?.[1] ?? '';
-  const res = await fetch(`${base}/admin/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie },
-    body: new URLSearchParams({ _csrf: csrf, password: ADMIN_PASSWORD }).toString(),
-  });
-  return res.headers.getSetCookie().find((c) => c.startsWith('digest_admin='))!.split(';')[0]!;
 }
 
 /** What the console's read pages show: the overview's totals and charts, the deliveries page's tables and overdue line. */
