@@ -6,6 +6,9 @@ import { AppError } from './errors.ts';
 import { backupDatabase } from './db/backup.ts';
 import type { Db } from './db/open.ts';
 import type { OperatorFigures } from './report/figures.ts';
+import type { SourceFailures } from './report/reads.ts';
+import type { EditionStatus } from './report/status.ts';
+import type { Notice } from './notices/repo.ts';
 import { plural } from './words.ts';
 import { ingestCounts } from './ingest/ingest.ts';
 import { loadInput } from './ingest/load.ts';
@@ -210,9 +213,17 @@ export async function cmdSubscriberStatus(app: App, io: CliIo, email: string): P
   return 0;
 }
 
-export async function cmdStatus(app: App, io: CliIo, limit: number): Promise<number> {
-  const rows = app.operator.editions(limit);
-  const figures = app.operator.figures();
+/** What `digest status` reads: the SQLite app's operator service, or PostgreSQL's reads (cli/commands/status-postgres.ts). */
+export interface StatusSource {
+  figures(): OperatorFigures | Promise<OperatorFigures>;
+  editions(limit: number): EditionStatus[] | Promise<EditionStatus[]>;
+  lastNoticeFailure(): Notice | undefined | Promise<Notice | undefined>;
+  sources(): SourceFailures[] | Promise<SourceFailures[]>;
+}
+
+export async function cmdStatus(app: { operator: StatusSource }, io: CliIo, limit: number): Promise<number> {
+  const rows = await app.operator.editions(limit);
+  const figures = await app.operator.figures();
   const overdue = figures.overdue!;
   io.out(
     overdue.subscribers === 0
@@ -220,7 +231,7 @@ export async function cmdStatus(app: App, io: CliIo, limit: number): Promise<num
       : `overdue: ${overdue.subscribers === 1 ? '1 subscriber has' : `${overdue.subscribers} subscribers have`} matched papers waiting longer than their schedule allows (36 h daily, 8.5 days weekly)`,
   );
   io.out(bounceLine(figures));
-  for (const line of consentStatusLines(app, figures)) io.out(line);
+  for (const line of consentStatusLines(figures, await app.operator.lastNoticeFailure())) io.out(line);
   if (rows.length === 0) io.out('no editions yet');
   for (const r of rows) {
     io.out(
@@ -228,7 +239,7 @@ export async function cmdStatus(app: App, io: CliIo, limit: number): Promise<num
     );
     for (const f of r.topFailures) io.out(`\t${f.count}× ${f.reason}`);
   }
-  for (const s of app.operator.sources()) {
+  for (const s of await app.operator.sources()) {
     for (const e of s.errors) io.out(`source ${s.source} ${e.day}: ${e.error} (${plural(e.attempts, 'attempt', 'attempts')}, last ${e.at})`);
   }
   return 0;

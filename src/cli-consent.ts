@@ -66,11 +66,10 @@ function eventText(e: ConsentEvent): string {
 }
 
 /** `digest status`: confirmation emails of the last 24 hours (with the last failure) and opt-outs of the last 30 days. */
-export function consentStatusLines(app: App, f: OperatorFigures): string[] {
+export function consentStatusLines(f: OperatorFigures, last: Notice | undefined): string[] {
   const n = f.notices!;
   const waiting = n.planned + n.sending + n.retry;
   const out = [`confirmation emails (24 h): sent ${n.sent}, failed ${n.failed}, waiting ${waiting}${n.retry ? ` (${n.retry} to retry after a relay failure)` : ''}${n.unknown ? `, unknown ${n.unknown}` : ''}`];
-  const last = app.operator.lastNoticeFailure();
   if (last && (n.failed > 0 || n.retry > 0)) out.push(`\tlast failure: ${last.email} ${last.status}: ${last.smtpResponse ?? ''}`);
   const o = f.optOuts!;
   out.push(`opt-outs (30 days): unsubscribe ${o.unsubscribe}, complaint ${o.complaint}, hard bounce ${o['hard-bounce']}, operator ${o.operator}; lifted ${o.lifted}, re-confirmed ${o.reconfirmed}`);

@@ -30,7 +30,8 @@ import { createFeedbackService, type FeedbackService } from './feedback/service.
 import { createFeedService, type FeedService } from './feed/atom.ts';
 import { createTopicPreviewService, type TopicPreviewService } from './match/preview-service.ts';
 import { Tokens } from './tokens.ts';
-import { createConsoleService, type ConsoleService } from './admin/console.ts';
+import { createConsoleService, type ConsoleReads, type ConsoleService } from './admin/console.ts';
+import { postgresConsoleViews } from './admin/postgres/views.ts';
 import { createWebhookEvents, type WebhookEvents } from './bounces/webhook-events.ts';
 import { sqliteBounceStore, type BounceStore } from './bounces/store.ts';
 import { postgresBounceStore } from './bounces/postgres/store.ts';
@@ -38,6 +39,9 @@ import { postBatch } from './ingest/post-batch.ts';
 import { createHealthCheck } from './report/health.ts';
 import { formatMetrics } from './report/status.ts';
 import { ALL_TIME, operatorFigures } from './report/figures.ts';
+import type { OperatorReads } from './report/reads.ts';
+import { postgresOperatorReads } from './report/postgres/reads.ts';
+import { createPostgresHealthCheck } from './report/postgres/health.ts';
 import { createOperatorService, type OperatorService } from './operator/service.ts';
 import { runPipeline, type PipelineOptions, type PipelineReport } from './pipeline.ts';
 import { openDigest } from './subscribers/open-digest.ts';
@@ -254,7 +258,7 @@ function createServices({ config, db, clock, logger, tokens, links, renderer, ma
     console: createConsoleService({ db, clock, config, logger, links, spacer }),
     machine: {
       health: createHealthCheck({ db, clock, config }),
-      metrics: () => formatMetrics(operatorFigures(db, clock, ALL_TIME)),
+      metrics: async () => formatMetrics(operatorFigures(db, clock, ALL_TIME)),
       postBatch: (posted) => postBatch(db, clock, posted),
     } satisfies MachineApi,
     webhooks: createWebhookEvents({ store: sqliteBounceStore({ db, clock, config, logger }), clock, config, logger }),
@@ -304,6 +308,11 @@ export interface PostgresDoorHandle {
   /** Bounces and complaints about the digests PostgreSQL's workers send act here (receiver and webhooks). */
   bounces: BounceStore;
   webhooks: WebhookEvents;
+  /** The operator's figures from PostgreSQL (status, console, /metrics), and /health probing it. */
+  reads: OperatorReads;
+  machine: MachineApi;
+  /** The console's overview and deliveries pages' reads, from PostgreSQL. */
+  consoleReads: ConsoleReads;
   close(): Promise<void>;
 }
 
@@ -334,8 +343,18 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
   const likeLookups = likeLookupsOver({ store: postgresExampleStore(pool) }, { config, clock, logger, spacer: app.spacer });
   const door = createPostgresDoor({ pool, clock, tokens, links, logger, mailer, renderer, config, likeLookups });
   const bounces = postgresBounceStore({ pool, clock, logger, config });
+  // Its own small pool: /health and /metrics answer (or fail) quickly even while the door's pool is busy.
+  const opsPool = createPool(config.DATABASE_URL, { ...(config.DATABASE_SCHEMA ? { schema: config.DATABASE_SCHEMA } : {}), max: 2, connectTimeoutMs: 2000 });
+  const reads = postgresOperatorReads(opsPool, clock);
   return {
     bounces,
+    reads,
+    consoleReads: { views: postgresConsoleViews(opsPool), figures: reads },
+    machine: {
+      ...app.machine,
+      health: createPostgresHealthCheck(opsPool, clock),
+      metrics: async () => formatMetrics(await reads.figures(ALL_TIME)),
+    },
     webhooks: createWebhookEvents({ store: bounces, clock, config, logger }),
     door,
     // Digests still go out from SQLite (README "Running on more than one machine"): their unsubscribe,
@@ -344,6 +363,7 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
     async close() {
       door.notices.close();
       await pool.end();
+      await opsPool.end();
     },
   };
 }

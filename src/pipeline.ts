@@ -135,13 +135,15 @@ export async function runPipeline(app: Deps, opts: PipelineOptions): Promise<Pip
   // against every new paper forever. One indexed NOT EXISTS per query (topics_query): ~1 ms per 10k queries.
   const prunedQueries = await retryWhileBusy(() => removeUnusedQueries(db), wait);
   const overdue = await retryWhileBusy(() => countOverdue(db, clock), wait);
-  if (overdue.subscribers > 0) {
-    logger.warn(
-      { overdue: overdue.subscribers },
-      'subscribers have matched papers waiting longer than their schedule allows (see digest status)',
-    );
-  }
+  warnIfOverdue(logger, overdue);
   return { sources, matched, plan: planned, send: sent, notices, recovered, pruned, prunedQueries, overdue };
+}
+
+/** Every tick's warning while readers have matched papers waiting past their schedule (both engines' ticks). */
+export function warnIfOverdue(logger: Logger, overdue: OverdueReport | undefined): void {
+  if (overdue && overdue.subscribers > 0) {
+    logger.warn({ overdue: overdue.subscribers }, 'subscribers have matched papers waiting longer than their schedule allows (see digest status)');
+  }
 }
 
 /** A source asked this run whose every answer was an error, with its first reason. */

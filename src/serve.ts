@@ -11,13 +11,14 @@ import { verpFrom } from './bounces/verp.ts';
 import { parseFeed } from './ingest/detect.ts';
 import { parseSources } from './ingest/sources.ts';
 import { createAppWithDb, openPostgresDoor, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
-import { runFailure } from './pipeline.ts';
+import { runFailure, warnIfOverdue } from './pipeline.ts';
 import { createScheduler } from './scheduler.ts';
 import { servePlanningOnPostgres } from './plan/postgres/serve-planning.ts';
 import { recoverStale } from './ledger/index.ts';
 import { buildServer, closeServer } from './web/server.ts';
 import { localInboxLine, newInboxToken } from './web/routes/inbox-guard.ts';
 import { plural } from './words.ts';
+import { consoleReadPages } from './admin/console.ts';
 
 export const SAMPLE_BATCH = join(PROJECT_ROOT, 'samples', 'daily-papers-sample.json');
 
@@ -44,7 +45,9 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
   db.pragma(`busy_timeout = ${config.WEB_BUSY_TIMEOUT_MS}`);
   const running = new AbortController();
   // On PostgreSQL the ticks and the welcome digest plan there (plan/postgres/serve-planning.ts); workers send.
-  const planning = pg ? servePlanningOnPostgres(config, { clock: app.clock, logger, spacer: app.spacer }) : undefined;
+  const planning = pg
+    ? servePlanningOnPostgres(config, { clock: app.clock, logger, spacer: app.spacer, afterTick: async () => warnIfOverdue(logger, (await pg.reads.figures({ overdue: 'count' })).overdue) })
+    : undefined;
   const scheduler = createScheduler({
     cron: config.DIGEST_CRON,
     timezone: config.DIGEST_TZ,
@@ -62,6 +65,10 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
     ...app,
     inboxToken,
     door: pg?.served ?? app.door,
+    // /health probes PostgreSQL and /metrics counts there: it is where the readers and the ledger live.
+    machine: pg?.machine ?? app.machine,
+    // The console's overview and deliveries read there too (its subscriber pages and actions: not yet).
+    console: pg ? { ...app.console, ...consoleReadPages(pg.consoleReads, app.clock) } : app.console,
     // Digests are sent from PostgreSQL there: their bounces and complaints must act on its subscribers.
     webhooks: pg?.webhooks ?? app.webhooks,
     // A PostgreSQL subscriber id names no SQLite subscriber: on PostgreSQL the welcome digest is planned there.

@@ -9,13 +9,14 @@ import { recentDays, type SourceDay } from '../ingest/source-days.ts';
 import { createSourcePoller, listSources, parseSources, type PollReport, type SourceListing, type SourceSpec } from '../ingest/sources.ts';
 import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
-import { noticesDay, operatorFigures } from '../report/figures.ts';
+import { noticesDay } from '../report/figures.ts';
+import { sqliteOperatorReads, type OperatorReads } from '../report/reads.ts';
 import { importSubscribersCsv, type ImportResult } from '../subscribers/import.ts';
 import { importInThread } from '../subscribers/import-thread.ts';
 import { deliveries, type DeliveriesView } from './deliveries.ts';
 import { listOptOuts, type OptOutListing } from '../consent/history.ts';
 import { liftOptOut, type LiftResult } from '../consent/lift.ts';
-import { lastNoticeFailures, type Notice, type NoticeStatus } from '../notices/repo.ts';
+import type { Notice, NoticeStatus } from '../notices/repo.ts';
 import { computeOverview, type Overview } from './overview.ts';
 import { AdminSessions } from './sessions.ts';
 import {
@@ -38,11 +39,23 @@ export interface ConsoleDeps {
   spacer?: HostSpacer;
 }
 
+/** The overview and deliveries pages' rows, as each engine reads them (SQLite here, admin/postgres/views.ts). */
+export interface ConsoleViews {
+  overview(now: Date): Promise<Overview>;
+  deliveries(now: Date, limit?: number): Promise<DeliveriesView>;
+}
+
+/** The console's read pages: the store's views and operator figures (SQLite's by default; PostgreSQL's with DATABASE_URL). */
+export interface ConsoleReads {
+  views: ConsoleViews;
+  figures: OperatorReads;
+}
+
 export interface ConsoleService {
   sessions: AdminSessions;
-  overview(): Overview;
+  overview(): Promise<Overview>;
   /** The ledger by edition and state, what waits, the last errors, and how many subscribers are overdue. */
-  deliveries(): DeliveriesView & { overdue: number };
+  deliveries(): Promise<DeliveriesView & { overdue: number }>;
   /** False when SOURCES names none (the page says so, "fetch now" does nothing). */
   hasSources(): boolean;
   /** Each configured source with its last 14 days. */
@@ -60,9 +73,32 @@ export interface ConsoleService {
   /** Lifts an address's opt-outs with a reason kept in its history (throws a 4xx AppError otherwise). */
   lift(email: string, reason: string): LiftResult;
   /** Confirmation emails of the last 24 hours by state, and the last failures. */
-  notices(): { counts: Record<NoticeStatus, number>; failures: Notice[] };
+  notices(): Promise<{ counts: Record<NoticeStatus, number>; failures: Notice[] }>;
   /** The same importer and checks as `digest import`; messages name the file `name`. */
   importCsv(path: string, name: string): Promise<ImportResult>;
+}
+
+/** SQLite's console reads: the service's default. */
+export function sqliteConsoleReads(db: Db, clock: Clock): ConsoleReads {
+  return {
+    views: { overview: async (now) => computeOverview(db, now), deliveries: async (now, limit) => deliveries(db, now, limit) },
+    figures: sqliteOperatorReads(db, clock),
+  };
+}
+
+/** The overview, deliveries and confirmation-email figures from `reads` (the pages serve reads from the deployment's store). */
+export function consoleReadPages(reads: ConsoleReads, clock: Clock): Pick<ConsoleService, 'overview' | 'deliveries' | 'notices'> {
+  return {
+    overview: () => reads.views.overview(clock.now()),
+    deliveries: async () => ({
+      ...(await reads.views.deliveries(clock.now())),
+      overdue: (await reads.figures.figures({ overdue: 'count' })).overdue!.subscribers,
+    }),
+    notices: async () => ({
+      counts: (await reads.figures.figures({ noticesSince: noticesDay(clock) })).notices!,
+      failures: await reads.figures.lastNoticeFailures(10),
+    }),
+  };
 }
 
 export function createConsoleService(deps: ConsoleDeps): ConsoleService {
@@ -73,8 +109,7 @@ export function createConsoleService(deps: ConsoleDeps): ConsoleService {
   return {
     sessions: new AdminSessions(db, clock),
     hasSources: () => configured().length > 0,
-    overview: () => computeOverview(db, clock.now()),
-    deliveries: () => ({ ...deliveries(db, clock.now()), overdue: operatorFigures(db, clock, { overdue: 'count' }).overdue!.subscribers }),
+    ...consoleReadPages(sqliteConsoleReads(db, clock), clock),
     sources: () => listSources(db, configured()).map((s) => ({ ...s, days: recentDays(db, s.source) })),
     fetchSources: () => createSourcePoller({ db, config, clock, logger, spacer: deps.spacer }).poll(),
     search: (q) => searchSubscribers(db, q),
@@ -84,10 +119,6 @@ export function createConsoleService(deps: ConsoleDeps): ConsoleService {
     remove: (id) => deleteSubscriber(db, id),
     optOuts: (q) => listOptOuts(db, q),
     lift: (email, reason) => liftOptOut(db, clock, email, reason),
-    notices: () => ({
-      counts: operatorFigures(db, clock, { noticesSince: noticesDay(clock) }).notices!,
-      failures: lastNoticeFailures(db, 10),
-    }),
     // In a worker thread when the database is a file (what `digest serve` has): off the web's event loop.
     importCsv: (path, name) =>
       db.memory

@@ -85,29 +85,53 @@ function why(r: WaitingRow): string {
   return `retry ${r.attempts} due ${r.nextAttemptAt ?? 'now'} after: ${normaliseReason(r.code, r.response ?? '')}`;
 }
 
-export function deliveries(db: Db, now: Date, limit = 50): DeliveriesView {
+/** The rows an engine reads for the page (SQLite below, PostgreSQL in admin/postgres/views.ts). */
+export interface DeliveriesRows {
+  /** Per edition from yesterday on: its rows not sent by state, and (status null) all its rows. */
+  byState: Array<{ edition: string; status: string | null; n: number }>;
+  waiting: WaitingRow[];
+  waitingCounts: Array<{ status: string; n: number }>;
+  lastErrors: WaitingRow[];
+}
+
+/** The first edition shown (yesterday, UTC) and the last week's start (the errors' window). */
+export function deliveriesSpan(now: Date): { from: string; weekAgo: string } {
   const day = (offset: number) => new Date(now.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
+  return { from: day(-1), weekAgo: day(-7) };
+}
+
+export function deliveries(db: Db, now: Date, limit = 50): DeliveriesView {
+  const { from, weekAgo } = deliveriesSpan(now);
+  return deliveriesFrom({
+    byState: statement<{ from: string }, { edition: string; status: string | null; n: number }>(db, SQL_BY_STATE).all({ from }),
+    waiting: statement<{ limit: number }, WaitingRow>(db, SQL_WAITING).all({ limit }),
+    waitingCounts: statement<[], { status: string; n: number }>(db, SQL_WAITING_COUNT).all(),
+    lastErrors: statement<{ weekAgo: string; limit: number }, WaitingRow>(db, SQL_LAST_ERRORS).all({ weekAgo, limit: LAST_ERRORS }),
+  });
+}
+
+/** The relay's last errors the page lists. */
+export const LAST_ERRORS = 20;
+
+/** The page from either engine's rows: sent = an edition's rows minus those in another state; reasons normalised. */
+export function deliveriesFrom(rows: DeliveriesRows): DeliveriesView {
   const editions = new Map<string, Record<string, number>>();
   const totals = new Map<string, number>();
-  for (const r of statement<{ from: string }, { edition: string; status: string | null; n: number }>(db, SQL_BY_STATE).all({ from: day(-1) })) {
+  for (const r of rows.byState) {
     let c = editions.get(r.edition);
     if (!c) editions.set(r.edition, (c = Object.fromEntries(STATES.map((s) => [s, 0]))));
     if (r.status === null) totals.set(r.edition, r.n);
     else c[r.status] = r.n;
   }
   for (const [edition, c] of editions) c.sent = (totals.get(edition) ?? 0) - Object.values(c).reduce((a, b) => a + b, 0);
-  const waiting = statement<{ limit: number }, WaitingRow>(db, SQL_WAITING).all({ limit }).map((r) => ({ ...r, why: why(r) }));
   const waitingCounts: Record<string, number> = { planned: 0, retry: 0, sending: 0 };
-  for (const r of statement<[], { status: string; n: number }>(db, SQL_WAITING_COUNT).all()) waitingCounts[r.status] = r.n;
-  const lastErrors = statement<{ weekAgo: string; limit: number }, WaitingRow>(db, SQL_LAST_ERRORS)
-    .all({ weekAgo: day(-7), limit: 20 })
-    .map((r) => ({ ...r, reason: normaliseReason(r.code, r.response ?? '') }));
+  for (const r of rows.waitingCounts) waitingCounts[r.status] = r.n;
   return {
     editions: [...editions]
       .sort(([a], [b]) => (a < b ? 1 : a > b ? -1 : 0))
       .map(([edition, counts]) => ({ edition, counts, total: totals.get(edition) ?? 0 })),
-    waiting,
+    waiting: rows.waiting.map((r) => ({ ...r, why: why(r) })),
     waitingCounts,
-    lastErrors,
+    lastErrors: rows.lastErrors.map((r) => ({ ...r, reason: normaliseReason(r.code, r.response ?? '') })),
   };
 }

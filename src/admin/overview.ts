@@ -93,17 +93,39 @@ function digestDays(db: Db, from: string, to: string, yesterday: string): Map<st
   return out;
 }
 
-export function computeOverview(db: Db, now: Date): Overview {
+/** The rows an engine reads for the overview (SQLite below, PostgreSQL in admin/postgres/views.ts). */
+export interface OverviewRows {
+  subscriberDays: Array<{ day: string; delta: number; unsub: number }>;
+  digestDays: Map<string, { sent: number; failed: number }>;
+  bounceDays: Array<{ day: string; hard: number; soft: number; policy: number; complaints: number }>;
+  paperDays: Array<{ source: string; day: string; papers: number }>;
+}
+
+/** The overview's first and last day, and the day before the last (the digest counts' cache line). */
+export function overviewSpan(now: Date): { days: string[]; from: string; to: string; yesterday: string } {
   const days = dayList(now);
-  const from = days[0]!;
-  const to = days[days.length - 1]!;
+  return { days, from: days[0]!, to: days[days.length - 1]!, yesterday: days[days.length - 2] ?? days[0]! };
+}
+
+export function computeOverview(db: Db, now: Date): Overview {
+  const { days, from, to, yesterday } = overviewSpan(now);
+  return overviewFrom(days, {
+    subscriberDays: statement<{ from: string }, { day: string; delta: number; unsub: number }>(db, SQL_SUBSCRIBER_DAYS).all({ from }),
+    digestDays: digestDays(db, from, to, yesterday),
+    bounceDays: statement<{ from: string }, { day: string; hard: number; soft: number; policy: number; complaints: number }>(db, SQL_BOUNCE_DAYS).all({ from }),
+    paperDays: statement<{ from: string }, { source: string; day: string; papers: number }>(db, SQL_PAPER_DAYS).all({ from }),
+  });
+}
+
+/** The series over `days` from either engine's rows: days with no row are 0; confirmed is a running total. */
+export function overviewFrom(days: string[], rows: OverviewRows): Overview {
   const index = new Map(days.map((d, i) => [d, i]));
   const zeros = () => days.map(() => 0);
   const o: Overview = { days, confirmed: zeros(), sent: zeros(), failed: zeros(), hard: zeros(), soft: zeros(), policy: zeros(), complaints: zeros(), unsubscribes: zeros(), papers: [] };
 
   const deltas = zeros();
   let base = 0;
-  for (const r of statement<{ from: string }, { day: string; delta: number; unsub: number }>(db, SQL_SUBSCRIBER_DAYS).all({ from })) {
+  for (const r of rows.subscriberDays) {
     if (r.day === '') base += r.delta;
     const i = index.get(r.day);
     if (i === undefined) continue;
@@ -113,13 +135,13 @@ export function computeOverview(db: Db, now: Date): Overview {
   let running = base;
   o.confirmed = deltas.map((d) => (running += d));
 
-  for (const [day, r] of digestDays(db, from, to, days[days.length - 2] ?? from)) {
+  for (const [day, r] of rows.digestDays) {
     const i = index.get(day);
     if (i === undefined) continue;
     o.sent[i] = r.sent;
     o.failed[i] = r.failed;
   }
-  for (const r of statement<{ from: string }, { day: string; hard: number; soft: number; policy: number; complaints: number }>(db, SQL_BOUNCE_DAYS).all({ from })) {
+  for (const r of rows.bounceDays) {
     const i = index.get(r.day);
     if (i === undefined) continue;
     o.hard[i] = r.hard;
@@ -128,7 +150,7 @@ export function computeOverview(db: Db, now: Date): Overview {
     o.complaints[i] = r.complaints;
   }
   const bySource = new Map<string, number[]>();
-  for (const r of statement<{ from: string }, { source: string; day: string; papers: number }>(db, SQL_PAPER_DAYS).all({ from })) {
+  for (const r of rows.paperDays) {
     const i = index.get(r.day);
     if (i === undefined) continue;
     let values = bySource.get(r.source);

@@ -6,24 +6,26 @@
 //   SQLITE_FULL, SQLITE_IOERR with ENOSPC -> DB_FULL  no space left on the disk holding the database
 //   SQLITE_READONLY*, SQLITE_CANTOPEN     -> DB_READONLY  the file (or its folder) cannot be written
 //   SQLITE_IOERR*                 -> DB_IO        any other I/O error (failing disk, file gone)
+//   (PostgreSQL only, db/postgres/faults.ts)  -> DB_UNREACHABLE  the server cannot be reached or refuses us
 // All are temporary (the same operation may succeed once the fault is gone) and answer HTTP 503.
 import { AppError } from '../errors.ts';
 
-export type StorageFaultCode = 'DB_LOCKED' | 'DB_FULL' | 'DB_READONLY' | 'DB_IO';
+export type StorageFaultCode = 'DB_LOCKED' | 'DB_FULL' | 'DB_READONLY' | 'DB_IO' | 'DB_UNREACHABLE';
 
 /** Seconds a client is told to wait (Retry-After) per fault: a lock passes soon, a disk needs a person. */
-export const RETRY_AFTER_S: Record<StorageFaultCode, number> = { DB_LOCKED: 2, DB_FULL: 60, DB_READONLY: 60, DB_IO: 30 };
+export const RETRY_AFTER_S: Record<StorageFaultCode, number> = { DB_LOCKED: 2, DB_FULL: 60, DB_READONLY: 60, DB_IO: 30, DB_UNREACHABLE: 10 };
 
 const WHAT: Record<StorageFaultCode, string> = {
   DB_LOCKED: 'database locked: another process held the write lock too long',
   DB_FULL: 'disk full: no space left on the disk holding the database',
   DB_READONLY: 'database read-only: the database file or its folder cannot be written',
   DB_IO: 'database I/O error',
+  DB_UNREACHABLE: 'database unreachable: PostgreSQL (DATABASE_URL) did not answer or refused the connection',
 };
 
 export class StorageFault extends AppError {
   readonly fault: StorageFaultCode;
-  /** SQLite's own code, e.g. SQLITE_FULL. */
+  /** The engine's own code, e.g. SQLITE_FULL, or PostgreSQL's SQLSTATE / the socket's (ECONNREFUSED). */
   readonly sqliteCode: string;
   constructor(fault: StorageFaultCode, sqliteCode: string, detail: string, cause?: unknown, context?: string) {
     const text = `${WHAT[fault]} (${sqliteCode}${detail ? `: ${detail}` : ''})`;

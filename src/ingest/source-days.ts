@@ -88,6 +88,11 @@ export function sourceErrors(db: Db, source: string, limit = 10): SourceDay[] {
   return statement(db, SQL_ERRORS).all(source, limit) as SourceDay[];
 }
 
+/** A failed day as `digest status` and the console show it (either engine's row). */
+export function failedDay(e: Pick<SourceDay, 'day' | 'lastError' | 'fetchedAt' | 'attempts'>): { day: string; error: string; at: string; attempts: number } {
+  return { day: e.day, error: e.lastError ?? 'unknown error', at: e.fetchedAt, attempts: e.attempts };
+}
+
 export function recentDays(db: Db, source: string, limit = 14): SourceDay[] {
   return statement<[string, number], SourceDay>(db, SQL_RECENT_DAYS).all(source, limit);
 }

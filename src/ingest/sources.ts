@@ -13,7 +13,7 @@ import type { Logger } from '../log.ts';
 import { HostSpacer, type FetchOptions, type SharedSpacing } from './fetch.ts';
 import { ingestBatch, ingestCounts, type IngestResult } from './ingest.ts';
 import type { IncomingBatch } from '../types.ts';
-import { sourceErrors, sourceSummary, sqliteSourceStore, type SourceDay, type SourceStore } from './source-days.ts';
+import { failedDay, sourceErrors, sourceSummary, sqliteSourceStore, type SourceDay, type SourceStore } from './source-days.ts';
 import type { AnySourceKind, DayFetch } from './source-kinds/kind.ts';
 import { SOURCE_KINDS, sourceKindList, type SourceSettings } from './source-kinds/registry.ts';
 import type { SourceSpec } from './source-spec.ts';
@@ -280,7 +280,7 @@ export interface SourceListing {
 export function listSources(db: Db, specs: readonly SourceSpec[]): SourceListing[] {
   return specs.map((spec) => {
     const summary = sourceSummary(db, spec.name);
-    const errors = sourceErrors(db, spec.name).map((e) => ({ day: e.day, error: e.lastError ?? 'unknown error', at: e.fetchedAt, attempts: e.attempts }));
+    const errors = sourceErrors(db, spec.name).map(failedDay);
     const last = errors[0];
     return {
       source: spec.name,

@@ -90,18 +90,31 @@ const SQL_SUBSCRIBERS_BY_STATUS = `SELECT status, count(*) AS n FROM subscribers
 export function operatorFigures(db: Db, clock: Clock, w: FigureWindows): OperatorFigures {
   const ledger = w.totals ? statement<[], LedgerTotals>(db, SQL_LEDGER_TOTALS).get()! : undefined;
   const since = w.bouncesSince;
-  const bounces = since === undefined ? undefined : bounceCounts(db, since);
-  // All time: the ledger's total is the same count, already read.
-  const sent = since === undefined ? undefined : ledger && since === '' ? ledger.sent : sentSince(db, since);
-  return {
+  return combineFigures(w, {
+    ledger,
+    bounces: since === undefined ? undefined : bounceCounts(db, since),
+    sentSince: since === undefined || sentIsLedgerTotal(w) ? undefined : sentSince(db, since),
     overdue: w.overdue === 'count' ? countOverdue(db, clock) : w.overdue === 'stored' ? storedOverdue(db) : undefined,
-    bounces,
-    sent,
-    complaintPercent: bounces && sent !== undefined ? complaintPercent(bounces.complaint, sent) : undefined,
     notices: w.noticesSince === undefined ? undefined : noticeCounts(db, w.noticesSince),
     optOuts: w.optOutsSince === undefined ? undefined : optOutCounts(db, w.optOutsSince),
-    ledger,
     subscribers: w.totals ? subscribersByStatus(db) : undefined,
+  });
+}
+
+/** All time with the totals read: the digests sent in the bounce window are the ledger's total, no second count. */
+export const sentIsLedgerTotal = (w: FigureWindows): boolean => Boolean(w.totals) && w.bouncesSince === '';
+
+/** What each engine reads for a view's windows (SQLite above, PostgreSQL in report/postgres/figures.ts). */
+export type FigureParts = Omit<OperatorFigures, 'sent' | 'complaintPercent'> & { sentSince: number | undefined };
+
+/** The figures from the parts an engine read: the same sums and rates whichever engine. */
+export function combineFigures(w: FigureWindows, p: FigureParts): OperatorFigures {
+  const { sentSince: counted, ...parts } = p;
+  const sent = w.bouncesSince === undefined ? undefined : sentIsLedgerTotal(w) ? p.ledger!.sent : counted;
+  return {
+    ...parts,
+    sent,
+    complaintPercent: p.bounces && sent !== undefined ? complaintPercent(p.bounces.complaint, sent) : undefined,
   };
 }
 

@@ -55,9 +55,25 @@ const TOP_REASONS = 3;
 
 export function editionStatus(db: Db, opts: { limit: number }): EditionStatus[] {
   const limit = Math.max(1, Math.floor(opts.limit));
-  const rows = statement(db, SQL_EDITION_COUNTS).all({ limit }) as Omit<EditionStatus, 'topFailures'>[];
+  return editionsWithReasons(
+    statement(db, SQL_EDITION_COUNTS).all({ limit }) as EditionCounts[],
+    statement(db, SQL_EDITION_FAILURES).all({ limit }) as EditionFailure[],
+  );
+}
+
+export type EditionCounts = Omit<EditionStatus, 'topFailures'>;
+/** One raw failure response of an edition and how many rows gave it. */
+export interface EditionFailure {
+  edition: string;
+  code: number | null;
+  response: string;
+  n: number;
+}
+
+/** Each edition's counts with its most common failure reasons (normalised and merged here, whichever engine read them). */
+export function editionsWithReasons(rows: EditionCounts[], failures: EditionFailure[]): EditionStatus[] {
   const reasons = new Map<string, Map<string, number>>();
-  for (const f of statement(db, SQL_EDITION_FAILURES).all({ limit }) as { edition: string; code: number | null; response: string; n: number }[]) {
+  for (const f of failures) {
     const key = normaliseReason(f.code, f.response);
     const perEdition = reasons.get(f.edition) ?? new Map<string, number>();
     perEdition.set(key, (perEdition.get(key) ?? 0) + f.n);

@@ -66,8 +66,8 @@ export interface WebDeps {
 export interface MachineApi {
   /** GET /health: undefined when the database takes a write, else the storage fault (report/health.ts). */
   health: HealthCheck;
-  /** GET /metrics: Prometheus text (report/status.ts). */
-  metrics(): string;
+  /** GET /metrics: Prometheus text (report/status.ts), from the store the deployment lives in. */
+  metrics(): Promise<string>;
   /** POST /api/batches: read and store one posted batch (ingest/post-batch.ts). */
   postBatch(posted: PostedBatch): PostBatchResult;
 }

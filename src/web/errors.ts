@@ -46,6 +46,7 @@ const STATUS_BY_CODE: Record<string, number | { permanent: number; temporary: nu
   DB_FULL: 503,
   DB_READONLY: 503,
   DB_IO: 503,
+  DB_UNREACHABLE: 503,
 };
 
 /** The HTTP status an AppError answers with: its code's entry in STATUS_BY_CODE, else 400. */
@@ -67,6 +68,7 @@ const TITLES: Record<string, string> = {
   DB_FULL: 'Temporarily unavailable',
   DB_READONLY: 'Temporarily unavailable',
   DB_IO: 'Temporarily unavailable',
+  DB_UNREACHABLE: 'Temporarily unavailable',
 };
 
 const HINTS: Record<string, string> = {

@@ -38,3 +38,17 @@ export async function startAdminHarness(env: Record<string, string> = {}, option
   recordBounce(deps, { digestId: digest('albert@example.com'), kind: 'complaint', channel: 'mailgun', status: null, detail: 'mailgun complained' });
   return h;
 }
+
+/** A console session on `base` (the login form's double-submit token, then the password). */
+export async function consoleCookie(base: string): Promise<string> {
+  const form = await fetch(`${base}/admin/login`);
+  const loginCookie = form.headers.getSetCookie().find((c) => c.startsWith('digest_admin_login='))!.split(';')[0]!;
+  const csrf = /name="_csrf" value="([^"]*)"/.exec(await form.text())?.[1] ?? '';
+  const res = await fetch(`${base}/admin/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie },
+    body: new URLSearchParams({ _csrf: csrf, password: ADMIN_PASSWORD }).toString(),
+  });
+  return res.headers.getSetCookie().find((c) => c.startsWith('digest_admin='))!.split(';')[0]!;
+}

@@ -79,7 +79,7 @@ describe('what a bounce means', () => {
     const text = out.join('\n');
     expect(text).toContain('bounces (30 days): hard 0, soft 0, policy blocks 2; complaints 0');
     expect(text).toContain('alarm: 2 digests were refused as spam or for the sender');
-    const o = app.console.overview();
+    const o = await app.console.overview();
     expect(o.policy.reduce((a, b) => a + b, 0)).toBe(2);
     expect(overviewCharts(o).find((c) => c.id === 'bounces')!.svg).toContain('policy blocks');
   });

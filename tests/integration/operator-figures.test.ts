@@ -4,23 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cmdStatus } from '../../src/cli-commands.ts';
 import { matchNew } from '../../src/pipeline.ts';
-import { ADMIN_PASSWORD, startAdminHarness } from '../helpers/admin-setup.ts';
+import { consoleCookie, startAdminHarness } from '../helpers/admin-setup.ts';
 import { seedBatch } from '../helpers/seed.ts';
 import type { WebHarness } from '../helpers/web-harness.ts';
-
-const csrfIn = (html: string) => /name="_csrf" value="([^"]*)"/.exec(html)?.[1] ?? '';
-
-async function consoleCookie(h: WebHarness): Promise<string> {
-  const form = await fetch(`${h.base}/admin/login`);
-  const loginCookie = form.headers.getSetCookie().find((c) => c.startsWith('digest_admin_login='))!.split(';')[0]!;
-  const res = await fetch(`${h.base}/admin/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie },
-    body: new URLSearchParams({ _csrf: csrfIn(await form.text()), password: ADMIN_PASSWORD }).toString(),
-  });
-  return res.headers.getSetCookie().find((c) => c.startsWith('digest_admin='))!.split(';')[0]!;
-}
 
 const number = (text: string, re: RegExp): number => {
   const m = re.exec(text);
@@ -47,7 +33,7 @@ describe('operator figures: digest status, the console and /metrics agree', () =
     expect(await cmdStatus(h.core, { out: (l) => out.push(l), err: (l) => out.push(l), isTTY: false }, 10)).toBe(0);
     const status = out.join('\n');
 
-    const cookie = await consoleCookie(h);
+    const cookie = await consoleCookie(h.base);
     const overview = await (await fetch(`${h.base}/admin`, { headers: { cookie } })).text();
     const deliveries = await (await fetch(`${h.base}/admin/deliveries`, { headers: { cookie } })).text();
     const metrics = await (await fetch(`${h.base}/metrics`)).text();

@@ -45,7 +45,7 @@ export function registerRun(program: Command, { io, app, setExitCode }: CliConte
     });
 }
 
-export function registerStatus(program: Command, { io, app, setExitCode }: CliContext): void {
+export function registerStatus(program: Command, { io, app, setup, setExitCode }: CliContext): void {
   program
     .command('status')
     .description(
@@ -54,6 +54,12 @@ export function registerStatus(program: Command, { io, app, setExitCode }: CliCo
     .argument('[email]')
     .option('--limit <n>', 'editions to show', positiveInt, 10)
     .action(async (email: string | undefined, o: { limit: number }) => {
+      // DATABASE_URL=postgres://…: the figures are read where the readers and the ledger live.
+      if ((await loadConfig()).DATABASE_URL) {
+        const { config } = await setup();
+        setExitCode(await (await import('./status-postgres.ts')).statusOnPostgres(config, io, email, o.limit));
+        return;
+      }
       const c = await commands();
       setExitCode(await withApp(app, (a) => (email === undefined ? c.cmdStatus(a, io, o.limit) : c.cmdSubscriberStatus(a, io, email))));
     });

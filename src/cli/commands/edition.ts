@@ -35,6 +35,10 @@ export function registerPlan(program: Command, { io, setup }: CliContext): void 
         const { postgresSourcePoll } = await import('../../ingest/postgres/source-poll.ts');
         const poll = o.fetch ? postgresSourcePoll(pool, config, logger, clock, sourceSpacer(config, limits)) : undefined;
         io.out(describeEdition(await planEditionPg(pool, { clock, mode: o.now ? 'now' : 'due', logger, poll })));
+        // As every tick does: count the overdue readers, stored for /metrics, warned about in the log.
+        const { postgresOperatorReads } = await import('../../report/postgres/reads.ts');
+        const { warnIfOverdue } = await import('../../pipeline.ts');
+        warnIfOverdue(logger, (await postgresOperatorReads(pool, clock).figures({ overdue: 'count' })).overdue);
       } finally {
         await limits.close();
         await pool.end();

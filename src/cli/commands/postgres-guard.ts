@@ -12,7 +12,6 @@ const SQLITE_ONLY: Readonly<Record<string, string>> = {
   subscribers: 'PostgreSQL\'s subscribers table',
   preview: 'a digest `digest worker` sent (its web view link)',
   import: 'importing into PostgreSQL is not built yet: import on SQLite, then `digest copy --to`',
-  status: 'PostgreSQL\'s digests table (status per row) and the workers\' output',
   sources: "PostgreSQL's source_days table",
   backup: 'pg_dump (README, "Backups on PostgreSQL")',
   restore: 'pg_restore, then `digest recover --after-restore` (README, "Backups on PostgreSQL")',

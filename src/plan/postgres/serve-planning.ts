@@ -19,7 +19,15 @@ export interface ServePlanning {
   close(): Promise<void>;
 }
 
-export function servePlanningOnPostgres(config: Config, opts: { clock: Clock; logger: Logger; spacer?: HostSpacer }): ServePlanning {
+export interface ServePlanningOptions {
+  clock: Clock;
+  logger: Logger;
+  spacer?: HostSpacer;
+  /** After each tick's planning (the composition root counts the overdue readers there, as SQLite's tick does). */
+  afterTick?: () => Promise<unknown>;
+}
+
+export function servePlanningOnPostgres(config: Config, opts: ServePlanningOptions): ServePlanning {
   const pool = createPool(config.DATABASE_URL!, { schema: config.DATABASE_SCHEMA, max: 2 });
   const { clock, logger } = opts;
   // Each tick asks the configured sources first, into PostgreSQL, as `digest plan` does.
@@ -27,6 +35,7 @@ export function servePlanningOnPostgres(config: Config, opts: { clock: Clock; lo
   return {
     async tick() {
       await planEditionPg(pool, { clock, mode: 'due', logger, poll });
+      await opts.afterTick?.();
     },
     async welcome(subscriberId) {
       await planEditionPg(pool, { clock, mode: 'now', logger, onlySubscriber: subscriberId });

@@ -111,7 +111,7 @@ function registerOverviewRoutes(auth: FastifyInstance, ctx: AdminContext): void 
 
   auth.get('/admin', async (_req, reply) => {
     const started = performance.now();
-    const o = service.overview();
+    const o = await service.overview();
     const charts = overviewCharts(o);
     const totals = overviewTotals(o);
     const percent = totals.complaintPercent ?? 0;
@@ -127,7 +127,7 @@ function registerOverviewRoutes(auth: FastifyInstance, ctx: AdminContext): void 
   });
 
   auth.get('/admin/deliveries', async (_req, reply) => {
-    const view = service.deliveries();
+    const view = await service.deliveries();
     return ctx.page(reply, 'deliveries', {
       title: 'Deliveries',
       section: 'deliveries',
@@ -137,7 +137,7 @@ function registerOverviewRoutes(auth: FastifyInstance, ctx: AdminContext): void 
       waitingCounts: view.waitingCounts,
       lastErrors: view.lastErrors,
       overdue: view.overdue,
-      notices: service.notices(),
+      notices: await service.notices(),
     });
   });
 }
