@@ -1,0 +1,65 @@
+// The email's feedback and follow links as a port of Promise-returning methods, one adapter per engine (as
+// the subscriber door, subscribers/door.ts): SQLite's wraps FeedbackService (service.ts); PostgreSQL's is
+// postgres/feedback.ts. Both follow link-rules.ts: the same tokens, checks, refusals and pages.
+import type { Direction, FeedbackService } from './service.ts';
+
+export type { Direction };
+
+interface PaperShown {
+  title: string;
+  url: string;
+}
+
+/** GET /feedback/…: the page with one button. */
+export interface VoteAsk {
+  email: string;
+  paper: PaperShown;
+  direction: Direction;
+  more: boolean;
+}
+
+/** POST /feedback/…: the vote recorded; "less" offers to mute the reader's topics that brought the paper. */
+export interface VoteDone {
+  email: string;
+  paper: PaperShown;
+  more: boolean;
+  muteTopics: Array<{ text: string; muteUrl: string }>;
+  preferencesUrl: string;
+}
+
+/** GET /follow/…: whom the link would follow, and whether the reader already does. */
+export interface FollowAsk {
+  email: string;
+  name: string;
+  topic: string;
+  already: boolean;
+  paper: { title: string };
+}
+
+/** POST /follow/…: the author: topic added (false: an equivalent one was there). */
+export interface FollowDone {
+  email: string;
+  name: string;
+  topic: string;
+  added: boolean;
+  preferencesUrl: string;
+}
+
+export interface ReaderFeedback {
+  readonly engine: 'sqlite' | 'postgres';
+  describe(token: string, paperId: number, direction: Direction): Promise<VoteAsk>;
+  record(token: string, paperId: number, direction: Direction): Promise<VoteDone>;
+  describeFollow(token: string, authorIndex: number, paperId: number): Promise<FollowAsk>;
+  follow(token: string, authorIndex: number, paperId: number): Promise<FollowDone>;
+}
+
+/** SQLite: the service as it is (synchronous inside, one microtask more per call). */
+export function sqliteFeedback(s: FeedbackService): ReaderFeedback {
+  return {
+    engine: 'sqlite',
+    describe: async (token, paperId, direction) => s.describe(token, paperId, direction),
+    record: async (token, paperId, direction) => s.record(token, paperId, direction),
+    describeFollow: async (token, authorIndex, paperId) => s.describeFollow(token, authorIndex, paperId),
+    follow: async (token, authorIndex, paperId) => s.follow(token, authorIndex, paperId),
+  };
+}
