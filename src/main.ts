@@ -25,8 +25,12 @@ import type { HostSpacer } from './ingest/fetch.ts';
 import { sourceSpacer } from './ingest/sources.ts';
 import { createLikeLookups } from './match/like/lookups.ts';
 import { arxivExampleFetcher } from './match/like/arxiv-fetcher.ts';
-import { createFeedbackService, type FeedbackService } from './feedback/service.ts';
-import { createFeedService, type FeedService } from './feed/atom.ts';
+import { createFeedbackService } from './feedback/service.ts';
+import { feedbackWithFallback, sqliteFeedback, type ReaderFeedback } from './feedback/port.ts';
+import { createPostgresFeedback } from './feedback/postgres/feedback.ts';
+import { createFeedService } from './feed/atom.ts';
+import { feedsWithFallback, sqliteFeeds, type ReaderFeeds } from './feed/port.ts';
+import { createPostgresFeeds } from './feed/postgres/atom.ts';
 import { createTopicPreviewService, type TopicPreviewService } from './match/preview-service.ts';
 import { Tokens } from './tokens.ts';
 import { createConsoleService, type ConsoleService } from './admin/console.ts';
@@ -39,8 +43,8 @@ import { formatMetrics } from './report/status.ts';
 import { ALL_TIME, operatorFigures } from './report/figures.ts';
 import { createOperatorService, type OperatorService } from './operator/service.ts';
 import { runPipeline, type PipelineOptions, type PipelineReport } from './pipeline.ts';
-import { openDigest } from './subscribers/open-digest.ts';
-import type { DigestView } from './render/render.ts';
+import { digestViewsWithFallback, sqliteDigestViews, type DigestViews } from './subscribers/open-digest.ts';
+import { createPostgresDigestViews } from './subscribers/postgres/open-digest.ts';
 import type { MachineApi } from './web/deps.ts';
 
 export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -74,9 +78,9 @@ export interface App {
   door: SubscriberDoor;
   /** Confirmation emails: written before they are sent, retried, counted (notices table). */
   notices: NoticeSender;
-  /** The email's feedback and follow links (what reader models learn from), and personal Atom feeds. */
-  feedback: FeedbackService;
-  feeds: FeedService;
+  /** The email's feedback and follow links (what reader models learn from), and personal Atom feeds (serve swaps in PostgreSQL's). */
+  feedback: ReaderFeedback;
+  feeds: ReaderFeeds;
   /** The topic builder's live preview. */
   topicPreview: TopicPreviewService;
   /** Spaces requests per feed host (sources, "fetch now", like: lookups) for every process on `limits`. */
@@ -89,8 +93,8 @@ export interface App {
   machine: MachineApi;
   /** The relays' bounce and complaint webhooks. */
   webhooks: WebhookEvents;
-  /** The web view of one digest ("view in browser"). */
-  digests: { open(token: string): DigestView };
+  /** The web view of one digest ("view in browser"; serve swaps in PostgreSQL's). */
+  digests: DigestViews;
   /** What the `digest` commands call: ingest, the operator figures, preview, import, opt-outs. */
   operator: OperatorService;
   /** One run of fetch -> match -> plan -> send -> upkeep (src/pipeline.ts). */
@@ -243,8 +247,8 @@ function createServices({ config, db, clock, logger, tokens, links, renderer, ma
   // Property order is construction order.
   return {
     subscribers,
-    feedback: createFeedbackService({ db, clock, tokens, links, logger }),
-    feeds: createFeedService({ db, clock, tokens, links }),
+    feedback: sqliteFeedback(createFeedbackService({ db, clock, tokens, links, logger })),
+    feeds: sqliteFeeds(createFeedService({ db, clock, tokens, links })),
     topicPreview: createTopicPreviewService({ db, clock }),
     spacer,
     limits,
@@ -255,7 +259,7 @@ function createServices({ config, db, clock, logger, tokens, links, renderer, ma
       postBatch: (posted) => postBatch(db, clock, posted),
     } satisfies MachineApi,
     webhooks: createWebhookEvents({ store: sqliteBounceStore({ db, clock, config, logger }), clock, config, logger }),
-    digests: { open: (token: string) => openDigest({ db, links, subscribers }, token) },
+    digests: sqliteDigestViews({ db, links, subscribers }),
     operator: createOperatorService({ db, clock, config, logger, links, renderer }),
   };
 }
@@ -301,6 +305,8 @@ export interface PostgresDoorHandle {
   /** Bounces and complaints about the digests PostgreSQL's workers send act here (receiver and webhooks). */
   bounces: BounceStore;
   webhooks: WebhookEvents;
+  /** A digest's links (feedback, follow, web view) and the reader's feed, on PostgreSQL, SQLite's answering the links it did not sign. */
+  readerLinks: Pick<App, 'feedback' | 'feeds' | 'digests'>;
   close(): Promise<void>;
 }
 
@@ -330,13 +336,19 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
   const links = new Links(config.PUBLIC_URL, tokens, clock);
   const door = createPostgresDoor({ pool, clock, tokens, links, logger, mailer, renderer, config });
   const bounces = postgresBounceStore({ pool, clock, logger, config });
+  const signedHere = (token: string) => door.signedHere!(token);
+  const pgDeps = { pool, clock, tokens, links };
   return {
     bounces,
     webhooks: createWebhookEvents({ store: bounces, clock, config, logger }),
     door,
-    // Digests still go out from SQLite (README "Running on more than one machine"): their unsubscribe,
-    // manage and mute links keep working through SQLite's door.
+    // Emails sent from the SQLite file before the move: their links keep working through SQLite's services.
     served: doorWithFallback(door, app.door),
+    readerLinks: {
+      feedback: feedbackWithFallback(createPostgresFeedback({ ...pgDeps, logger }), app.feedback, signedHere),
+      feeds: feedsWithFallback(createPostgresFeeds(pgDeps), app.feeds, signedHere),
+      digests: digestViewsWithFallback(createPostgresDigestViews(pgDeps), app.digests, signedHere),
+    },
     async close() {
       door.notices.close();
       await pool.end();

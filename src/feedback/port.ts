@@ -1,6 +1,7 @@
 // The email's feedback and follow links as a port of Promise-returning methods, one adapter per engine (as
 // the subscriber door, subscribers/door.ts): SQLite's wraps FeedbackService (service.ts); PostgreSQL's is
 // postgres/feedback.ts. Both follow link-rules.ts: the same tokens, checks, refusals and pages.
+import { eitherStore } from '../subscribers/records/link-tokens.ts';
 import type { Direction, FeedbackService } from './service.ts';
 
 export type { Direction };
@@ -61,5 +62,20 @@ export function sqliteFeedback(s: FeedbackService): ReaderFeedback {
     record: async (token, paperId, direction) => s.record(token, paperId, direction),
     describeFollow: async (token, authorIndex, paperId) => s.describeFollow(token, authorIndex, paperId),
     follow: async (token, authorIndex, paperId) => s.follow(token, authorIndex, paperId),
+  };
+}
+
+/**
+ * During a move to PostgreSQL (subscribers/door.ts doorWithFallback): a link the primary store did not sign
+ * (`signedHere` false: an email sent from the earlier store) is answered there; the primary's own refusals are final.
+ */
+export function feedbackWithFallback(primary: ReaderFeedback, earlier: ReaderFeedback, signedHere: (token: string) => Promise<boolean>): ReaderFeedback {
+  const either = eitherStore(signedHere);
+  return {
+    engine: primary.engine,
+    describe: (t, p, d) => either(t, () => primary.describe(t, p, d), () => earlier.describe(t, p, d)),
+    record: (t, p, d) => either(t, () => primary.record(t, p, d), () => earlier.record(t, p, d)),
+    describeFollow: (t, a, p) => either(t, () => primary.describeFollow(t, a, p), () => earlier.describeFollow(t, a, p)),
+    follow: (t, a, p) => either(t, () => primary.follow(t, a, p), () => earlier.follow(t, a, p)),
   };
 }

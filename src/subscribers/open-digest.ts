@@ -6,6 +6,7 @@ import { AppError } from '../errors.ts';
 import type { Links } from '../links.ts';
 import type { DigestView } from '../render/render.ts';
 import { loadDigest, type LoadedDigest } from '../render/view.ts';
+import { eitherStore } from './records/link-tokens.ts';
 import type { SubscriberService } from './service.ts';
 
 export interface DigestViews {
@@ -22,6 +23,12 @@ export interface OpenDigestDeps {
 
 export function sqliteDigestViews(deps: OpenDigestDeps): DigestViews {
   return { engine: 'sqlite', open: async (token) => openDigest(deps, token) };
+}
+
+/** During a move to PostgreSQL (door.ts doorWithFallback): a link the primary store did not sign is answered by the earlier one. */
+export function digestViewsWithFallback(primary: DigestViews, earlier: DigestViews, signedHere: (token: string) => Promise<boolean>): DigestViews {
+  const either = eitherStore(signedHere);
+  return { engine: primary.engine, open: (t) => either(t, () => primary.open(t), () => earlier.open(t)) };
 }
 
 /** The renderer's input for the digest a view link names; AppError DIGEST_GONE (404) when it is not there any more. */

@@ -30,6 +30,11 @@ export function createPostgresFeeds(deps: { pool: pg.Pool; clock: Clock; tokens:
   const { pool, clock, tokens, links } = deps;
   return {
     engine: 'postgres',
+    holdsReader: (token) =>
+      answerDbLoss(async () => {
+        const claimed = tokens.peek(token);
+        return claimed !== null && (await records.findSubscriberById(pool, claimed.subscriberId)) !== undefined;
+      }),
     rotate: (manageToken) =>
       answerDbLoss(async () => {
         const { subscriber } = await resolveLinkPg(pool, tokens, clock, manageToken, 'manage');

@@ -2,7 +2,7 @@
 // A token made for another purpose, another subscriber, or tampered with in any way is refused.
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/open.ts';
-import { AppError } from '../../errors.ts';
+import { AppError, isAppError } from '../../errors.ts';
 import type { Tokens } from '../../tokens.ts';
 import type { Pg } from '../../db/postgres/pool.ts';
 import * as pgRecords from './postgres.ts';
@@ -71,4 +71,21 @@ function checkLink<K extends LinkKind>(tokens: Tokens, clock: Clock, token: stri
   const found = kinds.find((k) => k === purpose);
   if (found === undefined) throw invalidLink(named);
   return { subscriber, kind: found, targetId: target === undefined ? undefined : Number(target) };
+}
+
+/** A link this store refused as not its own (another store, during a move, may know it). */
+export const foreignLink = (e: unknown): boolean => isAppError(e) && e.code === 'LINK_INVALID';
+
+/** Runs `first` (the primary store); `then` (the earlier store) only when `first` refused a link
+ * (LINK_INVALID) that the primary store did not sign: a refusal of its own (a complained address's
+ * confirmation link, another reader's digest) is final. */
+export function eitherStore(signedHere: (token: string) => Promise<boolean>) {
+  return async <T>(token: string, first: () => Promise<T>, then: () => Promise<T>): Promise<T> => {
+    try {
+      return await first();
+    } catch (e) {
+      if (!foreignLink(e) || (await signedHere(token))) throw e;
+      return then();
+    }
+  };
 }
