@@ -26,8 +26,12 @@ import { sourceSpacer } from './ingest/sources.ts';
 import { createLikeLookups, type ExampleStore, type LikeLookups } from './match/like/lookups.ts';
 import { postgresExampleStore } from './match/postgres/like-examples.ts';
 import { arxivExampleFetcher } from './match/like/arxiv-fetcher.ts';
-import { createFeedbackService, type FeedbackService } from './feedback/service.ts';
-import { createFeedService, type FeedService } from './feed/atom.ts';
+import { createFeedbackService } from './feedback/service.ts';
+import { feedbackWithFallback, sqliteFeedback, type ReaderFeedback } from './feedback/port.ts';
+import { createPostgresFeedback } from './feedback/postgres/feedback.ts';
+import { createFeedService } from './feed/atom.ts';
+import { feedsWithFallback, sqliteFeeds, type ReaderFeeds } from './feed/port.ts';
+import { createPostgresFeeds } from './feed/postgres/atom.ts';
 import { createTopicPreviewService, type TopicPreviewService } from './match/preview-service.ts';
 import { Tokens } from './tokens.ts';
 import { createConsoleService, type ConsoleReads, type ConsoleService } from './admin/console.ts';
@@ -44,8 +48,8 @@ import { postgresOperatorReads } from './report/postgres/reads.ts';
 import { createPostgresHealthCheck } from './report/postgres/health.ts';
 import { createOperatorService, type OperatorService } from './operator/service.ts';
 import { runPipeline, type PipelineOptions, type PipelineReport } from './pipeline.ts';
-import { openDigest } from './subscribers/open-digest.ts';
-import type { DigestView } from './render/render.ts';
+import { digestViewsWithFallback, sqliteDigestViews, type DigestViews } from './subscribers/open-digest.ts';
+import { createPostgresDigestViews } from './subscribers/postgres/open-digest.ts';
 import type { MachineApi } from './web/deps.ts';
 
 export const PROJECT_ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -79,9 +83,9 @@ export interface App {
   door: SubscriberDoor;
   /** Confirmation emails: written before they are sent, retried, counted (notices table). */
   notices: NoticeSender;
-  /** The email's feedback and follow links (what reader models learn from), and personal Atom feeds. */
-  feedback: FeedbackService;
-  feeds: FeedService;
+  /** The email's feedback and follow links (what reader models learn from), and personal Atom feeds (serve swaps in PostgreSQL's). */
+  feedback: ReaderFeedback;
+  feeds: ReaderFeeds;
   /** The topic builder's live preview. */
   topicPreview: TopicPreviewService;
   /** Spaces requests per feed host (sources, "fetch now", like: lookups) for every process on `limits`. */
@@ -94,8 +98,8 @@ export interface App {
   machine: MachineApi;
   /** The relays' bounce and complaint webhooks. */
   webhooks: WebhookEvents;
-  /** The web view of one digest ("view in browser"). */
-  digests: { open(token: string): DigestView };
+  /** The web view of one digest ("view in browser"; serve swaps in PostgreSQL's). */
+  digests: DigestViews;
   /** What the `digest` commands call: ingest, the operator figures, preview, import, opt-outs. */
   operator: OperatorService;
   /** One run of fetch -> match -> plan -> send -> upkeep (src/pipeline.ts). */
@@ -250,8 +254,8 @@ function createServices({ config, db, clock, logger, tokens, links, renderer, ma
   // Property order is construction order.
   return {
     subscribers,
-    feedback: createFeedbackService({ db, clock, tokens, links, logger }),
-    feeds: createFeedService({ db, clock, tokens, links }),
+    feedback: sqliteFeedback(createFeedbackService({ db, clock, tokens, links, logger })),
+    feeds: sqliteFeeds(createFeedService({ db, clock, tokens, links })),
     topicPreview: createTopicPreviewService({ db, clock }),
     spacer,
     limits,
@@ -262,7 +266,7 @@ function createServices({ config, db, clock, logger, tokens, links, renderer, ma
       postBatch: (posted) => postBatch(db, clock, posted),
     } satisfies MachineApi,
     webhooks: createWebhookEvents({ store: sqliteBounceStore({ db, clock, config, logger }), clock, config, logger }),
-    digests: { open: (token: string) => openDigest({ db, links, subscribers }, token) },
+    digests: sqliteDigestViews({ db, links, subscribers }),
     operator: createOperatorService({ db, clock, config, logger, links, renderer }),
   };
 }
@@ -313,6 +317,8 @@ export interface PostgresDoorHandle {
   machine: MachineApi;
   /** The console's overview and deliveries pages' reads, from PostgreSQL. */
   consoleReads: ConsoleReads;
+  /** A digest's links (feedback, follow, web view) and the reader's feed, on PostgreSQL, SQLite's answering the links it did not sign. */
+  readerLinks: Pick<App, 'feedback' | 'feeds' | 'digests'>;
   close(): Promise<void>;
 }
 
@@ -346,6 +352,8 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
   // Its own small pool: /health and /metrics answer (or fail) quickly even while the door's pool is busy.
   const opsPool = createPool(config.DATABASE_URL, { ...(config.DATABASE_SCHEMA ? { schema: config.DATABASE_SCHEMA } : {}), max: 2, connectTimeoutMs: 2000 });
   const reads = postgresOperatorReads(opsPool, clock);
+  const signedHere = (token: string) => door.signedHere!(token);
+  const pgDeps = { pool, clock, tokens, links };
   return {
     bounces,
     reads,
@@ -357,9 +365,13 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
     },
     webhooks: createWebhookEvents({ store: bounces, clock, config, logger }),
     door,
-    // Digests still go out from SQLite (README "Running on more than one machine"): their unsubscribe,
-    // manage and mute links keep working through SQLite's door.
+    // Emails sent from the SQLite file before the move: their links keep working through SQLite's services.
     served: doorWithFallback(door, app.door),
+    readerLinks: {
+      feedback: feedbackWithFallback(createPostgresFeedback({ ...pgDeps, logger }), app.feedback, signedHere),
+      feeds: feedsWithFallback(createPostgresFeeds(pgDeps), app.feeds, signedHere),
+      digests: digestViewsWithFallback(createPostgresDigestViews(pgDeps), app.digests, signedHere),
+    },
     async close() {
       door.notices.close();
       await pool.end();

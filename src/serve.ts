@@ -32,8 +32,9 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
   seedSampleBatch(app, io);
   // Sends left in flight by a crash: say so now, not at the first tick an hour later.
   recoverStale(db, app.clock, { logger });
-  // With DATABASE_URL=postgres://… the subscriber door (subscribe, confirm, unsubscribe, manage) is on
-  // PostgreSQL; the rest still runs on SQLite (README "Running on more than one machine").
+  // With DATABASE_URL=postgres://… the subscriber door (subscribe, confirm, unsubscribe, manage) and a
+  // digest's links (feedback, follow, web view, the feed) are on PostgreSQL; the console and /health,
+  // /metrics still run on SQLite (README "Running on more than one machine").
   const pg = await openPostgresDoor(app);
   // Confirmation emails a stopped process or a relay failure left unsent go now (then on their retry times).
   app.notices.kick();
@@ -69,6 +70,8 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
     machine: pg?.machine ?? app.machine,
     // The console's overview and deliveries read there too (its subscriber pages and actions: not yet).
     console: pg ? { ...app.console, ...consoleReadPages(pg.consoleReads, app.clock) } : app.console,
+    // Digests are sent from PostgreSQL there: their links and the reader's feed read and write it.
+    ...pg?.readerLinks,
     // Digests are sent from PostgreSQL there: their bounces and complaints must act on its subscribers.
     webhooks: pg?.webhooks ?? app.webhooks,
     // A PostgreSQL subscriber id names no SQLite subscriber: on PostgreSQL the welcome digest is planned there.

@@ -25,7 +25,8 @@ const SQL_FEED = `
   ORDER BY p.id DESC
   LIMIT ${FEED_MAX_ENTRIES}`;
 
-interface FeedRow {
+/** One feed entry as either engine's feed query returns it. */
+export interface FeedRow {
   id: number;
   paper_key: string;
   title: string;
@@ -63,45 +64,54 @@ export function createFeedService(deps: { db: Db; clock: Clock; tokens: Tokens; 
     /** The feed document for a signed feed token (403 for anything else, 410 once its reader unsubscribed). */
     atom(token: string): string {
       const subscriber = resolveFeedLink(db, tokens, clock, token);
-      const now = clock.now();
-      const since = new Date(now.getTime() - FEED_DAYS * 86_400_000).toISOString();
-      const rows = statement<{ sid: number; since: string }, FeedRow>(db, SQL_FEED).all({ sid: subscriber.id, since });
-      const self = links.feed(feedSubject(db, subscriber));
-      const updated = rows.reduce((max, r) => (r.updated_at > max ? r.updated_at : max), rows[0]?.created_at ?? now.toISOString());
-      const entries = rows.map((r) => {
-        const authors = parseStringArray(r.authors)
-          .map((a) => `    <author><name>${xmlEscape(a)}</name></author>\n`)
-          .join('');
-        const code = r.code_url ? `    <link rel="related" title="Code" href="${xmlEscape(r.code_url)}"/>\n` : '';
-        return (
-          `  <entry>\n` +
-          `    <id>${xmlEscape(entryId(r))}</id>\n` +
-          `    <title>${xmlEscape(r.title)}</title>\n` +
-          `    <link rel="alternate" href="${xmlEscape(r.url)}"/>\n` +
-          code +
-          `    <updated>${xmlEscape(r.updated_at)}</updated>\n` +
-          `    <published>${xmlEscape(r.created_at)}</published>\n` +
-          (authors === '' ? `    <author><name>Unknown</name></author>\n` : authors) +
-          `    <summary>${xmlEscape(r.abstract)}</summary>\n` +
-          `    <category term="${xmlEscape(r.topics.slice(0, 200))}" label="Matched topics"/>\n` +
-          `  </entry>\n`
-        );
-      });
-      return (
-        `<?xml version="1.0" encoding="utf-8"?>\n` +
-        `<feed xmlns="http://www.w3.org/2005/Atom">\n` +
-        `  <id>${xmlEscape(`${links.home()}feed/subscriber-${subscriber.id}`)}</id>\n` +
-        `  <title>Paper Digest: papers for ${xmlEscape(subscriber.email)}</title>\n` +
-        `  <subtitle>Papers your topics matched in the last ${FEED_DAYS} days</subtitle>\n` +
-        `  <link rel="self" type="application/atom+xml" href="${xmlEscape(self)}"/>\n` +
-        `  <link rel="alternate" href="${xmlEscape(links.home())}"/>\n` +
-        `  <updated>${xmlEscape(updated)}</updated>\n` +
-        `  <generator>Paper Digest</generator>\n` +
-        entries.join('') +
-        `</feed>\n`
-      );
+      const rows = statement<{ sid: number; since: string }, FeedRow>(db, SQL_FEED).all({ sid: subscriber.id, since: feedSince(clock) });
+      return atomDocument({ links, now: clock.now(), subscriber, self: links.feed(feedSubject(db, subscriber)), rows });
     },
   };
+}
+
+/** The oldest paper a feed shows: first seen FEED_DAYS days ago. */
+export function feedSince(clock: Clock): string {
+  return new Date(clock.now().getTime() - FEED_DAYS * 86_400_000).toISOString();
+}
+
+/** The Atom document of a reader's feed rows (either engine's query gives them, newest first). */
+export function atomDocument(f: { links: Links; now: Date; subscriber: { id: number; email: string }; self: string; rows: readonly FeedRow[] }): string {
+  const { links, subscriber, rows } = f;
+  const updated = rows.reduce((max, r) => (r.updated_at > max ? r.updated_at : max), rows[0]?.created_at ?? f.now.toISOString());
+  return (
+    `<?xml version="1.0" encoding="utf-8"?>\n` +
+    `<feed xmlns="http://www.w3.org/2005/Atom">\n` +
+    `  <id>${xmlEscape(`${links.home()}feed/subscriber-${subscriber.id}`)}</id>\n` +
+    `  <title>Paper Digest: papers for ${xmlEscape(subscriber.email)}</title>\n` +
+    `  <subtitle>Papers your topics matched in the last ${FEED_DAYS} days</subtitle>\n` +
+    `  <link rel="self" type="application/atom+xml" href="${xmlEscape(f.self)}"/>\n` +
+    `  <link rel="alternate" href="${xmlEscape(links.home())}"/>\n` +
+    `  <updated>${xmlEscape(updated)}</updated>\n` +
+    `  <generator>Paper Digest</generator>\n` +
+    rows.map(entry).join('') +
+    `</feed>\n`
+  );
+}
+
+function entry(r: FeedRow): string {
+  const authors = parseStringArray(r.authors)
+    .map((a) => `    <author><name>${xmlEscape(a)}</name></author>\n`)
+    .join('');
+  const code = r.code_url ? `    <link rel="related" title="Code" href="${xmlEscape(r.code_url)}"/>\n` : '';
+  return (
+    `  <entry>\n` +
+    `    <id>${xmlEscape(entryId(r))}</id>\n` +
+    `    <title>${xmlEscape(r.title)}</title>\n` +
+    `    <link rel="alternate" href="${xmlEscape(r.url)}"/>\n` +
+    code +
+    `    <updated>${xmlEscape(r.updated_at)}</updated>\n` +
+    `    <published>${xmlEscape(r.created_at)}</published>\n` +
+    (authors === '' ? `    <author><name>Unknown</name></author>\n` : authors) +
+    `    <summary>${xmlEscape(r.abstract)}</summary>\n` +
+    `    <category term="${xmlEscape(r.topics.slice(0, 200))}" label="Matched topics"/>\n` +
+    `  </entry>\n`
+  );
 }
 
 /** A stable id per paper: arXiv ids as their abs URL form, others as a tag URI-like string. */

@@ -18,8 +18,7 @@ const SQL_ROTATE_FEED_SALT = `UPDATE subscribers SET feed_salt = ? WHERE id = ?`
 /** What the feed token of `s` is signed for: the subscriber id and the salts it depends on. */
 export function feedSubject(db: Db, s: TokenSubject): TokenSubject {
   const row = statement<[number], { feed_salt: string | null }>(db, SQL_FEED_SALT).get(s.id);
-  const feedSalt = row?.feed_salt ?? null;
-  return { id: s.id, tokenSalt: feedSalt === null ? s.tokenSalt : `${s.tokenSalt}.${feedSalt}` };
+  return feedSubjectOf(s, row?.feed_salt ?? null);
 }
 
 export function rotateFeedSalt(db: Db, subscriberId: number): void {
@@ -33,8 +32,18 @@ export function rotateFeedSalt(db: Db, subscriberId: number): void {
 export function resolveFeedLink(db: Db, tokens: Tokens, clock: Clock, token: string): SubscriberRecord {
   const claimed = tokens.peek(token);
   const subscriber = claimed ? findSubscriberById(db, claimed.subscriberId) : undefined;
+  return checkFeedToken(tokens, clock, token, subscriber, subscriber && feedSubject(db, subscriber));
+}
+
+/** The feed salt's part of a feed token's subject (either engine reads the salt from its own table). */
+export function feedSubjectOf(s: TokenSubject, feedSalt: string | null): TokenSubject {
+  return { id: s.id, tokenSalt: feedSalt === null ? s.tokenSalt : `${s.tokenSalt}.${feedSalt}` };
+}
+
+/** Either engine's check of a feed token against the subscriber it claims and their feed subject. */
+export function checkFeedToken(tokens: Tokens, clock: Clock, token: string, subscriber: SubscriberRecord | undefined, subject: TokenSubject | undefined): SubscriberRecord {
   // verify() runs (and spends the same time) whether or not the subscriber exists.
-  const check = tokens.verify(token, subscriber && feedSubject(db, subscriber), clock.now());
+  const check = tokens.verify(token, subject, clock.now());
   if (!check.ok || !subscriber || check.token.purpose !== 'feed') throw invalidLink('feed');
   if (subscriber.status === 'unsubscribed') {
     throw new AppError('FEED_GONE', 'This feed has ended: its reader unsubscribed. Subscribe again to get a new one.');

@@ -16,18 +16,29 @@ import type { Clock } from '../clock.ts';
 import { statement } from '../db/statements.ts';
 import type { Db } from '../db/open.ts';
 import { paperFromRow, type PaperRow } from '../db/paper-row.ts';
-import { AppError } from '../errors.ts';
 import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import { decodeItems, plainItems } from '../ledger/index.ts';
-import { invalidLink, resolveLink, type LinkKind } from '../subscribers/records/link-tokens.ts';
+import { resolveLink } from '../subscribers/records/link-tokens.ts';
 import * as repo from '../subscribers/records/repo.ts';
 import type { SubscriberRecord } from '../subscribers/records/repo.ts';
 import type { Tokens } from '../tokens.ts';
 import { ensureQuery } from '../match/matcher.ts';
 import { MAX_TOPICS, parseTopic } from '../match/parse.ts';
+import {
+  authorTopic,
+  FEEDBACK_KINDS,
+  hasTopic,
+  listedInDigest,
+  needsDigestCheck,
+  notInDigest,
+  paperGone,
+  refuseUnsubscribed,
+  topicsFull,
+  type DigestOfLink,
+  type LinkedPaper,
+} from './link-rules.ts';
 import { recordVote } from './profile.ts';
-import type { Paper } from '../types.ts';
 
 /** The paper a feedback link names: what its page shows. */
 const SQL_PAPER_LINK_FIELDS = 'SELECT id, title, url, authors FROM papers WHERE id = ?';
@@ -37,9 +48,6 @@ const SQL_LINK_DIGEST = 'SELECT subscriber_id, from_paper, to_paper, items, topi
 
 /** Whether the digest suggested the paper ("you may also like", at most MAX_SUGGESTIONS rows, all shown). */
 const SQL_LINK_SUGGESTION = 'SELECT 1 FROM digest_suggestions WHERE digest_id = ? AND paper_id = ?';
-
-/** The tokens a feedback or follow link may carry: the digest's own, or an older email's per-paper one. */
-const FEEDBACK_KINDS = ['paper', 'view'] as const satisfies readonly LinkKind[];
 
 interface LinkDigestRow {
   subscriber_id: number;
@@ -58,8 +66,6 @@ export interface FeedbackDeps {
   links: Links;
   logger: Logger;
 }
-
-type LinkedPaper = Pick<Paper, 'id' | 'title' | 'url' | 'authors'>;
 
 /** The subscriber's topics that matched this paper (what "less like this" offers to mute). */
 const SQL_MATCHING_TOPICS = `
@@ -108,18 +114,15 @@ class FeedbackActions {
 
   describeFollow(token: string, authorIndex: number, paperId: number) {
     const { subscriber, paper } = this.resolve(token, paperId);
-    const name = author(paper, authorIndex);
-    const topic = `author:"${name}"`;
-    const key = parseTopic(topic).fts;
-    const already = repo.listTopics(this.deps.db, subscriber.id).some((t) => safeKey(t.text) === key);
-    return { email: subscriber.email, name, topic, already, paper: { title: paper.title } };
+    const { name, text, key } = authorTopic(paper, authorIndex);
+    const already = hasTopic(repo.listTopics(this.deps.db, subscriber.id), key);
+    return { email: subscriber.email, name, topic: text, already, paper: { title: paper.title } };
   }
 
   follow(token: string, authorIndex: number, paperId: number) {
     const { db, clock, links, logger } = this.deps;
     const { subscriber, paper } = this.resolve(token, paperId);
-    const name = author(paper, authorIndex);
-    const text = `author:"${name}"`;
+    const { name, text } = authorTopic(paper, authorIndex);
     const added = this.addTopic(subscriber, text);
     if (added) logger.info({ subscriberId: subscriber.id, paperId }, 'author followed');
     // Following an author is also a "more like this" on the paper it was done from: the model learns it.
@@ -128,41 +131,25 @@ class FeedbackActions {
   }
 
   private resolve(token: string, paperId: number): { subscriber: SubscriberRecord; paper: LinkedPaper } {
-    const { db, clock, tokens } = this.deps;
+    const { db, clock, tokens, links } = this.deps;
     const { subscriber, kind, targetId } = resolveLink(db, tokens, clock, token, FEEDBACK_KINDS);
-    if (kind === 'paper') {
-      // An older email's token names its paper: a link edited to point at another paper is not valid.
-      if (targetId !== paperId) throw invalidLink('paper');
-    } else {
-      this.checkInDigest(subscriber, targetId!, paperId);
+    if (needsDigestCheck(kind, targetId, paperId)) {
+      const listed = listedInDigest(this.linkedDigest(targetId!), subscriber, paperId, () => links.preferences(subscriber));
+      if (!listed && statement<[number, number]>(db, SQL_LINK_SUGGESTION).get(targetId!, paperId) === undefined) throw notInDigest();
     }
-    if (subscriber.status === 'unsubscribed') {
-      throw new AppError('UNSUBSCRIBED', 'You are unsubscribed, so there is no digest to tune. Subscribe again from the home page.', {
-        });
-    }
+    refuseUnsubscribed(subscriber);
     const row = statement<[number], PaperRow<keyof LinkedPaper>>(db, SQL_PAPER_LINK_FIELDS).get(paperId);
-    if (!row) throw new AppError('PAPER_GONE', 'This paper is no longer in the digest database.');
+    if (!row) throw paperGone();
     return { subscriber, paper: paperFromRow(row) };
   }
 
-  /**
-   * A digest token's link: the digest must be the subscriber's and the paper one it listed or suggested.
-   * Every refusal is the same 403 as a forged link, so an answer never tells which check failed.
-   */
-  private checkInDigest(subscriber: SubscriberRecord, digestId: number, paperId: number): void {
-    const { db, links } = this.deps;
+  /** The digest a digest token names, with the papers of its list (a reference row's lists merged). */
+  private linkedDigest(digestId: number): DigestOfLink | undefined {
+    const { db } = this.deps;
     const d = statement<[number], LinkDigestRow>(db, SQL_LINK_DIGEST).get(digestId);
-    if (!d || d.subscriber_id !== subscriber.id) throw invalidLink('paper');
-    if (d.items === null) {
-      throw new AppError(
-        'DIGEST_EXPIRED',
-        'This digest is older than the retention period, so its list of papers was removed and its feedback links have expired. You can still tune your digest on your preferences page.',
-        { action: { url: links.preferences(subscriber), label: 'Your preferences' } },
-      );
-    }
-    if (decodeItems(plainItems(db, d.items, d.from_paper, d.to_paper), d.from_paper, d.topic_ids).some((item) => item.paperId === paperId)) return;
-    if (statement<[number, number]>(db, SQL_LINK_SUGGESTION).get(digestId, paperId) !== undefined) return;
-    throw invalidLink('paper');
+    if (!d) return undefined;
+    const papers = d.items === null ? undefined : decodeItems(plainItems(db, d.items, d.from_paper, d.to_paper), d.from_paper, d.topic_ids).map((i) => i.paperId);
+    return { subscriberId: d.subscriber_id, papers };
   }
 
   /** "Less like this" offers to mute the subscriber's unmuted topics that brought the paper. */
@@ -178,29 +165,11 @@ class FeedbackActions {
     const parsed = parseTopic(text);
     return db.transaction((): boolean => {
       const current = repo.listTopics(db, subscriber.id);
-      if (current.some((t) => safeKey(t.text) === parsed.fts)) return false;
-      if (current.length >= MAX_TOPICS) {
-        throw new AppError('TOPICS_FULL', `You already have ${MAX_TOPICS} topics, the most a digest can have; remove one on your preferences page first.`, {
-          });
-      }
+      if (hasTopic(current, parsed.fts)) return false;
+      if (current.length >= MAX_TOPICS) throw topicsFull();
       const desired = current.map((t) => ({ text: t.text, queryId: t.queryId }));
       repo.replaceTopics(db, subscriber.id, [...desired, { text, queryId: ensureQuery(db, parsed) }]);
       return true;
     }).immediate();
-  }
-}
-
-function author(paper: LinkedPaper, index: number): string {
-  const name = paper.authors[index];
-  if (name === undefined) throw invalidLink('paper');
-  // A name becomes a phrase in an author: topic; quotes inside it could not be typed there either.
-  return name.replaceAll('"', '').trim();
-}
-
-function safeKey(text: string): string | null {
-  try {
-    return parseTopic(text).fts;
-  } catch {
-    return null;
   }
 }

@@ -195,9 +195,7 @@ export class ListReader {
     const key = `${fromPaper}:${toPaper}:${Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString('latin1')}`;
     const known = this.merged.get(key);
     if (known) return known;
-    const lists = decodeRefs(blob).map((r) => ({ bit: r.bit, list: this.list(r.listId) }));
-    const merged = mergeLists(lists, fromPaper, toPaper);
-    const packed = packItems(merged.ids, merged.masks, fromPaper);
+    const packed = mergeRefRow(blob, fromPaper, toPaper, (id) => this.list(id));
     if (this.merged.size >= MERGED_CACHE) this.merged.clear();
     this.merged.set(key, packed);
     return packed;
@@ -213,6 +211,13 @@ export class ListReader {
     this.cache.set(id, list);
     return list;
   }
+}
+
+/** A reference row's lists (`list` finds each by id) merged into the plain packed list a per-reader plan would have stored. */
+export function mergeRefRow(blob: Uint8Array, fromPaper: number, toPaper: number, list: (listId: number) => QueryList): Uint8Array {
+  const lists = decodeRefs(blob).map((r) => ({ bit: r.bit, list: list(r.listId) }));
+  const merged = mergeLists(lists, fromPaper, toPaper);
+  return packItems(merged.ids, merged.masks, fromPaper);
 }
 
 /** One row's items as a packed list (the feedback check, training: a row at a time). */

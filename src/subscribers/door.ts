@@ -6,7 +6,7 @@ import type { ConfirmResult } from './subscription.ts';
 import type { SubscriberService } from './service.ts';
 import type { MuteView, PreferencesInput, PreferencesView, SubscribeInput, SubscribeOptions, SubscribeResult } from './types.ts';
 import type { SubscriberStatus } from '../types.ts';
-import { isAppError } from '../errors.ts';
+import { eitherStore, foreignLink } from './records/link-tokens.ts';
 
 export type { ConfirmResult };
 
@@ -43,8 +43,6 @@ export function sqliteDoor(s: SubscriberService): SubscriberDoor {
   };
 }
 
-const foreignLink = (e: unknown) => isAppError(e) && e.code === 'LINK_INVALID';
-
 /**
  * The door of a deployment moving to another store: new requests go to `primary`; a link that store does
  * not know (signed for a subscriber of `earlier`: emails sent before the move, or by a stage still on it)
@@ -52,17 +50,9 @@ const foreignLink = (e: unknown) => isAppError(e) && e.code === 'LINK_INVALID';
  * link verifies (a copied deployment has the same subscriber in both): an opt-out is never lost.
  */
 export function doorWithFallback(primary: SubscriberDoor, earlier: SubscriberDoor): SubscriberDoor {
-  // Only a link the primary store did not sign goes on: a refusal of its own (a complained address's
-  // confirmation link) is final.
-  const notOurs = async (e: unknown, token: string) => foreignLink(e) && !(await primary.signedHere?.(token));
-  const either = async <T>(token: string, first: () => Promise<T>, then: () => Promise<T>): Promise<T> => {
-    try {
-      return await first();
-    } catch (e) {
-      if (!(await notOurs(e, token))) throw e;
-      return then();
-    }
-  };
+  const signedHere = async (token: string) => (await primary.signedHere?.(token)) === true;
+  const notOurs = async (e: unknown, token: string) => foreignLink(e) && !(await signedHere(token));
+  const either = eitherStore(signedHere);
   return {
     engine: primary.engine,
     subscribe: (input, options) => primary.subscribe(input, options),

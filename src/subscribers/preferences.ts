@@ -11,7 +11,7 @@ import { lastSlotReport } from '../report/why-no-email.ts';
 import type { Tokens } from '../tokens.ts';
 import type { Topic } from '../types.ts';
 import { checkMaxPapers } from './records/learning-prefs.ts';
-import { resolveLink } from './records/link-tokens.ts';
+import { resolveLink, WEB_VIEW_KINDS } from './records/link-tokens.ts';
 import { checkFrequency, checkHour, checkPauseDays, checkTimezone, checkWeekday } from './preferences-input.ts';
 import * as repo from './records/repo.ts';
 import type { SubscriberRecord } from './records/repo.ts';
@@ -92,7 +92,7 @@ export class Preferences {
   resolveDigestLink(token: string): { subscriberId: number; digestId: number } {
     const { db, tokens, clock } = this.deps;
     // Its own read:<digestId> token, or the view:<digestId> one emails sent before it carry.
-    const { subscriber, targetId } = resolveLink(db, tokens, clock, token, ['read', 'view']);
+    const { subscriber, targetId } = resolveLink(db, tokens, clock, token, WEB_VIEW_KINDS);
     return { subscriberId: subscriber.id, digestId: targetId! };
   }
 

@@ -7,13 +7,14 @@ import type { TrustProxy } from '../trust-proxy.ts';
 import type { Links } from '../links.ts';
 import type { Logger } from '../log.ts';
 import type { Inbox } from '../mail/catcher.ts';
-import type { DigestView, Renderer } from '../render/render.ts';
+import type { Renderer } from '../render/render.ts';
 import type { SubscriberDoor } from '../subscribers/door.ts';
 import type { SubscriberService } from '../subscribers/service.ts';
 import type { Pages } from './pages.ts';
 import type { PollReport } from '../ingest/sources.ts';
-import type { FeedbackService } from '../feedback/service.ts';
-import type { FeedService } from '../feed/atom.ts';
+import type { ReaderFeedback } from '../feedback/port.ts';
+import type { ReaderFeeds } from '../feed/port.ts';
+import type { DigestViews } from '../subscribers/open-digest.ts';
 import type { TopicPreviewService } from '../match/preview-service.ts';
 import type { ConsoleService } from '../admin/console.ts';
 import type { WebhookEvents } from '../bounces/webhook-events.ts';
@@ -53,13 +54,13 @@ export interface WebDeps {
   /** The relays' bounce and complaint webhooks (POST /webhooks/mailgun, /webhooks/ses). */
   webhooks: WebhookEvents;
   /** GET /digests/:token: the digest a "view in browser" link names (subscribers/open-digest.ts). */
-  digests: { open(token: string): DigestView };
+  digests: DigestViews;
   /** The console's "fetch now" (default: one poll of the configured sources). */
   fetchSourcesNow?: () => Promise<PollReport[]>;
   /** The email's feedback ("more/less like this") and follow links; their routes are served only when set. */
-  feedback?: FeedbackService | undefined;
+  feedback?: ReaderFeedback | undefined;
   /** Each subscriber's personal Atom feed; served only when set. */
-  feeds?: FeedService | undefined;
+  feeds?: ReaderFeeds | undefined;
 }
 
 /** The machine routes' services (wired in src/main.ts). */

@@ -3,6 +3,7 @@
 // the budget is spent. A constraint or syntax error is not retried. Every write it is used for is a
 // compare-and-set, so running one twice (its commit reached the server, its answer did not) is harmless.
 import { setTimeout as sleep } from 'node:timers/promises';
+import { AppError } from '../../errors.ts';
 
 /** SQLSTATE classes 08 (connection exception) and 57P (operator intervention: shutdown, starting up). */
 export function isConnectionLoss(e: unknown): boolean {
@@ -22,5 +23,17 @@ export async function whileConnectionLost<T>(fn: () => Promise<T>, budgetMs = 60
       onRetry?.(e);
       await sleep(pause);
     }
+  }
+}
+
+const UNREACHABLE = 'We could not save this just now. Nothing was changed; please try again in a moment.';
+
+/** A lost or restarting database: a temporary DB_FAULT (503 with Retry-After), as SQLite's storage faults. */
+export async function answerDbLoss<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (e) {
+    if (isConnectionLoss(e)) throw new AppError('DB_FAULT', UNREACHABLE, { temporary: true, retryInSeconds: 5, cause: e });
+    throw e;
   }
 }

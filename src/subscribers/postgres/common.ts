@@ -4,14 +4,12 @@
 import type pg from 'pg';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
-import { inTransaction, type Pg } from '../../db/postgres/pool.ts';
-import { isConnectionLoss } from '../../db/postgres/retry.ts';
-import { AppError } from '../../errors.ts';
+import type { Pg } from '../../db/postgres/pool.ts';
 import type { Links } from '../../links.ts';
 import type { Logger } from '../../log.ts';
 import type { LikeLookups } from '../../match/like/lookups.ts';
 import type { Tokens } from '../../tokens.ts';
-import { expiredLink, invalidLink, type LinkKind } from '../records/link-tokens.ts';
+import { resolveLinkPg as resolveLinkOnPg, type LinkKind } from '../records/link-tokens.ts';
 import * as records from '../records/postgres.ts';
 import type { SubscriberRecord } from '../records/repo.ts';
 
@@ -28,14 +26,7 @@ export interface PgDoorDeps {
 
 /** The subscriber a signed link names, or the same 4xx errors as on SQLite; verify() runs whether or not the row exists. */
 export async function resolveLinkPg(c: Pg, deps: PgDoorDeps, token: string, kind: LinkKind): Promise<{ subscriber: SubscriberRecord; targetId: number | undefined }> {
-  const claimed = deps.tokens.peek(token);
-  const subscriber = claimed ? await records.findSubscriberById(c, claimed.subscriberId) : undefined;
-  const check = deps.tokens.verify(token, subscriber, deps.clock.now());
-  if (!check.ok) throw check.reason === 'expired' ? expiredLink(kind) : invalidLink(kind);
-  if (!subscriber) throw invalidLink(kind);
-  const [purpose, target] = check.token.purpose.split(':');
-  if (purpose !== kind) throw invalidLink(kind);
-  return { subscriber, targetId: target === undefined ? undefined : Number(target) };
+  return resolveLinkOnPg(c, deps.tokens, deps.clock, token, kind);
 }
 
 /** Whether the token's signature holds for one of PostgreSQL's subscribers (whatever its purpose or expiry). */
@@ -46,26 +37,6 @@ export async function signedByPg(c: Pg, deps: PgDoorDeps, token: string): Promis
   return check.ok || check.reason === 'expired';
 }
 
-/**
- * One transaction holding the address's advisory lock: two instances taking requests for one address
- * (a double click through a load balancer) write one after the other, as SQLite's BEGIN IMMEDIATE does,
- * so the per-address email limits count every email.
- */
-export function forAddress<T>(pool: pg.Pool, email: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  return inTransaction(pool, async (c) => {
-    await c.query(`SELECT pg_advisory_xact_lock(hashtextextended(lower($1), 0))`, [email]);
-    return fn(c);
-  });
-}
+export { forAddress } from '../records/postgres.ts';
 
-const UNREACHABLE = 'We could not save this just now. Nothing was changed; please try again in a moment.';
-
-/** A lost or restarting database: a temporary DB_FAULT (503 with Retry-After), as SQLite's storage faults. */
-export async function answerDbLoss<T>(fn: () => Promise<T>): Promise<T> {
-  try {
-    return await fn();
-  } catch (e) {
-    if (isConnectionLoss(e)) throw new AppError('DB_FAULT', UNREACHABLE, { temporary: true, retryInSeconds: 5, cause: e });
-    throw e;
-  }
-}
+export { answerDbLoss } from '../../db/postgres/retry.ts';

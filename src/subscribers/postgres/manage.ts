@@ -2,6 +2,7 @@
 // page's read and save, and a digest's mute links. The same checks and answers as roster.ts and
 // preferences.ts on SQLite; what reads another stage still on SQLite is left out and said so (lastSlot).
 import { AppError } from '../../errors.ts';
+import { feedSubjectOf } from '../../feed/feed-link.ts';
 import type { Topic } from '../../types.ts';
 import { checkMaxPapers } from '../records/learning-prefs.ts';
 import * as records from '../records/postgres.ts';
@@ -39,7 +40,7 @@ export class PgManage {
       links,
       topics: (await records.listTopics(pool, s.id)).map(toTopicView),
       learning: await records.getLearningPrefs(pool, s.id),
-      feed: { id: s.id, tokenSalt: feedSalt === null ? s.tokenSalt : `${s.tokenSalt}.${feedSalt}` },
+      feed: feedSubjectOf(s, feedSalt),
       // "Why no email today" reads the ledger's report, which is not on PostgreSQL yet.
       lastSlot: '',
     });

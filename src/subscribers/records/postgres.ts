@@ -1,7 +1,8 @@
 // Subscribers, their topics and the queries behind them on PostgreSQL: the same named statements as
 // repo.ts (SQLite), in PostgreSQL's dialect. Addresses compare case-insensitively through lower(email)
 // (the subscribers_email unique index), as SQLite's COLLATE NOCASE column does. Callers own transactions.
-import type { Pg } from '../../db/postgres/pool.ts';
+import type pg from 'pg';
+import { inTransaction, type Pg } from '../../db/postgres/pool.ts';
 import { unknownExample } from '../../match/like/like.ts';
 import { missingExamplesPg } from '../../match/postgres/like-examples.ts';
 import type { Frequency, Topic } from '../../types.ts';
@@ -174,3 +175,14 @@ export async function ensureQuery(c: Pg, q: { fts: string; match: string | null;
   return (await c.query<{ id: number }>(SQL_QUERY_ID, [q.fts])).rows[0]!.id;
 }
 
+/**
+ * One transaction holding the address's advisory lock: two instances taking requests for one address
+ * (a double click through a load balancer) write one after the other, as SQLite's BEGIN IMMEDIATE does,
+ * so the per-address email limits count every email.
+ */
+export function forAddress<T>(pool: pg.Pool, email: string, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  return inTransaction(pool, async (c) => {
+    await c.query(`SELECT pg_advisory_xact_lock(hashtextextended(lower($1), 0))`, [email]);
+    return fn(c);
+  });
+}

@@ -9,7 +9,7 @@ import { tokenParams } from '../token-param.ts';
 export function registerDigestViewRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { renderer, digests } = deps;
   app.withTypeProvider<ZodTypeProvider>().get('/digests/:token', { schema: { params: tokenParams } }, async (req, reply) => {
-    const view = digests.open(req.params.token);
+    const view = await digests.open(req.params.token);
     return reply
       .header('content-security-policy', DIGEST_CSP)
       .type('text/html; charset=utf-8')

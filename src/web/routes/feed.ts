@@ -2,18 +2,18 @@
 // answers 410 once its reader unsubscribed. POST /preferences/:token/feed gives the feed a new address.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import type { FeedService } from '../../feed/atom.ts';
+import type { ReaderFeeds } from '../../feed/port.ts';
 import { tokenParams } from '../token-param.ts';
 
-export function registerFeedRoutes(app: FastifyInstance, feeds: FeedService): void {
+export function registerFeedRoutes(app: FastifyInstance, feeds: ReaderFeeds): void {
   app.withTypeProvider<ZodTypeProvider>().get('/feed/:token', { schema: { params: tokenParams } }, async (req, reply) => {
-    const xml = feeds.atom(req.params.token);
+    const xml = await feeds.atom(req.params.token);
     return reply.type('application/atom+xml; charset=utf-8').header('cache-control', 'private, max-age=300').send(xml);
   });
 
   // "New feed address" on the preferences page (a button of its form): the old feed URL stops working.
   app.withTypeProvider<ZodTypeProvider>().post('/preferences/:token/feed', { schema: { params: tokenParams } }, async (req, reply) => {
-    feeds.rotate(req.params.token);
+    await feeds.rotate(req.params.token);
     return reply.redirect(`/preferences/${req.params.token}?saved=1`, 303);
   });
 }
