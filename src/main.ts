@@ -38,6 +38,8 @@ import { createHealthCheck } from './report/health.ts';
 import { formatMetrics } from './report/status.ts';
 import { ALL_TIME, operatorFigures } from './report/figures.ts';
 import { createOperatorService, type OperatorService } from './operator/service.ts';
+import { sqliteRoster, type OperatorRoster } from './operator/roster.ts';
+import { createPostgresRoster } from './operator/postgres/roster.ts';
 import { runPipeline, type PipelineOptions, type PipelineReport } from './pipeline.ts';
 import { openDigest } from './subscribers/open-digest.ts';
 import type { DigestView } from './render/render.ts';
@@ -85,6 +87,8 @@ export interface App {
   limits: SharedLimits;
   /** The operator console (its pages are served only with ADMIN_PASSWORD_HASH). */
   console: ConsoleService;
+  /** The operator's roster and consent actions on SQLite (serve and the commands take PostgreSQL's with DATABASE_URL: openPostgresDoor). */
+  roster: OperatorRoster;
   /** POST /api/batches, GET /health, GET /metrics. */
   machine: MachineApi;
   /** The relays' bounce and complaint webhooks. */
@@ -220,7 +224,7 @@ async function openSharedLimits(config: Config, db: Db): Promise<SharedLimits> {
 }
 
 type AppCore = Pick<App, 'config' | 'clock' | 'logger' | 'tokens' | 'links' | 'renderer' | 'mailer' | 'limits'> & { db: Db };
-type AppServices = Pick<App, 'subscribers' | 'feedback' | 'feeds' | 'topicPreview' | 'spacer' | 'limits' | 'console' | 'machine' | 'webhooks' | 'digests' | 'operator'>;
+type AppServices = Pick<App, 'subscribers' | 'feedback' | 'feeds' | 'topicPreview' | 'spacer' | 'limits' | 'console' | 'roster' | 'machine' | 'webhooks' | 'digests' | 'operator'>;
 
 /** The services the commands, web pages and console call, over the database, links and mail. */
 function createServices({ config, db, clock, logger, tokens, links, renderer, mailer, limits }: AppCore): AppServices {
@@ -248,7 +252,8 @@ function createServices({ config, db, clock, logger, tokens, links, renderer, ma
     topicPreview: createTopicPreviewService({ db, clock }),
     spacer,
     limits,
-    console: createConsoleService({ db, clock, config, logger, links, spacer }),
+    console: createConsoleService({ db, clock, config, logger, spacer }),
+    roster: sqliteRoster({ db, clock, config, logger, links, subscribers }),
     machine: {
       health: createHealthCheck({ db, clock, config }),
       metrics: () => formatMetrics(operatorFigures(db, clock, ALL_TIME)),
@@ -300,6 +305,8 @@ export interface PostgresDoorHandle {
   served: SubscriberDoor;
   /** Bounces and complaints about the digests PostgreSQL's workers send act here (receiver and webhooks). */
   bounces: BounceStore;
+  /** The console's and the commands' roster and consent actions, on PostgreSQL's rows (where the workers read). */
+  roster: OperatorRoster;
   webhooks: WebhookEvents;
   close(): Promise<void>;
 }
@@ -332,6 +339,7 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
   const bounces = postgresBounceStore({ pool, clock, logger, config });
   return {
     bounces,
+    roster: createPostgresRoster({ pool, clock, logger, config, door }),
     webhooks: createWebhookEvents({ store: bounces, clock, config, logger }),
     door,
     // Digests still go out from SQLite (README "Running on more than one machine"): their unsubscribe,

@@ -62,6 +62,8 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
     ...app,
     inboxToken,
     door: pg?.served ?? app.door,
+    // The console's subscriber pages and consent actions act where the workers read who to mail.
+    roster: pg?.roster ?? app.roster,
     // Digests are sent from PostgreSQL there: their bounces and complaints must act on its subscribers.
     webhooks: pg?.webhooks ?? app.webhooks,
     // A PostgreSQL subscriber id names no SQLite subscriber: on PostgreSQL the welcome digest is planned there.
