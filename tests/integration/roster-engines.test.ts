@@ -6,78 +6,27 @@
 // lift needs a reason and is written in the opt-out history.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migratePostgres } from '../../src/db/postgres/migrate.ts';
-import { openPostgresDoor } from '../../src/main.ts';
 import type { OperatorRoster } from '../../src/operator/roster.ts';
-import { buildServer } from '../../src/web/server.ts';
 import { adminHash, consoleLogin, consolePost, type ConsoleSession } from '../helpers/admin-setup.ts';
+import { postgresEngineApp, sqliteEngineApp, type EngineApp } from '../helpers/engine-apps.ts';
 import { postgresForTests } from '../helpers/postgres.ts';
-import { startTestApp, type TestApp } from '../helpers/test-app.ts';
 
 const pg = await postgresForTests();
 
-interface Engine {
-  t: TestApp;
-  roster: OperatorRoster;
-  base: string;
-  all<R>(sql: string, ...params: unknown[]): Promise<R[]>;
-  run(sql: string, ...params: unknown[]): Promise<void>;
-  close(): Promise<void>;
-}
-
-const dollar = (sql: string) => {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-};
-
-async function listen(t: TestApp, roster: OperatorRoster): Promise<{ web: FastifyInstance; base: string }> {
-  const web = buildServer({ ...t.app, roster });
-  await web.listen({ port: 0, host: '127.0.0.1' });
-  const a = web.server.address();
-  return { web, base: `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}` };
-}
+type Engine = EngineApp & { roster: OperatorRoster };
 
 const ENV = async () => ({ ADMIN_PASSWORD_HASH: await adminHash() });
 
 async function onSqlite(): Promise<Engine> {
-  const t = await startTestApp(await ENV());
-  const { web, base } = await listen(t, t.app.roster);
-  const db = t.app.db;
-  return {
-    t,
-    roster: t.app.roster,
-    base,
-    all: async <R,>(sql: string, ...p: unknown[]) => db.prepare(sql).all(...p) as R[],
-    run: async (sql, ...p) => void db.prepare(sql).run(...p),
-    async close() {
-      await web.close();
-      await t.close();
-    },
-  };
+  const e = await sqliteEngineApp(await ENV(), (t) => ({ roster: t.app.roster }));
+  return Object.assign(e, { roster: e.t.app.roster });
 }
 
 async function onPostgres(): Promise<Engine> {
-  const s = await pg.schema();
-  await migratePostgres(s.pool);
-  const t = await startTestApp({ ...(await ENV()), DATABASE_URL: s.url, DATABASE_SCHEMA: s.name });
-  const handle = (await openPostgresDoor(t.app))!;
-  expect(handle.roster.engine).toBe('postgres');
-  const { web, base } = await listen(t, handle.roster);
-  return {
-    t,
-    roster: handle.roster,
-    base,
-    all: async <R,>(sql: string, ...p: unknown[]) => (await s.pool.query(dollar(sql), p)).rows as R[],
-    run: async (sql, ...p) => void (await s.pool.query(dollar(sql), p)),
-    async close() {
-      await web.close();
-      await handle.close();
-      await t.close();
-      await s.drop();
-    },
-  };
+  const e = await postgresEngineApp(pg, await ENV(), (_t, handle) => ({ roster: handle!.roster }));
+  expect(e.pg!.roster.engine).toBe('postgres');
+  return Object.assign(e, { roster: e.pg!.roster });
 }
 
 const engines = [
