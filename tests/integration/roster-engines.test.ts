@@ -147,4 +147,15 @@ describe.each(engines)('the operator roster on $engine', ({ open, skip }) => {
     expect(await status('new1@example.org')).toBeUndefined();
     expect(e.t.smtp.messages).toHaveLength(0);
   });
+
+  it.skipIf(skip)("the console's resend mails a pending address its confirmation, from the engine's store; a confirmed one gets nothing", async () => {
+    const pending = await idOf('new2@example.org');
+    const res = await consolePost(e, session, `/admin/subscribers/${pending}/resend`, {});
+    expect(res.headers.get('location')).toBe(`/admin/subscribers/${pending}?done=resent`);
+    const mail = await e.t.smtp.waitFor('new2@example.org');
+    expect(mail.text).toContain('/confirm/');
+    const confirmed = await consolePost(e, session, `/admin/subscribers/${await idOf('fresh@example.org')}/resend`, {});
+    expect(confirmed.status).toBe(400);
+    expect(e.t.smtp.messages).toHaveLength(1);
+  });
 });
