@@ -34,7 +34,7 @@ const engines = [
   { engine: 'postgres', open: onPostgres, skip: !pg.reachable },
 ] as const;
 
-describe.each(engines)('the operator roster on $engine', ({ open, skip }) => {
+describe.each(engines)('the operator roster on $engine', ({ engine, open, skip }) => {
   let e: Engine;
   let session: ConsoleSession;
   beforeAll(async () => {
@@ -88,6 +88,13 @@ describe.each(engines)('the operator roster on $engine', ({ open, skip }) => {
     await expect(e.roster.importCsv(file)).rejects.toMatchObject({ code: 'IMPORT_INVALID', message: expect.stringMatching(/line 3/) });
     expect(await count()).toBe(before);
     expect(await status('later@example.org')).toBeUndefined();
+  });
+
+  it.skipIf(skip || engine !== 'postgres')('on PostgreSQL a like: topic refuses the file, naming its line, before anything is written', async () => {
+    const before = await count();
+    const file = csv('like.csv', 'email,topics\nlater@example.org,graph networks\nlike@example.org,like:2501.00010\n');
+    await expect(e.roster.importCsv(file)).rejects.toMatchObject({ code: 'IMPORT_INVALID', message: expect.stringMatching(/line 3: topics: "like:2501\.00010": like: topics are not available on this PostgreSQL deployment yet/) });
+    expect(await count()).toBe(before);
   });
 
   it.skipIf(skip)('digest subscribe --confirmed of an address with an opt-out is refused; a new one is confirmed', async () => {
