@@ -14,6 +14,8 @@ import { ingestCounts } from './ingest/ingest.ts';
 import { loadInput } from './ingest/load.ts';
 import { parseSources, type PollReport } from './ingest/sources.ts';
 import type { App } from './main.ts';
+import type { Clock } from './clock.ts';
+import type { OperatorRoster } from './operator/roster.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
 import { describeFailedSources, failedSources, runFailure } from './pipeline.ts';
@@ -119,15 +121,12 @@ function sourceLines(reports: PollReport[]): string[] {
 }
 
 export async function cmdSubscribe(
-  app: App,
+  roster: OperatorRoster,
   io: CliIo,
   email: string,
   o: { topic: string[]; confirmed?: boolean; timezone?: string; hour?: number; frequency?: 'daily' | 'weekly' },
 ): Promise<number> {
-  const r = await app.subscribers.subscribe(
-    { email, topics: o.topic, timezone: o.timezone, deliveryHour: o.hour, frequency: o.frequency },
-    { confirmed: Boolean(o.confirmed), sendEmail: !o.confirmed },
-  );
+  const r = await roster.subscribe({ email, topics: o.topic, timezone: o.timezone, deliveryHour: o.hour, frequency: o.frequency }, { confirmed: Boolean(o.confirmed) });
   if (r.outcome === 'opted-out') {
     throw new AppError('OPTED_OUT', `${r.email} opted out (complaint, bounce or suppression): not mailed; see digest status ${r.email}, lift it with digest unsuppress`);
   }
@@ -159,10 +158,10 @@ export async function cmdUnsubscribePg(config: Config, logger: Logger, io: CliIo
   return 0;
 }
 
-export async function cmdSubscribers(app: App, io: CliIo): Promise<number> {
+export async function cmdSubscribers(roster: OperatorRoster, clock: Clock, io: CliIo): Promise<number> {
   let n = 0;
-  const now = app.clock.now().getTime();
-  for (const s of app.subscribers.list()) {
+  const now = clock.now().getTime();
+  for await (const s of roster.list()) {
     n++;
     const topics = s.topics.map((t) => (t.muted ? `${t.text} (muted)` : t.text)).join(' | ');
     const paused = s.pausedUntil !== null && Date.parse(s.pausedUntil) > now ? ` (paused until ${s.pausedUntil.slice(0, 10)})` : '';
@@ -187,8 +186,8 @@ export async function cmdPreview(app: App, io: CliIo, email: string, o: { out?: 
   return 0;
 }
 
-export async function cmdImport(app: App, io: CliIo, file: string): Promise<number> {
-  const r = await app.operator.importCsv(file);
+export async function cmdImport(roster: OperatorRoster, io: CliIo, file: string): Promise<number> {
+  const r = await roster.importCsv(file);
   io.out(`imported ${plural(r.imported, 'subscriber', 'subscribers')} (${r.created} new, ${r.updated} updated) from ${file}`);
   // Lines not followed as written (an address with an opt-out is never confirmed), each named.
   for (const n of r.notes) io.out(`${file} line ${n.line}: ${n.message}`);

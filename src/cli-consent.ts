@@ -2,20 +2,22 @@
 import type { CliIo } from './cli-io.ts';
 import type { ConsentEvent } from './consent/history.ts';
 import type { App } from './main.ts';
+import type { Logger } from './log.ts';
+import type { OperatorRoster } from './operator/roster.ts';
 import { normaliseEmail } from './subscribers/records/email-address.ts';
 import type { Notice } from './notices/repo.ts';
 import type { OperatorFigures } from './report/figures.ts';
 
-export async function cmdUnsuppress(app: App, io: CliIo, email: string, o: { reason?: string }): Promise<number> {
-  const r = app.operator.liftOptOut(email, o.reason ?? '');
-  app.logger.info({ email: r.email, lifted: r.lifted.map((e) => e.kind) }, 'opt-out lifted by the operator');
+export async function cmdUnsuppress(roster: OperatorRoster, logger: Logger, io: CliIo, email: string, o: { reason?: string }): Promise<number> {
+  const r = await roster.lift(email, o.reason ?? '');
+  logger.info({ email: r.email, lifted: r.lifted.map((e) => e.kind) }, 'opt-out lifted by the operator');
   const what = r.lifted.length > 0 ? r.lifted.map((e) => `${e.kind} of ${e.at.slice(0, 10)}`).join(', ') : 'its status';
   io.out(`${r.email}: lifted ${what}; now ${r.status ?? 'no subscriber row (only its history changed)'}`);
   return 0;
 }
 
-export async function cmdOptOuts(app: App, io: CliIo, limit: number): Promise<number> {
-  const rows = app.operator.optOuts(limit);
+export async function cmdOptOuts(roster: OperatorRoster, io: CliIo, limit: number): Promise<number> {
+  const rows = await roster.optOuts({ limit });
   if (rows.length === 0) io.out('no opt-outs');
   for (const r of rows) io.out(`${r.email}\t${r.kind}\t${r.at}\t${r.status ?? ''}${r.subscriberId === null ? ' (deleted)' : ''}\t${r.detail}`);
   return 0;

@@ -47,6 +47,8 @@ import type { OperatorReads } from './report/reads.ts';
 import { postgresOperatorReads } from './report/postgres/reads.ts';
 import { createPostgresHealthCheck } from './report/postgres/health.ts';
 import { createOperatorService, type OperatorService } from './operator/service.ts';
+import { sqliteRoster, type OperatorRoster } from './operator/roster.ts';
+import { createPostgresRoster } from './operator/postgres/roster.ts';
 import { runPipeline, type PipelineOptions, type PipelineReport } from './pipeline.ts';
 import { digestViewsWithFallback, sqliteDigestViews, type DigestViews } from './subscribers/open-digest.ts';
 import { createPostgresDigestViews } from './subscribers/postgres/open-digest.ts';
@@ -94,6 +96,8 @@ export interface App {
   limits: SharedLimits;
   /** The operator console (its pages are served only with ADMIN_PASSWORD_HASH). */
   console: ConsoleService;
+  /** The operator's roster and consent actions on SQLite (serve and the commands take PostgreSQL's with DATABASE_URL: openPostgresDoor). */
+  roster: OperatorRoster;
   /** POST /api/batches, GET /health, GET /metrics. */
   machine: MachineApi;
   /** The relays' bounce and complaint webhooks. */
@@ -229,7 +233,7 @@ async function openSharedLimits(config: Config, db: Db): Promise<SharedLimits> {
 }
 
 type AppCore = Pick<App, 'config' | 'clock' | 'logger' | 'tokens' | 'links' | 'renderer' | 'mailer' | 'limits'> & { db: Db };
-type AppServices = Pick<App, 'subscribers' | 'feedback' | 'feeds' | 'topicPreview' | 'spacer' | 'limits' | 'console' | 'machine' | 'webhooks' | 'digests' | 'operator'>;
+type AppServices = Pick<App, 'subscribers' | 'feedback' | 'feeds' | 'topicPreview' | 'spacer' | 'limits' | 'console' | 'roster' | 'machine' | 'webhooks' | 'digests' | 'operator'>;
 
 /** like: lookups over one store (SQLite's db, or PostgreSQL's examples), or none when LIKE_LOOKUP is off. */
 function likeLookupsOver(
@@ -259,7 +263,8 @@ function createServices({ config, db, clock, logger, tokens, links, renderer, ma
     topicPreview: createTopicPreviewService({ db, clock }),
     spacer,
     limits,
-    console: createConsoleService({ db, clock, config, logger, links, spacer }),
+    console: createConsoleService({ db, clock, config, logger, spacer }),
+    roster: sqliteRoster({ db, clock, config, logger, links, subscribers }),
     machine: {
       health: createHealthCheck({ db, clock, config }),
       metrics: async () => formatMetrics(operatorFigures(db, clock, ALL_TIME)),
@@ -311,6 +316,8 @@ export interface PostgresDoorHandle {
   served: SubscriberDoor;
   /** Bounces and complaints about the digests PostgreSQL's workers send act here (receiver and webhooks). */
   bounces: BounceStore;
+  /** The console's and the commands' roster and consent actions, on PostgreSQL's rows (where the workers read). */
+  roster: OperatorRoster;
   webhooks: WebhookEvents;
   /** The operator's figures from PostgreSQL (status, console, /metrics), and /health probing it. */
   reads: OperatorReads;
@@ -363,6 +370,7 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
       health: createPostgresHealthCheck(opsPool, clock),
       metrics: async () => formatMetrics(await reads.figures(ALL_TIME)),
     },
+    roster: createPostgresRoster({ pool, clock, logger, config, door }),
     webhooks: createWebhookEvents({ store: bounces, clock, config, logger }),
     door,
     // Emails sent from the SQLite file before the move: their links keep working through SQLite's services.

@@ -72,6 +72,8 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
     console: pg ? { ...app.console, ...consoleReadPages(pg.consoleReads, app.clock) } : app.console,
     // Digests are sent from PostgreSQL there: their links and the reader's feed read and write it.
     ...pg?.readerLinks,
+    // The console's subscriber pages and consent actions act where the workers read who to mail.
+    roster: pg?.roster ?? app.roster,
     // Digests are sent from PostgreSQL there: their bounces and complaints must act on its subscribers.
     webhooks: pg?.webhooks ?? app.webhooks,
     // A PostgreSQL subscriber id names no SQLite subscriber: on PostgreSQL the welcome digest is planned there.

@@ -61,7 +61,7 @@ export function searchSubscribers(db: Db, q: { by: 'address' | 'topic'; text: st
   return { hits, next: hits.length === PAGE_SIZE && last ? `${last.id}:${last.topic}` : undefined };
 }
 
-function decodeTopicCursor(after: string | undefined): [string, number] {
+export function decodeTopicCursor(after: string | undefined): [string, number] {
   const m = after ? /^(\d+):(.*)$/s.exec(after) : null;
   return m ? [m[2]!, Number(m[1])] : ['', 0];
 }

@@ -4,6 +4,7 @@ import type { CliIo } from '../cli-io.ts';
 import type { Config } from '../config.ts';
 import type { EnvSources } from '../config-check.ts';
 import type { App, AppOptions } from '../main.ts';
+import type { OperatorRoster } from '../operator/roster.ts';
 import type { Logger } from '../log.ts';
 
 // The commands, the composition root and the configuration are imported when a command runs, not at
@@ -51,4 +52,19 @@ export async function withApp<A extends { close(): Promise<void> }>(
   } finally {
     await a.close();
   }
+}
+
+/**
+ * The app and the roster of the deployment's store: PostgreSQL's when DATABASE_URL is postgres://… (where
+ * the workers read who to mail), else SQLite's.
+ */
+export async function withRoster(make: () => Promise<App>, fn: (roster: OperatorRoster, app: App) => Promise<number>): Promise<number> {
+  return withApp(make, async (a) => {
+    const pg = await (await import('../main.ts')).openPostgresDoor(a);
+    try {
+      return await fn(pg?.roster ?? a.roster, a);
+    } finally {
+      await pg?.close();
+    }
+  });
 }

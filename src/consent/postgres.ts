@@ -1,7 +1,7 @@
 // The opt-out history on PostgreSQL (history.ts is SQLite's): the same reading of consent_events, whose
 // rows the subscribers trigger writes (db/migrations-pg/014_init.sql), keyed by lower(email).
 import type { Pg } from '../db/postgres/pool.ts';
-import type { ConsentEvent } from './history.ts';
+import type { ConsentEvent, OptOutListing } from './history.ts';
 
 // The opt-outs after the address's last reversal (lifted by the operator, or reconfirmed by the person).
 const SQL_ACTIVE = `
@@ -12,10 +12,30 @@ const SQL_ACTIVE = `
 
 const SQL_INSERT = `INSERT INTO consent_events (email, kind, status, detail, at) VALUES ($1, $2, $3, $4, $5)`;
 
+// One address's whole history, newest first.
+const SQL_HISTORY = `SELECT id, email, kind, status, detail, at FROM consent_events WHERE lower(email) = lower($1) ORDER BY id DESC LIMIT $2`;
+
+// Addresses whose latest event is an opt-out (the console's list, `digest opt-outs`), newest first, keyset
+// on id; one indexed max() per candidate row (consent_events_email).
+const SQL_LIST_ACTIVE = `
+  SELECT e.id, e.email, e.kind, e.status, e.detail, e.at, s.id AS "subscriberId"
+  FROM consent_events e LEFT JOIN subscribers s ON lower(s.email) = lower(e.email)
+  WHERE e.id < $1 AND e.kind NOT IN ('lifted', 'reconfirmed')
+    AND e.id = (SELECT max(x.id) FROM consent_events x WHERE lower(x.email) = lower(e.email))
+  ORDER BY e.id DESC LIMIT $2`;
+
 export async function activeOptOuts(c: Pg, email: string): Promise<ConsentEvent[]> {
   return (await c.query<ConsentEvent>(SQL_ACTIVE, [email])).rows;
 }
 
 export async function recordConsentEvent(c: Pg, e: Omit<ConsentEvent, 'id'>): Promise<void> {
   await c.query(SQL_INSERT, [e.email, e.kind, e.status, e.detail, e.at]);
+}
+
+export async function consentHistory(c: Pg, email: string, limit = 50): Promise<ConsentEvent[]> {
+  return (await c.query<ConsentEvent>(SQL_HISTORY, [email, limit])).rows;
+}
+
+export async function listOptOuts(c: Pg, opts: { limit: number; before?: number | undefined }): Promise<OptOutListing[]> {
+  return (await c.query<OptOutListing>(SQL_LIST_ACTIVE, [opts.before ?? Number.MAX_SAFE_INTEGER, opts.limit])).rows;
 }

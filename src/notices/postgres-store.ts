@@ -53,9 +53,14 @@ export async function queueNoticePg(c: Pg, n: { subscriberId: number; email: str
   return { id, reused: false };
 }
 
-/** The last notices of a subscriber (why a waited-for email failed). */
+/** The last notice of a subscriber (why a waited-for email failed). */
 export async function lastNoticePg(c: Pg, subscriberId: number): Promise<Notice | undefined> {
-  return (await c.query<Notice>(`SELECT ${COLUMNS} FROM notices WHERE subscriber_id = $1 ORDER BY id DESC LIMIT 1`, [subscriberId])).rows[0];
+  return (await noticesOfPg(c, subscriberId, 1))[0];
+}
+
+/** A subscriber's last notices, newest first (the console's subscriber page). */
+export async function noticesOfPg(c: Pg, subscriberId: number, limit = 5): Promise<Notice[]> {
+  return (await c.query<Notice>(`SELECT ${COLUMNS} FROM notices WHERE subscriber_id = $1 ORDER BY id DESC LIMIT $2`, [subscriberId, limit])).rows;
 }
 
 export function postgresNoticeStore(pool: Pg): NoticeStore {

@@ -1,11 +1,10 @@
 // What the `digest` commands call (src/cli-commands.ts, src/cli-consent.ts): ingest a batch, the
 // operator figures and the ledger by edition, the sources, one subscriber's last slot and consent
-// history, the preview, the CSV import, lifting an opt-out. Made once in the composition root
+// history, the preview. (The roster and consent actions are roster.ts, on either engine.) Made once in the composition root
 // (src/main.ts); the commands hold no database handle.
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { consentHistory, listOptOuts, type ConsentEvent, type OptOutListing } from '../consent/history.ts';
-import { liftOptOut, type LiftResult } from '../consent/lift.ts';
+import { consentHistory, type ConsentEvent } from '../consent/history.ts';
 import type { Db } from '../db/open.ts';
 import { hasAnyBatch, ingestBatch, type IngestResult } from '../ingest/ingest.ts';
 import { listSources, parseSources, type SourceListing } from '../ingest/sources.ts';
@@ -17,7 +16,6 @@ import type { Renderer, RenderedEmail } from '../render/render.ts';
 import { operatorFigures, recentWindows, type OperatorFigures } from '../report/figures.ts';
 import { editionStatus, type EditionStatus } from '../report/status.ts';
 import { lastSlotReport, type LastSlotReport } from '../report/why-no-email.ts';
-import { importSubscribersCsv, type ImportResult } from '../subscribers/import.ts';
 import type { IncomingBatch } from '../types.ts';
 
 export interface OperatorDeps {
@@ -48,11 +46,8 @@ export interface OperatorService {
   lastNoticeFailure(): Notice | undefined;
   /** An address's opt-out history, newest first (kept after its subscriber is deleted). */
   consentHistory(email: string, limit: number): ConsentEvent[];
-  optOuts(limit: number): OptOutListing[];
-  liftOptOut(email: string, reason: string): LiftResult;
   /** The digest that would be sent to this address now (nothing is written). */
   preview(email: string): Promise<RenderedEmail | undefined>;
-  importCsv(file: string): Promise<ImportResult>;
 }
 
 export function createOperatorService(deps: OperatorDeps): OperatorService {
@@ -67,9 +62,6 @@ export function createOperatorService(deps: OperatorDeps): OperatorService {
     lastNotice: (subscriberId) => noticesOf(db, subscriberId, 1)[0],
     lastNoticeFailure: () => lastNoticeFailures(db, 1)[0],
     consentHistory: (email, limit) => consentHistory(db, email, limit),
-    optOuts: (limit) => listOptOuts(db, { limit }),
-    liftOptOut: (email, reason) => liftOptOut(db, clock, email, reason),
     preview: (email) => previewDigest(deps, email),
-    importCsv: (file) => importSubscribersCsv(deps, file),
   };
 }

@@ -1,7 +1,7 @@
 // Where consent is decided, as pure functions both engines' writes follow (subscription-writes.ts on
 // SQLite, postgres/door-writes.ts on PostgreSQL): what a subscribe request may do to an address given
 // its row and its opt-out history, and whether a clicked confirmation link may confirm it.
-import { personMayReverse, type ConsentEvent } from '../consent/history.ts';
+import { describeOptOuts, personMayReverse, type ConsentEvent } from '../consent/history.ts';
 import type { NoticeKind } from '../notices/repo.ts';
 import type { SubscriberStatus } from '../types.ts';
 import type { SubscribeOutcome } from './types.ts';
@@ -43,3 +43,25 @@ export function reconfirmation(status: SubscriberStatus, active: readonly Consen
 }
 
 export const RECONFIRMED_DETAIL = 'the person clicked a confirmation link they asked for';
+
+/** What an imported CSV row may do to an address, given its row and its opt-out history (import-write.ts, operator/postgres/import.ts). */
+export interface ImportRowStep {
+  /** 'none': the address was deleted after it opted out, and is not created again. */
+  write: 'create' | 'update' | 'none';
+  /** The address has an opt-out: never confirmed nor made pending again (the row is reported by line). */
+  keptOptedOut: boolean;
+  /** Only a pending address with no opt-out is confirmed by an import. */
+  confirm: boolean;
+}
+
+export function importRowStep(existing: { status: SubscriberStatus } | undefined, active: readonly ConsentEvent[], wantsConfirmed: boolean): ImportRowStep {
+  const left = existing?.status === 'unsubscribed' || existing?.status === 'suppressed';
+  const write = existing ? 'update' : active.length > 0 ? 'none' : 'create';
+  const status = existing?.status ?? 'pending';
+  return { write, keptOptedOut: left || active.length > 0, confirm: wantsConfirmed && status === 'pending' && active.length === 0 };
+}
+
+/** The import's line about a row kept opted out: `<address>: opted out (complaint on 2025-11-25): not confirmed`. */
+export function keptOptedOutNote(email: string, existing: { status: SubscriberStatus } | undefined, active: readonly ConsentEvent[]): string {
+  return `${email}: opted out (${active.length > 0 ? describeOptOuts(active) : String(existing?.status)}): not confirmed`;
+}

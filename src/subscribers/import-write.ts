@@ -12,7 +12,9 @@ import { newSalt } from '../tokens.ts';
 import { ensureQuery } from '../match/matcher.ts';
 import { parseTopic } from '../match/parse.ts';
 import * as repo from './records/repo.ts';
-import { activeOptOuts, describeOptOuts } from '../consent/history.ts';
+import { activeOptOuts } from '../consent/history.ts';
+import { importRowStep, keptOptedOutNote } from './consent-rules.ts';
+import type { SubscriberStatus } from '../types.ts';
 import { LineReport, type LineIssue } from './import-report.ts';
 
 import type { ImportApp, ImportResult, StagedRow } from './import-types.ts';
@@ -43,12 +45,12 @@ const CHUNK_MAX = 20_000;
 
 type ChunkCounts = { created: number; updated: number; keptOptedOut: number };
 
-type ChunkOutcome = ChunkCounts & { notes: LineIssue[] };
+export type ChunkOutcome = ChunkCounts & { notes: LineIssue[] };
 
 /** What writing a staged row needs, kept for the whole import (the query ids span chunks). */
 interface RowWriter {
   db: Db;
-  findStatus: Statement<[string], { id: number; status: string }>;
+  findStatus: Statement<[string], { id: number; status: SubscriberStatus }>;
   queryIds: Map<string, number>;
   prefs: { timezone: string; deliveryHour: number; frequency: 'daily' };
 }
@@ -63,43 +65,44 @@ function queryIdFor(w: RowWriter, fts: string, text: string): number {
   return id;
 }
 
+/** The staged rows after a rowid, in file order (the staging table's name is per import: prepared here). */
+export function stagedPages(db: Db, table: string): Statement<[number, number], StagedRow & { rowid: number }> {
+  return db.prepare<[number, number], StagedRow & { rowid: number }>(SQL_SELECT_STAGED_PAGE(table));
+}
+
 /** One staged row, inside the chunk's transaction: created, updated or kept opted out, counted in `chunk`. */
 function writeRow(w: RowWriter, row: StagedRow, now: string, chunk: ChunkOutcome): void {
   const { db } = w;
   const existing = w.findStatus.get(row.email);
   const active = activeOptOuts(db, row.email);
-  const left = existing?.status === 'unsubscribed' || existing?.status === 'suppressed';
-  if (left || active.length > 0) {
+  const step = importRowStep(existing, active, row.confirmed === 1);
+  if (step.keptOptedOut) {
     chunk.keptOptedOut++;
-    chunk.notes.push({ line: row.line, message: `${row.email}: opted out (${active.length > 0 ? describeOptOuts(active) : String(existing?.status)}): not confirmed` });
+    chunk.notes.push({ line: row.line, message: keptOptedOutNote(row.email, existing, active) });
   }
-  // An address whose row was deleted after it opted out is not created again.
-  if (!existing && active.length > 0) return;
+  if (step.write === 'none') return;
   const topics = (JSON.parse(row.topics) as Array<[string, string]>).map(([text, fts]) => ({ text, queryId: queryIdFor(w, fts, text) }));
   let id: number;
-  let status: string;
   if (existing) {
-    ({ id, status } = existing);
+    id = existing.id;
     repo.replaceTopics(db, id, topics); // keeps the ids (and mute state) of topics that stay
     chunk.updated++;
   } else {
     // A new address is pending like every new subscriber; a confirmed row goes through repo.markConfirmed.
     id = repo.insertSubscriber(db, { email: row.email, salt: newSalt(), createdAt: now, ...w.prefs });
     repo.insertNewTopics(db, id, topics);
-    status = 'pending';
     chunk.created++;
   }
-  if (row.confirmed === 1 && status === 'pending' && active.length === 0) repo.markConfirmed(db, id, now);
+  if (step.confirm) repo.markConfirmed(db, id, now);
 }
 
 /** The staging table's pages and the chunk transaction, for one import. */
 function chunkWriter(app: ImportApp, table: string) {
   const { db, clock, config } = app;
-  // The staging table's name is per import (see above): prepared here.
-  const page = db.prepare<[number, number], StagedRow & { rowid: number }>(SQL_SELECT_STAGED_PAGE(table));
+  const page = stagedPages(db, table);
   const w: RowWriter = {
     db,
-    findStatus: statement<[string], { id: number; status: string }>(db, SQL_SELECT_SUBSCRIBER_STATUS),
+    findStatus: statement<[string], { id: number; status: SubscriberStatus }>(db, SQL_SELECT_SUBSCRIBER_STATUS),
     queryIds: new Map(),
     prefs: { timezone: config.DIGEST_TZ, deliveryHour: config.DIGEST_HOUR, frequency: 'daily' as const },
   };
@@ -132,7 +135,7 @@ async function writeOneChunk(app: ImportApp, writer: ChunkWriter, rows: StagedRo
   }
 }
 
-function addChunk(result: ImportResult, notes: LineReport, chunk: ChunkOutcome): void {
+export function addChunk(result: ImportResult, notes: LineReport, chunk: ChunkOutcome): void {
   result.created += chunk.created;
   result.updated += chunk.updated;
   result.keptOptedOut += chunk.keptOptedOut;
@@ -144,7 +147,7 @@ function nextChunkSize(size: number, ms: number): number {
   return Math.round(Math.min(CHUNK_MAX, Math.max(CHUNK_MIN, size * Math.min(MAX_GROWTH, WRITE_TARGET_MS / ms))));
 }
 
-function finishResult(result: ImportResult, notes: LineReport): ImportResult {
+export function finishResult(result: ImportResult, notes: LineReport): ImportResult {
   result.imported = result.created + result.updated;
   result.notes = notes.lines;
   result.noted = notes.count;

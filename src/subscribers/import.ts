@@ -55,8 +55,21 @@ interface Columns {
 }
 
 export async function importSubscribersCsv(app: ImportApp, file: string, options: ImportOptions = {}): Promise<ImportResult> {
-  const { db, logger } = app;
-  const rowsPerTransaction = options.rowsPerTransaction;
+  const name = options.name ?? file;
+  return withStagedCsv(app.db, app.logger, file, options, (table) => writeStaged(app, table, name, options.rowsPerTransaction));
+}
+
+/**
+ * Pass 1 into a TEMP staging table of `db` (whole file checked; a bad row refuses it with nothing written),
+ * then `write` reads the staged rows (pass 2) into whichever store; the table is dropped after.
+ */
+export async function withStagedCsv(
+  db: Db,
+  logger: ImportApp['logger'],
+  file: string,
+  options: Pick<ImportOptions, 'maxErrorsLogged' | 'name'>,
+  write: (table: string) => Promise<ImportResult>,
+): Promise<ImportResult> {
   const name = options.name ?? file;
   try {
     await access(file);
@@ -70,7 +83,7 @@ export async function importSubscribersCsv(app: ImportApp, file: string, options
     const started = Date.now();
     const staged = await validateIntoStaging(db, table, { path: file, name }, options.maxErrorsLogged ?? 20, logger);
     logger.info({ file, rows: staged, ms: Date.now() - started }, 'import: every row is valid');
-    const result = await writeStaged(app, table, name, rowsPerTransaction);
+    const result = await write(table);
     logger.info({ file, ...result, ms: Date.now() - started }, 'import: done');
     return result;
   } finally {

@@ -9,7 +9,6 @@ import type { Logger } from '../log.ts';
 import type { Inbox } from '../mail/catcher.ts';
 import type { Renderer } from '../render/render.ts';
 import type { SubscriberDoor } from '../subscribers/door.ts';
-import type { SubscriberService } from '../subscribers/service.ts';
 import type { Pages } from './pages.ts';
 import type { PollReport } from '../ingest/sources.ts';
 import type { ReaderFeedback } from '../feedback/port.ts';
@@ -17,6 +16,7 @@ import type { ReaderFeeds } from '../feed/port.ts';
 import type { DigestViews } from '../subscribers/open-digest.ts';
 import type { TopicPreviewService } from '../match/preview-service.ts';
 import type { ConsoleService } from '../admin/console.ts';
+import type { OperatorRoster } from '../operator/roster.ts';
 import type { WebhookEvents } from '../bounces/webhook-events.ts';
 import type { HealthCheck } from '../report/health.ts';
 import type { PostBatchResult, PostedBatch } from '../ingest/post-batch.ts';
@@ -28,10 +28,10 @@ export interface WebDeps {
   links: Links;
   /** The subscriber door the public routes call (subscribe, confirm, unsubscribe, manage): SQLite's or PostgreSQL's (subscribers/door.ts). */
   door: SubscriberDoor;
-  /** The console's subscriber actions (SQLite). */
-  subscribers: SubscriberService;
   /** The operator console's pages and actions (served only with ADMIN_PASSWORD_HASH). */
   console: ConsoleService;
+  /** The console's subscriber pages and consent actions: SQLite's, or PostgreSQL's with DATABASE_URL (operator/roster.ts). */
+  roster: OperatorRoster;
   /** POST /api/batches, GET /health, GET /metrics. */
   machine: MachineApi;
   /** Where the rate limits count (login, subscribe, preview): the store every instance shares. */

@@ -41,14 +41,40 @@ export async function startAdminHarness(env: Record<string, string> = {}, option
 
 /** A console session on `base` (the login form's double-submit token, then the password). */
 export async function consoleCookie(base: string): Promise<string> {
-  const form = await fetch(`${base}/admin/login`);
-  const loginCookie = form.headers.getSetCookie().find((c) => c.startsWith('digest_admin_login='))!.split(';')[0]!;
-  const csrf = /name="_csrf" value="([^"]*)"/.exec(await form.text())?.[1] ?? '';
-  const res = await fetch(`${base}/admin/login`, {
+  return (await consoleLogin({ base })).session!.cookie;
+}
+
+export interface ConsoleSession {
+  cookie: string;
+  csrf: string;
+}
+
+const csrfIn = (html: string) => /name="_csrf" value="([^"]*)"/.exec(html)?.[1] ?? '';
+export const cookieFrom = (res: Response, name: string) => res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
+
+/** Logs in through the real form (its double-submit token); the session's cookie and CSRF token, when it worked. */
+export async function consoleLogin(h: { base: string }, password = ADMIN_PASSWORD, forwardedFor?: string): Promise<{ res: Response; session?: ConsoleSession }> {
+  const form = await fetch(`${h.base}/admin/login`);
+  const loginCookie = cookieFrom(form, 'digest_admin_login')!.split(';')[0]!;
+  const res = await fetch(`${h.base}/admin/login`, {
     method: 'POST',
     redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie },
-    body: new URLSearchParams({ _csrf: csrf, password: ADMIN_PASSWORD }).toString(),
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie, ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) },
+    body: new URLSearchParams({ _csrf: csrfIn(await form.text()), password }).toString(),
   });
-  return res.headers.getSetCookie().find((c) => c.startsWith('digest_admin='))!.split(';')[0]!;
+  const set = cookieFrom(res, 'digest_admin');
+  if (res.status !== 303 || !set) return { res };
+  const cookie = set.split(';')[0]!;
+  const page = await fetch(`${h.base}/admin/subscribers`, { headers: { cookie } });
+  return { res, session: { cookie, csrf: csrfIn(await page.text()) } };
+}
+
+/** A console form POST carrying the session's cookie and CSRF token (redirects not followed). */
+export function consolePost(h: { base: string }, s: ConsoleSession, path: string, fields: Record<string, string>): Promise<Response> {
+  return fetch(`${h.base}${path}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: s.cookie },
+    body: new URLSearchParams({ _csrf: s.csrf, ...fields }).toString(),
+  });
 }

@@ -5,34 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { searchSubscribers } from '../../src/admin/subscribers.ts';
 import { LOGIN_RATE_LIMIT } from '../../src/web/console/routes.ts';
 import { seedSubscribers } from '../helpers/seed.ts';
-import { ADMIN_PASSWORD, startAdminHarness } from '../helpers/admin-setup.ts';
+import { ADMIN_PASSWORD, consoleLogin as login, cookieFrom, type ConsoleSession as Session, startAdminHarness } from '../helpers/admin-setup.ts';
 import { buildServer } from '../../src/web/server.ts';
 import type { WebHarness } from '../helpers/web-harness.ts';
-
-interface Session {
-  cookie: string;
-  csrf: string;
-}
-
-const csrfIn = (html: string) => /name="_csrf" value="([^"]*)"/.exec(html)?.[1] ?? '';
-const cookieFrom = (res: Response, name: string) =>
-  res.headers.getSetCookie().find((c) => c.startsWith(`${name}=`));
-
-async function login(h: WebHarness, password = ADMIN_PASSWORD, forwardedFor?: string): Promise<{ res: Response; session?: Session }> {
-  const form = await fetch(`${h.base}/admin/login`);
-  const loginCookie = cookieFrom(form, 'digest_admin_login')!.split(';')[0]!;
-  const res = await fetch(`${h.base}/admin/login`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie, ...(forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}) },
-    body: new URLSearchParams({ _csrf: csrfIn(await form.text()), password }).toString(),
-  });
-  const set = cookieFrom(res, 'digest_admin');
-  if (res.status !== 303 || !set) return { res };
-  const cookie = set.split(';')[0]!;
-  const page = await fetch(`${h.base}/admin/subscribers`, { headers: { cookie } });
-  return { res, session: { cookie, csrf: csrfIn(await page.text()) } };
-}
 
 describe('operator console over HTTP', () => {
   let h: WebHarness;

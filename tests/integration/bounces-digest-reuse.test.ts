@@ -36,7 +36,7 @@ describe('a late bounce after a delete', () => {
     const daveDigest = s.digestId['dave@example.com']!;
     expect(daveDigest).toBe(Math.max(...Object.values(s.digestId))); // the newest row: SQLite reuses its id
     // The operator deletes dave (console), a new reader arrives and gets a digest.
-    expect(app.console.remove(subscriberId('dave@example.com'))).toBe(true);
+    expect(await app.roster.remove(subscriberId('dave@example.com'))).toBe(true);
     seedSubscribers(app.db, [{ email: 'erin@example.com', topics: ['mixture of experts'] }]);
     const r = await runPipeline(app, { mode: 'now' });
     expect(r.send?.sent).toBe(1);

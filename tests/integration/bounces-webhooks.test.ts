@@ -196,7 +196,7 @@ describe('bounce webhooks', () => {
   it("a late webhook for a deleted digest does not reach the reader who got its id", async () => {
     const { app } = s.t;
     const dave = (app.db.prepare("SELECT id FROM subscribers WHERE email = 'dave@example.com'").get() as { id: number }).id;
-    expect(app.console.remove(dave)).toBe(true);
+    expect(await app.roster.remove(dave)).toBe(true);
     seedSubscribers(app.db, [{ email: 'erin@example.com', topics: ['mixture of experts'] }]);
     expect((await runPipeline(app, { mode: 'now' })).send?.sent).toBe(1);
     const erinDigest = (app.db.prepare("SELECT d.id FROM digests d JOIN subscribers s ON s.id = d.subscriber_id WHERE s.email = 'erin@example.com'").get() as { id: number }).id;

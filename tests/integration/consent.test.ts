@@ -124,7 +124,7 @@ describe('an opt-out no stranger can undo', () => {
     expect([statusOf('bob@example.com'), statusOf('alice@example.com'), statusOf('new.import@example.com')]).toEqual(['unsubscribed', 'suppressed', 'confirmed']);
 
     // The console deletes bob with all his data; his opt-out is kept by address.
-    expect(s.t.app.console.remove((db().prepare(`SELECT id FROM subscribers WHERE email = 'bob@example.com'`).get() as { id: number }).id)).toBe(true);
+    expect(await s.t.app.roster.remove((db().prepare(`SELECT id FROM subscribers WHERE email = 'bob@example.com'`).get() as { id: number }).id)).toBe(true);
     const again = await digest('import', csv);
     expect(again.out).toContain('line 2: bob@example.com: opted out (complaint on 2025-11-25): not confirmed');
     expect(statusOf('bob@example.com')).toBeUndefined();

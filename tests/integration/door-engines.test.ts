@@ -3,76 +3,22 @@
 // postgres://; skipped, said once, when PostgreSQL is unreachable). subscribe -> email -> click ->
 // confirmed; one-click unsubscribe; a re-subscribe waits for its new link; complained and bounced
 // addresses are never mailed; the per-address limits; the same bytes for every address.
-import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migratePostgres } from '../../src/db/postgres/migrate.ts';
-import { openPostgresDoor, type PostgresDoorHandle } from '../../src/main.ts';
-import { buildServer } from '../../src/web/server.ts';
-import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
-import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { postgresEngineApp, sqliteEngineApp, type EngineApp } from '../helpers/engine-apps.ts';
+import { postgresForTests } from '../helpers/postgres.ts';
 import { formPost, jsonPost, linkIn } from '../helpers/web-harness.ts';
 
 const pg = await postgresForTests();
 
-interface EngineDoor {
-  t: TestApp;
-  base: string;
-  /** One row's columns, from the engine the door writes to (SQL with ? placeholders). */
-  get<R>(sql: string, ...params: unknown[]): Promise<R | undefined>;
-  all<R>(sql: string, ...params: unknown[]): Promise<R[]>;
-  run(sql: string, ...params: unknown[]): Promise<void>;
-  close(): Promise<void>;
-}
+type EngineDoor = EngineApp;
+const ENV = { SUBSCRIBE_RATE_LIMIT: '1000' };
 
-const dollar = (sql: string) => {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-};
-
-async function listen(t: TestApp, door: TestApp['app']['door']): Promise<{ web: FastifyInstance; base: string }> {
-  const web = buildServer({ ...t.app, door });
-  await web.listen({ port: 0, host: '127.0.0.1' });
-  const a = web.server.address();
-  return { web, base: `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}` };
-}
-
-async function sqliteDoor(): Promise<EngineDoor> {
-  const t = await startTestApp({ SUBSCRIBE_RATE_LIMIT: '1000' });
-  const { web, base } = await listen(t, t.app.door);
-  const db = t.app.db;
-  return {
-    t,
-    base,
-    get: async <R,>(sql: string, ...p: unknown[]) => db.prepare(sql).get(...p) as R | undefined,
-    all: async <R,>(sql: string, ...p: unknown[]) => db.prepare(sql).all(...p) as R[],
-    run: async (sql, ...p) => void db.prepare(sql).run(...p),
-    async close() {
-      await web.close();
-      await t.close();
-    },
-  };
-}
+const sqliteDoor = () => sqliteEngineApp(ENV, (t) => ({ door: t.app.door }));
 
 async function postgresDoor(): Promise<EngineDoor> {
-  const s: TestSchema = await pg.schema();
-  await migratePostgres(s.pool);
-  const t = await startTestApp({ SUBSCRIBE_RATE_LIMIT: '1000', DATABASE_URL: s.url, DATABASE_SCHEMA: s.name });
-  const handle: PostgresDoorHandle = (await openPostgresDoor(t.app))!;
-  expect(handle.door.engine).toBe('postgres');
-  const { web, base } = await listen(t, handle.served);
-  return {
-    t,
-    base,
-    get: async <R,>(sql: string, ...p: unknown[]) => (await s.pool.query(dollar(sql), p)).rows[0] as R | undefined,
-    all: async <R,>(sql: string, ...p: unknown[]) => (await s.pool.query(dollar(sql), p)).rows as R[],
-    run: async (sql, ...p) => void (await s.pool.query(dollar(sql), p)),
-    async close() {
-      await web.close();
-      await handle.close();
-      await t.close();
-      await s.drop();
-    },
-  };
+  const d = await postgresEngineApp(pg, ENV, (_t, handle) => ({ door: handle!.served }));
+  expect(d.pg!.door.engine).toBe('postgres');
+  return d;
 }
 
 const engines = [

@@ -1,17 +1,13 @@
 // Commands that still act on the SQLite file alone. With DATABASE_URL=postgres://… the readers, their
 // consent and the ledger live in PostgreSQL: run there, these would read stale figures or, worse, plan
 // and send from the SQLite copy (a second digest) or record an operator's decision where no sender looks.
-// So they stop, naming what to do instead, rather than act on the wrong store.
+// So they stop, naming what to do instead, rather than act on the wrong store. (The roster and consent
+// commands, subscribe, unsubscribe, unsuppress, opt-outs, subscribers and import, act on PostgreSQL there.)
 import { AppError } from '../../errors.ts';
 
 const SQLITE_ONLY: Readonly<Record<string, string>> = {
   run: '`digest serve` (its ticks plan on PostgreSQL) or `digest plan`, with `digest worker`s sending',
-  subscribe: 'the subscribe form of `digest serve`',
-  unsuppress: 'lifting an opt-out on PostgreSQL is not built yet; nothing was changed',
-  'opt-outs': "PostgreSQL's consent_events table (SELECT * FROM consent_events ORDER BY id DESC)",
-  subscribers: 'PostgreSQL\'s subscribers table',
   preview: 'a digest `digest worker` sent (its web view link)',
-  import: 'importing into PostgreSQL is not built yet: import on SQLite, then `digest copy --to`',
   sources: "PostgreSQL's source_days table",
   backup: 'pg_dump (README, "Backups on PostgreSQL")',
   restore: 'pg_restore, then `digest recover --after-restore` (README, "Backups on PostgreSQL")',

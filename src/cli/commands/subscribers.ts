@@ -1,14 +1,15 @@
 // `digest` commands on subscribers and their consent: subscribe, unsubscribe, unsuppress, opt-outs,
-// subscribers, preview, import.
+// subscribers, preview, import. All but preview act on the deployment's store (PostgreSQL's with
+// DATABASE_URL=postgres://…) through the operator's roster (operator/roster.ts).
 import { Option, type Command } from 'commander';
-import { collect, commands, hour, positiveInt, withApp, type CliContext } from '../context.ts';
+import { collect, commands, hour, positiveInt, withApp, withRoster, type CliContext } from '../context.ts';
 
 const consent = () => import('../../cli-consent.ts');
 
 export function registerSubscribe(program: Command, { io, app, setExitCode }: CliContext): void {
   program
     .command('subscribe')
-    .description('add a subscriber (pending until confirmed, unless --confirmed)')
+    .description('add a subscriber (pending until confirmed, unless --confirmed); in PostgreSQL when DATABASE_URL is postgres://…')
     .argument('<email>')
     .requiredOption('--topic <query>', 'a topic query; repeat for several', collect, [])
     .option('--confirmed', 'skip double opt-in (only for addresses that already agreed)')
@@ -16,7 +17,7 @@ export function registerSubscribe(program: Command, { io, app, setExitCode }: Cl
     .option('--hour <0-23>', 'local delivery hour', hour)
     .addOption(new Option('--frequency <f>', 'delivery frequency').choices(['daily', 'weekly']))
     .action(async (email: string, o: { topic: string[]; confirmed?: boolean; timezone?: string; hour?: number; frequency?: 'daily' | 'weekly' }) => {
-      setExitCode(await withApp(app, async (a) => (await commands()).cmdSubscribe(a, io, email, o)));
+      setExitCode(await withRoster(app, async (r) => (await commands()).cmdSubscribe(r, io, email, o)));
     });
 }
 
@@ -42,7 +43,7 @@ export function registerUnsuppress(program: Command, { io, app, setExitCode }: C
     .argument('<email>')
     .requiredOption('--reason <text>', 'why (e.g. "asked by email on 2025-11-20 to be added back")')
     .action(async (email: string, o: { reason: string }) => {
-      setExitCode(await withApp(app, async (a) => (await consent()).cmdUnsuppress(a, io, email, o)));
+      setExitCode(await withRoster(app, async (r, a) => (await consent()).cmdUnsuppress(r, a.logger, io, email, o)));
     });
 }
 
@@ -52,7 +53,7 @@ export function registerOptOuts(program: Command, { io, app, setExitCode }: CliC
     .description('addresses that opted out or were suppressed, newest first, with the reason and date')
     .option('--limit <n>', 'rows to show', positiveInt, 100)
     .action(async (o: { limit: number }) => {
-      setExitCode(await withApp(app, async (a) => (await consent()).cmdOptOuts(a, io, o.limit)));
+      setExitCode(await withRoster(app, async (r) => (await consent()).cmdOptOuts(r, io, o.limit)));
     });
 }
 
@@ -61,7 +62,7 @@ export function registerSubscribers(program: Command, { io, app, setExitCode }: 
     .command('subscribers')
     .description('list subscribers with status and topics')
     .action(async () => {
-      setExitCode(await withApp(app, async (a) => (await commands()).cmdSubscribers(a, io)));
+      setExitCode(await withRoster(app, async (r, a) => (await commands()).cmdSubscribers(r, a.clock, io)));
     });
 }
 
@@ -82,6 +83,6 @@ export function registerImport(program: Command, { io, app, setExitCode }: CliCo
     .description('bulk-import subscribers from CSV: email,topics[,confirmed] with topics split by ";"')
     .argument('<file.csv>')
     .action(async (file: string) => {
-      setExitCode(await withApp(app, async (a) => (await commands()).cmdImport(a, io, file)));
+      setExitCode(await withRoster(app, async (r) => (await commands()).cmdImport(r, io, file)));
     });
 }

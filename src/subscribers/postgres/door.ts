@@ -10,6 +10,7 @@ import { createNoticeSender, type NoticeSender } from '../../notices/sender.ts';
 import type { Renderer } from '../../render/render.ts';
 import type { RetrySettings } from '../../send/retry-policy.ts';
 import type { SubscriberDoor } from '../door.ts';
+import type { SubscribeResult } from '../types.ts';
 import { answerDbLoss, signedByPg, type PgDoorDeps } from './common.ts';
 import { PgManage } from './manage.ts';
 import { PgSubscription, prepareExamplesPg } from './subscription.ts';
@@ -24,6 +25,8 @@ export interface PostgresDoorDeps extends PgDoorDeps {
 export type PostgresDoor = SubscriberDoor & {
   /** Sends PostgreSQL's waiting confirmation emails (`digest serve` kicks it at start). */
   notices: NoticeSender;
+  /** The console's "resend the confirmation" (pending addresses only, within the per-address limits). */
+  resendConfirmation(subscriberId: number): Promise<SubscribeResult['emailState']>;
 };
 
 export function createPostgresDoor(deps: PostgresDoorDeps): PostgresDoor {
@@ -44,5 +47,6 @@ export function createPostgresDoor(deps: PostgresDoorDeps): PostgresDoor {
     describeMute: (token, topicId) => answerDbLoss(() => manage.describeMute(token, topicId)),
     muteByToken: (token, topicId) => answerDbLoss(() => manage.muteByToken(token, topicId)),
     signedHere: (token) => answerDbLoss(() => signedByPg(pool, deps, token)),
+    resendConfirmation: (id) => answerDbLoss(() => subscription.resendConfirmation(id)),
   };
 }

@@ -155,6 +155,19 @@ export class PgSubscription {
     }
   }
 
+  /** The console's "resend the confirmation": pending addresses only, within the per-address limits. */
+  async resendConfirmation(id: number): Promise<EmailState> {
+    const { pool, clock } = this.deps;
+    const found = await records.findSubscriberById(pool, id);
+    if (!found) throw new AppError('NOT_FOUND', `no subscriber with id ${id}`);
+    const queued = await forAddress(pool, found.email, async (c) => {
+      const s = await records.findSubscriberById(c, id);
+      if (s?.status !== 'pending') throw new AppError('NOT_PENDING', `${found.email} is ${s?.status ?? 'deleted'}: only a pending address gets a confirmation email`);
+      return queueNoticePg(c, { subscriberId: id, email: s.email, kind: 'confirm', now: clock.now() });
+    });
+    return this.deliver(queued, true, id);
+  }
+
   /** Sends a written notice (deliver-notice.ts). */
   private deliver(queued: Queued, wait: boolean, subscriberId: number): Promise<EmailState> {
     const lastResponse = async (id: number) => (await lastNoticePg(this.deps.pool, id))?.smtpResponse ?? undefined;

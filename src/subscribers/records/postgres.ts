@@ -5,7 +5,7 @@ import type pg from 'pg';
 import { inTransaction, type Pg } from '../../db/postgres/pool.ts';
 import { unknownExample } from '../../match/like/like.ts';
 import { missingExamplesPg } from '../../match/postgres/like-examples.ts';
-import type { Frequency, Topic } from '../../types.ts';
+import type { Frequency, SubscriberStatus, Topic } from '../../types.ts';
 import type { LearningPrefs } from './learning-prefs.ts';
 import type { DesiredTopic, OptOutReason, ResubscribeRequest, SubscriberPrefs, SubscriberRecord } from './repo.ts';
 
@@ -49,6 +49,25 @@ const SQL_UPDATE_CONFIRM = `
 const SQL_UPDATE_UNSUBSCRIBE = `
   UPDATE subscribers SET status = 'unsubscribed', unsubscribed_at = $2, opt_out_reason = $3, opt_out_detail = $4
   WHERE id = $1 AND status <> 'unsubscribed'`;
+
+// The operator's suppression (repo.ts SQL_SUPPRESS); the trigger records it in the opt-out history.
+const SQL_SUPPRESS = `
+  UPDATE subscribers SET status = 'suppressed', suppressed_at = $2, opt_out_reason = $3, opt_out_detail = $4
+  WHERE id = $1 AND status IN ('confirmed', 'pending')`;
+
+// The operator lifts an opt-out (repo.ts SQL_LIFT_OPT_OUT): confirmed when it had confirmed before, else pending.
+const SQL_LIFT_OPT_OUT = `
+  UPDATE subscribers SET
+    status = CASE WHEN confirmed_at IS NOT NULL THEN 'confirmed' ELSE 'pending' END,
+    unsubscribed_at = NULL, suppressed_at = NULL, hard_failures = 0, opt_out_reason = NULL, opt_out_detail = NULL
+  WHERE id = $1 AND status IN ('unsubscribed', 'suppressed')
+  RETURNING status`;
+
+// Topics, digests, bounce reports and the rest go with it (ON DELETE CASCADE); consent_events stays, by address.
+const SQL_DELETE_SUBSCRIBER = `DELETE FROM subscribers WHERE id = $1`;
+
+// One page of every subscriber, oldest first (`digest subscribers`), keyset on id.
+const SQL_SUBSCRIBERS_PAGE = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE id > $1 ORDER BY id LIMIT $2`;
 
 const SQL_UPDATE_PREFERENCES = `
   UPDATE subscribers SET timezone = $2, delivery_hour = $3, frequency = $4, weekly_day = $5, paused_until = $6 WHERE id = $1`;
@@ -114,6 +133,24 @@ export async function markConfirmed(c: Pg, id: number, now: string): Promise<voi
 /** True when the subscriber was not already unsubscribed. */
 export async function markUnsubscribed(c: Pg, id: number, now: string, reason: OptOutReason): Promise<boolean> {
   return ((await c.query(SQL_UPDATE_UNSUBSCRIBE, [id, now, reason.kind, reason.detail ?? null])).rowCount ?? 0) > 0;
+}
+
+/** True when the subscriber was confirmed or pending (now suppressed). */
+export async function markSuppressed(c: Pg, id: number, now: string, reason: OptOutReason): Promise<boolean> {
+  return ((await c.query(SQL_SUPPRESS, [id, now, reason.kind, reason.detail ?? null])).rowCount ?? 0) > 0;
+}
+
+/** The status the lift left, or undefined when the row had not left. */
+export async function liftOptOutStatus(c: Pg, id: number): Promise<SubscriberStatus | undefined> {
+  return (await c.query<{ status: SubscriberStatus }>(SQL_LIFT_OPT_OUT, [id])).rows[0]?.status;
+}
+
+export async function deleteSubscriberRow(c: Pg, id: number): Promise<boolean> {
+  return ((await c.query(SQL_DELETE_SUBSCRIBER, [id])).rowCount ?? 0) > 0;
+}
+
+export async function subscribersAfter(c: Pg, afterId: number, limit: number): Promise<SubscriberRecord[]> {
+  return (await c.query<SubscriberRecord>(SQL_SUBSCRIBERS_PAGE, [afterId, limit])).rows;
 }
 
 export async function updatePreferenceColumns(

@@ -1,6 +1,6 @@
 // Console: subscriber search, one subscriber's page and the operator's actions on it, and the CSV import
 // from the browser (the same importer and checks as `digest import`, errors by line). Routes call the
-// console service (console.ts) and the subscriber service; no SQL here.
+// roster (operator/roster.ts: SQLite's, or PostgreSQL's with DATABASE_URL); no SQL here.
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,18 +32,18 @@ export function registerAdminSubscriberRoutes(app: FastifyInstance, ctx: AdminCo
 
 /** The search and one subscriber's page. */
 function registerSubscriberPages(app: FastifyInstance, ctx: AdminContext): void {
-  const { console: service } = ctx.deps;
+  const { roster } = ctx.deps;
 
   app.get<{ Querystring: { q?: string; by?: string; after?: string } }>('/admin/subscribers', async (req, reply) => {
     const q = (req.query.q ?? '').slice(0, 200);
     const by = req.query.by === 'topic' ? 'topic' : 'address';
-    const page = q.trim() === '' ? undefined : service.search({ by, text: q, after: req.query.after });
+    const page = q.trim() === '' ? undefined : await roster.search({ by, text: q, after: req.query.after });
     const nextUrl = page?.next ? `/admin/subscribers?${new URLSearchParams({ by, q, after: page.next }).toString()}` : undefined;
     return ctx.page(reply, 'subscribers', { title: 'Subscribers', section: 'subscribers', q, byTopic: by === 'topic', hits: page?.hits, searched: Boolean(page), nextUrl });
   });
 
   app.get<{ Params: { id: string }; Querystring: { done?: string } }>('/admin/subscribers/:id', async (req, reply) => {
-    const detail = service.detail(idParam(req.params.id));
+    const detail = await roster.detail(idParam(req.params.id));
     if (!detail) throw new AppError('NOT_FOUND', 'No such subscriber (deleted?).');
     const s = detail.subscriber;
     return ctx.page(reply, 'subscriber', {
@@ -66,7 +66,7 @@ function registerSubscriberPages(app: FastifyInstance, ctx: AdminContext): void 
 
 /** The operator's actions on one subscriber: resend the confirmation, suppress, unsubscribe, delete. */
 function registerSubscriberActions(app: FastifyInstance, ctx: AdminContext): void {
-  const { console: service, subscribers, logger } = ctx.deps;
+  const { roster, logger } = ctx.deps;
   const log = logger.child({ component: 'admin' });
 
   app.post<{ Params: { id: string; action: string } }>('/admin/subscribers/:id/:action', async (req, reply) => {
@@ -74,20 +74,20 @@ function registerSubscriberActions(app: FastifyInstance, ctx: AdminContext): voi
     const back = (done: string) => reply.redirect(`/admin/subscribers/${id}?done=${done}`, 303);
     switch (req.params.action) {
       case 'resend': {
-        const state = await subscribers.resendConfirmation(id);
+        const state = await roster.resendConfirmation(id);
         log.info({ subscriberId: id }, 'console: confirmation resent');
         return back(state === 'throttled' ? 'throttled' : 'resent');
       }
       case 'suppress':
         log.info({ subscriberId: id }, 'console: suppress');
-        return back(service.suppress(id) ? 'suppressed' : 'unchanged');
+        return back((await roster.suppress(id)) ? 'suppressed' : 'unchanged');
       case 'unsubscribe':
         log.info({ subscriberId: id }, 'console: unsubscribe');
-        return back(service.unsubscribe(id) ? 'unsubscribed' : 'unchanged');
+        return back((await roster.unsubscribe(id)) ? 'unsubscribed' : 'unchanged');
       case 'delete': {
         const body = req.body as Record<string, unknown> | undefined;
         if (body?.confirm !== 'yes') throw new AppError('ADMIN_CONFIRM', 'Tick "delete every record of this subscriber" to delete.');
-        if (!service.remove(id)) throw new AppError('NOT_FOUND', 'No such subscriber (deleted already?).');
+        if (!(await roster.remove(id))) throw new AppError('NOT_FOUND', 'No such subscriber (deleted already?).');
         log.info({ subscriberId: id }, 'console: subscriber deleted with all their data');
         return ctx.page(reply, 'message', { title: 'Deleted', section: 'subscribers', message: 'The subscriber, their topics, their digests and their bounce history are deleted.' });
       }
@@ -99,7 +99,7 @@ function registerSubscriberActions(app: FastifyInstance, ctx: AdminContext): voi
 
 /** The CSV import from the browser. */
 function registerImportRoutes(app: FastifyInstance, ctx: AdminContext): void {
-  const { console: service, logger } = ctx.deps;
+  const { roster, logger } = ctx.deps;
   const log = logger.child({ component: 'admin' });
 
   app.get('/admin/import', async (_req, reply) => ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import' }));
@@ -117,7 +117,7 @@ function registerImportRoutes(app: FastifyInstance, ctx: AdminContext): void {
     const path = join(dir, 'upload.csv');
     try {
       await writeFile(path, Buffer.from(await file.arrayBuffer()));
-      const r = await service.importCsv(path, file instanceof File ? file.name : 'the file');
+      const r = await roster.importCsv(path, { name: file instanceof File ? file.name : 'the file', offThread: true });
       log.info({ ...r }, 'console: import');
       return ctx.page(reply, 'import', { title: 'Import subscribers', section: 'import', result: r, lines: r.notes, unlisted: r.noted - r.notes.length });
     } catch (e) {

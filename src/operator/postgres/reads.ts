@@ -1,0 +1,55 @@
+// The console's read models on PostgreSQL (admin/subscribers.ts is SQLite's): subscriber search by the
+// start of an address or of a topic (keyset pages), and one subscriber's detail from PostgreSQL's rows.
+import type { BounceEventRow } from '../../bounces/service.ts';
+import { consentHistory } from '../../consent/postgres.ts';
+import type { Pg } from '../../db/postgres/pool.ts';
+import { noticesOfPg } from '../../notices/postgres-store.ts';
+import * as records from '../../subscribers/records/postgres.ts';
+import { decodeTopicCursor, PAGE_SIZE, type SearchHit, type SearchPage, type SubscriberDetail } from '../../admin/subscribers.ts';
+import type { SearchQuery } from '../roster.ts';
+
+// Case-insensitive, as SQLite's NOCASE range; starts_with keeps a prefix a prefix whatever the collation.
+const SQL_BY_ADDRESS = `
+  SELECT id, email, status FROM subscribers
+  WHERE starts_with(lower(email), lower($1)) AND lower(email) > lower($2)
+  ORDER BY lower(email) LIMIT $3`;
+
+const SQL_BY_TOPIC = `
+  SELECT s.id, s.email, s.status, t.text AS topic FROM topics t JOIN subscribers s ON s.id = t.subscriber_id
+  WHERE starts_with(lower(t.text), lower($1)) AND (lower(t.text), t.subscriber_id) > (lower($2), $3)
+  ORDER BY lower(t.text), t.subscriber_id LIMIT $4`;
+
+// One subscriber's last digests (unique index (subscriber_id, edition)).
+const SQL_LAST_DIGESTS = `
+  SELECT id, edition, status, paper_count AS "paperCount", sent_at AS "sentAt", smtp_response AS response
+  FROM digests WHERE subscriber_id = $1 ORDER BY edition DESC LIMIT 20`;
+
+const SQL_BOUNCES = `
+  SELECT digest_id AS "digestId", kind, channel, status, detail, outcome, received_at AS "receivedAt"
+  FROM bounce_events WHERE subscriber_id = $1 ORDER BY received_at DESC LIMIT 50`;
+
+export async function searchSubscribersPg(c: Pg, q: SearchQuery): Promise<SearchPage> {
+  const text = q.text.trim();
+  if (q.by === 'address') {
+    const hits = (await c.query<SearchHit>(SQL_BY_ADDRESS, [text, q.after ?? '', PAGE_SIZE])).rows;
+    return { hits, next: hits.length === PAGE_SIZE ? hits[hits.length - 1]!.email : undefined };
+  }
+  const [afterText, afterId] = decodeTopicCursor(q.after);
+  const hits = (await c.query<SearchHit>(SQL_BY_TOPIC, [text, afterText, afterId, PAGE_SIZE])).rows;
+  const last = hits[hits.length - 1];
+  return { hits, next: hits.length === PAGE_SIZE && last ? `${last.id}:${last.topic}` : undefined };
+}
+
+/** No web view link: GET /digests/:token reads SQLite's digests, not yet PostgreSQL's. */
+export async function subscriberDetailPg(c: Pg, id: number): Promise<SubscriberDetail | undefined> {
+  const subscriber = await records.findSubscriberById(c, id);
+  if (!subscriber) return undefined;
+  return {
+    subscriber,
+    topics: await records.listTopics(c, id),
+    digests: (await c.query<SubscriberDetail['digests'][number]>(SQL_LAST_DIGESTS, [id])).rows,
+    bounces: (await c.query<BounceEventRow>(SQL_BOUNCES, [id])).rows,
+    consent: await consentHistory(c, subscriber.email),
+    notices: await noticesOfPg(c, id),
+  };
+}
