@@ -75,7 +75,9 @@ const SQL_ROWS = `
   WHERE d.id > ? AND d.items IS NOT NULL
     AND (m.subscriber_id IS NOT NULL OR EXISTS (SELECT 1 FROM feedback f WHERE f.subscriber_id = d.subscriber_id))`;
 const SQL_MODEL = `SELECT bias, cal_a AS a, cal_b AS b, weights FROM reader_models WHERE subscriber_id = ?`;
-const SQL_SUGGEST = `INSERT OR IGNORE INTO digest_suggestions (digest_id, paper_id, score, reason_paper) VALUES`;
+const SUGGESTION_TUPLE = '(?, ?, ?, ?)';
+/** One suggestion; the chunk's are written with its tuple repeated (a hundred per statement). */
+const SQL_SUGGEST = `INSERT OR IGNORE INTO digest_suggestions (digest_id, paper_id, score, reason_paper) VALUES ${SUGGESTION_TUPLE}`;
 
 interface Row {
   id: number;
@@ -219,7 +221,7 @@ export class ModelPass {
       result.reranked++;
     }
     rewriteItemsMany(this.db, writes.rewrites);
-    runBatched(this.db, 4, writes.suggestions, (tuples) => `${SQL_SUGGEST} ${tuples}`);
+    runBatched(this.db, 4, writes.suggestions, (tuples) => SQL_SUGGEST.replace(SUGGESTION_TUPLE, tuples), SUGGESTION_TUPLE);
     result.trained = this.trainedNow;
     return result;
   }

@@ -8,10 +8,11 @@ import { encodeList, encodeRefs, type ListRef } from './lists.ts';
 const SQL_INSERT_LIST = `
   INSERT INTO query_lists (query_id, from_paper, to_paper, items, paper_count, planned_at) VALUES (?, ?, ?, ?, ?, ?)`;
 // verp_nonce: 52 random bits and a sign, as create.ts's rows (bounces/verp.ts)
-const SQL_INSERT_REF_ROWS = `
-  INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at, verp_nonce)
-  VALUES`;
 const REF_ROW_TUPLE = `(?, ?, 'planned', ?, ?, ?, ?, ?, ?, random() >> 11)`;
+/** One row; insertRefRows repeats its tuple (a hundred rows per statement). */
+const SQL_INSERT_REF_ROW = `
+  INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at, verp_nonce)
+  VALUES ${REF_ROW_TUPLE}`;
 
 export interface NewList {
   queryId: number;
@@ -44,5 +45,5 @@ export function insertQueryList(db: Db, l: NewList): number {
 export function insertRefRows(db: Db, rows: readonly NewRefRow[]): void {
   const values: unknown[] = [];
   for (const r of rows) values.push(r.subscriberId, r.edition, r.fromPaper, r.toPaper, r.topicIds, encodeRefs(r.refs), r.paperCount, r.plannedAt);
-  runBatched(db, 8, values, (tuples) => `${SQL_INSERT_REF_ROWS} ${tuples}`, REF_ROW_TUPLE);
+  runBatched(db, 8, values, (tuples) => SQL_INSERT_REF_ROW.replace(REF_ROW_TUPLE, tuples), REF_ROW_TUPLE);
 }
