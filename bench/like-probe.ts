@@ -7,7 +7,7 @@
 // `npx tsx bench/like-probe.ts`
 import { paperFeatures, type Feature } from '../src/match/features.ts';
 import { countStems, type CorpusStats } from '../src/match/like/terms.ts';
-import { dealDays, LIKE_THEMES, studyPapers, type StudyPaper } from './relevance-study.ts';
+import { aboutTheme, dealDays, LIKE_THEMES, studyPapers, type StudyPaper } from './relevance-study.ts';
 
 const papers = studyPapers();
 type Vec = Map<string, number>;
@@ -52,6 +52,9 @@ const variants: Array<[string, (ex: StudyPaper, held: StudyPaper[], stats: Corpu
   }],
 ];
 
+// Two readings of "of the theme": the rule anywhere in title and abstract (the study's first), and
+// aboutTheme (in the title, or named twice: a passing mention is not the paper's subject).
+for (const reading of ['mentions', 'about'] as const)
 for (const [name, make] of variants) {
   for (const hindsight of [false, true]) {
     const per: string[] = [];
@@ -69,7 +72,7 @@ for (const [name, make] of variants) {
         const stats = statsOf(hindsight ? papers : held);
         const score = make(ex, held, stats);
         const later = days.slice(d).flat().filter((p) => p.id !== ex.id);
-        const of = (p: StudyPaper) => theme.rule.test(`${p.title} ${p.abstract}`);
+        const of = (p: StudyPaper) => (reading === 'about' ? aboutTheme(theme, p) : theme.rule.test(`${p.title} ${p.abstract}`));
         const ranked = later.map((p) => ({ s: score(p), rel: of(p) })).sort((a, b) => b.s - a.s).map((x) => x.rel);
         const c = ceiling(ranked, ranked.filter(Boolean).length);
         hits += c.found;
@@ -81,6 +84,6 @@ for (const [name, make] of variants) {
       pooled.cut += cut;
       pooled.total += total;
     }
-    console.log(`${name.padEnd(30)} idf ${hindsight ? 'all 71' : 'held '}: ${per.join('  ')}  pooled ${(pooled.hits / pooled.cut).toFixed(2)}`);
+    console.log(`${reading.padEnd(8)} ${name.padEnd(30)} idf ${hindsight ? 'all 71' : 'held '}: ${per.join('  ')}  pooled ${(pooled.hits / pooled.cut).toFixed(2)}`);
   }
 }

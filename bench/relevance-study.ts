@@ -269,6 +269,18 @@ export interface LikeTheme {
   rule: RegExp;
 }
 
+/**
+ * Whether a paper is about a theme: its title says so, or its title and abstract name it at least twice.
+ * A single passing mention does not make a paper of the theme: "without reinforcement learning or
+ * preference optimization" (a pretraining report), "ASearcher-Web-QwQ" (a model name in a search-agent
+ * paper), "fine-tuned with RLHF" (a poker solver) matched the rule once and were counted as same-theme
+ * papers a like: topic had missed (bench/like-probe.ts lists them). The study reports both readings.
+ */
+export function aboutTheme(theme: LikeTheme, p: Pick<StudyPaper, 'title' | 'abstract'>): boolean {
+  if (theme.rule.test(p.title)) return true;
+  return [...`${p.title} ${p.abstract}`.matchAll(new RegExp(theme.rule.source, 'gi'))].length >= 2;
+}
+
 export const LIKE_THEMES: LikeTheme[] = [
   { name: 'multi-agent', rule: /multi-agent/i },
   { name: 'self-play', rule: /self-play/i },
@@ -280,11 +292,14 @@ export interface LikeFigures {
   split: number;
   theme: string;
   example: string;
-  /** Papers the like: topic brought (every email), and how many of them are of the theme. */
+  /** Papers the like: topic brought (every email), and how many of them are of the theme (the rule anywhere). */
   listed: number;
   sameTheme: number;
   /** Papers of the theme that arrived from the example's day on (the example not counted). */
   themeTotal: number;
+  /** The same two counts with the theme read as aboutTheme (in the title, or named twice). */
+  aboutTheme: number;
+  aboutTotal: number;
   /** Whether the example itself was ever listed as a match. */
   exampleListed: boolean;
 }
@@ -322,6 +337,7 @@ export async function runLikeStudy(h: WebHarness, opts: StudyOptions & { themes?
     const of = (p: Pick<StudyPaper, 'title' | 'abstract'>) => r.theme.rule.test(`${p.title} ${p.abstract}`);
     const papers = studyPapers();
     const later = days.slice(r.day).flat().filter((p) => of(p) && p.id !== r.example.id);
+    const about = (p: Pick<StudyPaper, 'title' | 'abstract'>) => aboutTheme(r.theme, p);
     return {
       split: opts.split,
       theme: r.theme.name,
@@ -329,6 +345,8 @@ export async function runLikeStudy(h: WebHarness, opts: StudyOptions & { themes?
       listed: r.titles.length,
       sameTheme: r.titles.filter((t) => of(papers.find((p) => p.title === t)!)).length,
       themeTotal: later.length,
+      aboutTheme: r.titles.filter((t) => about(papers.find((p) => p.title === t)!)).length,
+      aboutTotal: later.filter(about).length,
       exampleListed: r.titles.includes(r.example.title),
     };
   });

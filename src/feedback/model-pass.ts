@@ -15,11 +15,13 @@
 //  * with "only the papers my model rates well" (subscribers.model_only), keeps the papers reaching
 //    MODEL_KEEP, and at least the MODEL_KEEP_MIN best.
 // Scores come from one inverted index of the run's papers (paper-index.ts), term at a time. Rows are
-// read and rewritten in JavaScript, one UPDATE each (ledger/create.ts rewriteItems); readers without a
+// read and rewritten in JavaScript, written a hundred rows per statement at the end of each chunk
+// (ledger/create.ts rewriteItemsMany, db/batch-values.ts); readers without a
 // model are not touched.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
-import { eachItem, ListReader, packItems, rewriteItems } from '../ledger/index.ts';
+import { runBatched } from '../db/batch-values.ts';
+import { eachItem, ListReader, packItems, rewriteItemsMany, type ItemsRewrite } from '../ledger/index.ts';
 import { sigmoid } from './model.ts';
 import { NeighbourSuggester } from './neighbours.ts';
 import { PaperIndex } from './paper-index.ts';
@@ -52,33 +54,30 @@ export const PLANNER_WEIGHT = 0.3;
 /** Readers who voted before models existed, trained during one plan run at most (each a few ms). */
 export const LAZY_TRAIN_MAX = 200;
 
-/** The chunk's new rows whose reader has a model or votes, with what the pass needs of them. */
+/**
+ * The chunk's new rows whose reader has a model or votes, with what the pass needs of them: among it the
+ * papers of the row's range the reader voted on or a muted topic of theirs matched (never suggested), each
+ * as one comma-separated list. One string per row, not one result row per paper: a reader who voted on
+ * 40 papers of their range cost 40 JavaScript objects (1.4M per 33k voters, a fifth of the pass).
+ */
 const SQL_ROWS = `
   SELECT d.id, d.subscriber_id AS sid, d.from_paper AS fromPaper, d.to_paper AS toPaper, d.items, d.topic_ids AS topicIds,
          s.suggestions, s.model_only AS modelOnly, m.bias,
-         EXISTS (SELECT 1 FROM topics t WHERE t.subscriber_id = d.subscriber_id AND t.muted = 0 AND ${AUTHOR_TOPIC_SQL}) AS follows, m.cal_a AS a, m.cal_b AS b, m.weights
+         EXISTS (SELECT 1 FROM topics t WHERE t.subscriber_id = d.subscriber_id AND t.muted = 0 AND ${AUTHOR_TOPIC_SQL}) AS follows, m.cal_a AS a, m.cal_b AS b, m.weights,
+         (SELECT group_concat(f.paper_id) FROM feedback f
+          WHERE f.subscriber_id = d.subscriber_id AND f.paper_id > d.from_paper AND f.paper_id <= d.to_paper) AS voted,
+         (SELECT group_concat(q.paper_id) FROM topics t
+          JOIN query_matches q ON q.query_id = t.query_id AND q.paper_id > d.from_paper AND q.paper_id <= d.to_paper
+          WHERE t.subscriber_id = d.subscriber_id AND t.muted = 1) AS mutedHits
   FROM digests d
   JOIN subscribers s ON s.id = d.subscriber_id
   LEFT JOIN reader_models m ON m.subscriber_id = d.subscriber_id
   WHERE d.id > ? AND d.items IS NOT NULL
     AND (m.subscriber_id IS NOT NULL OR EXISTS (SELECT 1 FROM feedback f WHERE f.subscriber_id = d.subscriber_id))`;
 const SQL_MODEL = `SELECT bias, cal_a AS a, cal_b AS b, weights FROM reader_models WHERE subscriber_id = ?`;
-/**
- * Papers of each new row's range that its reader voted on or that a muted topic of theirs matched (never
- * suggested). Only rows whose reader has a model (read after this pass trained the ones it trains lazily).
- */
-const SQL_EXCLUDED = `
-  SELECT d.id, f.paper_id AS paperId FROM digests d
-  JOIN reader_models rm ON rm.subscriber_id = d.subscriber_id
-  JOIN feedback f ON f.subscriber_id = d.subscriber_id AND f.paper_id > d.from_paper AND f.paper_id <= d.to_paper
-  WHERE d.id > ?
-  UNION
-  SELECT d.id, m.paper_id FROM digests d
-  JOIN reader_models rm ON rm.subscriber_id = d.subscriber_id
-  JOIN topics t ON t.subscriber_id = d.subscriber_id AND t.muted = 1
-  JOIN query_matches m ON m.query_id = t.query_id AND m.paper_id > d.from_paper AND m.paper_id <= d.to_paper
-  WHERE d.id > ?`;
-const SQL_SUGGEST = `INSERT OR IGNORE INTO digest_suggestions (digest_id, paper_id, score, reason_paper) VALUES (?, ?, ?, ?)`;
+const SUGGESTION_TUPLE = '(?, ?, ?, ?)';
+/** One suggestion; the chunk's are written with its tuple repeated (a hundred per statement). */
+const SQL_SUGGEST = `INSERT OR IGNORE INTO digest_suggestions (digest_id, paper_id, score, reason_paper) VALUES ${SUGGESTION_TUPLE}`;
 
 interface Row {
   id: number;
@@ -95,6 +94,9 @@ interface Row {
   a: number | null;
   b: number | null;
   weights: string | null;
+  /** Paper ids never suggested to this reader (comma-separated), or null. */
+  voted: string | null;
+  mutedHits: string | null;
 }
 
 interface Model {
@@ -129,8 +131,10 @@ export class ModelPass {
   private readonly neighbourSuggester: NeighbourSuggester;
   private acc = new Float32Array(0);
   private mark = new Uint8Array(0);
-  /** 1 at the positions of the papers the row lists (cleared after each row). */
-  private listedAt = new Uint8Array(0);
+  /** 1 at the positions of the papers never suggested to the row's reader (block(); cleared after each row). */
+  private blocked = new Uint8Array(0);
+  /** A reader's model term index by term id, -1 elsewhere (reasonsOf). */
+  private termSlot = new Int16Array(0);
   private lazyLeft = LAZY_TRAIN_MAX;
   private trainedNow = 0;
   private readonly totalsSoFar: ModelPassTotals = { reranked: 0, suggested: 0, trained: 0, ms: 0, cpuMs: 0 };
@@ -206,59 +210,60 @@ export class ModelPass {
     if (this.acc.length < this.index.size) {
       this.acc = new Float32Array(this.index.size);
       this.mark = new Uint8Array(this.index.size);
-      this.listedAt = new Uint8Array(this.index.size);
+      this.blocked = new Uint8Array(this.index.size);
     }
-    // Models first: a reader trained lazily here has their model row before the exclusions are read.
-    const models = rows.map((r) => this.modelOf(r));
-    const excluded = new Map<number, Set<number>>();
-    for (const e of statement<[number, number], { id: number; paperId: number }>(this.db, SQL_EXCLUDED).all(before, before)) {
-      let s = excluded.get(e.id);
-      if (!s) excluded.set(e.id, (s = new Set()));
-      s.add(e.paperId);
-    }
-    rows.forEach((r, k) => {
-      const model = models[k];
-      if (!model) return;
-      result.suggested += this.rescore(r, model, excluded.get(r.id));
+    if (this.termSlot.length < this.index.termCount) this.termSlot = new Int16Array(this.index.termCount).fill(-1);
+    const writes: ChunkWrites = { rewrites: [], suggestions: [] };
+    for (const r of rows) {
+      const model = this.modelOf(r);
+      if (!model) continue;
+      result.suggested += this.rescore(r, model, writes);
       result.reranked++;
-    });
+    }
+    rewriteItemsMany(this.db, writes.rewrites);
+    runBatched(this.db, 4, writes.suggestions, (tuples) => SQL_SUGGEST.replace(SUGGESTION_TUPLE, tuples), SUGGESTION_TUPLE);
     result.trained = this.trainedNow;
     return result;
   }
 
-  /**
-   * The model's dot product over every held paper of the row's range that shares a term, into `acc`;
-   * returns the positions touched (the caller clears them).
-   */
-  private accumulate(r: Row, model: Model): number[] {
-    const touched: number[] = [];
-    const { acc, mark } = this;
-    const from = r.fromPaper - this.index.lo; // positions > from and <= to are the row's
-    const to = r.toPaper - this.index.lo;
-    const { start, postPos, postVal } = this.index;
-    for (let k = 0; k < model.terms.length; k++) {
-      const wk = model.w[k]!;
-      const t = model.terms[k]!;
-      for (let j = start[t]!, end = start[t + 1]!; j < end; j++) {
-        const pos = postPos[j]!;
-        if (pos <= from || pos > to) continue;
-        if (mark[pos] === 0) {
-          mark[pos] = 1;
-          touched.push(pos);
-        }
-        acc[pos] = acc[pos]! + wk * postVal[j]!;
+  /** Marks in `blocked` the positions of papers never suggested to the row's reader; returns them (to clear). */
+  private block(ids: readonly number[], ...lists: Array<string | null>): number[] {
+    const marked: number[] = [];
+    const mark = (id: number): void => {
+      const pos = id - this.index.lo;
+      if (pos < 0 || pos >= this.index.size || this.blocked[pos] === 1) return;
+      this.blocked[pos] = 1;
+      marked.push(pos);
+    };
+    for (const id of ids) mark(id);
+    // Digits read in place: 1.4M ids a run for 33k readers who voted on their range (bench:plan).
+    for (const list of lists) {
+      if (!list) continue;
+      let id = 0;
+      for (let i = 0; i <= list.length; i++) {
+        const c = i < list.length ? list.charCodeAt(i) : 44;
+        if (c === 44) {
+          mark(id);
+          id = 0;
+        } else id = id * 10 + c - 48;
       }
     }
-    return touched;
+    return marked;
+  }
+
+  /** The model's dot product over the held papers of the row's range, into `acc` (PaperIndex.score). */
+  private accumulate(r: Row, model: Model): number[] {
+    return this.index.score(model.terms, model.w, r.fromPaper, r.toPaper, this.acc, this.mark);
   }
 
   /** One row: its order (and trim), then its suggestions. Returns the suggestions written. */
-  private rescore(r: Row, model: Model, excluded: Set<number> | undefined): number {
+  private rescore(r: Row, model: Model, writes: ChunkWrites): number {
     const touched = this.accumulate(r, model);
     const prob = (pos: number): number => {
       const dot = pos >= 0 && pos < this.index.size ? this.acc[pos]! : 0;
       return sigmoid(model.a * (model.bias + dot) + model.b);
     };
+    let blocked: number[] = [];
     try {
       const ids: number[] = [];
       const masks: number[] = [];
@@ -278,9 +283,11 @@ export class ModelPass {
       base.forEach((i, rank) => {
         keys[i] = (follow ? follow.matched[i]! : popcount(masks[i]!)) + RANK_WEIGHT * probs[i]! - (n > 1 ? (PLANNER_WEIGHT * rank) / (n - 1) : 0);
       });
+      // Never suggested: the list's papers, the ones voted on, the ones a muted topic matched.
+      if (r.suggestions === 1) blocked = this.block(ids, r.voted, r.mutedHits);
       // Confident suggestions (a calibrated model's), the best of them ranked inside the list with the
       // topic matches (mask 0: no topic; SUGGESTION_MATCH), the rest below it.
-      const candidates = r.suggestions === 1 && model.a > 0 ? this.confident(model, ids, touched, excluded, prob) : [];
+      const candidates = r.suggestions === 1 && model.a > 0 ? this.confident(model, touched, prob) : [];
       for (const c of candidates.slice(0, inlineBound(n))) {
         base.push(ids.length);
         ids.push(c.pos + this.index.lo);
@@ -295,14 +302,14 @@ export class ModelPass {
         let order = model.a > 0 || r.modelOnly === 1 ? base.slice().sort((x, y) => keys[y]! - keys[x]! || rankOf[x]! - rankOf[y]!) : base;
         if (r.modelOnly === 1) order = order.filter((i, rank) => rank < MODEL_KEEP_MIN || probs[i]! >= MODEL_KEEP);
         const blob = packItems(order.map((i) => ids[i]!), order.map((i) => masks[i]!), r.fromPaper);
-        rewriteItems(this.db, r.id, blob, order.length);
+        writes.rewrites.push({ id: r.id, items: blob, paperCount: order.length });
       }
-      for (const c of candidates) statement(this.db, SQL_SUGGEST).run(r.id, c.pos + this.index.lo, c.p, this.reasonOf(model, c.pos));
+      if (candidates.length > 0) this.reasonsOf(model, candidates, r.id, writes);
       if (r.suggestions !== 1) return 0;
       // A flat curve (slope 0: the model has not earned trust yet): the liked papers' nearest instead.
       if (!(model.a > 0)) {
-        const near = this.neighbourSuggester.suggest(r.sid, ids, touched, excluded, this.acc, this.listedAt);
-        for (const c of near) statement(this.db, SQL_SUGGEST).run(r.id, c.paperId, c.cos, c.reason);
+        const near = this.neighbourSuggester.suggest(r.sid, touched, this.acc, this.blocked);
+        for (const c of near) writes.suggestions.push(r.id, c.paperId, c.cos, c.reason);
         return near.length;
       }
       return candidates.length;
@@ -311,22 +318,22 @@ export class ModelPass {
         this.acc[pos] = 0;
         this.mark[pos] = 0;
       }
+      for (const pos of blocked) this.blocked[pos] = 0;
     }
   }
 
-  /** The MAX_SUGGESTIONS best papers of the row's range its list does not hold, probability >= SUGGEST_MIN. */
-  private confident(model: Model, ids: number[], touched: number[], excluded: Set<number> | undefined, prob: (pos: number) => number): Array<{ pos: number; p: number }> {
+  /** The MAX_SUGGESTIONS best papers of the row's range not blocked (block()), probability >= SUGGEST_MIN. */
+  private confident(model: Model, touched: number[], prob: (pos: number) => number): Array<{ pos: number; p: number }> {
     // p >= SUGGEST_MIN, as a least dot product: most papers fail this one comparison.
     const least = (Math.log(SUGGEST_MIN / (1 - SUGGEST_MIN)) - model.b) / model.a - model.bias;
-    for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 1;
     // The MAX_SUGGESTIONS best by dot product (the probability's order), highest first, then the lower
     // position, kept in a small sorted array: a calibrated model passes hundreds of a day's papers, and
     // collecting and sorting them all was a third of the pass (CPU profile, BENCHMARKS.md).
-    const { acc } = this;
+    const { acc, blocked } = this;
     const best: number[] = [];
     for (const pos of touched) {
       const a = acc[pos]!;
-      if (a < least || this.listedAt[pos] === 1 || excluded?.has(pos + this.index.lo)) continue;
+      if (a < least || blocked[pos] === 1) continue;
       if (best.length === MAX_SUGGESTIONS) {
         const last = best[MAX_SUGGESTIONS - 1]!;
         if (a < acc[last]! || (a === acc[last]! && pos > last)) continue;
@@ -336,26 +343,43 @@ export class ModelPass {
       best.splice(k, 0, pos);
       if (best.length > MAX_SUGGESTIONS) best.pop();
     }
-    for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) this.listedAt[id - this.index.lo] = 0;
-    const candidates = best.map((pos) => ({ pos, p: prob(pos) }));
-    return candidates;
+    return best.map((pos) => ({ pos, p: prob(pos) }));
   }
 
-  /** The anchor (liked paper) of the model term that adds most to this paper's score, or null. */
-  private reasonOf(model: Model, pos: number): number | null {
-    let best = 0;
-    let anchor: number | null = null;
-    this.index.vector(pos, (t, value) => {
-      const k = model.terms.indexOf(t);
-      if (k < 0 || model.anchors[k] === null) return;
-      const part = model.w[k]! * value;
-      if (part > best) {
-        best = part;
-        anchor = model.anchors[k]!;
+  /**
+   * Each suggestion's reason, the anchor (liked paper) of the model term that adds most to its score (or
+   * null), into the chunk's writes. The model's terms are looked up by term id in termSlot (filled for this
+   * reader, then cleared): a search of its 64 terms per term of each paper was a tenth of the pass.
+   */
+  private reasonsOf(model: Model, candidates: ReadonlyArray<{ pos: number; p: number }>, rowId: number, writes: ChunkWrites): void {
+    const { termSlot } = this;
+    for (let k = model.terms.length - 1; k >= 0; k--) termSlot[model.terms[k]!] = k; // the first k wins, as indexOf did
+    try {
+      for (const c of candidates) {
+        let best = 0;
+        let anchor: number | null = null;
+        this.index.vector(c.pos, (t, value) => {
+          const k = termSlot[t]!;
+          if (k < 0 || model.anchors[k] === null) return;
+          const part = model.w[k]! * value;
+          if (part > best) {
+            best = part;
+            anchor = model.anchors[k]!;
+          }
+        });
+        writes.suggestions.push(rowId, c.pos + this.index.lo, c.p, anchor);
       }
-    });
-    return anchor;
+    } finally {
+      for (const t of model.terms) termSlot[t] = -1;
+    }
   }
+}
+
+/** What a chunk's rows write, written together at its end (a statement per hundred rows, not per row). */
+interface ChunkWrites {
+  rewrites: ItemsRewrite[];
+  /** digest_suggestions rows, flat: digest id, paper id, score, reason paper. */
+  suggestions: unknown[];
 }
 
 function popcount(mask: number): number {

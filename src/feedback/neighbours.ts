@@ -37,20 +37,21 @@ export class NeighbourSuggester {
     this.likedCache.clear();
   }
 
-  /** Suggestions for a reader whose model is flat: papers close to one they liked, that paper the reason. */
-  suggest(sid: number, ids: readonly number[], touched: readonly number[], excluded: Set<number> | undefined, acc: Float32Array, listedAt: Uint8Array): Array<{ paperId: number; cos: number; reason: number }> {
+  /**
+   * Suggestions for a reader whose model is flat: papers close to one they liked, that paper the reason.
+   * `blocked` marks (1) the positions never suggested to them: their list's papers, voted on, muted.
+   */
+  suggest(sid: number, touched: readonly number[], acc: Float32Array, blocked: Uint8Array): Array<{ paperId: number; cos: number; reason: number }> {
     // The NEIGHBOUR_POOL best by the model's dot product, kept in a small sorted array (no full sort).
     const pool: number[] = [];
-    for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) listedAt[id - this.index.lo] = 1;
     for (const pos of touched) {
-      if (listedAt[pos] === 1 || excluded?.has(pos + this.index.lo)) continue;
+      if (blocked[pos] === 1) continue;
       if (pool.length === NEIGHBOUR_POOL && acc[pos]! <= acc[pool[NEIGHBOUR_POOL - 1]!]!) continue;
       let k = Math.min(pool.length, NEIGHBOUR_POOL - 1);
       while (k > 0 && acc[pool[k - 1]!]! < acc[pos]!) k--;
       pool.splice(k, 0, pos);
       if (pool.length > NEIGHBOUR_POOL) pool.pop();
     }
-    for (const id of ids) if (id - this.index.lo >= 0 && id - this.index.lo < this.index.size) listedAt[id - this.index.lo] = 0;
     if (pool.length === 0) return [];
     const best = new Map<number, { cos: number; reason: number }>();
     for (const liked of statement<[number], { paperId: number }>(this.db, SQL_LIKED).all(sid)) {

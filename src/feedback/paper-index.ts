@@ -1,6 +1,6 @@
 // The papers a plan run scores, held once per run: their feature vectors (paper_terms) as an inverted
 // index (term -> papers holding it), so a reader's model scores every paper of their range term at a
-// time: the work is the postings of the model's MODEL_TERMS terms, never readers x papers. Bounded: at
+// time (score): the work is the postings of the model's MODEL_TERMS terms, never readers x papers. Bounded: at
 // most MAX_INDEXED_PAPERS papers (the newest of the range asked for).
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
@@ -72,6 +72,36 @@ export class PaperIndex {
     Object.assign(this, { lo, hi, start, postPos, postVal, vecStart, vecTerm: terms, vecVal });
   }
 
+  /**
+   * Adds w[k] x the weight of terms[k] (term ids) to acc[pos] for every held paper of ids (from, to] that
+   * has it, k in order (a Float32Array sum: the same rounding whatever the caller), marking mark[pos] = 1;
+   * returns the positions marked, ascending (the caller clears acc and mark there). A term's postings are
+   * in position order, so the range is found by bisection, and papers are marked with a plain store and
+   * collected by one walk of the range afterwards: a test and a push per posting cost more (8,000 postings
+   * over 1,000 papers per reader on bench:plan).
+   */
+  score(terms: readonly number[], w: readonly number[], fromPaper: number, toPaper: number, acc: Float32Array, mark: Uint8Array): number[] {
+    const from = Math.max(-1, fromPaper - this.lo); // positions > from and <= to
+    const to = Math.min(this.size - 1, toPaper - this.lo);
+    const { start, postPos, postVal } = this;
+    for (let k = 0; k < terms.length; k++) {
+      const wk = w[k]!;
+      const t = terms[k]!;
+      let j = start[t]!;
+      let end = start[t + 1]!;
+      if (from >= 0) j = firstAbove(postPos, j, end, from);
+      if (to < this.size - 1) end = firstAbove(postPos, j, end, to);
+      for (; j < end; j++) {
+        const pos = postPos[j]!;
+        mark[pos] = 1;
+        acc[pos] = acc[pos]! + wk * postVal[j]!;
+      }
+    }
+    const touched: number[] = [];
+    for (let pos = from + 1; pos <= to; pos++) if (mark[pos] === 1) touched.push(pos);
+    return touched;
+  }
+
   /** Calls fn(term, value) for every term of the paper at position pos. */
   vector(pos: number, fn: (t: number, value: number) => void): void {
     for (let k = this.vecStart[pos]!; k < this.vecStart[pos + 1]!; k++) fn(this.vecTerm[k]!, this.vecVal[k]!);
@@ -86,4 +116,14 @@ export class PaperIndex {
   get size(): number {
     return Math.max(0, this.hi - this.lo + 1);
   }
+}
+
+/** The first index in [lo, hi) of ascending `values` whose value is above `x` (hi when none is). */
+function firstAbove(values: Int32Array, lo: number, hi: number, x: number): number {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (values[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

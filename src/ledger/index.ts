@@ -4,11 +4,11 @@
 // (recover.ts), their packed paper lists (items.ts, pack.ts) or references to shared query lists (lists.ts, refs.ts), read for rendering (read.ts), and their lists
 // pruned after DIGEST_RETENTION_DAYS (retention.ts).
 export { claimantId, DEFAULT_LEASE_MS } from './claimant.ts';
-export { rewriteItems, rowWriters, type RowWriters } from './create.ts';
+export { rewriteItemsMany, rowWriters, type ItemsRewrite, type RowWriters } from './create.ts';
 export { decodeItems, eachItem, encodeItems, mapItems, maskIds, parseTopicIds, type LedgerItem, type PackedItem } from './items.ts';
 export { decodeList, decodeRefs, isRefs, ListReader, mergeLists, plainItems, type QueryList } from './lists.ts';
 export { packItems } from './pack.ts';
-export { insertQueryList, insertRefRow, type NewList, type NewRefRow } from './refs.ts';
+export { insertQueryList, insertRefRows, type NewList, type NewRefRow } from './refs.ts';
 export type { FailureRecord, RecoverOptions, SendLedger, SentRecord } from './port.ts';
 export { digestRowStatement, type DigestRecipient, type DigestRecord, type DigestRowSql } from './read.ts';
 export { markOpenRowsUnknown, recoverStale } from './recover.ts';

@@ -1,15 +1,18 @@
 // Writing query lists and the ledger rows that refer to them (lists.ts), for the planner's per-query plan
 // (plan/query-lists.ts), inside its chunk transaction.
 import type { Db } from '../db/open.ts';
+import { runBatched } from '../db/batch-values.ts';
 import { statement } from '../db/statements.ts';
 import { encodeList, encodeRefs, type ListRef } from './lists.ts';
 
 const SQL_INSERT_LIST = `
   INSERT INTO query_lists (query_id, from_paper, to_paper, items, paper_count, planned_at) VALUES (?, ?, ?, ?, ?, ?)`;
 // verp_nonce: 52 random bits and a sign, as create.ts's rows (bounces/verp.ts)
+const REF_ROW_TUPLE = `(?, ?, 'planned', ?, ?, ?, ?, ?, ?, random() >> 11)`;
+/** One row; insertRefRows repeats its tuple (a hundred rows per statement). */
 const SQL_INSERT_REF_ROW = `
   INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, topic_ids, items, paper_count, planned_at, verp_nonce)
-  VALUES (?, ?, 'planned', ?, ?, ?, ?, ?, ?, random() >> 11)`;
+  VALUES ${REF_ROW_TUPLE}`;
 
 export interface NewList {
   queryId: number;
@@ -38,7 +41,9 @@ export function insertQueryList(db: Db, l: NewList): number {
   return Number(statement(db, SQL_INSERT_LIST).run(l.queryId, l.fromPaper, l.toPaper, items, l.ids.length, l.plannedAt).lastInsertRowid);
 }
 
-/** Writes one planned ledger row whose items refer to query lists. */
-export function insertRefRow(db: Db, r: NewRefRow): void {
-  statement(db, SQL_INSERT_REF_ROW).run(r.subscriberId, r.edition, r.fromPaper, r.toPaper, r.topicIds, encodeRefs(r.refs), r.paperCount, r.plannedAt);
+/** Writes planned ledger rows whose items refer to query lists, in this order (a hundred per statement). */
+export function insertRefRows(db: Db, rows: readonly NewRefRow[]): void {
+  const values: unknown[] = [];
+  for (const r of rows) values.push(r.subscriberId, r.edition, r.fromPaper, r.toPaper, r.topicIds, encodeRefs(r.refs), r.paperCount, r.plannedAt);
+  runBatched(db, 8, values, (tuples) => SQL_INSERT_REF_ROW.replace(REF_ROW_TUPLE, tuples), REF_ROW_TUPLE);
 }

@@ -7,7 +7,7 @@
 // another list for the query. Decision and figures: BENCHMARKS.md, "Planning per query".
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
-import { insertQueryList, insertRefRow, type QueryList } from '../ledger/index.ts';
+import { insertQueryList, insertRefRows, type NewRefRow, type QueryList } from '../ledger/index.ts';
 
 /** The chunk's grouped readers (planner.ts step 2a) with all their topics, in bit order (position, id). */
 const SQL_CHUNK_TOPICS = `
@@ -84,12 +84,12 @@ export class QueryListRun {
   planChunk(): number {
     const readers = this.readers();
     this.addLists(readers);
-    let planned = 0;
+    const rows: NewRefRow[] = [];
     for (const r of readers) {
       const refs = r.wants.map((w) => ({ bit: w.bit, run: this.cover(w.qid, r.watermark, r.through)! }));
       const count = this.countPapers(refs.map((x) => x.run), r.watermark, r.through);
       if (count === 0) continue;
-      insertRefRow(this.db, {
+      rows.push({
         subscriberId: r.sid,
         edition: r.slot,
         fromPaper: r.watermark,
@@ -99,9 +99,9 @@ export class QueryListRun {
         paperCount: count,
         plannedAt: this.now,
       });
-      planned++;
     }
-    return planned;
+    insertRefRows(this.db, rows);
+    return rows.length;
   }
 
   private readers(): Reader[] {
