@@ -112,7 +112,6 @@ async function run(workers: number): Promise<void> {
     const serverMs = results.every((r) => r.serverCpuMs !== null) ? results.reduce((n, r) => n + r.serverCpuMs!, 0) : null;
     const workerMs = results.reduce((n, r) => n + r.cpuMs, 0);
     // Our backends are gone by now (the workers ended their pools): theirs is serverMs, the rest of the server's here.
-    // Our backends are gone by now (the workers ended their pools): theirs is serverMs, the rest of the server's here.
     const pgMs = pg0 && pg1 && serverMs !== null ? postgresCpuSince(pg0, pg1) + serverMs : null;
     const left = (await pool.query(`SELECT count(*)::int AS n FROM digests WHERE status <> 'sent'`)).rows[0].n;
     const total = results.reduce((n, r) => n + r.rows, 0);
