@@ -8,7 +8,7 @@ import type pg from 'pg';
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
 /** utime + stime of one process, in ms; undefined when it is gone or not readable. */
-function processCpuMs(pid: number): { comm: string; ms: number } | undefined {
+export function processCpuMs(pid: number): { comm: string; ms: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const close = stat.lastIndexOf(')');
