@@ -2,7 +2,7 @@
 // mailer that answers at once. Claim-only (default): a fixed message per row, so what is measured is the
 // claim-and-record path alone (no render, no SMTP). BENCH_RENDER=1: the real digests (pg-digests.ts: the
 // batch's reads, load, render, the mail), still no SMTP. Waits for "go" on stdin, then prints one JSON
-// line: rows, wall and CPU time, peak RSS.
+// line: rows, wall and CPU time (its own, and its PostgreSQL backends' when the server is local), peak RSS.
 import { createInterface } from 'node:readline';
 import { PgLedger } from '../src/ledger/postgres/ledger.ts';
 import { ClaimantLock } from '../src/ledger/postgres/liveness.ts';
@@ -12,6 +12,7 @@ import { createPgDigests, type DigestSource } from '../src/send/postgres/pg-dige
 import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import type { Mailer } from '../src/mail/types.ts';
+import { BackendCpu } from './pg-server-cpu.ts';
 
 /** Claim-only: a fixed message per row, nothing read but the claim. */
 const fixedMessages: DigestSource = {
@@ -27,6 +28,7 @@ const fixedMessages: DigestSource = {
 const url = process.env.DATABASE_URL ?? '';
 const lanes = Number(process.env.WORKER_LANES ?? 5);
 const pool = createPool(url, { max: 4 });
+const serverCpu = new BackendCpu(pool);
 const ledger = new PgLedger(pool);
 const lock = new ClaimantLock(url, ledger.claimant, process.env.DATABASE_SCHEMA);
 let n = 0;
@@ -57,14 +59,16 @@ await new Promise<void>((resolve) => {
   const rl = createInterface({ input: process.stdin });
   rl.once('line', () => (rl.close(), process.stdin.destroy(), resolve()));
 });
+serverCpu.start();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const r = await runPgWorker({ pool, ledger, mailer, digests, lanes, untilEmpty: true });
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
+const serverCpuMs = serverCpu.stop();
 digests.close();
 await lock.release();
 await pool.end();
 process.stdout.write(
-  `${JSON.stringify({ rows: r.sent, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: process.resourceUsage().maxRSS / 1024, buildMs })}\n`,
+  `${JSON.stringify({ rows: r.sent, wallMs, cpuMs: (cpu.user + cpu.system) / 1000, peakRssMb: process.resourceUsage().maxRSS / 1024, buildMs, serverCpuMs })}\n`,
 );

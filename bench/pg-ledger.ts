@@ -24,6 +24,8 @@ import { openDatabase } from '../src/db/open.ts';
 import { copySqliteToPostgres } from '../src/db/postgres/copy.ts';
 import { planDigests } from '../src/plan/planner.ts';
 import { buildPlanDatabase } from './plan-setup.ts';
+import { postgresCpuMs, postgresCpuSince } from './pg-server-cpu.ts';
+import { availableParallelism } from 'node:os';
 
 const { values } = parseArgs({
   options: {
@@ -47,6 +49,7 @@ interface ChildResult {
   cpuMs: number;
   peakRssMb: number;
   buildMs: number;
+  serverCpuMs: number | null;
 }
 
 async function withSchema<T>(fn: (schema: string, pool: pg.Pool) => Promise<T>): Promise<T> {
@@ -101,9 +104,15 @@ async function run(workers: number): Promise<void> {
     const children = Array.from({ length: workers }, () => startChild(schema));
     await Promise.all(children.map((c) => c.ready));
     const t0 = performance.now();
+    const pg0 = postgresCpuMs();
     for (const c of children) c.child.stdin.write('go\n');
     const results = await Promise.all(children.map((c) => c.done));
     const wallMs = performance.now() - t0;
+    const pg1 = postgresCpuMs();
+    const serverMs = results.every((r) => r.serverCpuMs !== null) ? results.reduce((n, r) => n + r.serverCpuMs!, 0) : null;
+    const workerMs = results.reduce((n, r) => n + r.cpuMs, 0);
+    // Our backends are gone by now (the workers ended their pools): theirs is serverMs, the rest of the server's here.
+    const pgMs = pg0 && pg1 && serverMs !== null ? postgresCpuSince(pg0, pg1) + serverMs : null;
     const left = (await pool.query(`SELECT count(*)::int AS n FROM digests WHERE status <> 'sent'`)).rows[0].n;
     const total = results.reduce((n, r) => n + r.rows, 0);
     const line = {
@@ -114,7 +123,12 @@ async function run(workers: number): Promise<void> {
       notSent: left,
       rowsPerSec: Math.round(total / (wallMs / 1000)),
       wallMsPerDigestPerWorker: +((wallMs * workers) / total).toFixed(3),
-      workerCpuUsPerDigest: Math.round((results.reduce((n, r) => n + r.cpuMs, 0) * 1000) / total),
+      workerCpuUsPerDigest: Math.round((workerMs * 1000) / total),
+      // The workers' backends only; and every postgres process's CPU as a share of the machine (other sessions too).
+      serverCpuUsPerDigest: serverMs === null ? null : Math.round((serverMs * 1000) / total),
+      postgresShareOfMachine: pgMs === null ? null : +(pgMs / (wallMs * availableParallelism())).toFixed(2),
+      // What the machine's cores would do if the workers and their backends had them to themselves.
+      cpuCeilingRowsPerSec: serverMs === null ? null : Math.round((total * availableParallelism() * 1000) / (workerMs + serverMs)),
       buildUsPerDigest: Math.round((results.reduce((n, r) => n + r.buildMs, 0) * 1000) / total),
       peakRssMbPerWorker: Math.round(Math.max(...results.map((r) => r.peakRssMb))),
       planMs: Math.round(planMs),

@@ -53,6 +53,28 @@ describe.skipIf(!pg.reachable)('the ledger on PostgreSQL', () => {
     expect(again.map((c) => c.id)).toEqual([second.id]);
   });
 
+  it('claims due retries first, earliest first, then fills the batch with the lowest planned ids, never more than asked', async () => {
+    await planEdition(s.pool, { edition: '2026-11-27', toPaper: 10 });
+    const a = new PgLedger(s.pool, 'host:1:1');
+    const first = await a.claimBatch(6);
+    const now = Date.now();
+    // Three retries due (the latest-failed one due first), one not due yet.
+    const dueAt = [now - 1000, now - 3000, now - 2000];
+    for (const [i, at] of dueAt.entries()) await a.markRetry(first[i]!.id, { code: 451, response: '451 later' }, new Date(at));
+    await a.markRetry(first[3]!.id, { code: 451, response: '451 later' }, new Date(now + 60_000));
+    const b = new PgLedger(s.pool, 'host:2:2');
+    const batch = await b.claimBatch(5, new Date(now));
+    const byDue = [1, 2, 0].map((i) => first[i]!.id);
+    const lowestPlanned = (await s.pool.query(`SELECT id FROM digests WHERE status = 'planned' ORDER BY id LIMIT 2`)).rows;
+    expect(batch.map((r) => r.id).sort((x, y) => x - y)).toEqual(
+      [...byDue, ...[first[5]!.id + 1, first[5]!.id + 2]].sort((x, y) => x - y),
+    );
+    expect(batch.map((r) => r.id).slice(0, 3)).toEqual(byDue);
+    expect(lowestPlanned.map((r) => r.id)).toEqual([first[5]!.id + 3, first[5]!.id + 4]);
+    const held = await s.pool.query(`SELECT count(*)::int AS n FROM digests WHERE claimed_by = 'host:2:2' AND status = 'sending'`);
+    expect(held.rows[0].n).toBe(5);
+  });
+
   it("turns a gone claimant's rows in flight unknown, and leaves a live claimant's alone", async () => {
     await planEdition(s.pool, { edition: '2026-11-27', toPaper: 10 });
     const lock = new ClaimantLock(s.url, 'here:1:1', s.name);

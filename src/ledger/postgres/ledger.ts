@@ -8,8 +8,7 @@
 import type pg from 'pg';
 import { claimantId, replyCode, type FailureRecord } from '../index.ts';
 import {
-  SQL_CLAIM_DUE,
-  SQL_CLAIM_PLANNED,
+  SQL_CLAIM,
   SQL_MARK_FAILED,
   SQL_MARK_RETRY,
   SQL_MARK_BROKEN,
@@ -45,13 +44,9 @@ export class PgLedger {
     readonly claimant: string = claimantId(),
   ) {}
 
-  /** Up to `max` rows: due retries first, then planned rows by lowest id. */
+  /** Up to `max` rows: due retries first, then planned rows by lowest id (one statement). */
   async claimBatch(max: number, now: Date = new Date()): Promise<ClaimedDigest[]> {
-    const at = now.toISOString();
-    const due = (await this.pool.query<ClaimedDigest>(SQL_CLAIM_DUE, [this.claimant, at, max])).rows;
-    if (due.length >= max) return due;
-    const planned = (await this.pool.query<ClaimedDigest>(SQL_CLAIM_PLANNED, [this.claimant, at, max - due.length])).rows;
-    return [...due, ...planned];
+    return (await this.pool.query<ClaimedDigest>(SQL_CLAIM, [this.claimant, now.toISOString(), max])).rows;
   }
 
   /** Records delivered rows (one statement, one commit); returns the ids that were still ours. */
