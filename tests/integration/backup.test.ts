@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backupDatabase } from '../../src/db/backup.ts';
-import { deliveryEnvVars, REPO_ROOT, runSummary, startChildRun } from '../helpers/delivery-setup.ts';
+import { DIGEST_BIN } from '../helpers/build.ts';
+import { deliveryEnvVars, runSummary, startChildRun } from '../helpers/delivery-setup.ts';
 import { seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
 import { accept, SmtpSink } from '../helpers/smtp-sink.ts';
 
@@ -19,7 +20,7 @@ afterEach(async () => {
 });
 
 function runCliChild(env: Record<string, string>, cwd: string, args: string[]): Promise<ChildResult> {
-  return runNodeChild([join(REPO_ROOT, 'bin', 'digest-dev.js'), ...args], env, cwd);
+  return runNodeChild([DIGEST_BIN, ...args], env, cwd);
 }
 
 async function until(cond: () => boolean, timeoutMs = 20_000): Promise<void> {

@@ -1,4 +1,4 @@
-// Delivery across real processes (`node bin/digest-dev.js run`, the sources): kill -9 in the middle of sending, two runs at once, SIGTERM, and
+// Delivery across real processes (`node bin/digest.js run`, built): kill -9 in the middle of sending, two runs at once, SIGTERM, and
 // the relay going away mid-run. Every assertion counts emails per address on a real SMTP server.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/open.ts';

@@ -1,4 +1,4 @@
-// The operator's CLI as they meet it, the real `digest` command in a child process (bin/digest-dev.js):
+// The operator's CLI as they meet it, the real `digest` command in a child process (bin/digest.js, built):
 // settings that check themselves (misspelled names, `digest config`), production that never falls back
 // to the local catcher, sources that fail loudly and fast, and a command that behaves in a pipe and on a
 // terminal.
@@ -12,8 +12,9 @@ import { json, startFeedServer, type FeedServer } from '../helpers/feed-server.t
 import { freePort } from '../helpers/ports.ts';
 import { runNodeChild } from '../helpers/run-child.ts';
 import { seedSubscribers, tempDatabase } from '../helpers/seed.ts';
+import { DIGEST_BIN } from '../helpers/build.ts';
 
-const BIN = join(REPO_ROOT, 'bin', 'digest-dev.js');
+const BIN = DIGEST_BIN;
 const SECRET = 'operating-cli-secret-0123456789abcdef0123';
 let dir: string;
 

@@ -10,10 +10,11 @@ import { systemClock } from '../../src/clock.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { recoverStale } from '../../src/ledger/index.ts';
 import { countByStatus, seedBatch, seedSubscribers, tempDatabaseDir } from '../helpers/seed.ts';
-import { deliveryEnv, REPO_ROOT, startChildRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
+import { deliveryEnv, startChildRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
 import { accept, type SinkOptions } from '../helpers/smtp-sink.ts';
 import { fillDisk, holdWriteLock, readOnlyView, smallTmpfs, type Mount } from '../helpers/storage-faults.ts';
 import { jsonPost, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
+import { DIGEST_BIN } from '../helpers/build.ts';
 
 let e: DeliveryEnv | undefined;
 let h: WebHarness | undefined;
@@ -85,9 +86,9 @@ async function nextRun(env: DeliveryEnv) {
   expect(summary.storageFault).toBeUndefined();
 }
 
-/** `node bin/digest-dev.js <args>` (the sources) with only this environment. */
+/** `node bin/digest.js <args>` (built) with only this environment. */
 function digest(args: string[], env: Record<string, string>, cwd: string) {
-  return runNodeChild([join(REPO_ROOT, 'bin', 'digest-dev.js'), ...args], { LOG_LEVEL: 'silent', ...env }, cwd);
+  return runNodeChild([DIGEST_BIN, ...args], { LOG_LEVEL: 'silent', ...env }, cwd);
 }
 
 describe('a write lock held by another process', () => {
