@@ -96,14 +96,14 @@ describe('delivery across processes', () => {
 
   it('SIGTERM: stops claiming, records the sends in flight, exits 0; the next run completes the edition', async () => {
     const emails = await setup(20, () => accept(150));
-    const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '2', SHUTDOWN_GRACE_MS: '5000' });
+    // A grace far past the test's timeout: a run that waited it out instead of exiting once its sends in
+    // flight were recorded fails by timing out, with no wall-clock bound to trip on a loaded machine.
+    const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '2', SHUTDOWN_GRACE_MS: '600000' });
     const run = startChildRun(env, t.dir);
     await sink.waitForMessages(3, 20_000);
-    const signalledAt = Date.now();
     run.child.kill('SIGTERM');
     const r = await run.done;
     expect(r.code).toBe(0);
-    expect(Date.now() - signalledAt).toBeLessThan(4_000);
     expect(r.stderr).toContain('stopping: finishing the sends in flight');
     expect(runSummary(r.stdout).sent).toBe(sink.messages.length);
     const counts = countByStatus(t.db);
@@ -111,6 +111,7 @@ describe('delivery across processes', () => {
     expect(counts.unknown).toBeUndefined();
     expect(counts.sent).toBe(sink.messages.length); // each send in flight finished and was recorded
     expect(counts.planned).toBe(20 - counts.sent!);
+    expect(counts.planned).toBeGreaterThan(0); // it stopped claiming: the edition was not sent to the end
 
     const rest = await startChildRun(env, t.dir).done;
     expect(rest.code).toBe(0);
