@@ -174,6 +174,10 @@ describe('a CLI that behaves in a pipe and on a terminal', () => {
       expect(r.code).toBe(0);
       expect(r.stdout.trim()).toBe(version);
     }
+    // The other tests start the built command; this keeps `npm run digest:dev` (the sources via tsx) proven.
+    const dev = await runNodeChild([join(REPO_ROOT, 'bin', 'digest-dev.js'), '--version'], { LOG_LEVEL: 'silent' }, dir);
+    expect(dev.code).toBe(0);
+    expect(dev.stdout.trim()).toBe(version);
   });
 
   it('digest subscribers | head -1 ends quietly when head stops reading (EPIPE)', async () => {
