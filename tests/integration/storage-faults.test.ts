@@ -10,7 +10,7 @@ import { systemClock } from '../../src/clock.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { recoverStale } from '../../src/ledger/index.ts';
 import { countByStatus, seedBatch, seedSubscribers, tempDatabaseDir } from '../helpers/seed.ts';
-import { deliveryEnv, startChildRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
+import { deliveryEnv, startBuiltRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
 import { accept, type SinkOptions } from '../helpers/smtp-sink.ts';
 import { fillDisk, holdWriteLock, readOnlyView, smallTmpfs, type Mount } from '../helpers/storage-faults.ts';
 import { jsonPost, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
@@ -96,7 +96,7 @@ describe('a write lock held by another process', () => {
     const emails = seedAudience(e, 6);
     await e.plan();
 
-    const run = startChildRun(e.env, e.t.dir);
+    const run = startBuiltRun(e.env, e.t.dir);
     await e.sink.waitForMessages(1, 40_000); // the CLI starts in 3-20 s on a loaded machine
     const lock = await holdWriteLock(e.t.path, 1_500); // the 30 s, shortened: DB_BUSY_TIMEOUT_MS=300
     const first = await run.done;
@@ -148,7 +148,7 @@ describe('a full disk', () => {
     await e.plan();
     h = await startWebHarness({ DATABASE_PATH: e.t.path, DB_BUSY_TIMEOUT_MS: '50' });
 
-    const run = startChildRun(e.env, e.t.dir);
+    const run = startBuiltRun(e.env, e.t.dir);
     await e.sink.waitForMessages(1, 40_000); // the CLI starts in 3-20 s on a loaded machine
     const free = fillDisk(join(fs.dir, 'filler'));
     const first = await run.done;
