@@ -9,8 +9,9 @@ export default defineConfig({
     // Two files at once on a 2-core machine (vitest's default leaves one core idle): the suite's own
     // processes wait on I/O and child processes much of the time.
     maxWorkers: 2,
-    // Probes PostgreSQL once: its tests run where it answers, else are skipped with one line saying why.
-    globalSetup: ['tests/helpers/pg-global-setup.ts'],
+    // Builds dist/ once (tests start the built CLI) and probes PostgreSQL once: its tests run where it
+    // answers, else are skipped with one line saying why.
+    globalSetup: ['tests/helpers/global-setup.ts'],
     env: { LOG_LEVEL: 'silent' },
   },
 });

@@ -14,6 +14,7 @@ import { silentLogger } from '../../src/log.ts';
 import { createSmtpMailer } from '../../src/mail/smtp-mailer.ts';
 import type { Mailer } from '../../src/mail/types.ts';
 import { Tokens } from '../../src/tokens.ts';
+import { DIGEST_BIN } from './build.ts';
 import { matchPending } from '../../src/match/matcher.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { tempDatabase, withDatabase, type TempDb } from './seed.ts';
@@ -119,11 +120,15 @@ export interface ChildRun {
 }
 
 /**
- * Starts the real CLI, `node bin/digest-dev.js run` (the TypeScript sources), in a child process with this environment. The working
- * directory is the test's temp dir, so a developer's .env in the repo cannot leak in.
+ * Starts the real CLI, `node bin/digest.js run` (built, what the tests use), in a child process with this
+ * environment. The working directory is the test's temp dir, so a developer's .env in the repo cannot leak in.
  */
-export function startChildRun(env: Record<string, string>, cwd: string, args: string[] = []): ChildRun {
-  const child = spawn(process.execPath, [join(REPO_ROOT, 'bin', 'digest-dev.js'), 'run', ...args], {
+export function startBuiltRun(env: Record<string, string>, cwd: string, args: string[] = []): ChildRun {
+  return startRun(DIGEST_BIN, env, cwd, args);
+}
+
+function startRun(bin: string, env: Record<string, string>, cwd: string, args: string[]): ChildRun {
+  const child = spawn(process.execPath, [bin, 'run', ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SOURCES: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

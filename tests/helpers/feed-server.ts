@@ -28,8 +28,13 @@ export interface FeedServer {
   route(target: string, ...responses: ScriptedResponse[]): void;
   /** Requests received for a target (exact request target, or path when routed by path). */
   hits(target: string): number;
+  /**
+   * Requests for a target whose scripted answer went out (a delayed one once its delay ran out): a client
+   * that gave up before then shows 0, whatever the machine's load (the delay timer runs in this process).
+   */
+  answered(target: string): number;
   /** Every request, in order. */
-  requests: { target: string; at: number }[];
+  requests: FeedRequest[];
   close(): Promise<void>;
 }
 
@@ -40,10 +45,18 @@ export const json = (value: unknown, status = 200): ScriptedResponse => ({
   headers: { 'content-type': 'application/json; charset=utf-8' },
 });
 
+interface FeedRequest {
+  target: string;
+  at: number;
+  answered?: true;
+}
+
+const forTarget = (r: FeedRequest, target: string) => r.target === target || r.target.split('?')[0] === target;
+
 export async function startFeedServer(): Promise<FeedServer> {
   const routes = new Map<string, ScriptedResponse[]>();
   const served = new Map<string, number>();
-  const requests: { target: string; at: number }[] = [];
+  const requests: FeedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
 
   const later = (ms: number, fn: () => void) => {
@@ -79,7 +92,8 @@ export async function startFeedServer(): Promise<FeedServer> {
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const target = req.url ?? '/';
     const path = target.split('?')[0]!;
-    requests.push({ target, at: Date.now() });
+    const request: FeedRequest = { target, at: Date.now() };
+    requests.push(request);
     const key = routes.has(target) ? target : routes.has(path) ? path : undefined;
     if (key === undefined) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end(`no route for ${target}`);
@@ -89,8 +103,9 @@ export async function startFeedServer(): Promise<FeedServer> {
     const n = served.get(key) ?? 0;
     served.set(key, n + 1);
     const r = script[Math.min(n, script.length - 1)]!;
-    if (r.delayMs) later(r.delayMs, () => answer(res, r));
-    else answer(res, r);
+    const send = () => ((request.answered = true), answer(res, r));
+    if (r.delayMs) later(r.delayMs, send);
+    else send();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -103,7 +118,10 @@ export async function startFeedServer(): Promise<FeedServer> {
       served.set(target, 0);
     },
     hits(target) {
-      return requests.filter((r) => r.target === target || r.target.split('?')[0] === target).length;
+      return requests.filter((r) => forTarget(r, target)).length;
+    },
+    answered(target) {
+      return requests.filter((r) => r.answered && forTarget(r, target)).length;
     },
     requests,
     async close() {

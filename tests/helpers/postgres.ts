@@ -1,7 +1,7 @@
 // PostgreSQL for tests: where to find it, whether it answers, and a fresh schema per test file.
 // The address is DATABASE_URL when it names PostgreSQL, else the local server of our machines. When it
 // does not answer, the PostgreSQL tests are skipped (describe.skipIf(!pg.reachable)); the global setup
-// (tests/helpers/pg-global-setup.ts) probes once per run and prints why, once.
+// (tests/helpers/global-setup.ts) probes once per run and prints why, once.
 //
 //   const pg = await postgresForTests();
 //   describe.skipIf(!pg.reachable)('…', () => { let s: TestSchema; beforeAll(async () => (s = await pg.schema())); … });

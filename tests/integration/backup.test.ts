@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { backupDatabase } from '../../src/db/backup.ts';
-import { deliveryEnvVars, REPO_ROOT, runSummary, startChildRun } from '../helpers/delivery-setup.ts';
+import { DIGEST_BIN } from '../helpers/build.ts';
+import { deliveryEnvVars, runSummary, startBuiltRun } from '../helpers/delivery-setup.ts';
 import { seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
 import { accept, SmtpSink } from '../helpers/smtp-sink.ts';
 
@@ -19,7 +20,7 @@ afterEach(async () => {
 });
 
 function runCliChild(env: Record<string, string>, cwd: string, args: string[]): Promise<ChildResult> {
-  return runNodeChild([join(REPO_ROOT, 'bin', 'digest-dev.js'), ...args], env, cwd);
+  return runNodeChild([DIGEST_BIN, ...args], env, cwd);
 }
 
 async function until(cond: () => boolean, timeoutMs = 20_000): Promise<void> {
@@ -41,7 +42,7 @@ describe('digest backup', () => {
     seedSubscribers(t.db, Array.from({ length: n }, (_, i) => ({ email: `p${i}@example.com`, topics: ['decoding'] })));
     const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '1', SEND_WORKERS: '1' });
 
-    const run = startChildRun(env, t.dir);
+    const run = startBuiltRun(env, t.dir);
     await until(() => sink.messages.length >= 5);
     const file = join(t.dir, 'copy.sqlite');
     const backup = await runCliChild(env, t.dir, ['backup', file]);

@@ -1,10 +1,10 @@
-// Delivery across real processes (`node bin/digest-dev.js run`, the sources): kill -9 in the middle of sending, two runs at once, SIGTERM, and
+// Delivery across real processes (`node bin/digest.js run`, built): kill -9 in the middle of sending, two runs at once, SIGTERM, and
 // the relay going away mid-run. Every assertion counts emails per address on a real SMTP server.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/open.ts';
 import { matchPending } from '../../src/match/matcher.ts';
 import { planDigests } from '../../src/plan/planner.ts';
-import { deliveryEnvVars, runSummary, startChildRun } from '../helpers/delivery-setup.ts';
+import { deliveryEnvVars, runSummary, startBuiltRun } from '../helpers/delivery-setup.ts';
 import { countByStatus, digestRows, seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
 import { accept, SmtpSink, type SinkScript } from '../helpers/smtp-sink.ts';
 
@@ -41,7 +41,7 @@ describe('delivery across processes', () => {
     const emails = await setup(30, () => accept(60));
     const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '3' });
 
-    const first = startChildRun(env, t.dir);
+    const first = startBuiltRun(env, t.dir);
     await sink.waitForMessages(8, 20_000);
     first.child.kill('SIGKILL');
     const killed = await first.done;
@@ -50,7 +50,7 @@ describe('delivery across processes', () => {
     expect(afterKill.sending ?? 0).toBeGreaterThan(0); // sends were in flight when it died
     expect(afterKill.planned ?? 0).toBeGreaterThan(0); // and rows were still waiting
 
-    const second = await startChildRun(env, t.dir).done;
+    const second = await startBuiltRun(env, t.dir).done;
     expect(second.code).toBe(0);
     const summary = runSummary(second.stdout);
     expect(summary.planned).toBe(0); // today's slots have run already
@@ -82,7 +82,7 @@ describe('delivery across processes', () => {
   it('two runs started together send each digest once', async () => {
     const emails = await setup(240, () => accept(15));
     const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '3' });
-    const [a, b] = [startChildRun(env, t.dir), startChildRun(env, t.dir)];
+    const [a, b] = [startBuiltRun(env, t.dir), startBuiltRun(env, t.dir)];
     const [ra, rb] = await Promise.all([a.done, b.done]);
     expect([ra.code, rb.code]).toEqual([0, 0]);
     const [sa, sb] = [runSummary(ra.stdout), runSummary(rb.stdout)];
@@ -96,14 +96,14 @@ describe('delivery across processes', () => {
 
   it('SIGTERM: stops claiming, records the sends in flight, exits 0; the next run completes the edition', async () => {
     const emails = await setup(20, () => accept(150));
-    const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '2', SHUTDOWN_GRACE_MS: '5000' });
-    const run = startChildRun(env, t.dir);
+    // A grace far past the test's timeout: a run that waited it out instead of exiting once its sends in
+    // flight were recorded fails by timing out, with no wall-clock bound to trip on a loaded machine.
+    const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '2', SHUTDOWN_GRACE_MS: '600000' });
+    const run = startBuiltRun(env, t.dir);
     await sink.waitForMessages(3, 20_000);
-    const signalledAt = Date.now();
     run.child.kill('SIGTERM');
     const r = await run.done;
     expect(r.code).toBe(0);
-    expect(Date.now() - signalledAt).toBeLessThan(4_000);
     expect(r.stderr).toContain('stopping: finishing the sends in flight');
     expect(runSummary(r.stdout).sent).toBe(sink.messages.length);
     const counts = countByStatus(t.db);
@@ -111,8 +111,9 @@ describe('delivery across processes', () => {
     expect(counts.unknown).toBeUndefined();
     expect(counts.sent).toBe(sink.messages.length); // each send in flight finished and was recorded
     expect(counts.planned).toBe(20 - counts.sent!);
+    expect(counts.planned).toBeGreaterThan(0); // it stopped claiming: the edition was not sent to the end
 
-    const rest = await startChildRun(env, t.dir).done;
+    const rest = await startBuiltRun(env, t.dir).done;
     expect(rest.code).toBe(0);
     expect(deliveries(emails)).toEqual(Array(20).fill(1));
   });
@@ -120,7 +121,7 @@ describe('delivery across processes', () => {
   it('relay stopped mid-run: the run pauses and exits non-zero; after a restart the next run completes', async () => {
     const emails = await setup(25, () => accept(20));
     const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '2', RELAY_DOWN_AFTER: '3', SMTP_MAX_ATTEMPTS: '2' });
-    const run = startChildRun(env, t.dir);
+    const run = startBuiltRun(env, t.dir);
     await sink.waitForMessages(5, 20_000);
     await sink.stop();
     const r = await run.done;
@@ -139,7 +140,7 @@ describe('delivery across processes', () => {
     expect(unknown).toBeLessThanOrEqual(2);
 
     await sink.start();
-    const again = await startChildRun(env, t.dir).done;
+    const again = await startBuiltRun(env, t.dir).done;
     expect(again.code).toBe(0);
     expect(countByStatus(t.db)).toEqual(unknown ? { sent: 25 - unknown, unknown } : { sent: 25 });
     // One email for each sent row, none for an unknown one (this relay kept nothing it did not answer), never two.

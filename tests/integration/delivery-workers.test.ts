@@ -3,7 +3,7 @@
 // subscriber per edition, nobody failed because the relay went away, SIGTERM finishes what is in flight.
 import { afterEach, describe, expect, it } from 'vitest';
 import { sendPending } from '../../src/send/sender.ts';
-import { deliveryEnv, deliveryEnvVars, runSummary, startChildRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
+import { deliveryEnv, deliveryEnvVars, runSummary, startBuiltRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
 import { countByStatus, seedBatch, seedSubscribers } from '../helpers/seed.ts';
 import { accept, type SinkScript } from '../helpers/smtp-sink.ts';
 
@@ -127,7 +127,7 @@ describe('sending with worker threads', () => {
     // 1,200 rows: over the threshold, so the real CLI starts its worker thread.
     const { emails } = await setup(1_200, () => accept(15));
     const env = deliveryEnvVars(e!.t, e!.sink, { SEND_WORKERS: '2', SMTP_POOL_SIZE: '4' });
-    const first = startChildRun(env, e!.t.dir);
+    const first = startBuiltRun(env, e!.t.dir);
     await e!.sink.waitForMessages(200, 60_000);
     first.child.kill('SIGKILL');
     expect((await first.done).signal).toBe('SIGKILL');
@@ -135,7 +135,7 @@ describe('sending with worker threads', () => {
     expect(afterKill.sending ?? 0).toBeLessThanOrEqual(4); // both threads together hold at most SMTP_POOL_SIZE
     expect(afterKill.planned ?? 0).toBeGreaterThan(0);
 
-    const second = await startChildRun(env, e!.t.dir).done;
+    const second = await startBuiltRun(env, e!.t.dir).done;
     expect(second.code).toBe(0);
     expect(runSummary(second.stdout).sent).toBe(afterKill.planned);
     const counts = e!.sink.countsByAddress();

@@ -106,9 +106,12 @@ describe('sendPending', () => {
   });
 
   it('leaves retries to a later run when they come due after the run, which then sends them', async () => {
+    // The clock is faked: 'not due yet' and 'due' are then facts of the ledger, not of how fast the machine is.
+    const clock = new ManualClock(new Date());
     e = await deliveryEnv({
       env: { SMTP_RETRY_BASE_MS: '300', SMTP_RETRY_MAX_MS: '300' },
       sink: { script: perAddress({ 'reader1@example.com': [reject(451), accept()] }) },
+      clock,
     });
     seedAudience(2);
     await e.plan();
@@ -117,10 +120,13 @@ describe('sendPending', () => {
     const [row] = rowFor('reader1@example.com');
     expect(row).toMatchObject({ status: 'retry', attempts: 1, smtp_code: 451 });
     const nextAt = Date.parse((e.t.db.prepare(`SELECT next_attempt_at FROM digests WHERE id = ?`).get(row!.id) as { next_attempt_at: string }).next_attempt_at);
-    expect(nextAt - Date.now()).toBeGreaterThan(50); // backoff with jitter: between 150 and 300 ms
+    const backoff = nextAt - clock.now().getTime();
+    expect(backoff >= 150 && backoff <= 300, `backoff ${backoff} ms`).toBe(true); // with jitter: between 150 and 300 ms
 
     expect((await e.send({ retryWindowMs: 0 })).sent).toBe(0); // not due yet
-    await new Promise((r) => setTimeout(r, 320));
+    clock.advance(backoff - 1);
+    expect((await e.send({ retryWindowMs: 0 })).sent).toBe(0); // still not due, a millisecond before
+    clock.advance(1);
     expect((await e.send({ retryWindowMs: 0 })).sent).toBe(1);
     expect(e.sink.byAddress('reader1@example.com')).toHaveLength(1);
     expect(rowFor('reader1@example.com')[0]).toMatchObject({ status: 'sent', attempts: 2 });

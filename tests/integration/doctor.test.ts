@@ -3,17 +3,16 @@
 // (DNS_SERVERS), an HTTP server standing in for PUBLIC_URL and for a paper source, a SQLite file.
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { join } from 'node:path';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../helpers/delivery-setup.ts';
 import { startDnsServer, type DnsServer } from '../helpers/dns-server.ts';
 import { json, startFeedServer, type FeedServer } from '../helpers/feed-server.ts';
 import { freePort } from '../helpers/ports.ts';
 import { runNodeChild } from '../helpers/run-child.ts';
 import { tempDatabaseDir, type TempDatabaseDir } from '../helpers/seed.ts';
+import { DIGEST_BIN } from '../helpers/build.ts';
 
-const BIN = join(REPO_ROOT, 'bin', 'digest-dev.js');
+const BIN = DIGEST_BIN;
 const pem = () => generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 const OUR_KEY = pem();
 const OTHER_KEY = pem();

@@ -14,6 +14,7 @@ import { buildServer } from '../../src/web/server.ts';
 import { freePort } from '../helpers/ports.ts';
 import { tempDatabase, type TempDb } from '../helpers/seed.ts';
 import { SmtpSink, type SinkMessage } from '../helpers/smtp-sink.ts';
+import { DIGEST_BIN } from '../helpers/build.ts';
 
 const run = promisify(execFile);
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -37,7 +38,7 @@ let env: NodeJS.ProcessEnv;
 
 async function cli(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
   try {
-    const r = await run(process.execPath, [join(ROOT, 'bin/digest-dev.js'), ...args], { env, cwd: tmp.dir });
+    const r = await run(process.execPath, [DIGEST_BIN, ...args], { env, cwd: tmp.dir });
     return { stdout: r.stdout, stderr: r.stderr, code: 0 };
   } catch (e) {
     const err = e as { stdout: string; stderr: string; code: number };

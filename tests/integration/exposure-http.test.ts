@@ -4,7 +4,6 @@
 // read, /metrics not public, HSTS over https.
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,8 +15,9 @@ import { ADMIN_PASSWORD, startAdminHarness } from '../helpers/admin-setup.ts';
 import { freePort } from '../helpers/ports.ts';
 import { tempDatabaseDir } from '../helpers/seed.ts';
 import { jsonPost, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
+import { DIGEST_BIN } from '../helpers/build.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/digest-dev.js', import.meta.url));
+const BIN = DIGEST_BIN;
 
 const STRANGER = '203.0.113.9';
 const INBOX_TOKEN = 'inbox-token-0123456789';

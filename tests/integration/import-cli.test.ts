@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp-capture.ts';
+import { DIGEST_BIN } from '../helpers/build.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/digest-dev.js', import.meta.url));
+const BIN = DIGEST_BIN;
 const SAMPLE = fileURLToPath(new URL('../../samples/daily-papers-sample.json', import.meta.url));
 
 let dir: string;

@@ -7,7 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runNodeChild } from '../helpers/run-child.ts';
-import { REPO_ROOT } from '../helpers/delivery-setup.ts';
+import { DIGEST_BIN } from '../helpers/build.ts';
 import { seedSubscribers } from '../helpers/seed.ts';
 import { jsonPost, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
@@ -49,7 +49,7 @@ describe('digest import of 50,000 rows while the web takes writes', () => {
 
     let importing = true;
     const child = runNodeChild(
-      [join(REPO_ROOT, 'bin', 'digest-dev.js'), 'import', file],
+      [DIGEST_BIN, 'import', file],
       { DATABASE_PATH: web.tmp.path, SMTP_URL: web.smtp.url, SECRET_KEY: 'import-load-test-secret-0123456789abcdef', PUBLIC_URL: 'https://digest.example.org', LOG_LEVEL: 'silent' },
       web.tmp.dir,
     ).finally(() => (importing = false));

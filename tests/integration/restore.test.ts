@@ -8,7 +8,8 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { deliveryEnvVars, REPO_ROOT, runSummary, startChildRun } from '../helpers/delivery-setup.ts';
+import { DIGEST_BIN } from '../helpers/build.ts';
+import { deliveryEnvVars, runSummary, startBuiltRun } from '../helpers/delivery-setup.ts';
 import { seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
 import { accept, SmtpSink } from '../helpers/smtp-sink.ts';
 
@@ -20,7 +21,7 @@ afterEach(async () => {
 });
 
 const digest = (env: Record<string, string>, cwd: string, args: string[]): Promise<ChildResult> =>
-  runNodeChild([join(REPO_ROOT, 'bin', 'digest-dev.js'), ...args], env, cwd);
+  runNodeChild([DIGEST_BIN, ...args], env, cwd);
 
 async function until(cond: () => boolean, timeoutMs = 40_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -53,7 +54,7 @@ describe('digest restore', () => {
     t.db.close(); // the file is the processes' now (and is replaced below)
     const env = deliveryEnvVars(t, sink, { SMTP_POOL_SIZE: '1', SEND_WORKERS: '1' });
 
-    const run = startChildRun(env, t.dir);
+    const run = startBuiltRun(env, t.dir);
     await until(() => sink.messages.length >= 5);
     const file = join(t.dir, 'mid-run.sqlite');
     const backup = await digest(env, t.dir, ['backup', file]);

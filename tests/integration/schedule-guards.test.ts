@@ -20,8 +20,9 @@ import { deliveryEnvVars } from '../helpers/delivery-setup.ts';
 import { freePort } from '../helpers/ports.ts';
 import { digestRows, seedBatch, seedSubscribers, tempDatabase, tempDatabaseDir } from '../helpers/seed.ts';
 import { perAddress, reject, SmtpSink } from '../helpers/smtp-sink.ts';
+import { DIGEST_BIN } from '../helpers/build.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/digest-dev.js', import.meta.url));
+const BIN = DIGEST_BIN;
 const PLAN_CHILD = fileURLToPath(new URL('../helpers/plan-child.ts', import.meta.url));
 
 const cleanups: Array<() => unknown> = [];

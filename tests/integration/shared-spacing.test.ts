@@ -6,7 +6,6 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startFeedServer, xml, type FeedServer } from '../helpers/feed-server.ts';
 import { freePort } from '../helpers/ports.ts';
@@ -15,8 +14,9 @@ import { tempDatabaseDir } from '../helpers/seed.ts';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp-capture.ts';
 import { jsonPost } from '../helpers/web-harness.ts';
 import { migratePostgres } from '../../src/db/postgres/migrate.ts';
+import { DIGEST_BIN } from '../helpers/build.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/digest-dev.js', import.meta.url));
+const BIN = DIGEST_BIN;
 const API_QUERY = readFileSync(new URL('../fixtures/feeds/arxiv-api-query.xml', import.meta.url), 'utf8');
 const API_EMPTY = API_QUERY.replace(/<entry>[\s\S]*<\/entry>/, '');
 const INTERVAL_MS = 400;

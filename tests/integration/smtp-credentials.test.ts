@@ -1,14 +1,14 @@
 // Credentials never travel in clear: `digest run` against a real smtp-server that offers AUTH but no
 // STARTTLS refuses to log in (one line naming the setting that allows it), sends with
 // SMTP_ALLOW_PLAIN_AUTH=true, and logs in over STARTTLS when the relay offers it.
-import { join } from 'node:path';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterEach, describe, expect, it } from 'vitest';
-import { REPO_ROOT, runSummary, SECRET } from '../helpers/delivery-setup.ts';
+import { runSummary, SECRET } from '../helpers/delivery-setup.ts';
 import { runNodeChild } from '../helpers/run-child.ts';
 import { countByStatus, seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
+import { DIGEST_BIN } from '../helpers/build.ts';
 
-const BIN = join(REPO_ROOT, 'bin', 'digest-dev.js');
+const BIN = DIGEST_BIN;
 
 interface Relay {
   port: number;

@@ -169,10 +169,10 @@ describe('SMTP pool', () => {
     const afterDot = failureOf(mailer, mail('slow@example.com'));
     const atRcpt = failureOf(mailer, mail('rcpt@example.com', 1));
     await new Promise((r) => setTimeout(r, 400));
-    const started = Date.now();
     await mailer.close();
     const [a, b] = await Promise.all([afterDot, atRcpt]);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // No clock needed: a close that let the sends run on until the relay's answers (3 s) would see the first
+    // accepted (failureOf throws) and the second refused with 451 (kind 'temporary').
     expect(a.kind).toBe('ambiguous');
     expect(b.kind).toBe('connection');
   });

@@ -10,10 +10,11 @@ import { systemClock } from '../../src/clock.ts';
 import { openDatabase } from '../../src/db/open.ts';
 import { recoverStale } from '../../src/ledger/index.ts';
 import { countByStatus, seedBatch, seedSubscribers, tempDatabaseDir } from '../helpers/seed.ts';
-import { deliveryEnv, REPO_ROOT, startChildRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
+import { deliveryEnv, startBuiltRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
 import { accept, type SinkOptions } from '../helpers/smtp-sink.ts';
 import { fillDisk, holdWriteLock, readOnlyView, smallTmpfs, type Mount } from '../helpers/storage-faults.ts';
 import { jsonPost, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
+import { DIGEST_BIN } from '../helpers/build.ts';
 
 let e: DeliveryEnv | undefined;
 let h: WebHarness | undefined;
@@ -52,9 +53,8 @@ function expectEachOnce(env: DeliveryEnv, emails: string[]) {
 }
 
 async function subscribe(web: WebHarness, email: string) {
-  const started = performance.now();
   const res = await fetch(`${web.base}/subscribe`, { ...jsonPost({ email, topics: ['diffusion'] }), headers: { 'content-type': 'application/json', accept: 'application/json' } });
-  return { res, ms: performance.now() - started, body: (await res.json()) as { ok: boolean; code?: string } };
+  return { res, body: (await res.json()) as { ok: boolean; code?: string } };
 }
 
 async function health(web: WebHarness) {
@@ -85,9 +85,9 @@ async function nextRun(env: DeliveryEnv) {
   expect(summary.storageFault).toBeUndefined();
 }
 
-/** `node bin/digest-dev.js <args>` (the sources) with only this environment. */
+/** `node bin/digest.js <args>` (built) with only this environment. */
 function digest(args: string[], env: Record<string, string>, cwd: string) {
-  return runNodeChild([join(REPO_ROOT, 'bin', 'digest-dev.js'), ...args], { LOG_LEVEL: 'silent', ...env }, cwd);
+  return runNodeChild([DIGEST_BIN, ...args], { LOG_LEVEL: 'silent', ...env }, cwd);
 }
 
 describe('a write lock held by another process', () => {
@@ -96,7 +96,7 @@ describe('a write lock held by another process', () => {
     const emails = seedAudience(e, 6);
     await e.plan();
 
-    const run = startChildRun(e.env, e.t.dir);
+    const run = startBuiltRun(e.env, e.t.dir);
     await e.sink.waitForMessages(1, 40_000); // the CLI starts in 3-20 s on a loaded machine
     const lock = await holdWriteLock(e.t.path, 1_500); // the issue's 30 s, shortened: DB_BUSY_TIMEOUT_MS=300
     const first = await run.done;
@@ -115,18 +115,20 @@ describe('a write lock held by another process', () => {
     // DB_BUSY_TIMEOUT_MS=50 gives this app's connection what `digest serve` gives its own (WEB_BUSY_TIMEOUT_MS);
     // a write is retried for WEB_LOCK_WAIT_MS (200 here, 1 s by default) before the 503.
     h = await startWebHarness({ DB_BUSY_TIMEOUT_MS: '50', WEB_LOCK_WAIT_MS: '200' });
-    const lock = await holdWriteLock(h.tmp.path, 2_000);
+    // Held until this test ends it: a web that waited for the holder instead of answering 503 never
+    // answers (the test times out), whatever the machine's load; no wall-clock bound.
+    const lock = await holdWriteLock(h.tmp.path, 600_000);
 
     const refused = await subscribe(h, 'ada@example.com');
     expect(refused.res.status).toBe(503);
     expect(refused.res.headers.get('retry-after')).toBe('2');
     expect(refused.body).toMatchObject({ ok: false, code: 'DB_LOCKED' });
-    expect(refused.ms).toBeLessThan(1_000); // a short wait for the lock, not the holder's 2 s
     const sick = await health(h);
     expect(sick.res.status).toBe(503);
     expect(sick.body).toMatchObject({ ok: false, code: 'DB_LOCKED' });
     expect(sick.body.error).toMatch(/database locked/);
 
+    lock.kill();
     await lock.released;
     await healthyAgain(h);
     expect((await subscribe(h, 'ada@example.com')).res.status).toBe(202);
@@ -146,7 +148,7 @@ describe('a full disk', () => {
     await e.plan();
     h = await startWebHarness({ DATABASE_PATH: e.t.path, DB_BUSY_TIMEOUT_MS: '50' });
 
-    const run = startChildRun(e.env, e.t.dir);
+    const run = startBuiltRun(e.env, e.t.dir);
     await e.sink.waitForMessages(1, 40_000); // the CLI starts in 3-20 s on a loaded machine
     const free = fillDisk(join(fs.dir, 'filler'));
     const first = await run.done;

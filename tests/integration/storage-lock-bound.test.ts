@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/clock.ts';
 import { recoverStale } from '../../src/ledger/index.ts';
-import { deliveryEnv, startChildRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
+import { deliveryEnv, startBuiltRun, type DeliveryEnv } from '../helpers/delivery-setup.ts';
 import { accept } from '../helpers/smtp-sink.ts';
 import { countByStatus, seedBatch, seedSubscribers } from '../helpers/seed.ts';
 import { holdWriteLock } from '../helpers/storage-faults.ts';
@@ -37,8 +37,8 @@ describe('a write lock taken mid-send by another process', () => {
     seedSubscribers(e.t.db, emails.map((email) => ({ email, topics: ['diffusion'] })));
     await e.plan();
 
-    const run = startChildRun(e.env, e.t.dir);
-    await e.sink.waitForMessages(15, 60_000); // the CLI starts in 3-20 s on a loaded machine
+    const run = startBuiltRun(e.env, e.t.dir);
+    await e.sink.waitForMessages(15, 60_000); // the CLI starts in 1-20 s on a loaded machine
     const lock = await holdWriteLock(e.t.path, 30_000);
     const lockedAt = performance.now();
     lockHeld();

@@ -1,6 +1,6 @@
 // The sending threads' turns at the ledger (src/send/write-turn.ts): one writer at a time, woken as soon
 // as the other is done, and a holder that never gives the turn back stalls nobody for long.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { WriteTurn } from '../../src/send/write-turn.ts';
 
 describe('WriteTurn', () => {
@@ -23,8 +23,14 @@ describe('WriteTurn', () => {
     const dead = new WriteTurn();
     await dead.acquire();
     const alive = new WriteTurn(dead.memory);
-    const started = Date.now();
+    // Counted, not timed: one wait with a finite limit that runs out, then the turn is taken.
+    const waits = vi.spyOn(Atomics as unknown as { waitAsync: (...a: unknown[]) => unknown }, 'waitAsync');
     await alive.run(async () => undefined);
-    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(waits).toHaveBeenCalledTimes(1);
+    const limitMs = waits.mock.calls[0]![3] as number;
+    expect(Number.isFinite(limitMs) && limitMs > 0).toBe(true);
+    const outcome = waits.mock.results[0]!.value as { async: boolean; value: unknown };
+    expect(outcome.async ? await outcome.value : outcome.value).toBe('timed-out');
+    waits.mockRestore();
   });
 });
