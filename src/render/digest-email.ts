@@ -361,11 +361,12 @@ export function topicKey(paper: DigestPaperView): string[] {
 export function feedbackView(paper: DigestPaperView): FeedbackView | null {
   const f = paper.feedback;
   if (f === undefined) return null;
-  const check = f.canonical === true ? (url: string) => url : safeHref;
-  const follow = f.follow === undefined ? '#' : check(f.follow.url);
+  // Canonical links (FeedbackLinks.canonical) are what safeHref would give back: not checked again.
+  const canonical = f.canonical === true;
+  const follow = f.follow === undefined ? '#' : canonical ? f.follow.url : safeHref(f.follow.url);
   return {
-    more: check(f.more),
-    less: check(f.less),
+    more: canonical ? f.more : safeHref(f.more),
+    less: canonical ? f.less : safeHref(f.less),
     follow: follow === '#' ? null : follow,
     followName: f.follow === undefined ? '' : tidy(f.follow.name),
     canonical: f.canonical === true,
