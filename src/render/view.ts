@@ -134,6 +134,20 @@ export class DigestLoader {
   /** Whether the feedback links this loader makes need no checking by the renderer (FeedbackLinks.canonical). */
   private readonly canonicalLinks: boolean;
 
+  /** The feedback and follow links of one digest's papers, all carrying the digest's token. */
+  private feedbackSource(token: string): FeedbackSource {
+    const digestLinks = this.links.digestLinks(token);
+    const canonical = this.canonicalLinks;
+    return {
+      feedback: (paperId: number, authors: string[]): FeedbackLinks => ({
+        more: digestLinks.more(paperId),
+        less: digestLinks.less(paperId),
+        follow: authors[0] === undefined ? undefined : { url: digestLinks.followFirst(paperId), name: authors[0] },
+        canonical,
+      }),
+    };
+  }
+
   /** "You may also like": the suggested papers still held, with their reasons. */
   private suggestionViews(best: Array<[number, string | null]>, feedback: FeedbackSource): DigestPaperView[] {
     const views: DigestPaperView[] = [];
@@ -167,16 +181,7 @@ export class DigestLoader {
     const token = this.links.digestToken(subscriber, r.id);
     // The subscriber's manage token, signed once too: the footer's links and every mute link carry it.
     const manageToken = this.links.manageToken(subscriber);
-    const digestLinks = this.links.digestLinks(token);
-    const canonical = this.canonicalLinks;
-    const feedback: FeedbackSource = {
-      feedback: (paperId: number, authors: string[]): FeedbackLinks => ({
-        more: digestLinks.more(paperId),
-        less: digestLinks.less(paperId),
-        follow: authors[0] === undefined ? undefined : { url: digestLinks.followFirst(paperId), name: authors[0] },
-        canonical,
-      }),
-    };
+    const feedback = this.feedbackSource(token);
     // A paper's matched topics, one list per topic mask: a row has a few distinct masks (2^topics at most)
     // and ~50 papers shown, and the renderer works per list (digest-email.ts reads it by identity), so the
     // papers that matched the same topics share one (read-only) list and its topic objects. One signed mute
