@@ -23,7 +23,7 @@ import { topicKeyOf } from './card-highlight.ts';
 import { CLOSE_SEG, litSlots, OPEN_SEG, startLitMasks } from './lit-slots.ts';
 import { authorsLine, digestSubject, distinctTopics, paperDaysLabel, plural, safeHref, tidy, topicsInOrder, trimOnWord } from './render-format.ts';
 import type { BlockPieces, CompiledTemplates } from './render-templates.ts';
-import { filledSize, plainSlots, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShapes, type ShapedPart } from './reader-shape.ts';
+import { filledSize, plainSlots, shapedMaxBytes, slotValues, writeShapedHtml, writeShapedText, type ReaderShape, type ReaderShapes } from './reader-shape.ts';
 import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.ts';
 import { TopicRuns } from './topic-runs.ts';
 import { topicLabel } from '../match/label.ts';
@@ -63,26 +63,31 @@ interface Chosen {
   block: EncodedBlock;
   /** Which highlight slots this reader sees lit (1: lit). */
   lit: Uint8Array;
-  /** The reader's pieces of this block, HTML, filled (in piece order). */
-  readerHtml: ReaderHtml[];
-  /** The same pieces of the text part, when the block has a shape (else filled from `view`). */
-  readerText: (() => ReaderText[]) | undefined;
+  /** The reader's pieces of this block. */
+  reader: ReaderFill;
+}
+
+/**
+ * A block's reader pieces for one reader, and their HTML size as sent: the shape's parts (one set per run)
+ * with the reader's values, or, for a block without a shape, its HTML pieces filled by Handlebars. Decision:
+ * one object per block, not one per part plus a closure for the text part (~10% of the bytes a diverse
+ * digest allocated went to these fills). The text part's values are made when it is written.
+ */
+interface ReaderFill {
+  /** The shape's parts; undefined when the block has none (then `filled`). */
+  shape: ReaderShape | undefined;
+  /** The HTML pieces filled by Handlebars (no shape), in piece order. */
+  filled: string[] | undefined;
+  /** The HTML values of the shape's slots (slotValues). */
+  values: string[];
+  /** Slots of `values` known to be printable ASCII with nothing to escape (reader-shape.ts plainSlots). */
+  plain: number;
+  size: number;
+  /** Whose: the number, links and topic runs (topic-runs.ts: the digest's runs of the card's topic list). */
   view: ReaderView;
 }
 
-/** A reader piece of the HTML: filled by Handlebars, or a shape's part and the reader's values for it. */
-/** `plain`: slots of `values` known to be printable ASCII with nothing to escape (reader-shape.ts plainSlots). */
-/** `topics`: the digest's runs of the card's topic list, which writes its matched values (topic-runs.ts). */
-type ReaderHtml = string | { part: ShapedPart; values: string[]; plain?: number; topics?: TopicRuns };
-/** The same for the text part. */
-type ReaderText = ReaderHtml;
-
-/** A block's reader pieces filled for one reader: HTML strings, their size as sent, the text pieces. */
-interface ReaderFill {
-  html: ReaderHtml[];
-  size: number;
-  text: (() => ReaderText[]) | undefined;
-}
+const NO_VALUES: string[] = [];
 
 /** What a reader part of a card is filled with: their number, the shared parts, their topics and links. */
 interface ReaderView {
@@ -192,23 +197,16 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     const v = views[i]!;
     const shape = layout.shapes?.shape(kind, v.matched.length, v.fb === null ? 0 : v.fb.follow === null ? 1 : 2);
     if (!shape) {
-      const html = fillOne(kind === 'full' ? t.fullHtml : t.compactHtml, v);
+      const filled = fillOne(kind === 'full' ? t.fullHtml : t.compactHtml, v);
       let size = 0;
-      for (const s of html) size += htmlWireLength(s);
-      return { html, size, text: undefined };
+      for (const s of filled) size += htmlWireLength(s);
+      return { shape: undefined, filled, values: NO_VALUES, plain: 0, size, view: v };
     }
-    const topics = v.topics;
-    const values = slotValues(v.n, v.fb, topics.html, true);
+    const values = slotValues(v.n, v.fb, v.topics.html, true);
     const plain = plainSlots(v.fb);
     let size = 0;
-    const html = shape.html.map((part) => {
-      size += filledSize(part, values, plain, topics);
-      return { part, values, plain, topics };
-    });
-    return { html, size, text: () => {
-      const textValues = slotValues(v.n, v.fb, topics.text, false);
-      return shape.text.map((part) => ({ part, values: textValues, plain, topics }));
-    } };
+    for (const part of shape.html) size += filledSize(part, values, plain, v.topics);
+    return { shape, filled: undefined, values, plain, size, view: v };
   };
   // The compact lines go under their topic's heading: a heading's bytes count with the first line under it.
   const groups = compactGroups();
@@ -224,7 +222,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     }
     used += size;
     if (kind === 'compact') groups.add(papers[i]!, compact.length);
-    return { index: i, block, lit, readerHtml: reader.html, readerText: reader.text, view: views[i]! };
+    return { index: i, block, lit, reader };
   };
   prepare(0, fullCount);
   let i = 0;
@@ -253,11 +251,11 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
 
   const html = new HtmlBodyWriter(layout.arenas);
   shell.writeHtml(html, full.length, compact.length, 0);
-  for (const c of full) addHtmlBlock(html, c.block, c.readerHtml, c.lit);
+  for (const c of full) addHtmlBlock(html, c.block, c.reader, c.lit);
   shell.writeHtml(html, full.length, compact.length, 1);
   for (const { chosen: c, heading } of grouped) {
     if (heading !== undefined) html.addText(heading.html);
-    addHtmlBlock(html, c.block, c.readerHtml, c.lit);
+    addHtmlBlock(html, c.block, c.reader, c.lit);
   }
   shell.writeHtml(html, full.length, compact.length, 2);
   if (html.size >= layout.htmlByteLimit) {
@@ -268,11 +266,11 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
   const text = new QpBodyWriter(layout.arenas);
   const textShell = shell.text(full.length, compact.length);
   text.addText(textShell[0]);
-  for (const c of full) addTextBlock(text, c.block.text, c.readerText?.() ?? fillOne(t.fullText, c.view));
+  for (const c of full) addTextBlock(text, c.block.text, c.reader, t.fullText);
   text.addText(textShell[1]);
   for (const { chosen: c, heading } of grouped) {
     if (heading !== undefined) text.addText(heading.text);
-    addTextBlock(text, c.block.text, c.readerText?.() ?? fillOne(t.compactText, c.view));
+    addTextBlock(text, c.block.text, c.reader, t.compactText);
   }
   text.addText(textShell[2]);
 
@@ -305,18 +303,22 @@ function fillOne(pieces: BlockPieces, view: object): string[] {
  * ONE Buffer part: a card is ~10-20 segments (its highlights cut it) and a Buffer view per segment was
  * ~400 small objects per friendly digest for the collector, and as many parts for the MIME builder to copy.
  */
-function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyArray<ReaderHtml>, lit: Uint8Array): void {
+function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReaderFill, lit: Uint8Array): void {
   let need = block.htmlMaxBytes;
-  for (const piece of reader) need += typeof piece === 'string' ? 9 * piece.length + 16 : shapedMaxBytes(piece.part, piece.values);
+  const { filled, values } = reader;
+  const parts = reader.shape?.html;
+  if (parts !== undefined) for (const part of parts) need += shapedMaxBytes(part, values);
+  else for (const s of filled!) need += 9 * s.length + 16;
   w.beginRun(need);
   let r = 0;
   const items = block.html;
   for (let k = 0; k < items.length; k++) {
     const item = items[k]!;
     if (item === null) {
-      const piece = reader[r++] ?? '';
-      if (typeof piece === 'string') w.addText(piece);
-      else writeShapedHtml(w, piece.part, piece.values, piece.plain, piece.topics);
+      const part = parts?.[r];
+      if (part !== undefined) writeShapedHtml(w, part, values, reader.plain, reader.view.topics);
+      else w.addText(filled?.[r] ?? '');
+      r++;
     } else if ('fixed' in item) {
       // Laid out once for any column; where its head does not fit this body's line, encoded as text here.
       if (!w.addFixed(item.fixed, lit)) w.addText(fixedRunHtml(item.fixed, lit));
@@ -327,14 +329,22 @@ function addHtmlBlock(w: HtmlBodyWriter, block: EncodedBlock, reader: ReadonlyAr
   w.endRun();
 }
 
-/** A card or line of the text part: its shared pieces by reference, the reader's written here. */
-function addTextBlock(w: QpBodyWriter, items: ReadonlyArray<QpSegment | null>, reader: readonly ReaderText[]): void {
+/**
+ * A card or line of the text part: its shared pieces by reference, the reader's written here (from the
+ * block's shape, or filled by Handlebars from `unshaped` when it has none).
+ */
+function addTextBlock(w: QpBodyWriter, items: ReadonlyArray<QpSegment | null>, reader: ReaderFill, unshaped: BlockPieces): void {
+  const v = reader.view;
+  const parts = reader.shape?.text;
+  const filled = parts === undefined ? fillOne(unshaped, v) : undefined;
+  const values = parts === undefined ? NO_VALUES : slotValues(v.n, v.fb, v.topics.text, false);
   let r = 0;
   for (const item of items) {
     if (item === null) {
-      const piece = reader[r++] ?? '';
-      if (typeof piece === 'string') w.addText(piece);
-      else writeShapedText(w, piece.part, piece.values, piece.plain, piece.topics);
+      const part = parts?.[r];
+      if (part !== undefined) writeShapedText(w, part, values, reader.plain, v.topics);
+      else w.addText(filled?.[r] ?? '');
+      r++;
     } else w.addSegment(item);
   }
 }
@@ -351,11 +361,12 @@ export function topicKey(paper: DigestPaperView): string[] {
 export function feedbackView(paper: DigestPaperView): FeedbackView | null {
   const f = paper.feedback;
   if (f === undefined) return null;
-  const check = f.canonical === true ? (url: string) => url : safeHref;
-  const follow = f.follow === undefined ? '#' : check(f.follow.url);
+  // Canonical links (FeedbackLinks.canonical) are what safeHref would give back: not checked again.
+  const canonical = f.canonical === true;
+  const follow = f.follow === undefined ? '#' : canonical ? f.follow.url : safeHref(f.follow.url);
   return {
-    more: check(f.more),
-    less: check(f.less),
+    more: canonical ? f.more : safeHref(f.more),
+    less: canonical ? f.less : safeHref(f.less),
     follow: follow === '#' ? null : follow,
     followName: f.follow === undefined ? '' : tidy(f.follow.name),
     canonical: f.canonical === true,

@@ -5,6 +5,11 @@ import type { DigestPaperView, FeedbackLinks } from './render.ts';
 /** A paper's fields as every digest shows them (the matched topics and feedback links are per subscriber). */
 export type PaperFields = Omit<DigestPaperView, 'matchedTopics' | 'feedback'>;
 
+/** Makes a paper's feedback links for one digest (DigestLoader: one per digest, not a closure per paper). */
+export interface FeedbackSource {
+  feedback(paperId: number, authors: string[]): FeedbackLinks;
+}
+
 /**
  * A paper as one digest shows it: the run's shared fields, this reader's matched topics, and feedback
  * links built when first read. A long digest holds far more papers than its email shows (broad: ~190
@@ -27,7 +32,8 @@ export class LoadedPaper implements DigestPaperView {
   constructor(
     fields: PaperFields,
     readonly matchedTopics: DigestPaperView['matchedTopics'],
-    private readonly build: () => FeedbackLinks,
+    private readonly paperId: number,
+    private readonly source: FeedbackSource,
   ) {
     this.title = fields.title;
     this.url = fields.url;
@@ -41,6 +47,6 @@ export class LoadedPaper implements DigestPaperView {
   }
 
   get feedback(): FeedbackLinks {
-    return (this.links ??= this.build());
+    return (this.links ??= this.source.feedback(this.paperId, this.authors));
   }
 }

@@ -131,7 +131,7 @@ export function buildParts(paper: PaperInput, highlight: Highlight | null, abstr
 /** Same content: compared field by field (identical strings from one row compare by pointer). */
 /**
  * A paper's own fields (those samePaper compares), copied: what the card cache keeps of the paper a digest
- * handed in, which is that digest's view (DigestLoader's LoadedPaper, whose feedback closure holds the
+ * handed in, which is that digest's view (DigestLoader's LoadedPaper, whose feedback source holds the
  * whole digest: subscriber, token, topic maps). Kept as it was, every entry held one digest alive for the
  * run (a heap snapshot of a friendly sending thread: ~1,000 entries, ~1,000 digests' views).
  */

@@ -10,7 +10,7 @@ import { digestRowStatement, eachItem, ListReader, maskIds, parseTopicIds, type 
 import type { DigestPaperView, DigestView, FeedbackLinks } from './render.ts';
 import { safeHref } from './render-format.ts';
 import { PaperDays } from './paper-days.ts';
-import { LoadedPaper, type PaperFields } from './loaded-paper.ts';
+import { LoadedPaper, type FeedbackSource, type PaperFields } from './loaded-paper.ts';
 
 /** A like: topic's terms (queries.like_terms) as a topic query whose words the highlighter marks. */
 function likeHighlightQuery(likeTerms: string): string {
@@ -134,13 +134,27 @@ export class DigestLoader {
   /** Whether the feedback links this loader makes need no checking by the renderer (FeedbackLinks.canonical). */
   private readonly canonicalLinks: boolean;
 
+  /** The feedback and follow links of one digest's papers, all carrying the digest's token. */
+  private feedbackSource(token: string): FeedbackSource {
+    const digestLinks = this.links.digestLinks(token);
+    const canonical = this.canonicalLinks;
+    return {
+      feedback: (paperId: number, authors: string[]): FeedbackLinks => ({
+        more: digestLinks.more(paperId),
+        less: digestLinks.less(paperId),
+        follow: authors[0] === undefined ? undefined : { url: digestLinks.followFirst(paperId), name: authors[0] },
+        canonical,
+      }),
+    };
+  }
+
   /** "You may also like": the suggested papers still held, with their reasons. */
-  private suggestionViews(best: Array<[number, string | null]>, feedback: (paperId: number, authors: string[]) => FeedbackLinks): DigestPaperView[] {
+  private suggestionViews(best: Array<[number, string | null]>, feedback: FeedbackSource): DigestPaperView[] {
     const views: DigestPaperView[] = [];
     for (const [paperId, because] of best) {
       const paper = this.paperFields(paperId);
       if (!paper) continue;
-      const view: DigestPaperView = new LoadedPaper(paper.fields, [], () => feedback(paperId, paper.fields.authors));
+      const view: DigestPaperView = new LoadedPaper(paper.fields, [], paperId, feedback);
       if (because) view.because = because;
       views.push(view);
     }
@@ -167,12 +181,7 @@ export class DigestLoader {
     const token = this.links.digestToken(subscriber, r.id);
     // The subscriber's manage token, signed once too: the footer's links and every mute link carry it.
     const manageToken = this.links.manageToken(subscriber);
-    const feedback = (paperId: number, authors: string[]): FeedbackLinks => ({
-      more: this.links.feedback(token, paperId, 'more'),
-      less: this.links.feedback(token, paperId, 'less'),
-      follow: authors[0] === undefined ? undefined : { url: this.links.follow(token, 0, paperId), name: authors[0] },
-      canonical: this.canonicalLinks,
-    });
+    const feedback = this.feedbackSource(token);
     // A paper's matched topics, one list per topic mask: a row has a few distinct masks (2^topics at most)
     // and ~50 papers shown, and the renderer works per list (digest-email.ts reads it by identity), so the
     // papers that matched the same topics share one (read-only) list and its topic objects. One signed mute
@@ -239,7 +248,7 @@ export class DigestLoader {
         if (!paper || papers.length >= limit) return;
         const { fields } = paper;
         const matched = mask === 0 ? suggestedAs(reasons().get(paperId) ?? null, this.links.manageOf(manageToken).preferences) : matchedOf(mask);
-        papers.push(new LoadedPaper(fields, matched, () => feedback(paperId, fields.authors)));
+        papers.push(new LoadedPaper(fields, matched, paperId, feedback));
       });
     }
     const suggestions = r.items === null ? [] : this.suggestionViews(bestSuggestions(r.suggestions, inline), feedback);

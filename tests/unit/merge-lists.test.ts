@@ -42,4 +42,36 @@ describe('merging a row\'s query lists', () => {
     expect(ids).toEqual(merged.ids);
     expect(masks).toEqual(merged.masks);
   });
+
+  it('orders a diverse reader\'s hundreds of papers as the rule says, ties on topics, upvotes and score included', () => {
+    // Three lists of ~150 papers each out of 400 ids, few distinct upvotes and scores: many papers tie on
+    // all three and are ordered by id (the sort works in runs of 8 merged pairwise: this spans many runs).
+    let seed = 41;
+    const next = (k: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % k);
+    const rows = Array.from({ length: 3 }, () => {
+      const ids = new Set<number>();
+      while (ids.size < 150) ids.add(1001 + next(400));
+      return [...ids].map((id): [number, number, number] => [id, next(4), -next(3)]);
+    });
+    const lists = rows.map((r, bit) => ({ bit, list: list(r) }));
+    const merged = mergeLists(lists, 1000, 1400);
+
+    const byId = new Map<number, { mask: number; hits: number; ups: number; best: number }>();
+    rows.forEach((r, bit) => {
+      for (const [id, ups, score] of r) {
+        const p = byId.get(id) ?? { mask: 0, hits: 0, ups, best: score };
+        p.mask |= 1 << bit;
+        p.hits++;
+        p.best = Math.min(p.best, score);
+        byId.set(id, p);
+      }
+    });
+    const expected = [...byId.keys()].sort((x, y) => {
+      const a = byId.get(x)!;
+      const b = byId.get(y)!;
+      return b.hits - a.hits || b.ups - a.ups || a.best - b.best || x - y;
+    });
+    expect(merged.ids).toEqual(expected);
+    expect(merged.masks).toEqual(expected.map((id) => byId.get(id)!.mask));
+  });
 });
