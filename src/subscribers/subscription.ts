@@ -12,7 +12,7 @@ import { noticesOf } from '../notices/repo.ts';
 import type { NoticeSender } from '../notices/sender.ts';
 import { deliverNotice } from './deliver-notice.ts';
 import type { Tokens } from '../tokens.ts';
-import { nextDeliveryWords, scheduleWords } from './records/delivery-words.ts';
+import { toConfirmResult } from './views.ts';
 import { normaliseEmail } from './records/email-address.ts';
 import { resolveLink } from './records/link-tokens.ts';
 import { subscribePrefs } from './preferences-input.ts';
@@ -87,15 +87,7 @@ export class Subscription {
       db.transaction(() => this.writes.confirmWrite(s, issuedAt)).immediate();
       logger.info({ subscriberId: s.id }, 'subscriber confirmed');
     }
-    return {
-      subscriberId: s.id,
-      email: s.email,
-      alreadyConfirmed,
-      preferencesUrl: links.preferences(s),
-      schedule: scheduleWords(s),
-      nextDelivery: nextDeliveryWords(s, clock.now()),
-      topics: repo.listTopics(db, s.id).filter((t) => !t.muted).map((t) => t.text),
-    };
+    return toConfirmResult(s, repo.listTopics(db, s.id), alreadyConfirmed, links, clock.now());
   }
 
   /** Operator console: the confirmation email again, for a pending subscriber (same per-address limits). */

@@ -1,5 +1,7 @@
 // What the subscriber use cases return of a topic or a subscriber: narrow views of the stored rows.
 import type { Links } from '../links.ts';
+import { nextDeliveryWords, scheduleWords } from './records/delivery-words.ts';
+import type { ConfirmResult } from './subscription.ts';
 import type { TokenSubject } from '../tokens.ts';
 import type { Topic } from '../types.ts';
 import type { LearningPrefs } from './records/learning-prefs.ts';
@@ -55,5 +57,18 @@ export function toPreferencesView(s: SubscriberRecord, p: PreferencesParts): Pre
     ...p.learning,
     feedUrl: p.links.feed(p.feed),
     lastSlot: p.lastSlot,
+  };
+}
+
+/** What the confirmation page shows, the same on both engines: the schedule in words and the unmuted topics. */
+export function toConfirmResult(s: SubscriberRecord, topics: Topic[], alreadyConfirmed: boolean, links: Pick<Links, 'preferences'>, now: Date): ConfirmResult {
+  return {
+    subscriberId: s.id,
+    email: s.email,
+    alreadyConfirmed,
+    preferencesUrl: links.preferences(s),
+    schedule: scheduleWords(s),
+    nextDelivery: nextDeliveryWords(s, now),
+    topics: topics.filter((t) => !t.muted).map((t) => t.text),
   };
 }

@@ -14,7 +14,7 @@ import type { NoticeSender } from '../../notices/sender.ts';
 import { deliverNotice } from '../deliver-notice.ts';
 import { newSalt } from '../../tokens.ts';
 import { linkAfterRequest, mayConfirm, reconfirmation, RECONFIRMED_DETAIL, subscribeStep } from '../consent-rules.ts';
-import { nextDeliveryWords, scheduleWords } from '../records/delivery-words.ts';
+import { toConfirmResult } from '../views.ts';
 import { normaliseEmail } from '../records/email-address.ts';
 import { invalidLink } from '../records/link-tokens.ts';
 import * as records from '../records/postgres.ts';
@@ -125,16 +125,7 @@ export class PgSubscription {
     });
     const alreadyConfirmed = s.status === 'confirmed';
     if (!alreadyConfirmed) logger.info({ subscriberId: s.id }, 'subscriber confirmed');
-    const topics = await records.listTopics(pool, s.id);
-    return {
-      subscriberId: s.id,
-      email: s.email,
-      alreadyConfirmed,
-      preferencesUrl: links.preferences(s),
-      schedule: scheduleWords(s),
-      nextDelivery: nextDeliveryWords(s, clock.now()),
-      topics: topics.filter((t) => !t.muted).map((t) => t.text),
-    };
+    return toConfirmResult(s, await records.listTopics(pool, s.id), alreadyConfirmed, links, clock.now());
   }
 
   /** subscription-writes.ts confirmWrite, on PostgreSQL. */
