@@ -7,7 +7,8 @@ import { unknownExample } from '../../match/like/like.ts';
 import { missingExamplesPg } from '../../match/postgres/like-examples.ts';
 import type { Frequency, SubscriberStatus, Topic } from '../../types.ts';
 import type { LearningPrefs } from './learning-prefs.ts';
-import type { DesiredTopic, OptOutReason, ResubscribeRequest, SubscriberPrefs, SubscriberRecord } from './repo.ts';
+import { topicChanges, type DesiredTopic } from './topic-changes.ts';
+import type { OptOutReason, ResubscribeRequest, SubscriberPrefs, SubscriberRecord } from './repo.ts';
 
 const SUBSCRIBER_COLUMNS = `id, email, status, token_salt AS "tokenSalt", timezone, delivery_hour AS "deliveryHour", frequency,
   weekly_day AS "weeklyDay", paused_until AS "pausedUntil", watermark, last_slot AS "lastSlot", hard_failures AS "hardFailures",
@@ -180,21 +181,12 @@ export async function listTopics(c: Pg, subscriberId: number): Promise<Topic[]> 
   return rows.map((r) => ({ ...r, muted: r.muted === 1 }));
 }
 
-/** repo.ts replaceTopics: a kept query keeps its topic id (digests and mute links name topic ids). */
+/** repo.ts replaceTopics, the same changes (topicChanges) written to PostgreSQL. */
 export async function replaceTopics(c: Pg, subscriberId: number, desired: DesiredTopic[]): Promise<void> {
-  const current = new Map((await listTopics(c, subscriberId)).map((t) => [t.queryId, t]));
-  const kept = new Set<number>();
-  let position = 0;
-  for (const d of desired) {
-    if (kept.has(d.queryId)) continue;
-    kept.add(d.queryId);
-    const existing = current.get(d.queryId);
-    if (existing) await c.query(SQL_UPDATE_TOPIC, [existing.id, d.text, position, (d.muted ?? existing.muted) ? 1 : 0]);
-    else await c.query(SQL_INSERT_TOPIC, [subscriberId, d.queryId, d.text, d.muted ? 1 : 0, position]);
-    position += 1;
-  }
-  for (const t of current.values()) {
-    if (!kept.has(t.queryId)) await c.query(SQL_DELETE_TOPIC, [t.id, subscriberId]);
+  for (const t of topicChanges(await listTopics(c, subscriberId), desired)) {
+    if (t.kind === 'update') await c.query(SQL_UPDATE_TOPIC, [t.id, t.text, t.position, t.muted ? 1 : 0]);
+    else if (t.kind === 'insert') await c.query(SQL_INSERT_TOPIC, [subscriberId, t.queryId, t.text, t.muted ? 1 : 0, t.position]);
+    else await c.query(SQL_DELETE_TOPIC, [t.id, subscriberId]);
   }
 }
 

@@ -4,6 +4,7 @@ import { statement } from '../../db/statements.ts';
 import type { Db } from '../../db/open.ts';
 import type { Frequency, OptOutKind, Subscriber, SubscriberStatus, Topic } from '../../types.ts';
 import type { LearningPrefs } from './learning-prefs.ts';
+import { topicChanges, type DesiredTopic } from './topic-changes.ts';
 
 interface SubscriberRow {
   id: number;
@@ -302,12 +303,7 @@ export function listTopics(db: Db, subscriberId: number): Topic[] {
   return statement<[number], TopicRow>(db, SQL_TOPICS).all(subscriberId).map(toTopic);
 }
 
-export interface DesiredTopic {
-  text: string;
-  queryId: number;
-  /** Undefined keeps the current mute state of a kept topic (new topics start unmuted). */
-  muted?: boolean;
-}
+export type { DesiredTopic } from './topic-changes.ts';
 
 /**
  * Makes the subscriber's topics exactly `desired`, in that order. A topic whose query is unchanged keeps
@@ -333,22 +329,10 @@ export function insertNewTopics(db: Db, subscriberId: number, topics: ReadonlyAr
 }
 
 export function replaceTopics(db: Db, subscriberId: number, desired: DesiredTopic[]): void {
-  const current = new Map(listTopics(db, subscriberId).map((t) => [t.queryId, t]));
-  const kept = new Set<number>();
-  let position = 0;
-  for (const d of desired) {
-    if (kept.has(d.queryId)) continue;
-    kept.add(d.queryId);
-    const existing = current.get(d.queryId);
-    if (existing) {
-      statement(db, SQL_UPDATE_TOPIC).run({ id: existing.id, text: d.text, position, muted: (d.muted ?? existing.muted) ? 1 : 0 });
-    } else {
-      statement(db, SQL_INSERT_TOPIC).run({ subscriberId, queryId: d.queryId, text: d.text, muted: d.muted ? 1 : 0, position });
-    }
-    position += 1;
-  }
-  for (const t of current.values()) {
-    if (!kept.has(t.queryId)) statement(db, SQL_DELETE_TOPIC).run(t.id, subscriberId);
+  for (const c of topicChanges(listTopics(db, subscriberId), desired)) {
+    if (c.kind === 'update') statement(db, SQL_UPDATE_TOPIC).run({ id: c.id, text: c.text, position: c.position, muted: c.muted ? 1 : 0 });
+    else if (c.kind === 'insert') statement(db, SQL_INSERT_TOPIC).run({ subscriberId, queryId: c.queryId, text: c.text, muted: c.muted ? 1 : 0, position: c.position });
+    else statement(db, SQL_DELETE_TOPIC).run(c.id, subscriberId);
   }
 }
 
