@@ -14,7 +14,7 @@ import { mergePaper, prepareBatch, rowOf, sameRow, type IngestResult, type Row }
 
 /** First half of the two-int advisory lock key of ingesting ("ingt"). */
 const INGEST_LOCK_CLASS = 0x696e6774;
-const SQL_INGEST_LOCK = `SELECT pg_advisory_xact_lock(${INGEST_LOCK_CLASS}, 0)`;
+const SQL_INGEST_LOCK = `SELECT pg_advisory_xact_lock(${INGEST_LOCK_CLASS}, hashtext(current_schema()))`;
 
 const SQL_FIND_DUPLICATE_BATCH = `SELECT id FROM batches WHERE source = $1 AND date = $2 AND content_hash = $3`;
 

@@ -11,7 +11,7 @@ import { inTransaction } from '../../db/postgres/pool.ts';
 
 /** First half of the two-int advisory lock key of planning ("plan"). */
 const PLAN_LOCK_CLASS = 0x706c616e;
-const SQL_TRY_PLAN_LOCK = `SELECT pg_try_advisory_xact_lock(${PLAN_LOCK_CLASS}, hashtext($1)) AS ok`;
+export const SQL_TRY_EDITION_LOCK = `SELECT pg_try_advisory_xact_lock(${PLAN_LOCK_CLASS}, hashtext(current_schema() || '/' || $1)) AS ok`;
 
 /** verp_nonce: 52 random bits and a sign, as the SQLite planner writes. */
 const SQL_PLAN_ROWS = `
@@ -46,7 +46,7 @@ export async function planEdition(pool: pg.Pool, opts: PlanEditionOptions): Prom
   const now = (opts.now ?? new Date()).toISOString();
   return inTransaction(pool, async (c) => {
     if (opts.lock ?? true) {
-      const got = (await c.query<{ ok: boolean }>(SQL_TRY_PLAN_LOCK, [opts.edition])).rows[0]?.ok;
+      const got = (await c.query<{ ok: boolean }>(SQL_TRY_EDITION_LOCK, [opts.edition])).rows[0]?.ok;
       if (!got) return { ran: false, planned: 0 };
     }
     const planned = (await c.query(SQL_PLAN_ROWS, [opts.edition, opts.toPaper, now])).rowCount ?? 0;

@@ -14,7 +14,7 @@ import { indexPaperTermsPg, paperTermsFrom } from './paper-terms.ts';
 
 /** First half of the two-int advisory lock key of matching ("mtch"). */
 const MATCH_LOCK_CLASS = 0x6d746368;
-const SQL_MATCH_LOCK = `SELECT pg_advisory_xact_lock(${MATCH_LOCK_CLASS}, 0)`;
+const SQL_MATCH_LOCK = `SELECT pg_advisory_xact_lock(${MATCH_LOCK_CLASS}, hashtext(current_schema()))`;
 
 const SQL_MAX_PAPER = `SELECT coalesce(max(id), 0) AS id FROM papers`;
 

@@ -3,9 +3,11 @@
 // new (SQL_MARK_GROUPED_BY_QUERY), one list per query (plan/query-lists.ts), and one reference row per
 // reader (ledger/refs.ts: byte 0x01, k, then k x (bit, 6-byte little-endian list id), built here in SQL).
 
-/** First half of the two-int advisory lock key of planning ("plan"): one planner per tick. */
+/** First half of the two-int advisory lock key of planning ("plan"): one planner per tick. The second half
+ * is the schema: advisory locks are per database, and two deployments (or two test files) in two schemas of
+ * one database must not take each other's turn. The other locks (ingest, match, the ledger's) do the same. */
 export const PLAN_LOCK_CLASS = 0x706c616e;
-export const SQL_TRY_PLAN_LOCK = `SELECT pg_try_advisory_xact_lock(${PLAN_LOCK_CLASS}, 1) AS ok`;
+export const SQL_TRY_PLAN_LOCK = `SELECT pg_try_advisory_xact_lock(${PLAN_LOCK_CLASS}, hashtext(current_schema())) AS ok`;
 
 export const SQL_NO_JIT = `SET LOCAL jit = off`;
 export const SQL_ACTIVE_TIMEZONES = `SELECT DISTINCT timezone FROM subscribers WHERE status = 'confirmed'`;
