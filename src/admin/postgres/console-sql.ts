@@ -1,6 +1,8 @@
 // The console's overview and deliveries statements in PostgreSQL's words: the same rows as admin/overview.ts
 // and admin/deliveries.ts read from SQLite, over the indexes migrations-pg/014_init.sql keeps for them
-// (subscribers_confirmed_day, subscribers_unsubscribed_day, digests_edition, bounce_events_received).
+// (subscribers_confirmed_day, subscribers_unsubscribed_day, bounce_events_received). An edition's rows are
+// read by primary key over its id range in digest_editions (migration 017: no index on edition, which every
+// claim and record would pay for); `d.edition = e.edition` drops the neighbours' rows in that range.
 // sum() of a bigint is numeric in PostgreSQL, which `pg` returns as a string: cast back to bigint.
 
 export const PG_SUBSCRIBER_DAYS = `
@@ -16,10 +18,16 @@ export const PG_SUBSCRIBER_DAYS = `
   SELECT CASE WHEN day < $1 THEN '' ELSE day END AS day, sum(delta)::bigint AS delta, sum(unsub)::bigint AS unsub
   FROM changes GROUP BY 1 ORDER BY 1`;
 
+/** Inside a LATERAL per digest_editions row: its rows by primary key. A plain join let the planner hash the whole table. */
+const IN_EDITION = `d.id BETWEEN e.first_id AND e.last_id AND d.edition = e.edition`;
+
 export const PG_DIGEST_DAYS = `
-  SELECT edition AS day, count(*) FILTER (WHERE status = 'sent') AS sent,
-         count(*) FILTER (WHERE status IN ('failed', 'unknown')) AS failed
-  FROM digests WHERE edition >= $1 AND edition <= $2 GROUP BY edition`;
+  SELECT e.edition AS day, c.sent, c.failed
+  FROM digest_editions e
+  CROSS JOIN LATERAL (SELECT count(*) AS n, count(*) FILTER (WHERE d.status = 'sent') AS sent,
+                             count(*) FILTER (WHERE d.status IN ('failed', 'unknown')) AS failed
+                      FROM digests d WHERE ${IN_EDITION}) c
+  WHERE e.edition >= $1 AND e.edition <= $2 AND c.n > 0`;
 
 export const PG_BOUNCE_DAYS = `
   SELECT substr(received_at, 1, 10) AS day, count(*) FILTER (WHERE kind = 'hard') AS hard,
@@ -32,9 +40,14 @@ export const PG_PAPER_DAYS = `
   FROM batches WHERE ingested_at >= $1 GROUP BY source, 2`;
 
 export const PG_BY_STATE = `
-  SELECT edition, status, count(*) AS n FROM digests WHERE edition >= $1 AND status <> 'sent' GROUP BY edition, status
+  SELECT e.edition, c.status, c.n
+  FROM digest_editions e
+  CROSS JOIN LATERAL (SELECT d.status, count(*) AS n FROM digests d WHERE ${IN_EDITION} AND d.status <> 'sent' GROUP BY d.status) c
+  WHERE e.edition >= $1
   UNION ALL
-  SELECT edition, NULL, count(*) FROM digests WHERE edition >= $1 GROUP BY edition`;
+  SELECT e.edition, NULL, c.n
+  FROM digest_editions e CROSS JOIN LATERAL (SELECT count(*) AS n FROM digests d WHERE ${IN_EDITION}) c
+  WHERE e.edition >= $1 AND c.n > 0`;
 
 const WAITING_COLUMNS = `d.id, s.email, d.subscriber_id AS "subscriberId", d.status, d.edition, d.attempts,
   d.next_attempt_at AS "nextAttemptAt", d.claimed_at AS "claimedAt", d.smtp_code AS code, d.smtp_response AS response`;
@@ -48,7 +61,7 @@ export const PG_WAITING = `
         UNION ALL
         (SELECT 1, id FROM digests WHERE status = 'retry' ORDER BY next_attempt_at LIMIT $1)
         UNION ALL
-        (SELECT 2, id FROM digests WHERE status = 'sending' ORDER BY next_attempt_at LIMIT $1)) w
+        (SELECT 2, id FROM digests WHERE status = 'sending' AND claimed_by IS NOT NULL ORDER BY next_attempt_at LIMIT $1)) w
   JOIN digests d ON d.id = w.id
   JOIN subscribers s ON s.id = d.subscriber_id
   ORDER BY w.k, d.next_attempt_at NULLS FIRST, d.id LIMIT $1`;

@@ -23,6 +23,12 @@ export const COPIED_TABLES = [
  */
 export const NOT_COPIED_TABLES = ['shared_limits'] as const;
 
+/**
+ * PostgreSQL's own tables, with no SQLite twin: digest_editions (migration 017, each edition's id range)
+ * is filled by its trigger as the digests are copied.
+ */
+export const PG_ONLY_TABLES = ['digest_editions'] as const;
+
 /** Tables whose id is an identity column: their sequence moves past the copied ids. */
 const IDENTITY_TABLES = ['batches', 'papers', 'subscribers', 'queries', 'topics', 'digests', 'bounce_events', 'consent_events', 'notices', 'query_lists'];
 

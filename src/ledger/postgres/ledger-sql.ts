@@ -102,14 +102,18 @@ export const SQL_RELEASE = `
   UPDATE digests SET status = 'planned', claimed_by = NULL, claimed_at = NULL
   WHERE id = ANY($1::bigint[]) AND claimed_by = $2 AND status = 'sending' AND attempts = 0 AND next_attempt_at IS NULL`;
 
-/** Claimants of rows in flight, with their oldest claim. */
+/**
+ * Claimants of rows in flight, with their oldest claim. `claimed_by IS NOT NULL` (every claim sets it, on
+ * both engines) is digests_open's range of claimed rows: without it the scan takes every planned row too.
+ */
 export const SQL_CLAIMANTS = `
-  SELECT claimed_by, min(claimed_at) AS oldest FROM digests WHERE status = 'sending' GROUP BY claimed_by`;
+  SELECT claimed_by, min(claimed_at) AS oldest FROM digests
+  WHERE status = 'sending' AND claimed_by IS NOT NULL GROUP BY claimed_by`;
 
 /** One claimant's rows in flight, all at once. */
 export const SQL_MARK_CLAIMANT_UNKNOWN = `
   UPDATE digests SET status = 'unknown', smtp_response = $2
-  WHERE status = 'sending' AND claimed_by IS NOT DISTINCT FROM $1
+  WHERE status = 'sending' AND claimed_by = $1
   RETURNING id`;
 
 export const SQL_OPEN_COUNT = `SELECT count(*)::int AS n FROM digests WHERE status IN ('planned', 'retry', 'sending')`;

@@ -76,7 +76,7 @@ export interface RecoverOptions {
 export async function recoverStale(pool: pg.Pool, opts: RecoverOptions = {}): Promise<number[]> {
   const now = (opts.now ?? new Date()).getTime();
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
-  const claimants = (await pool.query<{ claimed_by: string | null; oldest: string | null }>(SQL_CLAIMANTS)).rows;
+  const claimants = (await pool.query<{ claimed_by: string; oldest: string | null }>(SQL_CLAIMANTS)).rows;
   const recovered: number[] = [];
   for (const { claimed_by: who, oldest } of claimants) {
     const expired = now - (oldest ? Date.parse(oldest) : 0) > leaseMs;

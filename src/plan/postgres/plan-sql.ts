@@ -19,7 +19,9 @@ export const SQL_MAX_DIGEST = `SELECT coalesce(max(id), 0) AS id FROM digests`;
  * Step 1: the subscribers whose slot has come ($1 zones' local facts as arrays, $5 maxPaper, $6 now,
  * $7 due 0/1, $8 one subscriber or null). `through`: the lowest matched bound of their unmuted queries,
  * capped by maxPaper; NULL without an unmuted topic (a CASE, not least(): least() skips NULLs where
- * SQLite's min() returns NULL). `open`: a row still open, or one already dated this slot.
+ * SQLite's min() returns NULL). `open`: a row still open, or one already dated this slot. There is no
+ * per-subscriber index of open rows (migration 017: every claim paid for it): for many readers PostgreSQL
+ * hashes the open rows once from digests_open, for a few it walks each one's rows by (subscriber_id, edition).
  */
 export const SQL_FIND_SLOTS = `
   CREATE TEMP TABLE plan_slots ON COMMIT DROP AS

@@ -1,6 +1,7 @@
 // The operator figures' statements in PostgreSQL's words: the same counts as the SQLite constants in
 // report/figures.ts, overdue.ts, status.ts and the repositories they call (bounces, consent, notices),
-// each one set-based query over the same indexes (migrations-pg/014_init.sql mirrors SQLite's).
+// each one set-based query over the same indexes (migrations-pg/014_init.sql mirrors SQLite's), an edition's
+// rows over its id range in digest_editions (migration 017).
 
 export const PG_LEDGER_TOTALS = `
   SELECT count(DISTINCT edition)                                       AS editions,
@@ -13,7 +14,16 @@ export const PG_LEDGER_TOTALS = `
          count(*) FILTER (WHERE status = 'retry')                      AS retrying
   FROM digests`;
 
-export const PG_SENT_SINCE = `SELECT count(*) AS n FROM digests WHERE edition >= $1 AND status = 'sent'`;
+/**
+ * Inside a LATERAL per digest_editions row (migration 017; no index on edition): its rows by primary key
+ * over its id range. A plain join let the planner hash the whole table instead.
+ */
+const IN_EDITION = `d.id BETWEEN e.first_id AND e.last_id AND d.edition = e.edition`;
+
+export const PG_SENT_SINCE = `
+  SELECT coalesce(sum(c.n), 0)::bigint AS n
+  FROM digest_editions e CROSS JOIN LATERAL (SELECT count(*) AS n FROM digests d WHERE ${IN_EDITION} AND d.status = 'sent') c
+  WHERE e.edition >= $1`;
 export const PG_SUBSCRIBERS_BY_STATUS = `SELECT status, count(*) AS n FROM subscribers GROUP BY status`;
 export const PG_BOUNCES_SINCE = `SELECT kind, count(*) AS n FROM bounce_events WHERE received_at >= $1 GROUP BY kind`;
 export const PG_OPT_OUTS_SINCE = `SELECT kind, count(*) AS n FROM consent_events WHERE at >= $1 GROUP BY kind`;
@@ -40,20 +50,24 @@ export const PG_READ_SETTING = `SELECT value FROM settings WHERE key = $1`;
 export const PG_WRITE_SETTING = `
   INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value`;
 
-const RECENT_EDITIONS = `SELECT DISTINCT edition FROM digests ORDER BY edition DESC LIMIT $1`;
+/** The newest editions that still have a row (a range outlives its rows when their subscribers are deleted). */
+const RECENT_EDITIONS = `
+  SELECT e.edition FROM digest_editions e CROSS JOIN LATERAL (SELECT 1 FROM digests d WHERE ${IN_EDITION} LIMIT 1) x
+  ORDER BY e.edition DESC LIMIT $1`;
 
 export const PG_EDITION_COUNTS = `
-  SELECT edition,
-         count(*)                                                      AS planned,
-         count(*) FILTER (WHERE status = 'sent')                       AS sent,
-         count(*) FILTER (WHERE status IN ('planned', 'sending', 'retry')) AS pending,
-         count(*) FILTER (WHERE status = 'failed')                     AS failed,
-         count(*) FILTER (WHERE status = 'suppressed')                 AS suppressed,
-         count(*) FILTER (WHERE status = 'unknown')                    AS unknown
-  FROM digests
-  WHERE edition IN (${RECENT_EDITIONS})
-  GROUP BY edition
-  ORDER BY edition DESC`;
+  SELECT e.edition, c.planned, c.sent, c.pending, c.failed, c.suppressed, c.unknown
+  FROM digest_editions e
+  CROSS JOIN LATERAL (
+    SELECT count(*)                                                        AS planned,
+           count(*) FILTER (WHERE d.status = 'sent')                       AS sent,
+           count(*) FILTER (WHERE d.status IN ('planned', 'sending', 'retry')) AS pending,
+           count(*) FILTER (WHERE d.status = 'failed')                     AS failed,
+           count(*) FILTER (WHERE d.status = 'suppressed')                 AS suppressed,
+           count(*) FILTER (WHERE d.status = 'unknown')                    AS unknown
+    FROM digests d WHERE ${IN_EDITION}) c
+  WHERE e.edition IN (${RECENT_EDITIONS})
+  ORDER BY e.edition DESC`;
 
 export const PG_EDITION_FAILURES = `
   SELECT edition, smtp_code AS code, smtp_response AS response, count(*) AS n

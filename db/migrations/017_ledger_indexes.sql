@@ -1,0 +1,4 @@
+-- 017: nothing changes on SQLite. PostgreSQL's 017 (db/migrations-pg/017_ledger_indexes.sql) trades its
+-- ledger indexes for fewer index entries per claim and record, which SQLite's single writer does not need
+-- (its digests_queue, digests_edition and digests_subscriber_open stay). This file keeps both engines at
+-- one schema version, which `digest copy` checks before it moves a deployment.
