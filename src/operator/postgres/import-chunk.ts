@@ -17,12 +17,14 @@ import { newSalt } from '../../tokens.ts';
 const SQL_LOCK_ADDRESSES = `
   SELECT pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtextextended(lower(e), 0) AS k FROM unnest($1::text[]) e ORDER BY 1) x`;
 
-// Then their rows, in id order, read under the lock: a one-click unsubscribe or a bounce (which do not take
-// the address lock) either committed before (its status is read here) or waits for the chunk's commit.
-const SQL_LOCK_EXISTING = `
-  SELECT u.e AS key, s.id, s.status
-  FROM unnest($1::text[]) AS u (e) JOIN subscribers s ON lower(s.email) = lower(u.e)
-  ORDER BY s.id FOR UPDATE OF s`;
+// Their rows, found one index probe per address: the ORDER BY keeps the planner from flattening the
+// subquery into a hash join over the whole table (it chose one below ~50k subscribers).
+const SQL_EXISTING = `
+  SELECT u.e AS key, s.id FROM unnest($1::text[]) AS u (e),
+    LATERAL (SELECT id FROM subscribers WHERE lower(email) = lower(u.e) ORDER BY id) s`;
+// Then locked in id order and their status read under the lock: a one-click unsubscribe or a bounce (which
+// do not take the address lock) either committed before (its status is read here) or waits for the commit.
+const SQL_LOCK_EXISTING = `SELECT id, status FROM subscribers WHERE id = ANY ($1::bigint[]) ORDER BY id FOR UPDATE`;
 
 // New addresses start pending (records/postgres.ts SQL_INSERT_SUBSCRIBER), in file order.
 const SQL_INSERT_SUBSCRIBERS = `
@@ -57,9 +59,12 @@ const topicsOf = (row: StagedRow) => JSON.parse(row.topics) as Array<[text: stri
 export async function writeChunkPg(c: pg.PoolClient, rows: readonly StagedRow[], ctx: ChunkContext): Promise<ChunkOutcome> {
   const emails = rows.map((r) => r.email);
   await c.query(SQL_LOCK_ADDRESSES, [emails]);
-  const existing = new Map(
-    (await c.query<{ key: string; id: number; status: SubscriberStatus }>(SQL_LOCK_EXISTING, [emails])).rows.map((r) => [r.key, r]),
+  const found = (await c.query<{ key: string; id: number }>(SQL_EXISTING, [emails])).rows;
+  const locked = new Map(
+    (await c.query<{ id: number; status: SubscriberStatus }>(SQL_LOCK_EXISTING, [found.map((r) => r.id)])).rows.map((r) => [r.id, r]),
   );
+  // A row deleted meanwhile is gone from `locked`: the row is decided as a new address, by its history.
+  const existing = new Map(found.flatMap((r) => (locked.has(r.id) ? [[r.key, locked.get(r.id)!] as const] : [])));
   const optOuts = await activeOptOutsOf(c, emails);
 
   const out: ChunkOutcome = { created: 0, updated: 0, keptOptedOut: 0, notes: [] };
@@ -68,18 +73,18 @@ export async function writeChunkPg(c: pg.PoolClient, rows: readonly StagedRow[],
   const confirmEmails = new Set<string>();
   const confirmIds: number[] = [];
   for (const row of rows) {
-    const found = existing.get(row.email);
+    const known = existing.get(row.email);
     const active = optOuts.get(row.email) ?? [];
-    const step = importRowStep(found, active, row.confirmed === 1);
+    const step = importRowStep(known, active, row.confirmed === 1);
     if (step.keptOptedOut) {
       out.keptOptedOut++;
-      out.notes.push({ line: row.line, message: keptOptedOutNote(row.email, found, active) });
+      out.notes.push({ line: row.line, message: keptOptedOutNote(row.email, known, active) });
     }
     if (step.write === 'none') continue;
-    if (found) updated.push({ row, id: found.id });
+    if (known) updated.push({ row, id: known.id });
     else created.push(row);
     if (step.confirm) {
-      if (found) confirmIds.push(found.id);
+      if (known) confirmIds.push(known.id);
       else confirmEmails.add(row.email);
     }
   }
