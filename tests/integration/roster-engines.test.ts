@@ -90,10 +90,10 @@ describe.each(engines)('the operator roster on $engine', ({ engine, open, skip }
     expect(await status('later@example.org')).toBeUndefined();
   });
 
-  it.skipIf(skip || engine !== 'postgres')('on PostgreSQL a like: topic refuses the file, naming its line, before anything is written', async () => {
+  it.skipIf(skip || engine !== 'postgres')('on PostgreSQL a like: topic of a paper it lacks refuses the file, naming its line, before anything is written', async () => {
     const before = await count();
     const file = csv('like.csv', 'email,topics\nlater@example.org,graph networks\nlike@example.org,like:2501.00010\n');
-    await expect(e.roster.importCsv(file)).rejects.toMatchObject({ code: 'IMPORT_INVALID', message: expect.stringMatching(/line 3: topics: "like:2501\.00010": like: topics are not available on this PostgreSQL deployment yet/) });
+    await expect(e.roster.importCsv(file)).rejects.toMatchObject({ code: 'IMPORT_INVALID', message: expect.stringMatching(/line 3: topics: "like:2501\.00010": like:2501\.00010: paper 2501\.00010 is not in this digest's database/) });
     expect(await count()).toBe(before);
   });
 

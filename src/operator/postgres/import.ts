@@ -1,25 +1,24 @@
 // `digest import` and the console's Import on PostgreSQL: pass 1 is SQLite's (the whole file checked into a
 // private in-memory staging table; a bad row refuses the file with nothing written), then PostgreSQL's own
-// check (like: topics are not on PostgreSQL yet: refused by line, still before any write), then the rows
-// are written in chunks following consent-rules.ts importRowStep: no email, no opted-out address
-// confirmed, made pending again or re-created.
+// check (a like: topic's examples must be papers or looked-up examples PostgreSQL holds: else refused by
+// line, still before any write), then the rows are written in chunks, set-based (import-chunk.ts), following
+// consent-rules.ts importRowStep: no email, no opted-out address confirmed, made pending again or re-created.
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
-import { activeOptOuts } from '../../consent/postgres.ts';
 import type { Db } from '../../db/open.ts';
 import { inTransaction } from '../../db/postgres/pool.ts';
 import type { Logger } from '../../log.ts';
+import { unknownExample } from '../../match/like/like.ts';
 import { parseTopic } from '../../match/parse.ts';
-import { newSalt } from '../../tokens.ts';
-import { importRowStep, keptOptedOutNote } from '../../subscribers/consent-rules.ts';
+import { missingExamplesPg } from '../../match/postgres/like-examples.ts';
 import { withStagedCsv, type ImportResult } from '../../subscribers/import.ts';
 import { ImportRefused, LineReport } from '../../subscribers/import-report.ts';
 import type { StagedRow } from '../../subscribers/import-types.ts';
-import { addChunk, finishResult, stagedPages, type ChunkOutcome } from '../../subscribers/import-write.ts';
+import { addChunk, finishResult, stagedPages } from '../../subscribers/import-write.ts';
 import * as records from '../../subscribers/records/postgres.ts';
-import type { SubscriberPrefs } from '../../subscribers/records/repo.ts';
+import { writeChunkPg } from './import-chunk.ts';
 
 export interface PgImportDeps {
   pool: pg.Pool;
@@ -28,29 +27,30 @@ export interface PgImportDeps {
   config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'>;
 }
 
-/** Rows per write transaction: its addresses' advisory locks stay far below the server's lock table. */
+/**
+ * Rows per write transaction: its addresses' advisory locks stay far below the server's lock table
+ * (max_locks_per_transaction 64 x 100 connections by default, shared by every session), and a one-click
+ * unsubscribe waits at most one chunk. Measured: BENCHMARKS.md § The operator's import on PostgreSQL.
+ */
 const ROWS_PER_CHUNK = 500;
-
-// Every address of the chunk, in one order (two imports at once wait rather than deadlock), as the door's
-// writes take it (subscribers/postgres/common.ts forAddress); then their rows, so a one-click unsubscribe
-// or a bounce (which do not take the address lock) waits for the chunk instead of being overwritten.
-const SQL_LOCK_ADDRESSES = `
-  SELECT pg_advisory_xact_lock(k) FROM (SELECT DISTINCT hashtextextended(lower(e), 0) AS k FROM unnest($1::text[]) e ORDER BY 1) x`;
-const SQL_LOCK_ROWS = `
-  SELECT id FROM subscribers WHERE lower(email) = ANY (SELECT lower(e) FROM unnest($1::text[]) e) ORDER BY id FOR UPDATE`;
 
 type Staged = StagedRow & { rowid: number };
 type Page = (after: number, limit: number) => Staged[];
 const topicsOf = (row: StagedRow) => JSON.parse(row.topics) as Array<[text: string, fts: string]>;
 
+/** Every staged row, a page at a time, in file order. */
+function* pages(read: Page): Generator<Staged[]> {
+  for (let rows = read(0, ROWS_PER_CHUNK); rows.length > 0; rows = read(rows[rows.length - 1]!.rowid, ROWS_PER_CHUNK)) yield rows;
+}
+
 export async function importCsvPg(deps: PgImportDeps, path: string, name = path): Promise<ImportResult> {
   // Staging only: never the deployment's data.
   const staging: Db = new Database(':memory:');
   try {
-    return await withStagedCsv(staging, deps.logger, path, { name }, (table) => {
+    return await withStagedCsv(staging, deps.logger, path, { name }, async (table) => {
       const page = stagedPages(staging, table);
       const read: Page = (after, limit) => page.all(after, limit);
-      refuseLikeTopics(read, name);
+      await refuseUnknownExamples(deps.pool, read, name);
       return writeStagedPg(deps, read);
     });
   } finally {
@@ -58,13 +58,20 @@ export async function importCsvPg(deps: PgImportDeps, path: string, name = path)
   }
 }
 
-/** like: topics need the example index, not on PostgreSQL yet: every such line is named, nothing written. */
-function refuseLikeTopics(read: Page, name: string): void {
+/**
+ * A like: topic's examples must be papers or looked-up examples PostgreSQL holds (the door looks missing
+ * ones up on arXiv; an import does not): every line naming another is refused, nothing written. Its terms
+ * are chosen by the next matching run, as for a topic saved through the door (records/postgres.ts).
+ */
+async function refuseUnknownExamples(pool: pg.Pool, read: Page, name: string): Promise<void> {
   const bad = new LineReport();
-  for (let rows = read(0, ROWS_PER_CHUNK); rows.length > 0; rows = read(rows[rows.length - 1]!.rowid, ROWS_PER_CHUNK)) {
-    for (const row of rows) {
-      const like = topicsOf(row).find(([text]) => parseTopic(text).like !== null);
-      if (like) bad.add(row.line, `topics: "${like[0]}": like: topics are not available on this PostgreSQL deployment yet; describe the papers with words instead`);
+  for (const rows of pages(read)) {
+    const likes = rows.flatMap((row) => topicsOf(row).map(([text]) => ({ row, text, ids: parseTopic(text).like })).filter((l) => l.ids !== null));
+    if (likes.length === 0) continue;
+    const missing = new Set(await missingExamplesPg(pool, [...new Set(likes.flatMap((l) => l.ids!))]));
+    for (const l of likes) {
+      const id = l.ids!.find((x) => missing.has(x));
+      if (id !== undefined) bad.add(l.row.line, `topics: "${l.text}": ${unknownExample(id).message}`);
     }
   }
   if (bad.count > 0) throw new ImportRefused(name, bad);
@@ -76,51 +83,17 @@ async function writeStagedPg(deps: PgImportDeps, read: Page): Promise<ImportResu
   const result: ImportResult = { imported: 0, created: 0, updated: 0, keptOptedOut: 0, notes: [], noted: 0 };
   const notes = new LineReport();
   const queryIds = new Map<string, number>();
-  for (let rows = read(0, ROWS_PER_CHUNK); rows.length > 0; rows = read(rows[rows.length - 1]!.rowid, ROWS_PER_CHUNK)) {
-    // Queries first, each committed alone: a chunk holding address locks then never waits on a query row
-    // a door transaction (holding its own address lock) is inserting.
-    for (const row of rows) {
-      for (const [text, fts] of topicsOf(row)) if (!queryIds.has(fts)) queryIds.set(fts, await records.ensureQuery(pool, parseTopic(text)));
-    }
-    const chunk = await inTransaction(pool, async (c) => {
-      const emails = rows.map((r) => r.email);
-      await c.query(SQL_LOCK_ADDRESSES, [emails]);
-      await c.query(SQL_LOCK_ROWS, [emails]);
-      const out: ChunkOutcome = { created: 0, updated: 0, keptOptedOut: 0, notes: [] };
-      const now = clock.now().toISOString();
-      for (const row of rows) await writeRowPg(c, row, { now, prefs, queryIds }, out);
-      return out;
-    });
-    addChunk(result, notes, chunk);
+  for (const rows of pages(read)) {
+    // The chunk's new queries first, committed alone: a chunk holding address locks then never waits on a
+    // query row a door transaction (holding its own address lock) is inserting.
+    const wanted = new Map<string, string>();
+    for (const row of rows) for (const [text, fts] of topicsOf(row)) if (!queryIds.has(fts)) wanted.set(fts, text);
+    // Parsed again from the text: upvotes>= and like: keys are not the expressions themselves.
+    const parsed = [...wanted].map(([fts, text]) => ({ fts, q: parseTopic(text) }));
+    const ids = await records.ensureQueries(pool, parsed.map((p) => p.q));
+    for (const p of parsed) queryIds.set(p.fts, ids.get(p.q.fts)!);
+    const now = clock.now().toISOString();
+    addChunk(result, notes, await inTransaction(pool, (c) => writeChunkPg(c, rows, { now, prefs, queryIds })));
   }
   return finishResult(result, notes);
-}
-
-interface RowContext {
-  now: string;
-  prefs: SubscriberPrefs;
-  queryIds: Map<string, number>;
-}
-
-/** One staged row inside its chunk's transaction (import-write.ts writeRow, on PostgreSQL). */
-async function writeRowPg(c: pg.PoolClient, row: StagedRow, ctx: RowContext, chunk: ChunkOutcome): Promise<void> {
-  const existing = await records.findSubscriberByEmail(c, row.email);
-  const active = await activeOptOuts(c, row.email);
-  const step = importRowStep(existing, active, row.confirmed === 1);
-  if (step.keptOptedOut) {
-    chunk.keptOptedOut++;
-    chunk.notes.push({ line: row.line, message: keptOptedOutNote(row.email, existing, active) });
-  }
-  if (step.write === 'none') return;
-  const topics = topicsOf(row).map(([text, fts]) => ({ text, queryId: ctx.queryIds.get(fts)! }));
-  let id: number;
-  if (existing) {
-    id = existing.id;
-    chunk.updated++;
-  } else {
-    id = await records.insertSubscriber(c, { email: row.email, salt: newSalt(), createdAt: ctx.now, ...ctx.prefs });
-    chunk.created++;
-  }
-  await records.replaceTopics(c, id, topics); // keeps the ids (and mute state) of topics that stay
-  if (step.confirm) await records.markConfirmed(c, id, ctx.now);
 }

@@ -35,7 +35,8 @@ const SQL_RESUBSCRIBE_REQUEST = `
 const SQL_DELETE_RESUBSCRIBE = `DELETE FROM resubscribe_requests WHERE subscriber_id = $1`;
 
 // As SQLite's: the first digest holds the papers of the last day of ingest (never lowered on a re-confirm).
-const SQL_UPDATE_CONFIRM = `
+// One subscriber (`id = $1`) or a set of them (the import's chunk: `id = ANY($1::bigint[])`).
+const SQL_UPDATE_CONFIRM = (which: string) => `
   UPDATE subscribers SET
     status = 'confirmed',
     confirmed_at = CASE WHEN status = 'confirmed' THEN confirmed_at ELSE $2 END,
@@ -44,7 +45,9 @@ const SQL_UPDATE_CONFIRM = `
       SELECT max(p.id) FROM papers p
       WHERE p.created_at <= to_char((SELECT max(created_at) FROM papers)::timestamptz AT TIME ZONE 'UTC' - interval '1 day',
                                     'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')), 0))
-  WHERE id = $1`;
+  WHERE ${which}`;
+const SQL_CONFIRM_ONE = SQL_UPDATE_CONFIRM('id = $1');
+const SQL_CONFIRM_SET = SQL_UPDATE_CONFIRM('id = ANY ($1::bigint[])');
 
 // The opt-out history's trigger records it (consent_events).
 const SQL_UPDATE_UNSUBSCRIBE = `
@@ -97,6 +100,15 @@ const SQL_QUERY_ID = `SELECT id FROM queries WHERE fts = $1`;
 const SQL_INSERT_LIKE_QUERY = `
   INSERT INTO queries (fts, match_expr, min_upvotes, like_self, like_corpus) VALUES ($1, NULL, $2, 0, NULL) ON CONFLICT (fts) DO NOTHING`;
 
+/** ensureQuery for many parsed topics at once (the import's): inserted in key order, so two imports never deadlock. */
+const SQL_INSERT_QUERIES = `
+  INSERT INTO queries (fts, match_expr, min_upvotes, like_self, like_corpus)
+  SELECT u.fts, u.match_expr, u.min_upvotes, u.like_self, NULL
+  FROM unnest($1::text[], $2::text[], $3::int[], $4::float8[]) AS u (fts, match_expr, min_upvotes, like_self)
+  ORDER BY u.fts
+  ON CONFLICT (fts) DO NOTHING`;
+const SQL_QUERY_IDS = `SELECT id, fts FROM queries WHERE fts = ANY ($1::text[])`;
+
 export async function findSubscriberById(c: Pg, id: number): Promise<SubscriberRecord | undefined> {
   return (await c.query<SubscriberRecord>(SQL_SUBSCRIBER_BY_ID, [id])).rows[0];
 }
@@ -128,7 +140,12 @@ export async function deleteResubscribeRequest(c: Pg, id: number): Promise<void>
 }
 
 export async function markConfirmed(c: Pg, id: number, now: string): Promise<void> {
-  await c.query(SQL_UPDATE_CONFIRM, [id, now]);
+  await c.query(SQL_CONFIRM_ONE, [id, now]);
+}
+
+/** markConfirmed for a set of subscribers in one statement (the import's chunk). */
+export async function markConfirmedSet(c: Pg, ids: readonly number[], now: string): Promise<void> {
+  if (ids.length > 0) await c.query(SQL_CONFIRM_SET, [ids, now]);
 }
 
 /** True when the subscriber was not already unsubscribed. */
@@ -202,6 +219,24 @@ export async function ensureQuery(c: Pg, q: { fts: string; match: string | null;
     await c.query(SQL_INSERT_LIKE_QUERY, [q.fts, q.minUpvotes]);
   } else await c.query(SQL_INSERT_QUERY, [q.fts, q.match === q.fts ? null : q.match, q.minUpvotes]);
   return (await c.query<{ id: number }>(SQL_QUERY_ID, [q.fts])).rows[0]!.id;
+}
+
+/**
+ * ensureQuery for a set of parsed topics, in two statements: a like: topic as SQL_INSERT_LIKE_QUERY saves it
+ * (its examples checked by the caller first: operator/postgres/import.ts), the others as SQL_INSERT_QUERY.
+ */
+export async function ensureQueries(c: Pg, qs: ReadonlyArray<{ fts: string; match: string | null; minUpvotes: number; like?: string[] | null }>): Promise<Map<string, number>> {
+  const ids = new Map<string, number>();
+  if (qs.length === 0) return ids;
+  const isLike = (q: (typeof qs)[number]) => q.like != null;
+  await c.query(SQL_INSERT_QUERIES, [
+    qs.map((q) => q.fts),
+    qs.map((q) => (isLike(q) || q.match === q.fts ? null : q.match)),
+    qs.map((q) => q.minUpvotes),
+    qs.map((q) => (isLike(q) ? 0 : null)),
+  ]);
+  for (const r of (await c.query<{ id: string | number; fts: string }>(SQL_QUERY_IDS, [qs.map((q) => q.fts)])).rows) ids.set(r.fts, Number(r.id));
+  return ids;
 }
 
 /**
