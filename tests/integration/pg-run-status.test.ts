@@ -11,7 +11,7 @@ import { loadConfig } from '../../src/config.ts';
 import { copySqliteToPostgres } from '../../src/db/postgres/copy.ts';
 import { Links } from '../../src/links.ts';
 import { silentLogger } from '../../src/log.ts';
-import { createApp, openPostgresDoor, type App, type PostgresDoorHandle } from '../../src/main.ts';
+import { createApp, openPostgresDoor, type App } from '../../src/main.ts';
 import { findSubscriberByEmail } from '../../src/subscribers/records/postgres.ts';
 import { Tokens } from '../../src/tokens.ts';
 import { buildServer } from '../../src/web/server.ts';
