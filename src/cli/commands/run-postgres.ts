@@ -20,6 +20,8 @@ export async function runOnPostgres(app: App, io: CliIo, o: RunOptions): Promise
     import('../../cli-commands.ts'),
   ]);
   const { config, clock, logger, mailer, spacer } = app;
+  // Refuses a schema `digest migrate` has not made, naming the fix, before anything runs.
+  const handle = (await openPostgresDoor(app))!;
   const controller = new AbortController();
   const onSignal = () => {
     io.err('stopping: finishing the sends in flight (SIGTERM again to wait no longer)');
@@ -27,7 +29,6 @@ export async function runOnPostgres(app: App, io: CliIo, o: RunOptions): Promise
   };
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
-  const handle = (await openPostgresDoor(app))!;
   // Claims, their batch's reads, records and the liveness check may run at once (as `digest worker`).
   const pool = createPool(config.DATABASE_URL!, { schema: config.DATABASE_SCHEMA, max: 4 });
   try {
