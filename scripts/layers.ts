@@ -37,7 +37,7 @@ export const LAYERS: readonly Layer[] = [
   { name: 'notices', units: ['notices', 'feed'], why: 'the other mail and pages a subscriber gets: confirmation notices (sent as digests are), the Atom feed' },
   { name: 'report', units: ['report'], why: 'operator and reader figures read over every stage (status, overdue, why no email)' },
   { name: 'subscribers', units: ['subscribers'], why: "the subscribers' own services: subscribe, preferences, import; they use every stage below" },
-  { name: 'pipeline', units: ['pipeline.ts', 'scheduler.ts'], why: 'the stages run in order, once per tick' },
+  { name: 'pipeline', units: ['pipeline.ts', 'pipeline-postgres.ts', 'scheduler.ts'], why: 'the stages run in order, once per tick (pipeline-postgres: `digest run` on PostgreSQL)' },
   { name: 'console', units: ['admin', 'operator'], why: "the operator's services: the console's figures, imports, opt-out lifting; what the commands call" },
   { name: 'web', units: ['web'], why: 'HTTP: routes call services and decide statuses' },
   { name: 'root', units: ['main.ts', 'serve.ts'], why: 'the composition root: makes every service once, and wires serve (scheduler, web, bounce receiver, signals)' },

@@ -9,6 +9,8 @@ import type { OperatorFigures } from './report/figures.ts';
 import type { SourceFailures } from './report/reads.ts';
 import type { EditionStatus } from './report/status.ts';
 import type { Notice } from './notices/repo.ts';
+import type { ConsentEvent } from './consent/history.ts';
+import type { LastSlotReport } from './report/why-no-email.ts';
 import { plural } from './words.ts';
 import { ingestCounts } from './ingest/ingest.ts';
 import { loadInput } from './ingest/load.ts';
@@ -18,7 +20,7 @@ import type { Clock } from './clock.ts';
 import type { OperatorRoster } from './operator/roster.ts';
 import type { Config } from './config.ts';
 import type { Logger } from './log.ts';
-import { describeFailedSources, failedSources, runFailure } from './pipeline.ts';
+import { describeFailedSources, failedSources, runFailure, type PipelineReport } from './pipeline.ts';
 import { consentLines, consentStatusLines, deletedHistoryLine } from './cli-consent.ts';
 
 export async function cmdIngest(
@@ -71,38 +73,43 @@ export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boo
       },
     });
     bar?.stop();
-    for (const line of sourceLines(r.sources)) io.out(line);
-    const plan = r.plan;
-    if (o.dryRun) {
-      io.out(`dry run: ${plural(plan.slots, 'slot', 'slots')} due, would plan ${plural(plan.planned, 'digest', 'digests')} (nothing written, nothing sent)`);
-      return 0;
-    }
-    if (r.recovered > 0) {
-      io.out(`unknown ${r.recovered}: digests left in flight by a stopped run (outcome unknown: not resent, papers ride in the next digest)`);
-    }
-    const n = r.notices;
-    if (n && n.sent + n.failed + n.retrying + n.unknown > 0) {
-      io.out(`confirmation emails: sent ${n.sent}, failed ${n.failed}${n.retrying ? `, ${n.retrying} to retry later` : ''}${n.unknown ? `, unknown ${n.unknown}` : ''}`);
-    }
-    const s = r.send!;
-    io.out(
-      `slots ${plan.slots}: planned ${plan.planned}, sent ${s.sent}, skipped ${s.suppressed + s.unknown}, failed ${s.failed}` +
-        (s.retrying ? `, ${s.retrying} to retry later` : ''),
-    );
-    // A relay that looked down, a database that could not be written mid-send, every source down: one line, non-zero.
-    const failure = runFailure(r);
-    if (failure) {
-      io.err(`error: ${failure.message}`);
-      return 1;
-    }
-    const sources = failedSources(r.sources);
-    if (sources.failed.length > 0) io.err(`warning: ${plural(sources.failed.length, 'paper source', 'paper sources')} failed: ${describeFailedSources(sources.failed)}`);
-    return 0;
+    return reportRun(io, r, o.dryRun);
   } finally {
     bar?.stop();
     process.off('SIGTERM', onSignal);
     process.off('SIGINT', onSignal);
   }
+}
+
+/** `digest run`'s lines and exit code, from either engine's report (pipeline.ts, pipeline-postgres.ts). */
+export function reportRun(io: CliIo, r: PipelineReport, dryRun: boolean): number {
+  for (const line of sourceLines(r.sources)) io.out(line);
+  const plan = r.plan;
+  if (dryRun) {
+    io.out(`dry run: ${plural(plan.slots, 'slot', 'slots')} due, would plan ${plural(plan.planned, 'digest', 'digests')} (nothing written, nothing sent)`);
+    return 0;
+  }
+  if (r.recovered > 0) {
+    io.out(`unknown ${r.recovered}: digests left in flight by a stopped run (outcome unknown: not resent, papers ride in the next digest)`);
+  }
+  const n = r.notices;
+  if (n && n.sent + n.failed + n.retrying + n.unknown > 0) {
+    io.out(`confirmation emails: sent ${n.sent}, failed ${n.failed}${n.retrying ? `, ${n.retrying} to retry later` : ''}${n.unknown ? `, unknown ${n.unknown}` : ''}`);
+  }
+  const s = r.send!;
+  io.out(
+    `slots ${plan.slots}: planned ${plan.planned}, sent ${s.sent}, skipped ${s.suppressed + s.unknown}, failed ${s.failed}` +
+      (s.retrying ? `, ${s.retrying} to retry later` : ''),
+  );
+  // A relay that looked down, a database that could not be written mid-send, every source down: one line, non-zero.
+  const failure = runFailure(r);
+  if (failure) {
+    io.err(`error: ${failure.message}`);
+    return 1;
+  }
+  const sources = failedSources(r.sources);
+  if (sources.failed.length > 0) io.err(`warning: ${plural(sources.failed.length, 'paper source', 'paper sources')} failed: ${describeFailedSources(sources.failed)}`);
+  return 0;
 }
 
 /** One line per source and day; a source whose every day failed is one line (a terminal stays readable). */
@@ -195,20 +202,37 @@ export async function cmdImport(roster: OperatorRoster, io: CliIo, file: string)
   return 0;
 }
 
-/** `digest status <email>`: that subscriber's last slot, and why it sent nothing when it did not. */
-export async function cmdSubscriberStatus(app: App, io: CliIo, email: string): Promise<number> {
-  const s = app.subscribers.findByEmail(email);
+/** What `digest status <email>` reads: the SQLite app's services (sqliteSubscriberStatus), or PostgreSQL's (cli/commands/status-postgres.ts). */
+export interface SubscriberStatusSource {
+  findByEmail(email: string): Promise<{ id: number; email: string; status: string } | undefined>;
+  lastSlot(subscriberId: number): Promise<LastSlotReport | undefined>;
+  lastNotice(subscriberId: number): Promise<Notice | undefined>;
+  consentHistory(email: string, limit: number): Promise<ConsentEvent[]>;
+}
+
+export function sqliteSubscriberStatus(app: App): SubscriberStatusSource {
+  return {
+    findByEmail: async (email) => app.subscribers.findByEmail(email),
+    lastSlot: async (id) => app.operator.lastSlot(id),
+    lastNotice: async (id) => app.operator.lastNotice(id),
+    consentHistory: async (email, limit) => app.operator.consentHistory(email, limit),
+  };
+}
+
+/** `digest status <email>`: that subscriber's last slot, and why it sent nothing when it did not (both engines' lines). */
+export async function cmdSubscriberStatus(source: SubscriberStatusSource, io: CliIo, email: string): Promise<number> {
+  const s = await source.findByEmail(email);
   if (!s) {
     // A deleted subscriber's opt-outs are kept by address: say why it gets nothing.
-    const kept = deletedHistoryLine(app, email);
+    const kept = await deletedHistoryLine(email, (e) => source.consentHistory(e, 10));
     if (!kept) throw new AppError('NOT_FOUND', `no subscriber ${email}`);
     io.out(kept);
     return 0;
   }
-  const r = app.operator.lastSlot(s.id)!;
+  const r = (await source.lastSlot(s.id))!;
   io.out(`${s.email}\t${s.status}\tlast slot ${r.slot ?? '-'}\t${r.sent ? 'sent' : 'nothing sent'}`);
   io.out(r.message);
-  for (const line of consentLines(app, s.id, s.email)) io.out(line);
+  for (const line of consentLines(await source.lastNotice(s.id), await source.consentHistory(s.email, 10))) io.out(line);
   return 0;
 }
 

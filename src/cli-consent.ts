@@ -1,7 +1,6 @@
 // `digest unsuppress`, `digest opt-outs`, and the consent lines of `digest status <email>`.
 import type { CliIo } from './cli-io.ts';
 import type { ConsentEvent } from './consent/history.ts';
-import type { App } from './main.ts';
 import type { Logger } from './log.ts';
 import type { OperatorRoster } from './operator/roster.ts';
 import { normaliseEmail } from './subscribers/records/email-address.ts';
@@ -41,24 +40,27 @@ export function noticeLine(n: Notice | undefined): string | undefined {
   }
 }
 
-export function consentLines(app: App, subscriberId: number, email: string): string[] {
+/** The consent lines of `digest status <email>`: the last confirmation email, then the opt-out history (newest last). */
+export function consentLines(lastNotice: Notice | undefined, history: readonly ConsentEvent[]): string[] {
   const out: string[] = [];
-  const n = noticeLine(app.operator.lastNotice(subscriberId));
+  const n = noticeLine(lastNotice);
   if (n) out.push(n);
-  const history = app.operator.consentHistory(email, 10);
   if (history.length > 0) out.push(`opt-out history: ${history.slice().reverse().map(eventText).join('; ')}`);
   return out;
 }
 
 /** For an address with no subscriber row: its kept opt-out history, or undefined when it has none. */
-export function deletedHistoryLine(app: App, rawEmail: string): string | undefined {
+export async function deletedHistoryLine(
+  rawEmail: string,
+  historyOf: (email: string) => readonly ConsentEvent[] | Promise<readonly ConsentEvent[]>,
+): Promise<string | undefined> {
   let email: string;
   try {
     email = normaliseEmail(rawEmail);
   } catch {
     return undefined;
   }
-  const history = app.operator.consentHistory(email, 10);
+  const history = await historyOf(email);
   if (history.length === 0) return undefined;
   return `${email}\tno subscriber (deleted)\topt-out history: ${history.slice().reverse().map(eventText).join('; ')}`;
 }

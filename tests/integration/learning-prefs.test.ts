@@ -3,7 +3,7 @@
 // a "more like this" click, and the topic builder's papers-a-day figure. Real SQLite, SMTP and HTTP.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cmdSubscriberStatus } from '../../src/cli-commands.ts';
+import { cmdSubscriberStatus, sqliteSubscriberStatus } from '../../src/cli-commands.ts';
 import { ingestBatch } from '../../src/ingest/ingest.ts';
 import { readBatchFile } from '../../src/ingest/readers/batch.ts';
 import { runPipeline } from '../../src/pipeline.ts';
@@ -48,7 +48,7 @@ describe('why no email', () => {
     expect(await page(prefsUrl('quiet@example.org'))).toContain(want);
     const lines: string[] = [];
     const id = (h.core.db.prepare("SELECT id FROM subscribers WHERE email = 'quiet@example.org'").get() as { id: number }).id;
-    expect(await cmdSubscriberStatus(h.core, { out: (l) => lines.push(l), err: () => {}, isTTY: false }, 'quiet@example.org')).toBe(0);
+    expect(await cmdSubscriberStatus(sqliteSubscriberStatus(h.core), { out: (l) => lines.push(l), err: () => {}, isTTY: false }, 'quiet@example.org')).toBe(0);
     expect(lines).toEqual([`quiet@example.org\tconfirmed\tlast slot 2025-11-25\tnothing sent`, want]);
     expect(id).toBeGreaterThan(0);
   });

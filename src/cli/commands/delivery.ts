@@ -34,14 +34,21 @@ export function registerIngest(program: Command, { io, app, setup, setExitCode }
 export function registerRun(program: Command, { io, app, setExitCode }: CliContext): void {
   program
     .command('run')
-    .description('one tick now: fetch sources, match new papers, send every pending digest')
+    .description(
+      'one tick now: fetch sources, match new papers, send every pending digest (on PostgreSQL too, DATABASE_URL=postgres://…: ' +
+        'safe beside `digest serve`, `digest worker`s and another run; a slot is never sent twice)',
+    )
     .option('--dry-run', 'show what would be planned; send nothing, write nothing')
     .option('--due', 'only digests due now in each subscriber\'s own time zone (what the scheduler does)')
     .option('--no-fetch', 'do not ask the paper sources; match and send what is already ingested')
     .action(async (o: { dryRun?: boolean; due?: boolean; fetch: boolean }) => {
-      setExitCode(
-        await withApp(app, async (a) => (await commands()).cmdRun(a, io, { dryRun: Boolean(o.dryRun), due: Boolean(o.due), fetch: o.fetch })),
-      );
+      const opts = { dryRun: Boolean(o.dryRun), due: Boolean(o.due), fetch: o.fetch };
+      // DATABASE_URL=postgres://…: the tick runs on PostgreSQL, where the readers and the ledger live.
+      if ((await loadConfig()).DATABASE_URL) {
+        setExitCode(await withApp(app, async (a) => (await import('./run-postgres.ts')).runOnPostgres(a, io, opts)));
+        return;
+      }
+      setExitCode(await withApp(app, async (a) => (await commands()).cmdRun(a, io, opts)));
     });
 }
 
@@ -61,7 +68,7 @@ export function registerStatus(program: Command, { io, app, setup, setExitCode }
         return;
       }
       const c = await commands();
-      setExitCode(await withApp(app, (a) => (email === undefined ? c.cmdStatus(a, io, o.limit) : c.cmdSubscriberStatus(a, io, email))));
+      setExitCode(await withApp(app, (a) => (email === undefined ? c.cmdStatus(a, io, o.limit) : c.cmdSubscriberStatus(c.sqliteSubscriberStatus(a), io, email))));
     });
 }
 

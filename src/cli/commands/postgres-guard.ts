@@ -2,11 +2,11 @@
 // consent and the ledger live in PostgreSQL: run there, these would read stale figures or, worse, plan
 // and send from the SQLite copy (a second digest) or record an operator's decision where no sender looks.
 // So they stop, naming what to do instead, rather than act on the wrong store. (The roster and consent
-// commands, subscribe, unsubscribe, unsuppress, opt-outs, subscribers and import, act on PostgreSQL there.)
+// commands, subscribe, unsubscribe, unsuppress, opt-outs, subscribers and import, act on PostgreSQL there;
+// so do `run` and `status`.)
 import { AppError } from '../../errors.ts';
 
 const SQLITE_ONLY: Readonly<Record<string, string>> = {
-  run: '`digest serve` (its ticks plan on PostgreSQL) or `digest plan`, with `digest worker`s sending',
   preview: 'a digest `digest worker` sent (its web view link)',
   sources: "PostgreSQL's source_days table",
   backup: 'pg_dump (README, "Backups on PostgreSQL")',

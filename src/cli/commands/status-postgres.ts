@@ -1,17 +1,14 @@
 // `digest status` with DATABASE_URL=postgres://…: the same lines and exit codes as on SQLite
 // (cli-commands.ts cmdStatus), read from PostgreSQL through the operator's read port
-// (report/postgres/reads.ts). PostgreSQL out of reach, or refusing us, is one line naming the fault, exit 1.
+// (report/postgres/reads.ts); with an email, that reader's lines from its rows there (cmdSubscriberStatus's
+// port over the PostgreSQL reads: subscriber, why-no-email, notices, opt-out history). PostgreSQL out of reach, or refusing us, is one line naming the fault, exit 1.
 import type { CliIo } from '../../cli-io.ts';
 import type { Config } from '../../config.ts';
-import { AppError } from '../../errors.ts';
+import type { Clock } from '../../clock.ts';
+import type { SubscriberStatusSource } from '../../cli-commands.ts';
+import type { Pg } from '../../db/postgres/pool.ts';
 
 export async function statusOnPostgres(config: Config, io: CliIo, email: string | undefined, limit: number): Promise<number> {
-  if (email !== undefined) {
-    throw new AppError(
-      'SQLITE_ONLY_COMMAND',
-      '`digest status <email>` reads one subscriber\'s last slot from the SQLite file (DATABASE_PATH), but DATABASE_URL points at PostgreSQL, where this deployment\'s readers are; instead: `digest status` (the figures), or PostgreSQL\'s digests table for that reader',
-    );
-  }
   const { systemClock: clock } = await import('../../clock.ts');
   const { createPool } = await import('../../db/postgres/pool.ts');
   const { pgStorageFault } = await import('../../db/postgres/faults.ts');
@@ -22,6 +19,7 @@ export async function statusOnPostgres(config: Config, io: CliIo, email: string 
   const pool = createPool(config.DATABASE_URL!, { schema: config.DATABASE_SCHEMA, max: 2 });
   const reads = postgresOperatorReads(pool, clock);
   try {
+    if (email !== undefined) return await (await import('../../cli-commands.ts')).cmdSubscriberStatus(await subscriberStatusPg(pool, clock), io, email);
     return await cmdStatus(
       {
         operator: {
@@ -39,4 +37,20 @@ export async function statusOnPostgres(config: Config, io: CliIo, email: string 
   } finally {
     await pool.end();
   }
+}
+
+/** `digest status <email>`'s reads on PostgreSQL (each in its stage's postgres/ folder). */
+async function subscriberStatusPg(c: Pg, clock: Clock): Promise<SubscriberStatusSource> {
+  const [{ findSubscriberByEmail }, { lastSlotReportPg }, { lastNoticePg }, { consentHistory }] = await Promise.all([
+    import('../../subscribers/records/postgres.ts'),
+    import('../../report/postgres/why-no-email.ts'),
+    import('../../notices/postgres-store.ts'),
+    import('../../consent/postgres.ts'),
+  ]);
+  return {
+    findByEmail: (email) => findSubscriberByEmail(c, email),
+    lastSlot: (id) => lastSlotReportPg(c, id, clock.now()),
+    lastNotice: (id) => lastNoticePg(c, id),
+    consentHistory: (email, limit) => consentHistory(c, email, limit),
+  };
 }

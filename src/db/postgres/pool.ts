@@ -51,8 +51,13 @@ export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
 }
 
 /** Runs `fn` in one transaction on one connection of the pool. */
-export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-  const c = await pool.connect();
+/**
+ * fn inside a transaction: a pool's connection of its own, or, given a client already in a transaction
+ * (`digest run --dry-run`, rolled back whole), a savepoint of it.
+ */
+export async function inTransaction<T>(db: pg.Pool | pg.PoolClient, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  if (!(db instanceof pg.Pool)) return inSavepoint(db, fn);
+  const c = await db.connect();
   try {
     await c.query('BEGIN');
     const r = await fn(c);
@@ -63,6 +68,18 @@ export async function inTransaction<T>(pool: pg.Pool, fn: (c: pg.PoolClient) => 
     throw e;
   } finally {
     c.release();
+  }
+}
+
+async function inSavepoint<T>(c: pg.PoolClient, fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+  await c.query('SAVEPOINT in_transaction');
+  try {
+    const r = await fn(c);
+    await c.query('RELEASE SAVEPOINT in_transaction');
+    return r;
+  } catch (e) {
+    await c.query('ROLLBACK TO SAVEPOINT in_transaction').catch(() => {});
+    throw e;
   }
 }
 

@@ -72,7 +72,7 @@ async function insertMatches(c: pg.PoolClient, rows: MatchRow[]): Promise<number
 }
 
 /** Matches every pending distinct query against the papers it has not seen; returns what matchPending returns. */
-export async function matchPendingPg(pool: pg.Pool, options: PgMatchOptions = {}): Promise<MatchResult> {
+export async function matchPendingPg(pool: pg.Pool | pg.PoolClient, options: PgMatchOptions = {}): Promise<MatchResult> {
   const started = performance.now();
   const result = await inTransaction(pool, async (c) => {
     await c.query(SQL_MATCH_LOCK);

@@ -35,6 +35,23 @@ export async function planEditionPg(pool: pg.Pool, opts: PgEditionOptions): Prom
   return { sources, matched, plan };
 }
 
+/**
+ * `digest run --dry-run` on PostgreSQL: match and plan in one transaction that is rolled back (as SQLite's
+ * savepoint): what would be planned, nothing written. The planning lock is taken as a real tick takes it.
+ */
+export async function dryRunEditionPg(pool: pg.Pool, opts: Omit<PgEditionOptions, 'poll'>): Promise<PgEditionReport> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const matched = await matchPendingPg(c, { logger: opts.logger });
+    const plan = await planDigestsPg(c, { clock: opts.clock, mode: opts.mode, logger: opts.logger, onlySubscriber: opts.onlySubscriber });
+    return { sources: [], matched, plan };
+  } finally {
+    await c.query('ROLLBACK').catch(() => {});
+    c.release();
+  }
+}
+
 /** The command's one line: what was matched and planned, or that another process was planning. */
 export function describeEdition(r: PgEditionReport): string {
   const fetched = r.sources.length === 0 ? '' : `sources: ${r.sources.map((s) => `${s.source} ${s.day} ${s.status}`).join(', ')}; `;

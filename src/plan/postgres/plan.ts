@@ -101,7 +101,7 @@ async function writeLists(c: pg.PoolClient, maxPaper: number, now: string, count
 }
 
 /** Writes the ledger rows of every slot that has come, as planDigests does on SQLite (per-query lists). */
-export async function planDigestsPg(pool: pg.Pool, opts: PgPlanOptions): Promise<PgPlanResult> {
+export async function planDigestsPg(pool: pg.Pool | pg.PoolClient, opts: PgPlanOptions): Promise<PgPlanResult> {
   const now = opts.clock.now().toISOString();
   let t = performance.now();
   const step = (name: string) => {

@@ -41,6 +41,11 @@ export interface PgWorkerOptions {
   hardFailuresToSuppress?: number;
   /** Told how many rows of dead claimants it marked unknown (at start, and while idle), when any. */
   onRecovered?: (n: number) => void;
+  /**
+   * Stop after this many connection failures in a row (the relay looks down: `digest run`, RELAY_DOWN_AFTER);
+   * those rows wait in 'retry', unstarted claims go back. Unset: a worker keeps going (retries later).
+   */
+  relayDownAfter?: number;
 }
 
 export interface PgWorkerResult {
@@ -51,6 +56,8 @@ export interface PgWorkerResult {
   /** Not sent: the address was no longer confirmed. */
   skipped: number;
   released: number;
+  /** Set when relayDownAfter connection failures came in a row: why the worker stopped. */
+  relayDown?: string;
 }
 
 export async function runPgWorker(opts: PgWorkerOptions): Promise<PgWorkerResult> {
@@ -76,11 +83,26 @@ class WorkerState {
   private readonly pending: Array<{ rec: PgSentRecord; done: () => void }> = [];
   private recording: Promise<void> | undefined;
   private recoveredAt = Date.now();
+  /** Connection failures in a row (any delivery or answer resets it). */
+  private connectionStreak = 0;
 
   constructor(private readonly o: PgWorkerOptions) {}
 
   private stopping(): boolean {
-    return this.o.stopping?.() ?? false;
+    return this.result.relayDown !== undefined || (this.o.stopping?.() ?? false);
+  }
+
+  /** Counts toward "the relay looks down" (a connection failure) or ends the streak (the relay answered). */
+  private relayAnswered(e?: MailError): void {
+    if (e?.kind !== 'connection') {
+      this.connectionStreak = 0;
+      return;
+    }
+    this.connectionStreak++;
+    const after = this.o.relayDownAfter;
+    if (after !== undefined && this.connectionStreak >= after && this.result.relayDown === undefined) {
+      this.result.relayDown = `relay down: ${this.connectionStreak} connection failures in a row (last: ${e.response})`;
+    }
   }
 
   async lane(): Promise<void> {
@@ -149,6 +171,7 @@ class WorkerState {
     if (built.kind !== 'mail') return this.notSent(row, built);
     try {
       const sent = await this.o.mailer.send(built.mail).finally(() => built.release?.());
+      this.relayAnswered();
       await this.record({ id: row.id, messageId: sent.messageId, response: sent.response, at: new Date() });
       this.result.sent++;
       this.started.delete(row.id);
@@ -193,6 +216,7 @@ class WorkerState {
 
   private async failed(row: ClaimedDigest, e: MailError): Promise<void> {
     const failure = { code: e.responseCode ?? null, response: e.response ?? String(e) };
+    this.relayAnswered(e);
     const l = this.o.ledger;
     if (e.kind === 'ambiguous' || e.kind === undefined) {
       // It may have been delivered: never sent again (and kept in `started`, so never given back).

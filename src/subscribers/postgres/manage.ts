@@ -1,6 +1,6 @@
 // The manage links on PostgreSQL: unsubscribe (the page and RFC 8058's one-click POST), the preferences
 // page's read and save, and a digest's mute links. The same checks and answers as roster.ts and
-// preferences.ts on SQLite; what reads another stage still on SQLite is left out and said so (lastSlot).
+// preferences.ts on SQLite, "why no email today" included (report/postgres/why-no-email.ts).
 import { AppError } from '../../errors.ts';
 import { feedSubjectOf } from '../../feed/feed-link.ts';
 import type { Topic } from '../../types.ts';
@@ -10,6 +10,7 @@ import type { SubscriberRecord } from '../records/repo.ts';
 import { checkFrequency, checkHour, checkPauseDays, checkTimezone, checkWeekday } from '../preferences-input.ts';
 import type { MuteView, PreferencesInput, PreferencesView } from '../types.ts';
 import { toPreferencesView, toTopicView } from '../views.ts';
+import { lastSlotReportPg } from '../../report/postgres/why-no-email.ts';
 import { forAddress, resolveLinkPg, type PgDoorDeps } from './common.ts';
 import { checkTopics } from '../topic-input.ts';
 import { desiredTopicsPg } from './subscription.ts';
@@ -41,8 +42,7 @@ export class PgManage {
       topics: (await records.listTopics(pool, s.id)).map(toTopicView),
       learning: await records.getLearningPrefs(pool, s.id),
       feed: feedSubjectOf(s, feedSalt),
-      // "Why no email today" reads the ledger's report, which is not on PostgreSQL yet.
-      lastSlot: '',
+      lastSlot: (await lastSlotReportPg(pool, s.id, clock.now()))?.message ?? '',
     });
   }
 
