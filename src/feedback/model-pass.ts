@@ -21,7 +21,7 @@
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { runBatched } from '../db/batch-values.ts';
-import { eachItem, ListReader, packItems, rewriteItemsMany, type ItemsRewrite } from '../ledger/index.ts';
+import { eachItem, encodeRefs, ListReader, packItems, rewriteItemsMany, type ItemsRewrite, type ListRef } from '../ledger/index.ts';
 import { sigmoid } from './model.ts';
 import { NeighbourSuggester } from './neighbours.ts';
 import { PaperIndex } from './paper-index.ts';
@@ -74,6 +74,23 @@ const SQL_ROWS = `
   LEFT JOIN reader_models m ON m.subscriber_id = d.subscriber_id
   WHERE d.id > ? AND d.items IS NOT NULL
     AND (m.subscriber_id IS NOT NULL OR EXISTS (SELECT 1 FROM feedback f WHERE f.subscriber_id = d.subscriber_id))`;
+/**
+ * SQL_ROWS before the rows exist (planRows): the planner's chunk readers (its temp table plan_slots,
+ * plan/planner.ts, grouped = 1) who have a model or votes, their range being (watermark, through].
+ */
+const SQL_READERS = `
+  SELECT e.id AS sid, s.suggestions, s.model_only AS modelOnly, m.bias,
+         EXISTS (SELECT 1 FROM topics t WHERE t.subscriber_id = e.id AND t.muted = 0 AND ${AUTHOR_TOPIC_SQL}) AS follows, m.cal_a AS a, m.cal_b AS b, m.weights,
+         (SELECT group_concat(f.paper_id) FROM feedback f
+          WHERE f.subscriber_id = e.id AND f.paper_id > e.watermark AND f.paper_id <= e.through) AS voted,
+         (SELECT group_concat(q.paper_id) FROM topics t
+          JOIN query_matches q ON q.query_id = t.query_id AND q.paper_id > e.watermark AND q.paper_id <= e.through
+          WHERE t.subscriber_id = e.id AND t.muted = 1) AS mutedHits
+  FROM plan_slots e
+  JOIN subscribers s ON s.id = e.id
+  LEFT JOIN reader_models m ON m.subscriber_id = e.id
+  WHERE e.grouped = 1
+    AND (m.subscriber_id IS NOT NULL OR EXISTS (SELECT 1 FROM feedback f WHERE f.subscriber_id = e.id))`;
 const SQL_MODEL = `SELECT bias, cal_a AS a, cal_b AS b, weights FROM reader_models WHERE subscriber_id = ?`;
 const SUGGESTION_TUPLE = '(?, ?, ?, ?)';
 /** One suggestion; the chunk's are written with its tuple repeated (a hundred per statement). */
@@ -106,6 +123,23 @@ interface Model {
   terms: number[];
   w: number[];
   anchors: Array<number | null>;
+}
+
+/** A row the planner is about to write as references to query lists (planRows). */
+export interface PlannedRow {
+  subscriberId: number;
+  fromPaper: number;
+  toPaper: number;
+  topicIds: string;
+  refs: ListRef[];
+}
+
+/** What planRows decided for a chunk's rows, by their index in the rows given. */
+export interface PlannedModels {
+  /** The rows whose reader's model ordered (or trimmed) them: their final plain list, written instead of the references. */
+  lists: Map<number, { items: Buffer; paperCount: number }>;
+  /** Writes the suggestions, once the rows exist: `ids[k]` is the ledger id of row k. */
+  writeSuggestions(ids: readonly number[]): void;
 }
 
 export interface ModelPassResult {
@@ -151,6 +185,11 @@ export class ModelPass {
   /** Rows planned as references to query lists (ledger/lists.ts) are read merged. */
   private readonly lists: ListReader;
 
+  /** The pass's list reader: the planner remembers in it the lists it writes (plan/query-lists.ts). */
+  get listReader(): ListReader {
+    return this.lists;
+  }
+
   /** The run so far. */
   totals(): ModelPassTotals {
     return { ...this.totalsSoFar };
@@ -158,9 +197,56 @@ export class ModelPass {
 
   /** Reorders, trims and completes with suggestions the rows with ids above `before`. */
   apply(before: number): ModelPassResult {
+    return this.timed(() => {
+      const rows = statement<[number], Row>(this.db, SQL_ROWS).all(before);
+      for (const r of rows) r.items = this.lists.plain(r.items, r.fromPaper, r.toPaper);
+      const writes: ChunkWrites = { rewrites: [], suggestions: [] };
+      const result = this.scoreRows(rows, writes);
+      rewriteItemsMany(this.db, writes.rewrites);
+      this.writeSuggestions(writes.suggestions);
+      return result;
+    });
+  }
+
+  /**
+   * The same for rows not written yet (the planner's per-query chunk, plan/query-lists.ts): the rows of
+   * readers with a model get their final list here, from the run's lists in memory, and are written once
+   * (not written as references, read back, merged and rewritten); their suggestions follow the rows.
+   */
+  planRows(planned: readonly PlannedRow[]): PlannedModels {
+    const writes: ChunkWrites = { rewrites: [], suggestions: [] };
+    this.timed(() => {
+      const bySid = new Map<number, Row>();
+      for (const r of statement<[], Row>(this.db, SQL_READERS).all()) bySid.set(r.sid, r);
+      const rows: Row[] = [];
+      planned.forEach((p, k) => {
+        const r = bySid.get(p.subscriberId);
+        if (!r) return;
+        // The row's id is not known yet: its index stands in for it until writeSuggestions.
+        Object.assign(r, { id: k, fromPaper: p.fromPaper, toPaper: p.toPaper, topicIds: p.topicIds });
+        r.items = this.lists.plain(encodeRefs(p.refs), p.fromPaper, p.toPaper);
+        rows.push(r);
+      });
+      return this.scoreRows(rows, writes);
+    });
+    return {
+      lists: new Map(writes.rewrites.map((w) => [w.id, { items: w.items, paperCount: w.paperCount }])),
+      writeSuggestions: (ids) => {
+        const { suggestions } = writes;
+        this.timed(() => {
+          for (let i = 0; i < suggestions.length; i += 4) suggestions[i] = ids[suggestions[i] as number];
+          this.writeSuggestions(suggestions);
+          return { reranked: 0, suggested: 0, trained: 0 };
+        });
+      },
+    };
+  }
+
+  /** Runs part of the pass, adding its counts and time (wall and CPU) to the run's totals. */
+  private timed(part: () => ModelPassResult): ModelPassResult {
     const started = performance.now();
     const cpu = process.cpuUsage();
-    const r = this.applyChunk(before);
+    const r = part();
     const used = process.cpuUsage(cpu);
     this.totalsSoFar.cpuMs += (used.user + used.system) / 1000;
     this.totalsSoFar.reranked += r.reranked;
@@ -168,6 +254,10 @@ export class ModelPass {
     this.totalsSoFar.trained += r.trained;
     this.totalsSoFar.ms += performance.now() - started;
     return r;
+  }
+
+  private writeSuggestions(flat: unknown[]): void {
+    runBatched(this.db, 4, flat, (tuples) => SQL_SUGGEST.replace(SUGGESTION_TUPLE, tuples), SUGGESTION_TUPLE);
   }
 
   private modelOf(r: Row): Model | undefined {
@@ -191,12 +281,11 @@ export class ModelPass {
     return model;
   }
 
-  private applyChunk(before: number): ModelPassResult {
+  /** Orders the rows of readers with a model and picks their suggestions, into `writes`. */
+  private scoreRows(rows: Row[], writes: ChunkWrites): ModelPassResult {
     const result: ModelPassResult = { reranked: 0, suggested: 0, trained: 0 };
     this.trainedNow = 0;
-    const rows = statement<[number], Row>(this.db, SQL_ROWS).all(before);
     if (rows.length === 0) return result;
-    for (const r of rows) r.items = this.lists.plain(r.items, r.fromPaper, r.toPaper);
     let lo = Infinity;
     let hi = 0;
     for (const r of rows) {
@@ -213,15 +302,12 @@ export class ModelPass {
       this.blocked = new Uint8Array(this.index.size);
     }
     if (this.termSlot.length < this.index.termCount) this.termSlot = new Int16Array(this.index.termCount).fill(-1);
-    const writes: ChunkWrites = { rewrites: [], suggestions: [] };
     for (const r of rows) {
       const model = this.modelOf(r);
       if (!model) continue;
       result.suggested += this.rescore(r, model, writes);
       result.reranked++;
     }
-    rewriteItemsMany(this.db, writes.rewrites);
-    runBatched(this.db, 4, writes.suggestions, (tuples) => SQL_SUGGEST.replace(SUGGESTION_TUPLE, tuples), SUGGESTION_TUPLE);
     result.trained = this.trainedNow;
     return result;
   }
