@@ -14,18 +14,19 @@
 //    (cosine >= NEIGHBOUR_MIN, neighbours.ts);
 //  * with "only the papers my model rates well" (subscribers.model_only), keeps the papers reaching
 //    MODEL_KEEP, and at least the MODEL_KEEP_MIN best.
-// Scores come from one inverted index of the run's papers (paper-index.ts), term at a time. Rows are
-// read and rewritten in JavaScript, written a hundred rows per statement at the end of each chunk
-// (ledger/create.ts rewriteItemsMany, db/batch-values.ts); readers without a
-// model are not touched.
+// Scores come from one inverted index of the run's papers (paper-index.ts), term at a time. Planned per
+// query (the default), a modelled reader's row is written once, final (planRows: the planner hands its
+// chunk's rows over before writing them); planned otherwise, rows are read back and rewritten (apply).
+// Writes go a hundred rows per statement (db/batch-values.ts); readers without a model are not touched.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { runBatched } from '../db/batch-values.ts';
 import { eachItem, encodeRefs, ListReader, packItems, rewriteItemsMany, type ItemsRewrite, type ListRef } from '../ledger/index.ts';
-import { sigmoid } from './model.ts';
+import { popcount, sigmoid } from './model.ts';
 import { NeighbourSuggester } from './neighbours.ts';
 import { PaperIndex } from './paper-index.ts';
-import { AUTHOR_TOPIC_SQL, followOrder } from './follow-order.ts';
+import { followOrder } from './follow-order.ts';
+import { SQL_MODEL, SQL_READERS, SQL_ROWS, SQL_SUGGEST, SUGGESTION_TUPLE, type Model, type Row } from './model-pass-sql.ts';
 import { inlineBound, MAX_SUGGESTIONS } from './suggest.ts';
 import { trainReaderModel, type StoredWeights } from './training.ts';
 
@@ -54,76 +55,6 @@ export const PLANNER_WEIGHT = 0.3;
 /** Readers who voted before models existed, trained during one plan run at most (each a few ms). */
 export const LAZY_TRAIN_MAX = 200;
 
-/**
- * The chunk's new rows whose reader has a model or votes, with what the pass needs of them: among it the
- * papers of the row's range the reader voted on or a muted topic of theirs matched (never suggested), each
- * as one comma-separated list. One string per row, not one result row per paper: a reader who voted on
- * 40 papers of their range cost 40 JavaScript objects (1.4M per 33k voters, a fifth of the pass).
- */
-const SQL_ROWS = `
-  SELECT d.id, d.subscriber_id AS sid, d.from_paper AS fromPaper, d.to_paper AS toPaper, d.items, d.topic_ids AS topicIds,
-         s.suggestions, s.model_only AS modelOnly, m.bias,
-         EXISTS (SELECT 1 FROM topics t WHERE t.subscriber_id = d.subscriber_id AND t.muted = 0 AND ${AUTHOR_TOPIC_SQL}) AS follows, m.cal_a AS a, m.cal_b AS b, m.weights,
-         (SELECT group_concat(f.paper_id) FROM feedback f
-          WHERE f.subscriber_id = d.subscriber_id AND f.paper_id > d.from_paper AND f.paper_id <= d.to_paper) AS voted,
-         (SELECT group_concat(q.paper_id) FROM topics t
-          JOIN query_matches q ON q.query_id = t.query_id AND q.paper_id > d.from_paper AND q.paper_id <= d.to_paper
-          WHERE t.subscriber_id = d.subscriber_id AND t.muted = 1) AS mutedHits
-  FROM digests d
-  JOIN subscribers s ON s.id = d.subscriber_id
-  LEFT JOIN reader_models m ON m.subscriber_id = d.subscriber_id
-  WHERE d.id > ? AND d.items IS NOT NULL
-    AND (m.subscriber_id IS NOT NULL OR EXISTS (SELECT 1 FROM feedback f WHERE f.subscriber_id = d.subscriber_id))`;
-/**
- * SQL_ROWS before the rows exist (planRows): the planner's chunk readers (its temp table plan_slots,
- * plan/planner.ts, grouped = 1) who have a model or votes, their range being (watermark, through].
- */
-const SQL_READERS = `
-  SELECT e.id AS sid, s.suggestions, s.model_only AS modelOnly, m.bias,
-         EXISTS (SELECT 1 FROM topics t WHERE t.subscriber_id = e.id AND t.muted = 0 AND ${AUTHOR_TOPIC_SQL}) AS follows, m.cal_a AS a, m.cal_b AS b, m.weights,
-         (SELECT group_concat(f.paper_id) FROM feedback f
-          WHERE f.subscriber_id = e.id AND f.paper_id > e.watermark AND f.paper_id <= e.through) AS voted,
-         (SELECT group_concat(q.paper_id) FROM topics t
-          JOIN query_matches q ON q.query_id = t.query_id AND q.paper_id > e.watermark AND q.paper_id <= e.through
-          WHERE t.subscriber_id = e.id AND t.muted = 1) AS mutedHits
-  FROM plan_slots e
-  JOIN subscribers s ON s.id = e.id
-  LEFT JOIN reader_models m ON m.subscriber_id = e.id
-  WHERE e.grouped = 1
-    AND (m.subscriber_id IS NOT NULL OR EXISTS (SELECT 1 FROM feedback f WHERE f.subscriber_id = e.id))`;
-const SQL_MODEL = `SELECT bias, cal_a AS a, cal_b AS b, weights FROM reader_models WHERE subscriber_id = ?`;
-const SUGGESTION_TUPLE = '(?, ?, ?, ?)';
-/** One suggestion; the chunk's are written with its tuple repeated (a hundred per statement). */
-const SQL_SUGGEST = `INSERT OR IGNORE INTO digest_suggestions (digest_id, paper_id, score, reason_paper) VALUES ${SUGGESTION_TUPLE}`;
-
-interface Row {
-  id: number;
-  sid: number;
-  fromPaper: number;
-  toPaper: number;
-  items: Uint8Array;
-  topicIds: string;
-  suggestions: number;
-  modelOnly: number;
-  /** 1 when the reader follows an author (follow-order.ts). */
-  follows: number;
-  bias: number | null;
-  a: number | null;
-  b: number | null;
-  weights: string | null;
-  /** Paper ids never suggested to this reader (comma-separated), or null. */
-  voted: string | null;
-  mutedHits: string | null;
-}
-
-interface Model {
-  bias: number;
-  a: number;
-  b: number;
-  terms: number[];
-  w: number[];
-  anchors: Array<number | null>;
-}
 
 /** A row the planner is about to write as references to query lists (planRows). */
 export interface PlannedRow {
@@ -466,10 +397,4 @@ interface ChunkWrites {
   rewrites: ItemsRewrite[];
   /** digest_suggestions rows, flat: digest id, paper id, score, reason paper. */
   suggestions: unknown[];
-}
-
-function popcount(mask: number): number {
-  let n = 0;
-  for (let m = mask; m !== 0; m &= m - 1) n++;
-  return n;
 }
