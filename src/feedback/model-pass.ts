@@ -14,18 +14,19 @@
 //    (cosine >= NEIGHBOUR_MIN, neighbours.ts);
 //  * with "only the papers my model rates well" (subscribers.model_only), keeps the papers reaching
 //    MODEL_KEEP, and at least the MODEL_KEEP_MIN best.
-// Scores come from one inverted index of the run's papers (paper-index.ts), term at a time. Rows are
-// read and rewritten in JavaScript, written a hundred rows per statement at the end of each chunk
-// (ledger/create.ts rewriteItemsMany, db/batch-values.ts); readers without a
-// model are not touched.
+// Scores come from one inverted index of the run's papers (paper-index.ts), term at a time. Planned per
+// query (the default), a modelled reader's row is written once, final (planRows: the planner hands its
+// chunk's rows over before writing them); planned otherwise, rows are read back and rewritten (apply).
+// Writes go a hundred rows per statement (db/batch-values.ts); readers without a model are not touched.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { runBatched } from '../db/batch-values.ts';
-import { eachItem, ListReader, packItems, rewriteItemsMany, type ItemsRewrite } from '../ledger/index.ts';
-import { sigmoid } from './model.ts';
+import { eachItem, encodeRefs, ListReader, packItems, rewriteItemsMany, type ItemsRewrite, type ListRef } from '../ledger/index.ts';
+import { popcount, sigmoid } from './model.ts';
 import { NeighbourSuggester } from './neighbours.ts';
 import { PaperIndex } from './paper-index.ts';
-import { AUTHOR_TOPIC_SQL, followOrder } from './follow-order.ts';
+import { followOrder } from './follow-order.ts';
+import { SQL_MODEL, SQL_READERS, SQL_ROWS, SQL_SUGGEST, SUGGESTION_TUPLE, type Model, type Row } from './model-pass-sql.ts';
 import { inlineBound, MAX_SUGGESTIONS } from './suggest.ts';
 import { trainReaderModel, type StoredWeights } from './training.ts';
 
@@ -54,58 +55,22 @@ export const PLANNER_WEIGHT = 0.3;
 /** Readers who voted before models existed, trained during one plan run at most (each a few ms). */
 export const LAZY_TRAIN_MAX = 200;
 
-/**
- * The chunk's new rows whose reader has a model or votes, with what the pass needs of them: among it the
- * papers of the row's range the reader voted on or a muted topic of theirs matched (never suggested), each
- * as one comma-separated list. One string per row, not one result row per paper: a reader who voted on
- * 40 papers of their range cost 40 JavaScript objects (1.4M per 33k voters, a fifth of the pass).
- */
-const SQL_ROWS = `
-  SELECT d.id, d.subscriber_id AS sid, d.from_paper AS fromPaper, d.to_paper AS toPaper, d.items, d.topic_ids AS topicIds,
-         s.suggestions, s.model_only AS modelOnly, m.bias,
-         EXISTS (SELECT 1 FROM topics t WHERE t.subscriber_id = d.subscriber_id AND t.muted = 0 AND ${AUTHOR_TOPIC_SQL}) AS follows, m.cal_a AS a, m.cal_b AS b, m.weights,
-         (SELECT group_concat(f.paper_id) FROM feedback f
-          WHERE f.subscriber_id = d.subscriber_id AND f.paper_id > d.from_paper AND f.paper_id <= d.to_paper) AS voted,
-         (SELECT group_concat(q.paper_id) FROM topics t
-          JOIN query_matches q ON q.query_id = t.query_id AND q.paper_id > d.from_paper AND q.paper_id <= d.to_paper
-          WHERE t.subscriber_id = d.subscriber_id AND t.muted = 1) AS mutedHits
-  FROM digests d
-  JOIN subscribers s ON s.id = d.subscriber_id
-  LEFT JOIN reader_models m ON m.subscriber_id = d.subscriber_id
-  WHERE d.id > ? AND d.items IS NOT NULL
-    AND (m.subscriber_id IS NOT NULL OR EXISTS (SELECT 1 FROM feedback f WHERE f.subscriber_id = d.subscriber_id))`;
-const SQL_MODEL = `SELECT bias, cal_a AS a, cal_b AS b, weights FROM reader_models WHERE subscriber_id = ?`;
-const SUGGESTION_TUPLE = '(?, ?, ?, ?)';
-/** One suggestion; the chunk's are written with its tuple repeated (a hundred per statement). */
-const SQL_SUGGEST = `INSERT OR IGNORE INTO digest_suggestions (digest_id, paper_id, score, reason_paper) VALUES ${SUGGESTION_TUPLE}`;
 
-interface Row {
-  id: number;
-  sid: number;
+/** A row the planner is about to write as references to query lists (planRows). */
+export interface PlannedRow {
+  subscriberId: number;
   fromPaper: number;
   toPaper: number;
-  items: Uint8Array;
   topicIds: string;
-  suggestions: number;
-  modelOnly: number;
-  /** 1 when the reader follows an author (follow-order.ts). */
-  follows: number;
-  bias: number | null;
-  a: number | null;
-  b: number | null;
-  weights: string | null;
-  /** Paper ids never suggested to this reader (comma-separated), or null. */
-  voted: string | null;
-  mutedHits: string | null;
+  refs: ListRef[];
 }
 
-interface Model {
-  bias: number;
-  a: number;
-  b: number;
-  terms: number[];
-  w: number[];
-  anchors: Array<number | null>;
+/** What planRows decided for a chunk's rows, by their index in the rows given. */
+export interface PlannedModels {
+  /** The rows whose reader's model ordered (or trimmed) them: their final plain list, written instead of the references. */
+  lists: Map<number, { items: Buffer; paperCount: number }>;
+  /** Writes the suggestions, once the rows exist: `ids[k]` is the ledger id of row k. */
+  writeSuggestions(ids: readonly number[]): void;
 }
 
 export interface ModelPassResult {
@@ -151,6 +116,11 @@ export class ModelPass {
   /** Rows planned as references to query lists (ledger/lists.ts) are read merged. */
   private readonly lists: ListReader;
 
+  /** The pass's list reader: the planner remembers in it the lists it writes (plan/query-lists.ts). */
+  get listReader(): ListReader {
+    return this.lists;
+  }
+
   /** The run so far. */
   totals(): ModelPassTotals {
     return { ...this.totalsSoFar };
@@ -158,9 +128,56 @@ export class ModelPass {
 
   /** Reorders, trims and completes with suggestions the rows with ids above `before`. */
   apply(before: number): ModelPassResult {
+    return this.timed(() => {
+      const rows = statement<[number], Row>(this.db, SQL_ROWS).all(before);
+      for (const r of rows) r.items = this.lists.plain(r.items, r.fromPaper, r.toPaper);
+      const writes: ChunkWrites = { rewrites: [], suggestions: [] };
+      const result = this.scoreRows(rows, writes);
+      rewriteItemsMany(this.db, writes.rewrites);
+      this.writeSuggestions(writes.suggestions);
+      return result;
+    });
+  }
+
+  /**
+   * The same for rows not written yet (the planner's per-query chunk, plan/query-lists.ts): the rows of
+   * readers with a model get their final list here, from the run's lists in memory, and are written once
+   * (not written as references, read back, merged and rewritten); their suggestions follow the rows.
+   */
+  planRows(planned: readonly PlannedRow[]): PlannedModels {
+    const writes: ChunkWrites = { rewrites: [], suggestions: [] };
+    this.timed(() => {
+      const bySid = new Map<number, Row>();
+      for (const r of statement<[], Row>(this.db, SQL_READERS).all()) bySid.set(r.sid, r);
+      const rows: Row[] = [];
+      planned.forEach((p, k) => {
+        const r = bySid.get(p.subscriberId);
+        if (!r) return;
+        // The row's id is not known yet: its index stands in for it until writeSuggestions.
+        Object.assign(r, { id: k, fromPaper: p.fromPaper, toPaper: p.toPaper, topicIds: p.topicIds });
+        r.items = this.lists.plain(encodeRefs(p.refs), p.fromPaper, p.toPaper);
+        rows.push(r);
+      });
+      return this.scoreRows(rows, writes);
+    });
+    return {
+      lists: new Map(writes.rewrites.map((w) => [w.id, { items: w.items, paperCount: w.paperCount }])),
+      writeSuggestions: (ids) => {
+        const { suggestions } = writes;
+        this.timed(() => {
+          for (let i = 0; i < suggestions.length; i += 4) suggestions[i] = ids[suggestions[i] as number];
+          this.writeSuggestions(suggestions);
+          return { reranked: 0, suggested: 0, trained: 0 };
+        });
+      },
+    };
+  }
+
+  /** Runs part of the pass, adding its counts and time (wall and CPU) to the run's totals. */
+  private timed(part: () => ModelPassResult): ModelPassResult {
     const started = performance.now();
     const cpu = process.cpuUsage();
-    const r = this.applyChunk(before);
+    const r = part();
     const used = process.cpuUsage(cpu);
     this.totalsSoFar.cpuMs += (used.user + used.system) / 1000;
     this.totalsSoFar.reranked += r.reranked;
@@ -168,6 +185,10 @@ export class ModelPass {
     this.totalsSoFar.trained += r.trained;
     this.totalsSoFar.ms += performance.now() - started;
     return r;
+  }
+
+  private writeSuggestions(flat: unknown[]): void {
+    runBatched(this.db, 4, flat, (tuples) => SQL_SUGGEST.replace(SUGGESTION_TUPLE, tuples), SUGGESTION_TUPLE);
   }
 
   private modelOf(r: Row): Model | undefined {
@@ -191,12 +212,11 @@ export class ModelPass {
     return model;
   }
 
-  private applyChunk(before: number): ModelPassResult {
+  /** Orders the rows of readers with a model and picks their suggestions, into `writes`. */
+  private scoreRows(rows: Row[], writes: ChunkWrites): ModelPassResult {
     const result: ModelPassResult = { reranked: 0, suggested: 0, trained: 0 };
     this.trainedNow = 0;
-    const rows = statement<[number], Row>(this.db, SQL_ROWS).all(before);
     if (rows.length === 0) return result;
-    for (const r of rows) r.items = this.lists.plain(r.items, r.fromPaper, r.toPaper);
     let lo = Infinity;
     let hi = 0;
     for (const r of rows) {
@@ -213,15 +233,12 @@ export class ModelPass {
       this.blocked = new Uint8Array(this.index.size);
     }
     if (this.termSlot.length < this.index.termCount) this.termSlot = new Int16Array(this.index.termCount).fill(-1);
-    const writes: ChunkWrites = { rewrites: [], suggestions: [] };
     for (const r of rows) {
       const model = this.modelOf(r);
       if (!model) continue;
       result.suggested += this.rescore(r, model, writes);
       result.reranked++;
     }
-    rewriteItemsMany(this.db, writes.rewrites);
-    runBatched(this.db, 4, writes.suggestions, (tuples) => SQL_SUGGEST.replace(SUGGESTION_TUPLE, tuples), SUGGESTION_TUPLE);
     result.trained = this.trainedNow;
     return result;
   }
@@ -380,10 +397,4 @@ interface ChunkWrites {
   rewrites: ItemsRewrite[];
   /** digest_suggestions rows, flat: digest id, paper id, score, reason paper. */
   suggestions: unknown[];
-}
-
-function popcount(mask: number): number {
-  let n = 0;
-  for (let m = mask; m !== 0; m &= m - 1) n++;
-  return n;
 }

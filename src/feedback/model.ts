@@ -153,3 +153,10 @@ export function outOfFoldScores(examples: readonly Example[], features: number, 
 }
 
 export { sigmoid };
+
+/** Bits set in a topic mask: the topics that matched a paper. */
+export function popcount(mask: number): number {
+  let n = 0;
+  for (let m = mask; m !== 0; m &= m - 1) n++;
+  return n;
+}

@@ -6,7 +6,7 @@
 export { claimantId, DEFAULT_LEASE_MS } from './claimant.ts';
 export { rewriteItemsMany, rowWriters, type ItemsRewrite, type RowWriters } from './create.ts';
 export { decodeItems, eachItem, encodeItems, mapItems, maskIds, parseTopicIds, type LedgerItem, type PackedItem } from './items.ts';
-export { decodeList, decodeRefs, isRefs, ListReader, mergeLists, plainItems, type QueryList } from './lists.ts';
+export { decodeList, decodeRefs, encodeRefs, isRefs, ListReader, mergeLists, plainItems, type ListRef, type QueryList } from './lists.ts';
 export { packItems } from './pack.ts';
 export { insertQueryList, insertRefRows, type NewList, type NewRefRow } from './refs.ts';
 export type { FailureRecord, RecoverOptions, SendLedger, SentRecord } from './port.ts';

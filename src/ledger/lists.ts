@@ -245,6 +245,22 @@ export class ListReader {
     return packed;
   }
 
+  /**
+   * Keeps a list this process has just written (the planner's run, plan/query-lists.ts): reading a row
+   * that refers to it needs no read back. forget() drops it should its transaction roll back (its id
+   * would be given to another list).
+   */
+  remember(id: number, list: QueryList): void {
+    if (this.cache.size >= this.cacheSize) this.cache.clear();
+    this.cache.set(id, list);
+  }
+
+  /** Drops lists (and every merge, which may hold them) whose writing transaction rolled back. */
+  forget(ids: readonly number[]): void {
+    for (const id of ids) this.cache.delete(id);
+    this.merged.clear();
+  }
+
   private list(id: number): QueryList {
     let list = this.cache.get(id);
     if (list) return list;

@@ -33,6 +33,11 @@ export interface NewRefRow {
   refs: ListRef[];
   paperCount: number;
   plannedAt: string;
+  /**
+   * The row's plain packed list (pack.ts) in place of the references, when the reader's model already
+   * ordered it (feedback/model-pass.ts planRows): the row is written once, final.
+   */
+  items?: Buffer;
 }
 
 /** Stores one query list; returns its id. */
@@ -41,9 +46,21 @@ export function insertQueryList(db: Db, l: NewList): number {
   return Number(statement(db, SQL_INSERT_LIST).run(l.queryId, l.fromPaper, l.toPaper, items, l.ids.length, l.plannedAt).lastInsertRowid);
 }
 
-/** Writes planned ledger rows whose items refer to query lists, in this order (a hundred per statement). */
-export function insertRefRows(db: Db, rows: readonly NewRefRow[]): void {
+const SQL_LAST_ID = `SELECT coalesce(max(id), 0) AS id FROM digests`;
+const SQL_IDS_AFTER = `SELECT id FROM digests WHERE id > ? ORDER BY id`;
+
+/**
+ * Writes planned ledger rows whose items refer to query lists (or, with `items`, a plain list), in this
+ * order, a hundred per statement; returns their ids in the same order. Inside the planner's chunk
+ * transaction, which holds the write lock: the rows after the newest one before it are these.
+ */
+export function insertRefRows(db: Db, rows: readonly NewRefRow[]): number[] {
+  if (rows.length === 0) return [];
+  const before = statement<[], { id: number }>(db, SQL_LAST_ID).get()!.id;
   const values: unknown[] = [];
-  for (const r of rows) values.push(r.subscriberId, r.edition, r.fromPaper, r.toPaper, r.topicIds, encodeRefs(r.refs), r.paperCount, r.plannedAt);
+  for (const r of rows) values.push(r.subscriberId, r.edition, r.fromPaper, r.toPaper, r.topicIds, r.items ?? encodeRefs(r.refs), r.paperCount, r.plannedAt);
   runBatched(db, 8, values, (tuples) => SQL_INSERT_REF_ROW.replace(REF_ROW_TUPLE, tuples), REF_ROW_TUPLE);
+  const ids = statement<[number], number>(db, SQL_IDS_AFTER).pluck().all(before);
+  if (ids.length !== rows.length) throw new Error(`planned ${rows.length} ledger rows, found ${ids.length}`);
+  return ids;
 }

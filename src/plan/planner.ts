@@ -205,7 +205,7 @@ export async function planDigests(db: Db, opts: PlanOptions): Promise<PlanResult
   if (range.lo === null || range.hi === null) return total;
   // Step 2c's reader models score the run's papers from one index, built once per run.
   const models = createModelPass(db, opts.clock.now());
-  const perQuery = (opts.lists ?? DEFAULT_LISTS) === 'per-query' ? new QueryListRun(db, now, maxPaper) : undefined;
+  const perQuery = (opts.lists ?? DEFAULT_LISTS) === 'per-query' ? new QueryListRun(db, now, maxPaper, models.listReader) : undefined;
   const params = { now, maxPaper, due: opts.mode === 'due' ? 1 : 0, grouping, models, perQuery };
   s.clearGroups.run(); // a run's groups are its own: upvotes and matches may have changed since the last
   try {
@@ -292,17 +292,20 @@ function prepare(db: Db) {
       const before = rows.lastId();
       let planned = 0;
       // The ledger writes the rows (ledger/create.ts); the planner has decided whose, in plan_slots.
+      // Per query, the rows of readers with a model are written final, step 2c done (query-lists.ts).
       if (p.grouping === 1 && p.perQuery) {
-        if (markByQuery.run().changes > 0) planned += p.perQuery.planChunk();
+        if (markByQuery.run().changes > 0) planned += p.perQuery.planChunk(p.models);
       } else if (p.grouping === 1 && markGrouped.run().changes > 0) {
         const from = (groupsSize.get() as { n: number }).n;
         if (addGroups.run().changes > 0) planGroups.run({ from });
         planned += rows.copyGroupRows(p.now);
       }
+      const alone = planned > 0 && p.perQuery ? rows.lastId() : before;
       // Those planned on their own (all of them in perSubscriber mode).
-      if (p.grouping === 0 || (countAlone.get() as { n: number }).n > 0) planned += rows.planAlone(p.now);
+      const planAlone = p.grouping === 0 || (countAlone.get() as { n: number }).n > 0 ? rows.planAlone(p.now) : 0;
+      planned += planAlone;
       // Step 2c: the rows of readers with a model, in their model's order, with their suggestions.
-      if (planned > 0) p.models.apply(before);
+      if (planned > 0 && (!p.perQuery || planAlone > 0)) p.models.apply(alone);
       markRun.run({ now: p.now });
       clear.run();
       const items = planned > 0 ? rows.itemsAfter(before) : 0;

@@ -7,7 +7,8 @@
 // another list for the query. Decision and figures: BENCHMARKS.md, "Planning per query".
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
-import { insertQueryList, insertRefRows, type NewRefRow, type QueryList } from '../ledger/index.ts';
+import type { ModelPass } from '../feedback/model-pass.ts';
+import { insertQueryList, insertRefRows, type ListReader, type NewRefRow, type QueryList } from '../ledger/index.ts';
 
 /** The chunk's grouped readers (planner.ts step 2a) with all their topics, in bit order (position, id). */
 const SQL_CHUNK_TOPICS = `
@@ -65,6 +66,8 @@ export class QueryListRun {
     private readonly db: Db,
     private readonly now: string,
     private readonly maxPaper: number,
+    /** Where the run's lists are remembered as written (the model pass reads rows through it). */
+    private readonly reader?: ListReader,
   ) {}
 
   /** Runs one chunk transaction: lists it wrote are kept for the run only if it commits. */
@@ -74,14 +77,19 @@ export class QueryListRun {
       return transaction();
     } catch (e) {
       for (const { qid, run } of this.fresh) this.byQuery.set(qid, this.byQuery.get(qid)!.filter((l) => l !== run));
+      this.reader?.forget(this.fresh.map(({ run }) => run.id));
       throw e;
     } finally {
       this.fresh = [];
     }
   }
 
-  /** Writes the rows of the chunk's grouped readers (plan_slots.grouped = 1); returns rows written. */
-  planChunk(): number {
+  /**
+   * Writes the rows of the chunk's grouped readers (plan_slots.grouped = 1); returns rows written. With
+   * `models`, the rows of readers with a model are written once, in their final order, with their
+   * suggestions (ModelPass.planRows); the others as references to the run's lists.
+   */
+  planChunk(models?: ModelPass): number {
     const readers = this.readers();
     this.addLists(readers);
     const rows: NewRefRow[] = [];
@@ -100,7 +108,10 @@ export class QueryListRun {
         plannedAt: this.now,
       });
     }
-    insertRefRows(this.db, rows);
+    const modelled = models?.planRows(rows);
+    modelled?.lists.forEach((l, k) => Object.assign(rows[k]!, { items: l.items, paperCount: l.paperCount }));
+    const ids = insertRefRows(this.db, rows);
+    modelled?.writeSuggestions(ids);
     return rows.length;
   }
 
@@ -137,6 +148,7 @@ export class QueryListRun {
       const l = { queryId: qid, fromPaper: lo, toPaper: hi, plannedAt: this.now, ids: rows.map((m) => m.id), upvotes: rows.map((m) => m.upvotes), scores: rows.map((m) => m.score) };
       const id = insertQueryList(this.db, l);
       const list: QueryList = { ids: Int32Array.from(l.ids), upvotes: Int32Array.from(l.upvotes), scores: Float64Array.from(l.scores) };
+      this.reader?.remember(id, list);
       const runs = this.byQuery.get(qid) ?? [];
       const slots = Int32Array.from(l.ids, (paperId) => {
         let slot = this.slotOf.get(paperId);

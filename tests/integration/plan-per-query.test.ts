@@ -156,6 +156,36 @@ describe('planning once per query', () => {
     }
   });
 
+  it('a plan that fails while writing a chunk\'s suggestions leaves its readers without a row, and the next plan gives each one, as an uninterrupted plan does', async () => {
+    seedWorld(t.db);
+    matchPending(t.db);
+    const clean = copyOf(t.db, 'clean');
+    const plan = (db: Db) => planDigests(db, { clock, mode: 'now', chunkSize: 17, lists: 'per-query' });
+    // The rows of readers with a model are written final, then their suggestions: a failure there (a full
+    // disk, a crash) must take the chunk's rows with it, or its readers would keep a row without suggestions.
+    // It fails once 20 suggestions are written: in a later chunk, the earlier ones committed.
+    t.db.exec(`CREATE TEMP TRIGGER fail_suggestions BEFORE INSERT ON digest_suggestions
+               WHEN (SELECT count(*) FROM digest_suggestions) >= 20 BEGIN SELECT RAISE(ABORT, 'disk full'); END`);
+    await expect(plan(t.db)).rejects.toThrow(/disk full/);
+    const rowsOf = (db: Db) => db.prepare(`SELECT subscriber_id, count(*) AS n FROM digests GROUP BY subscriber_id`).all() as Array<{ subscriber_id: number; n: number }>;
+    const before = rowsOf(t.db);
+    expect(before.length).toBeGreaterThan(0); // the chunks before the failure stand
+    expect(t.db.prepare(`SELECT count(*) FROM digest_suggestions`).pluck().get()).toBeLessThanOrEqual(20);
+    // No row of the failed chunk survived: every reader with a row had their slot run (the chunk committed).
+    expect(t.db.prepare(`SELECT count(*) FROM digests d JOIN subscribers s ON s.id = d.subscriber_id WHERE s.last_slot IS NULL`).pluck().get()).toBe(0);
+    t.db.exec(`DROP TRIGGER fail_suggestions`);
+
+    await plan(t.db);
+    await plan(clean);
+    expect(rowsOf(t.db).every((r) => r.n === 1)).toBe(true);
+    const got = emails(t.db);
+    const want = emails(clean);
+    expect(got.size).toBeGreaterThan(before.length);
+    expect([...got.keys()]).toEqual([...want.keys()]);
+    for (const [sid, mail] of want) expect(got.get(sid), `subscriber ${sid}`).toEqual({ ...mail, id: got.get(sid)!.id });
+    expect(t.db.prepare(`SELECT count(*) FROM digest_suggestions`).pluck().get()).toBe(clean.prepare(`SELECT count(*) FROM digest_suggestions`).pluck().get());
+  });
+
   it('keeps a query list while a row refers to it, and prunes it with the last one', async () => {
     const { paperIds } = seedBatch(t.db, '2025-11-25', [{ title: 'Robot grasping' }, { title: 'Robot navigation' }, { title: 'Diffusion video' }]);
     seedSubscribers(t.db, [
