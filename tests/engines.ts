@@ -77,7 +77,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/like.test.ts': sqlite("SQLite's FTS5 term choice at save; PostgreSQL's: pg-like"),
   'tests/integration/local-inbox.test.ts': sqlite('the local mail catcher (no SMTP_URL), a one-machine convenience: its pages read files beside the SQLite database, not the store'),
   'tests/integration/match-in-memory.test.ts': sqlite('the in-memory FTS5 matcher PostgreSQL uses, checked against the SQLite store; on PostgreSQL: pg-edition'),
-  'tests/integration/matcher-preview.test.ts': sqlite('the topic preview reads the SQLite file on both engines today (createTopicPreviewService over the app\'s db)'),
+  'tests/integration/matcher-preview.test.ts': sqlite("the topic preview over the SQLite file (with DATABASE_URL too, today: createTopicPreviewService over the app's db; needs the preview on PostgreSQL's papers)"),
   'tests/integration/matcher.test.ts': sqlite("SQLite's FTS5 matcher; PostgreSQL matches in an in-memory FTS5 index: match-in-memory, pg-edition"),
   'tests/integration/migration-002.test.ts': SQLITE_MIGRATION,
   'tests/integration/migration-003.test.ts': SQLITE_MIGRATION,
@@ -137,7 +137,8 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/storage-lock-bound.test.ts': sqlite("SQLite's own mechanism (busy timeout under another process's write lock)"),
   'tests/integration/subscribers.test.ts': sqlite("the SQLite subscriber service in-process; PostgreSQL's door through HTTP: door-engines, web"),
   'tests/integration/topic-nesting.test.ts': both,
-  'tests/integration/web-pages.test.ts': sqlite('needs the topic preview on PostgreSQL (it reads the SQLite file) and `digest run` for its web view; preferences and mute on PostgreSQL: door-engines'),
+  'tests/integration/web-pages.test.ts': sqlite("needs the topic builder's preview on PostgreSQL (with DATABASE_URL it still reads the SQLite file's papers: createTopicPreviewService over the app's db), and the web view of a digest written into SQLite's ledger; the web view on PostgreSQL: reader-links-engines"),
+  'tests/integration/web-preferences.test.ts': both,
   'tests/integration/web-view-share.test.ts': RUN('the web view on PostgreSQL: reader-links-engines'),
   'tests/integration/web.test.ts': both,
 

@@ -10,6 +10,7 @@ import type { ManualClock } from '../../src/clock.ts';
 import type { Config } from '../../src/config.ts';
 import type { Links } from '../../src/links.ts';
 import type { Mailer } from '../../src/mail/types.ts';
+import type { SubscriberDoor } from '../../src/subscribers/door.ts';
 import type { SubscriberService } from '../../src/subscribers/service.ts';
 import type { Tokens } from '../../src/tokens.ts';
 import { buildServer, closeServer, type WebDeps } from '../../src/web/server.ts';
@@ -46,6 +47,8 @@ export interface WebHarness {
   sql: EngineSql;
   /** PostgreSQL's handle (door, roster, webhooks…) when the engine is PostgreSQL. */
   pg: PostgresDoorHandle | undefined;
+  /** The subscriber door the web serves (SQLite's, or PostgreSQL's with SQLite's behind it). */
+  door: SubscriberDoor;
   close(): Promise<void>;
 }
 
@@ -86,6 +89,7 @@ export async function startWebHarness(
   const core = t.app;
   let pg: PostgresDoorHandle | undefined;
   let app: FastifyInstance | undefined;
+  let door = core.door;
   const closeAll = async () => {
     if (app) await closeServer(app);
     await pg?.close();
@@ -95,7 +99,9 @@ export async function startWebHarness(
   try {
     options.seed?.(t.tmp);
     if (schema) pg = await onPostgres(core, schema);
-    app = buildServer({ ...core, ...servedWebDeps(core, pg), onConfirmed: options.onConfirmed, ...options.web });
+    const served = servedWebDeps(core, pg);
+    door = served.door ?? door;
+    app = buildServer({ ...core, ...served, onConfirmed: options.onConfirmed, ...options.web });
     await app.listen({ port, host: '127.0.0.1' });
   } catch (e) {
     await closeAll().catch(() => {});
@@ -119,6 +125,7 @@ export async function startWebHarness(
     engine,
     sql: schema ? postgresSql(schema.pool) : sqliteSql(core.db),
     pg,
+    door,
     close: closeAll,
   };
 }
