@@ -9,6 +9,9 @@ import { PG_TEST_URL, probePostgres } from './pg-probe.ts';
 export default async function setup(project: TestProject): Promise<void> {
   ensureBuilt();
   const reason = await probePostgres();
+  // CI (.ci/run) runs both engines: there a PostgreSQL that does not answer fails the run, rather than
+  // passing with the PostgreSQL half skipped.
+  if (reason && process.env.TEST_REQUIRE_POSTGRES === '1') throw new Error(`TEST_REQUIRE_POSTGRES=1: PostgreSQL must answer, but ${reason}`);
   project.provide('pgSkipReason', reason);
   const n = engineCounts();
   const where = `${n.both} files on both engines, ${n.postgres} PostgreSQL only, ${n.sqlite} SQLite only, ${n.none} without a store`;
