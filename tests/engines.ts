@@ -140,7 +140,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/topic-nesting.test.ts': both,
   'tests/integration/web-pages.test.ts': sqlite("needs the topic builder's preview on PostgreSQL (with DATABASE_URL it still reads the SQLite file's papers: createTopicPreviewService over the app's db), and the web view of a digest written into SQLite's ledger; the web view on PostgreSQL: reader-links-engines"),
   'tests/integration/web-preferences.test.ts': both,
-  'tests/integration/web-view-share.test.ts': RUN('the web view on PostgreSQL: reader-links-engines'),
+  'tests/integration/web-view-share.test.ts': both,
   'tests/integration/web.test.ts': both,
 
   'tests/unit/admin-password.test.ts': PURE,
