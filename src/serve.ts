@@ -10,12 +10,13 @@ import { sqliteBounceStore, type BounceStore } from './bounces/store.ts';
 import { verpFrom } from './bounces/verp.ts';
 import { parseFeed } from './ingest/detect.ts';
 import { parseSources } from './ingest/sources.ts';
-import { createAppWithDb, openPostgresDoor, PROJECT_ROOT, type App, type AppOptions } from './main.ts';
+import { createAppWithDb, openPostgresDoor, PROJECT_ROOT, type App, type AppOptions, type PostgresDoorHandle } from './main.ts';
 import { runFailure, warnIfOverdue } from './pipeline.ts';
 import { createScheduler } from './scheduler.ts';
 import { servePlanningOnPostgres } from './plan/postgres/serve-planning.ts';
 import { recoverStale } from './ledger/index.ts';
 import { buildServer, closeServer } from './web/server.ts';
+import type { WebDeps } from './web/deps.ts';
 import { localInboxLine, newInboxToken } from './web/routes/inbox-guard.ts';
 import { plural } from './words.ts';
 import { consoleReadPages } from './admin/console.ts';
@@ -65,17 +66,7 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
   const server = buildServer({
     ...app,
     inboxToken,
-    door: pg?.served ?? app.door,
-    // /health probes PostgreSQL and /metrics counts there: it is where the readers and the ledger live.
-    machine: pg?.machine ?? app.machine,
-    // The console's overview and deliveries read there too (its subscriber pages and actions: not yet).
-    console: pg ? { ...app.console, ...consoleReadPages(pg.consoleReads, app.clock) } : app.console,
-    // Digests are sent from PostgreSQL there: their links and the reader's feed read and write it.
-    ...pg?.readerLinks,
-    // The console's subscriber pages and consent actions act where the workers read who to mail.
-    roster: pg?.roster ?? app.roster,
-    // Digests are sent from PostgreSQL there: their bounces and complaints must act on its subscribers.
-    webhooks: pg?.webhooks ?? app.webhooks,
+    ...servedWebDeps(app, pg),
     // A PostgreSQL subscriber id names no SQLite subscriber: on PostgreSQL the welcome digest is planned there.
     onConfirmed: (id: number) =>
       scheduler.runSoon('welcome', () => (planning ? planning.welcome(id) : app.pipeline.run({ mode: 'now', onlySubscriber: id, signal: running.signal }))),
@@ -99,6 +90,26 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
   await pg?.close();
   await app.close();
   return 0;
+}
+
+/**
+ * What the web serves beside the app: with DATABASE_URL=postgres://… (`pg`) the parts that live there.
+ * Exported so the tests that run a scenario on both engines serve what `digest serve` serves.
+ */
+export function servedWebDeps(app: App, pg: PostgresDoorHandle | undefined): Partial<WebDeps> {
+  return {
+    door: pg?.served ?? app.door,
+    // /health probes PostgreSQL and /metrics counts there: it is where the readers and the ledger live.
+    machine: pg?.machine ?? app.machine,
+    // The console's overview and deliveries read there too (its subscriber pages and actions: not yet).
+    console: pg ? { ...app.console, ...consoleReadPages(pg.consoleReads, app.clock) } : app.console,
+    // Digests are sent from PostgreSQL there: their links and the reader's feed read and write it.
+    ...pg?.readerLinks,
+    // The console's subscriber pages and consent actions act where the workers read who to mail.
+    roster: pg?.roster ?? app.roster,
+    // Digests are sent from PostgreSQL there: their bounces and complaints must act on its subscribers.
+    webhooks: pg?.webhooks ?? app.webhooks,
+  };
 }
 
 /** The built-in bounce receiver, when BOUNCE_SMTP_PORT is set (config.ts requires BOUNCE_ADDRESS with it). */

@@ -7,27 +7,20 @@ import { migratePostgres } from '../../src/db/postgres/migrate.ts';
 import { openPostgresDoor, type PostgresDoorHandle } from '../../src/main.ts';
 import type { WebDeps } from '../../src/web/deps.ts';
 import { buildServer } from '../../src/web/server.ts';
+import { postgresSql, sqliteSql, type EngineSql } from './on-engines.ts';
 import type { PostgresForTests } from './postgres.ts';
 import { startTestApp, type TestApp } from './test-app.ts';
 
-export interface EngineApp {
+export interface EngineApp extends EngineSql {
   t: TestApp;
   base: string;
   /** PostgreSQL's handle (door, roster) when the engine is PostgreSQL. */
   pg: PostgresDoorHandle | undefined;
-  get<R>(sql: string, ...params: unknown[]): Promise<R | undefined>;
-  all<R>(sql: string, ...params: unknown[]): Promise<R[]>;
-  run(sql: string, ...params: unknown[]): Promise<void>;
   close(): Promise<void>;
 }
 
 /** What the web server is given beside the app (the door, the roster) for this engine. */
 export type WebChoice = (t: TestApp, pg: PostgresDoorHandle | undefined) => Partial<WebDeps>;
-
-const dollar = (sql: string) => {
-  let n = 0;
-  return sql.replace(/\?/g, () => `$${++n}`);
-};
 
 async function listen(t: TestApp, deps: Partial<WebDeps>): Promise<{ web: FastifyInstance; base: string }> {
   const web = buildServer({ ...t.app, ...deps });
@@ -44,9 +37,7 @@ export async function sqliteEngineApp(env: Record<string, string>, choose: WebCh
     t,
     base,
     pg: undefined,
-    get: async <R,>(sql: string, ...p: unknown[]) => db.prepare(sql).get(...p) as R | undefined,
-    all: async <R,>(sql: string, ...p: unknown[]) => db.prepare(sql).all(...p) as R[],
-    run: async (sql, ...p) => void db.prepare(sql).run(...p),
+    ...sqliteSql(db),
     async close() {
       await web.close();
       await t.close();
@@ -64,9 +55,7 @@ export async function postgresEngineApp(pg: PostgresForTests, env: Record<string
     t,
     base,
     pg: handle,
-    get: async <R,>(sql: string, ...p: unknown[]) => (await s.pool.query(dollar(sql), p)).rows[0] as R | undefined,
-    all: async <R,>(sql: string, ...p: unknown[]) => (await s.pool.query(dollar(sql), p)).rows as R[],
-    run: async (sql, ...p) => void (await s.pool.query(dollar(sql), p)),
+    ...postgresSql(s.pool),
     async close() {
       await web.close();
       await handle.close();

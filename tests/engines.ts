@@ -1,0 +1,201 @@
+// Which engine each test file runs on (issue 39: "the suite runs on SQLite and, where PostgreSQL
+// answers, on PostgreSQL too"). tests/unit/engines-manifest.test.ts fails when a test file is missing here
+// or an entry gives no reason. The global setup prints the counts, so a run says what ran where.
+//   both      the same scenarios on SQLite and on PostgreSQL (forEachEngine, tests/helpers/on-engines.ts);
+//             PostgreSQL's half is skipped, said once, where it does not answer
+//   postgres  PostgreSQL only (skipped without it): multi-process stories, PostgreSQL adapters, parity checks
+//   sqlite    SQLite only, with why: SQLite's own mechanism, or "needs X on PostgreSQL" (not converted yet)
+//   none      no store involved (parsers, renderer, MIME, SMTP, source scans): run once, either engine's the same
+export type EngineDecl =
+  | { engine: 'both' }
+  | { engine: 'postgres' }
+  | { engine: 'sqlite'; why: string }
+  | { engine: 'none'; why: string };
+
+const both: EngineDecl = { engine: 'both' };
+const postgres: EngineDecl = { engine: 'postgres' };
+const sqlite = (why: string): EngineDecl => ({ engine: 'sqlite', why });
+const none = (why: string): EngineDecl => ({ engine: 'none', why });
+
+/** Prefix of the reasons that name what PostgreSQL lacks today (the issue's list of what is left). */
+export const NEEDS = 'needs ';
+
+const PURE = none('no store: pure code (parsing, rendering, MIME, tokens, arithmetic)');
+const SOURCE_SCAN = none('no store: reads the source tree');
+const SMTP = none('no store: our SMTP client or mailer against real SMTP servers');
+const RUN = (alsoCovered: string) => sqlite(`needs \`digest run\` on PostgreSQL (the story sends through \`digest run\` or the pipeline it runs: SQLite only today); ${alsoCovered}`);
+const SEND_PATH = (why: string) => sqlite(`SQLite's send path (${why}); PostgreSQL's senders are \`digest worker\` processes: pg-workers, pg-worker-cli`);
+const SQLITE_MIGRATION = sqlite("SQLite's own migrations (db/migrations/, an old file upgraded in place); PostgreSQL's: pg-migrate");
+const PLANNER = sqlite("the SQLite planner itself; PostgreSQL's planner is compared with it row by row in pg-edition");
+const CONSOLE = sqlite('not converted yet: needs the console harness (tests/helpers/admin-setup.ts) on PostgreSQL: its seeded days copied there; roster-engines and pg-operator-figures cover the console on both');
+
+export const ENGINES: Readonly<Record<string, EngineDecl>> = {
+  'tests/e2e/admin-console.test.ts': CONSOLE,
+  'tests/e2e/console-phone.test.ts': CONSOLE,
+  'tests/e2e/digest-reading.test.ts': none('no store: the renderer read in Chromium'),
+  'tests/e2e/subscriber-journey.test.ts': RUN('the door on both: door-engines, web'),
+
+  'tests/integration/admin-http.test.ts': CONSOLE,
+  'tests/integration/admin-import.test.ts': sqlite("SQLite's own mechanism: a 25,000-row import must not freeze the pages sharing the process's one connection (PostgreSQL's import: roster-engines)"),
+  'tests/integration/api-batches.test.ts': sqlite('needs POST /api/batches on PostgreSQL (README: it still writes the SQLite file)'),
+  'tests/integration/backup.test.ts': sqlite("SQLite's own mechanism (online file backup); PostgreSQL's is pg_dump"),
+  'tests/integration/bounces-digest-reuse.test.ts': sqlite("SQLite's own mechanism (a deleted ledger row's id given to the next digest)"),
+  'tests/integration/bounces-kinds.test.ts': RUN('the same rules on PostgreSQL: pg-bounces'),
+  'tests/integration/bounces-send-time.test.ts': SEND_PATH('a relay refusing at send time; pg-worker-cli sorts it there'),
+  'tests/integration/bounces-smtp.test.ts': RUN('the receiver on PostgreSQL: pg-bounces'),
+  'tests/integration/bounces-verp-workers.test.ts': SEND_PATH('worker threads, SEND_WORKERS'),
+  'tests/integration/bounces-webhooks.test.ts': RUN('the webhooks on PostgreSQL: pg-bounces'),
+  'tests/integration/built-bin.test.ts': sqlite('what the build loads (dist/, no TypeScript at run time), run once on SQLite, the default: the store does not change it'),
+  'tests/integration/config-faults.test.ts': sqlite("SQLite's own faults (a DATABASE_PATH that cannot be opened, a crash's leftovers in the file)"),
+  'tests/integration/confirmation-delivery.test.ts': RUN('and the console harness on PostgreSQL; confirmation emails on PostgreSQL: door-engines'),
+  'tests/integration/consent.test.ts': RUN('the door\'s consent rules on both: door-engines, roster-engines'),
+  'tests/integration/delivery-mailer.test.ts': SMTP,
+  'tests/integration/delivery-processes.test.ts': RUN('the same crash stories on PostgreSQL: pg-workers'),
+  'tests/integration/delivery-scale.test.ts': SEND_PATH('2,000 readers, a flaky relay'),
+  'tests/integration/delivery-workers.test.ts': SEND_PATH('worker threads, SEND_WORKERS'),
+  'tests/integration/delivery.test.ts': SEND_PATH('outcomes, retries and shutdown in-process'),
+  'tests/integration/digest-loader-limit.test.ts': sqlite("the one digest loader, over SQLite (PostgreSQL's worker renders through it on an in-memory SQLite mirror: pg-worker-render)"),
+  'tests/integration/digest-loader-token.test.ts': sqlite("the one digest loader, over SQLite (PostgreSQL's worker renders through it on an in-memory SQLite mirror: pg-worker-render)"),
+  'tests/integration/doctor.test.ts': sqlite("`digest doctor`'s checks of the SQLite file and its disk; its relay, DNS and feed checks do not depend on the store"),
+  'tests/integration/door-engines.test.ts': both,
+  'tests/integration/end-to-end.test.ts': RUN('PostgreSQL end to end: pg-week-story'),
+  'tests/integration/exposure-http.test.ts': sqlite('not converted yet: needs its composition on PostgreSQL (local inbox, console, `digest status` through runCli on one SQLite file)'),
+  'tests/integration/feed-leaving.test.ts': both,
+  'tests/integration/feed-text-clean.test.ts': RUN('ingest into PostgreSQL: pg-plan-cli'),
+  'tests/integration/feedback-story.test.ts': RUN('the links and models on PostgreSQL: reader-links-engines, pg-models'),
+  'tests/integration/html-7bit-smtp.test.ts': SMTP,
+  'tests/integration/import-cli.test.ts': RUN('`digest import` on PostgreSQL: pg-roster-cli'),
+  'tests/integration/import-under-load.test.ts': sqlite("SQLite's own mechanism (busy timeout: a 50,000-row import beside the web's connection)"),
+  'tests/integration/import.test.ts': sqlite("the SQLite import streamer; PostgreSQL's import: roster-engines, pg-roster-cli"),
+  'tests/integration/ingest-fetch.test.ts': none('no store: fetch and load against a local HTTP server'),
+  'tests/integration/ingest.test.ts': sqlite("the SQLite ingest; PostgreSQL's gives the same papers: pg-plan-cli, pg-edition"),
+  'tests/integration/learning-prefs.test.ts': sqlite('needs `digest run` and `digest status <email>` on PostgreSQL (both refused there today)'),
+  'tests/integration/ledger-indexes.test.ts': sqlite("SQLite's migration 007 and SQLite's query plans for the ledger"),
+  'tests/integration/like-amplifier.test.ts': sqlite('needs fetchSources into PostgreSQL in-process (`digest plan` does it, in a child); the lookup queue is the same object on both (likeLookupsOver)'),
+  'tests/integration/like-refresh.test.ts': sqlite("SQLite chooses a like: topic's terms at save and again as the index grows; PostgreSQL chooses them at every matching run: pg-like"),
+  'tests/integration/like-web.test.ts': sqlite('SQLite refuses at save an example sharing no word with any paper; PostgreSQL logs it at matching (README): pg-like'),
+  'tests/integration/like.test.ts': sqlite("SQLite's FTS5 term choice at save; PostgreSQL's: pg-like"),
+  'tests/integration/local-inbox.test.ts': sqlite('the local mail catcher (no SMTP_URL), a one-machine convenience: its pages read files beside the SQLite database, not the store'),
+  'tests/integration/match-in-memory.test.ts': sqlite('the in-memory FTS5 matcher PostgreSQL uses, checked against the SQLite store; on PostgreSQL: pg-edition'),
+  'tests/integration/matcher-preview.test.ts': sqlite("the topic preview over the SQLite file (with DATABASE_URL too, today: createTopicPreviewService over the app's db; needs the preview on PostgreSQL's papers)"),
+  'tests/integration/matching-engines.test.ts': both,
+  'tests/integration/matcher.test.ts': sqlite("SQLite's FTS5 itself (random syntax never an SQLite error, tokenizer parity, highlights) and SQLite's matchPending; the topic language's cases on both: matching-engines"),
+  'tests/integration/migration-002.test.ts': SQLITE_MIGRATION,
+  'tests/integration/migration-003.test.ts': SQLITE_MIGRATION,
+  'tests/integration/migration-010.test.ts': SQLITE_MIGRATION,
+  'tests/integration/migration-011.test.ts': SQLITE_MIGRATION,
+  'tests/integration/migration-015.test.ts': SQLITE_MIGRATION,
+  'tests/integration/operating-cli.test.ts': RUN('and `digest serve` ticks on SQLite; the CLI on PostgreSQL: pg-cli-guard, pg-roster-cli'),
+  'tests/integration/operator-cli.test.ts': RUN('the CLI on PostgreSQL: pg-cli-guard, pg-roster-cli'),
+  'tests/integration/operator-figures.test.ts': sqlite("SQLite's figures, seeded in its ledger; the same scenario on both stores: pg-operator-figures"),
+  'tests/integration/paper-row.test.ts': sqlite("SQLite's paper row mapper (db/paper-row.ts)"),
+  'tests/integration/pg-after-restore.test.ts': postgres,
+  'tests/integration/pg-bounces.test.ts': postgres,
+  'tests/integration/pg-cli-guard.test.ts': postgres,
+  'tests/integration/pg-copy.test.ts': postgres,
+  'tests/integration/pg-door-instances.test.ts': postgres,
+  'tests/integration/pg-door-serve.test.ts': postgres,
+  'tests/integration/pg-edition.test.ts': postgres,
+  'tests/integration/pg-ledger.test.ts': postgres,
+  'tests/integration/pg-like.test.ts': postgres,
+  'tests/integration/pg-migrate.test.ts': postgres,
+  'tests/integration/pg-models.test.ts': postgres,
+  'tests/integration/pg-operator-figures.test.ts': postgres,
+  'tests/integration/pg-plan-cli.test.ts': postgres,
+  'tests/integration/pg-restart.test.ts': postgres,
+  'tests/integration/pg-roster-cli.test.ts': postgres,
+  'tests/integration/pg-sources.test.ts': postgres,
+  'tests/integration/pg-week-story.test.ts': postgres,
+  'tests/integration/pg-worker-cli.test.ts': postgres,
+  'tests/integration/pg-worker-render.test.ts': postgres,
+  'tests/integration/pg-workers.test.ts': postgres,
+  'tests/integration/pipeline-upkeep.test.ts': RUN('(upkeep is a step of the SQLite pipeline)'),
+  'tests/integration/plan-groups.test.ts': PLANNER,
+  'tests/integration/plan-per-query.test.ts': PLANNER,
+  'tests/integration/planner.test.ts': PLANNER,
+  'tests/integration/preview.test.ts': sqlite('needs `digest preview` on PostgreSQL (postgres-guard refuses it)'),
+  'tests/integration/process-manager.test.ts': sqlite('signals, log lines and the systemd unit of `digest serve`, run once on SQLite, the default: the store does not change them'),
+  'tests/integration/reader-links-engines.test.ts': both,
+  'tests/integration/reader-models-upgrade.test.ts': sqlite("SQLite's lazy training at plan time (LAZY_TRAIN_MAX); PostgreSQL's model pass: pg-models"),
+  'tests/integration/relay-ambiguity.test.ts': SEND_PATH("a relay's answer lost after the data"),
+  'tests/integration/restore.test.ts': sqlite("SQLite's own mechanism (file restore); PostgreSQL's: pg-after-restore"),
+  'tests/integration/roster-engines.test.ts': both,
+  'tests/integration/schedule-guards.test.ts': RUN('and `digest serve` ticks on SQLite'),
+  'tests/integration/schedule-week.test.ts': RUN('(the scheduler tick); PostgreSQL\'s week: pg-week-story'),
+  'tests/integration/send-heap-budget.test.ts': SEND_PATH("a sending thread's heap"),
+  'tests/integration/shared-limits.test.ts': both,
+  'tests/integration/shared-spacing.test.ts': both,
+  'tests/integration/smtp-client.test.ts': SMTP,
+  'tests/integration/smtp-credentials.test.ts': RUN('(it checks what `digest run` does with AUTH and no STARTTLS; the SMTP client is the same on both)'),
+  'tests/integration/smtp-data-phase.test.ts': SMTP,
+  'tests/integration/smtp-pool.test.ts': SMTP,
+  'tests/integration/smtp-postfix.test.ts': SMTP,
+  'tests/integration/source-kinds.test.ts': sqlite("the source poller into SQLite; into PostgreSQL: pg-sources (the same poller behind a store port)"),
+  'tests/integration/sources-digest.test.ts': RUN('(a scheduler tick with real sources)'),
+  'tests/integration/sources.test.ts': sqlite("the source poller into SQLite; into PostgreSQL: pg-sources (the same poller behind a store port)"),
+  'tests/integration/storage-faults.test.ts': sqlite("SQLite's own mechanism (another process's write lock, a full tmpfs, a read-only file)"),
+  'tests/integration/storage-full-health.test.ts': sqlite("SQLite's own mechanism (the database's disk full); PostgreSQL's /health faults: pg-operator-figures"),
+  'tests/integration/storage-lock-bound.test.ts': sqlite("SQLite's own mechanism (busy timeout under another process's write lock)"),
+  'tests/integration/subscribers.test.ts': sqlite("the SQLite subscriber service in-process; PostgreSQL's door through HTTP: door-engines, web"),
+  'tests/integration/topic-nesting.test.ts': both,
+  'tests/integration/web-pages.test.ts': sqlite("needs the topic builder's preview on PostgreSQL (with DATABASE_URL it still reads the SQLite file's papers: createTopicPreviewService over the app's db), and the web view of a digest written into SQLite's ledger; the web view on PostgreSQL: reader-links-engines"),
+  'tests/integration/web-preferences.test.ts': both,
+  'tests/integration/web-view-share.test.ts': both,
+  'tests/integration/web.test.ts': both,
+
+  'tests/unit/admin-password.test.ts': PURE,
+  'tests/unit/architecture.test.ts': SOURCE_SCAN,
+  'tests/unit/backoff.test.ts': PURE,
+  'tests/unit/batch-values.test.ts': sqlite("SQLite's multi-row VALUES statements (runBatched)"),
+  'tests/unit/bounce-classify.test.ts': PURE,
+  'tests/unit/bounces-parse.test.ts': PURE,
+  'tests/unit/config-check.test.ts': PURE,
+  'tests/unit/console-reading.test.ts': PURE,
+  'tests/unit/delivery-words.test.ts': PURE,
+  'tests/unit/dkim.test.ts': PURE,
+  'tests/unit/dot-stuffing.test.ts': PURE,
+  'tests/unit/engines-manifest.test.ts': SOURCE_SCAN,
+  'tests/unit/function-budget.test.ts': SOURCE_SCAN,
+  'tests/unit/html-body.test.ts': PURE,
+  'tests/unit/html-fixed-run.test.ts': PURE,
+  'tests/unit/html.test.ts': PURE,
+  'tests/unit/http-status-in-web.test.ts': SOURCE_SCAN,
+  'tests/unit/ingest-normalize.test.ts': PURE,
+  'tests/unit/ingest-readers.test.ts': PURE,
+  'tests/unit/ingest-schema.test.ts': PURE,
+  'tests/unit/latent.test.ts': PURE,
+  'tests/unit/learning-ingest.test.ts': PURE,
+  'tests/unit/ledger-owns-digests.test.ts': SOURCE_SCAN,
+  'tests/unit/like-terms.test.ts': PURE,
+  'tests/unit/mail-headers.test.ts': PURE,
+  'tests/unit/merge-lists.test.ts': PURE,
+  'tests/unit/message-builder-parity.test.ts': PURE,
+  'tests/unit/paper-days.test.ts': PURE,
+  'tests/unit/plan-items.test.ts': PURE,
+  'tests/unit/qp-body.test.ts': PURE,
+  'tests/unit/raw-message.test.ts': PURE,
+  'tests/unit/reader-model.test.ts': PURE,
+  'tests/unit/reader-shape.test.ts': PURE,
+  'tests/unit/readme-examples.test.ts': SOURCE_SCAN,
+  'tests/unit/render-format.test.ts': PURE,
+  'tests/unit/render-layout.test.ts': none('no store: the renderer read in Chromium'),
+  'tests/unit/render-learning.test.ts': PURE,
+  'tests/unit/render-long-digests.test.ts': PURE,
+  'tests/unit/render.test.ts': PURE,
+  'tests/unit/request-log.test.ts': PURE,
+  'tests/unit/retry-policy.test.ts': PURE,
+  'tests/unit/tokens.test.ts': PURE,
+  'tests/unit/topic-label.test.ts': PURE,
+  'tests/unit/topics-filters.test.ts': PURE,
+  'tests/unit/topics-highlight.test.ts': PURE,
+  'tests/unit/topics-parse.test.ts': PURE,
+  'tests/unit/web-favicon.test.ts': PURE,
+  'tests/unit/write-turn.test.ts': none("no store: the sending threads' turn-taking on its own"),
+};
+
+/** Files per kind (the global setup prints these). */
+export function engineCounts(): Record<EngineDecl['engine'], number> {
+  const n = { both: 0, postgres: 0, sqlite: 0, none: 0 };
+  for (const d of Object.values(ENGINES)) n[d.engine]++;
+  return n;
+}
