@@ -12,7 +12,7 @@ import type { Notice } from './notices/repo.ts';
 import { plural } from './words.ts';
 import { ingestCounts } from './ingest/ingest.ts';
 import { loadInput } from './ingest/load.ts';
-import { parseSources, type PollReport } from './ingest/sources.ts';
+import { parseSources, type PollReport, type SourceListing } from './ingest/sources.ts';
 import type { App } from './main.ts';
 import type { Clock } from './clock.ts';
 import type { OperatorRoster } from './operator/roster.ts';
@@ -268,9 +268,15 @@ function bounceLine(f: OperatorFigures): string {
   return `${line}\nalarm: ${plural(c.policy, 'digest was', 'digests were')} refused as spam or for the sender's reputation or SPF/DKIM/DMARC (policy blocks): check the sending domain and IP; the readers stay subscribed`;
 }
 
-export async function cmdSources(app: App, io: CliIo): Promise<number> {
+/** What `digest sources` reads: the SQLite app's operator service, or PostgreSQL's reads (cli/commands/sources-postgres.ts). */
+export interface SourcesSource {
+  config: { SOURCES: string };
+  operator: { sources(): SourceListing[] | Promise<SourceListing[]> };
+}
+
+export async function cmdSources(app: SourcesSource, io: CliIo): Promise<number> {
   if (parseSources(app.config.SOURCES).length === 0) io.out('no sources configured (set SOURCES, e.g. SOURCES=hf,arxiv:cs.LG+cs.CL)');
-  for (const s of app.operator.sources()) {
+  for (const s of await app.operator.sources()) {
     io.out(`${s.source}\tlast day ${s.lastDay ?? '-'}\t${s.lastError ? `last error ${s.lastErrorDay}: ${s.lastError}` : 'no errors'}`);
   }
   return 0;

@@ -34,8 +34,8 @@ import { feedsWithFallback, sqliteFeeds, type ReaderFeeds } from './feed/port.ts
 import { createPostgresFeeds } from './feed/postgres/atom.ts';
 import { createTopicPreviewService, type TopicPreviewService } from './match/preview-service.ts';
 import { Tokens } from './tokens.ts';
-import { createConsoleService, type ConsoleReads, type ConsoleService } from './admin/console.ts';
-import { postgresConsoleViews } from './admin/postgres/views.ts';
+import { createConsoleService, type ConsoleService } from './admin/console.ts';
+import { postgresConsolePages, type StorePages } from './admin/postgres/pages.ts';
 import { createWebhookEvents, type WebhookEvents } from './bounces/webhook-events.ts';
 import { sqliteBounceStore, type BounceStore } from './bounces/store.ts';
 import { postgresBounceStore } from './bounces/postgres/store.ts';
@@ -322,8 +322,8 @@ export interface PostgresDoorHandle {
   /** The operator's figures from PostgreSQL (status, console, /metrics), and /health probing it. */
   reads: OperatorReads;
   machine: MachineApi;
-  /** The console's overview and deliveries pages' reads, from PostgreSQL. */
-  consoleReads: ConsoleReads;
+  /** The console's overview, deliveries and sources pages (and "fetch now"), on PostgreSQL. */
+  console: StorePages;
   /** A digest's links (feedback, follow, web view) and the reader's feed, on PostgreSQL, SQLite's answering the links it did not sign. */
   readerLinks: Pick<App, 'feedback' | 'feeds' | 'digests'>;
   close(): Promise<void>;
@@ -364,7 +364,7 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
   return {
     bounces,
     reads,
-    consoleReads: { views: postgresConsoleViews(opsPool), figures: reads },
+    console: postgresConsolePages({ pool, readPool: opsPool, reads, config, clock, logger, spacer: app.spacer }),
     machine: {
       ...app.machine,
       health: createPostgresHealthCheck(opsPool, clock),
