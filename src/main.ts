@@ -40,6 +40,7 @@ import { createWebhookEvents, type WebhookEvents } from './bounces/webhook-event
 import { sqliteBounceStore, type BounceStore } from './bounces/store.ts';
 import { postgresBounceStore } from './bounces/postgres/store.ts';
 import { postBatch } from './ingest/post-batch.ts';
+import { postBatchPg } from './ingest/postgres/ingest.ts';
 import { createHealthCheck } from './report/health.ts';
 import { formatMetrics } from './report/status.ts';
 import { ALL_TIME, operatorFigures } from './report/figures.ts';
@@ -369,6 +370,8 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
       ...app.machine,
       health: createPostgresHealthCheck(opsPool, clock),
       metrics: async () => formatMetrics(await reads.figures(ALL_TIME)),
+      // Batches go where `digest plan` matches them; the same checks, whole or nothing.
+      postBatch: (posted) => postBatchPg(pool, clock, posted),
     },
     roster: createPostgresRoster({ pool, clock, logger, config, door }),
     webhooks: createWebhookEvents({ store: bounces, clock, config, logger }),
