@@ -171,7 +171,7 @@ export async function cmdSubscribers(roster: OperatorRoster, clock: Clock, io: C
   return 0;
 }
 
-export async function cmdPreview(app: App, io: CliIo, email: string, o: { out?: string }): Promise<number> {
+export async function cmdPreview(app: { operator: Pick<App['operator'], 'preview'> }, io: CliIo, email: string, o: { out?: string }): Promise<number> {
   const r = await app.operator.preview(email);
   if (!r) {
     io.out(`nothing to send to ${email} now: no new paper matches their topics`);

@@ -7,7 +7,6 @@ import { AppError } from '../../errors.ts';
 
 const SQLITE_ONLY: Readonly<Record<string, string>> = {
   run: '`digest serve` (its ticks plan on PostgreSQL) or `digest plan`, with `digest worker`s sending',
-  preview: 'a digest `digest worker` sent (its web view link)',
   backup: 'pg_dump (README, "Backups on PostgreSQL")',
   restore: 'pg_restore, then `digest recover --after-restore` (README, "Backups on PostgreSQL")',
 };
