@@ -7,8 +7,6 @@ import { AppError } from '../../errors.ts';
 
 const SQLITE_ONLY: Readonly<Record<string, string>> = {
   run: '`digest serve` (its ticks plan on PostgreSQL) or `digest plan`, with `digest worker`s sending',
-  backup: 'pg_dump (README, "Backups on PostgreSQL")',
-  restore: 'pg_restore, then `digest recover --after-restore` (README, "Backups on PostgreSQL")',
 };
 
 /** Whether `command` acts on the SQLite file alone. */
