@@ -21,20 +21,27 @@ const SQL_OPEN_DIGEST = `
 /**
  * A pool of one connection inside an open transaction: what the matcher, the planner and the mirror take
  * (a pg.Pool), each of their transactions a savepoint of the outer one, so rolling that back undoes them all.
+ * Statements queue one after another (the mirror asks several at once; one connection runs one at a time).
  */
 function poolInside(c: pg.PoolClient): pg.Pool {
+  let queue: Promise<unknown> = Promise.resolve();
+  const one = (text: string, values?: unknown) => {
+    const next = queue.then(() => c.query(text, values as unknown[]));
+    queue = next.catch(() => {});
+    return next;
+  };
   let n = 0;
   const nested = {
     async query(text: unknown, values?: unknown) {
       const sql = typeof text === 'string' ? text.trim().toUpperCase() : '';
-      if (sql === 'BEGIN') return c.query(`SAVEPOINT preview_${++n}`);
-      if (sql === 'COMMIT') return c.query(`RELEASE SAVEPOINT preview_${n--}`);
-      if (sql === 'ROLLBACK') return c.query(`ROLLBACK TO SAVEPOINT preview_${n}`).then(() => c.query(`RELEASE SAVEPOINT preview_${n--}`));
-      return c.query(text as string, values as unknown[]);
+      if (sql === 'BEGIN') return one(`SAVEPOINT preview_${++n}`);
+      if (sql === 'COMMIT') return one(`RELEASE SAVEPOINT preview_${n--}`);
+      if (sql === 'ROLLBACK') return one(`ROLLBACK TO SAVEPOINT preview_${n}`).then(() => one(`RELEASE SAVEPOINT preview_${n--}`));
+      return one(text as string, values);
     },
     release() {},
   };
-  return { query: (text: string, values?: unknown[]) => c.query(text, values), connect: async () => nested } as unknown as pg.Pool;
+  return { query: one, connect: async () => nested } as unknown as pg.Pool;
 }
 
 export interface PostgresPreviewDeps {
