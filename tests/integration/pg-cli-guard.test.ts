@@ -1,6 +1,6 @@
 // The CLI when the deployment's store is PostgreSQL (DATABASE_URL=postgres://…): `digest unsubscribe`
 // acts there (the reader stops getting mail; the opt-out history has the row), and a command that still
-// acts on the SQLite file alone (`run`, `preview`, `status <email>`…) stops naming DATABASE_URL instead of
+// acts on the SQLite file alone (`run`, `status <email>`) stops naming DATABASE_URL instead of
 // planning and sending from a stale SQLite copy or recording an operator's decision where no sender looks.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliIo } from '../../src/cli.ts';
@@ -60,9 +60,7 @@ describe.skipIf(!pg.reachable)('the CLI on PostgreSQL', () => {
 
   it.each([
     [['run'], /`digest run` acts on the SQLite file \(DATABASE_PATH\), but DATABASE_URL points at PostgreSQL.*digest worker/],
-    [['preview', 'reader@example.org'], /`digest preview` acts on the SQLite file.*web view link/],
     [['status', 'reader@example.org'], /`digest status <email>` reads one subscriber's last slot from the SQLite file/],
-    [['sources'], /`digest sources` acts on the SQLite file.*source_days/],
   ])('digest %s stops, naming DATABASE_URL, and writes nothing', async (args, message) => {
     const r = await digest(args);
     expect(r.code).toBe(1);
