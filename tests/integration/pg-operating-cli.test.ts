@@ -38,6 +38,8 @@ const SOURCE_DAYS = [
   ['hf', '2025-11-24', 'ingested', 1, null, '2025-11-24T06:00:00.000Z'],
   ['hf', '2025-11-25', 'error', 3, 'HTTP 503 from huggingface.co after 3 tries', '2025-11-25T06:10:00.000Z'],
   ['hf', '2025-11-23', 'empty', 2, null, '2025-11-23T06:00:00.000Z'],
+  // A day with nothing yet, after the last one ingested: not the last day.
+  ['hf', '2025-11-26', 'empty', 1, null, '2025-11-26T06:00:00.000Z'],
 ] as const;
 
 describe.skipIf(!pg.reachable)('operating a PostgreSQL deployment from the CLI', () => {
@@ -93,7 +95,7 @@ describe.skipIf(!pg.reachable)('operating a PostgreSQL deployment from the CLI',
       expect(page).toContain('Last day fetched: 2025-11-24. Last error (2025-11-25): HTTP 503 from huggingface.co after 3 tries');
       // The days, newest first.
       const days = [...page.matchAll(/<td class="nw">(\d{4}-\d\d-\d\d)<\/td><td>(\w+)<\/td><td>(\d+)<\/td>/g)].map((m) => `${m[1]} ${m[2]} ${m[3]}`);
-      expect(days).toEqual(['2025-11-25 error 3', '2025-11-24 ingested 1', '2025-11-23 empty 2']);
+      expect(days).toEqual(['2025-11-26 empty 1', '2025-11-25 error 3', '2025-11-24 ingested 1', '2025-11-23 empty 2']);
     } finally {
       await serve.stop();
     }
@@ -149,6 +151,7 @@ describe.skipIf(!pg.reachable)('operating a PostgreSQL deployment from the CLI',
   it('digest backup then digest restore into a new schema: the same row counts; a worker after it sends nobody a second copy', async () => {
     const plan = (at: string, schema?: string) => digestAt(at, ['plan'], onPostgres(schema), dir.cwd);
     const worker = (at: string, schema?: string) => digestAt(at, ['worker', '--once'], onPostgres(schema), dir.cwd);
+    if ((await count('papers')) === 0) await ingestBatchPg(s.pool, fixtureBatch(BATCH_DAY_1), clock);
     for (const step of [plan, worker]) expect((await step(AT)).code).toBe(0);
     expect(sink.messages.flatMap((m) => m.to).sort()).toEqual(['agents@example.org', 'rl@example.org']);
 
