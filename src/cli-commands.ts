@@ -14,7 +14,7 @@ import type { LastSlotReport } from './report/why-no-email.ts';
 import { plural } from './words.ts';
 import { ingestCounts } from './ingest/ingest.ts';
 import { loadInput } from './ingest/load.ts';
-import { parseSources, type PollReport } from './ingest/sources.ts';
+import { parseSources, type PollReport, type SourceListing } from './ingest/sources.ts';
 import type { App } from './main.ts';
 import type { Clock } from './clock.ts';
 import type { OperatorRoster } from './operator/roster.ts';
@@ -178,7 +178,7 @@ export async function cmdSubscribers(roster: OperatorRoster, clock: Clock, io: C
   return 0;
 }
 
-export async function cmdPreview(app: App, io: CliIo, email: string, o: { out?: string }): Promise<number> {
+export async function cmdPreview(app: { operator: Pick<App['operator'], 'preview'> }, io: CliIo, email: string, o: { out?: string }): Promise<number> {
   const r = await app.operator.preview(email);
   if (!r) {
     io.out(`nothing to send to ${email} now: no new paper matches their topics`);
@@ -292,9 +292,15 @@ function bounceLine(f: OperatorFigures): string {
   return `${line}\nalarm: ${plural(c.policy, 'digest was', 'digests were')} refused as spam or for the sender's reputation or SPF/DKIM/DMARC (policy blocks): check the sending domain and IP; the readers stay subscribed`;
 }
 
-export async function cmdSources(app: App, io: CliIo): Promise<number> {
+/** What `digest sources` reads: the SQLite app's operator service, or PostgreSQL's reads (cli/commands/sources-postgres.ts). */
+export interface SourcesSource {
+  config: { SOURCES: string };
+  operator: { sources(): SourceListing[] | Promise<SourceListing[]> };
+}
+
+export async function cmdSources(app: SourcesSource, io: CliIo): Promise<number> {
   if (parseSources(app.config.SOURCES).length === 0) io.out('no sources configured (set SOURCES, e.g. SOURCES=hf,arxiv:cs.LG+cs.CL)');
-  for (const s of app.operator.sources()) {
+  for (const s of await app.operator.sources()) {
     io.out(`${s.source}\tlast day ${s.lastDay ?? '-'}\t${s.lastError ? `last error ${s.lastErrorDay}: ${s.lastError}` : 'no errors'}`);
   }
   return 0;

@@ -64,14 +64,6 @@ export async function runCli(argv: string[], io: CliIo = defaultIo, appOptions: 
   };
   const ctx: CliContext = { io, appOptions, sources, setup, app, setExitCode: (c) => (code = c) };
   for (const register of CLI_COMMANDS) register(program, ctx);
-  // A command that acts on SQLite alone stops when the store is PostgreSQL (cli/commands/postgres-guard.ts).
-  // Only those commands read the configuration here; one that does not load is the command's to report.
-  program.hook('preAction', async (_program, command) => {
-    const { refuseOnPostgres, sqliteOnly } = await import('./cli/commands/postgres-guard.ts');
-    if (!sqliteOnly(command.name())) return;
-    const url = await loadConfig().then((c) => c.DATABASE_URL, () => undefined);
-    refuseOnPostgres(command.name(), url);
-  });
 
   try {
     await program.parseAsync(argv);

@@ -34,12 +34,13 @@ import { feedsWithFallback, sqliteFeeds, type ReaderFeeds } from './feed/port.ts
 import { createPostgresFeeds } from './feed/postgres/atom.ts';
 import { createTopicPreviewService, type TopicPreviewService } from './match/preview-service.ts';
 import { Tokens } from './tokens.ts';
-import { createConsoleService, type ConsoleReads, type ConsoleService } from './admin/console.ts';
-import { postgresConsoleViews } from './admin/postgres/views.ts';
+import { createConsoleService, type ConsoleService } from './admin/console.ts';
+import { postgresConsolePages, type StorePages } from './admin/postgres/pages.ts';
 import { createWebhookEvents, type WebhookEvents } from './bounces/webhook-events.ts';
 import { sqliteBounceStore, type BounceStore } from './bounces/store.ts';
 import { postgresBounceStore } from './bounces/postgres/store.ts';
 import { postBatch } from './ingest/post-batch.ts';
+import { postBatchPg } from './ingest/postgres/ingest.ts';
 import { createHealthCheck } from './report/health.ts';
 import { formatMetrics } from './report/status.ts';
 import { ALL_TIME, operatorFigures } from './report/figures.ts';
@@ -322,8 +323,8 @@ export interface PostgresDoorHandle {
   /** The operator's figures from PostgreSQL (status, console, /metrics), and /health probing it. */
   reads: OperatorReads;
   machine: MachineApi;
-  /** The console's overview and deliveries pages' reads, from PostgreSQL. */
-  consoleReads: ConsoleReads;
+  /** The console's overview, deliveries and sources pages (and "fetch now"), on PostgreSQL. */
+  console: StorePages;
   /** A digest's links (feedback, follow, web view) and the reader's feed, on PostgreSQL, SQLite's answering the links it did not sign. */
   readerLinks: Pick<App, 'feedback' | 'feeds' | 'digests'>;
   close(): Promise<void>;
@@ -364,11 +365,13 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
   return {
     bounces,
     reads,
-    consoleReads: { views: postgresConsoleViews(opsPool), figures: reads },
+    console: postgresConsolePages({ pool, readPool: opsPool, reads, config, clock, logger, spacer: app.spacer }),
     machine: {
       ...app.machine,
       health: createPostgresHealthCheck(opsPool, clock),
       metrics: async () => formatMetrics(await reads.figures(ALL_TIME)),
+      // Batches go where `digest plan` matches them; the same checks, whole or nothing.
+      postBatch: (posted) => postBatchPg(pool, clock, posted),
     },
     roster: createPostgresRoster({ pool, clock, logger, config, door }),
     webhooks: createWebhookEvents({ store: bounces, clock, config, logger }),

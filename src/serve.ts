@@ -19,7 +19,6 @@ import { buildServer, closeServer } from './web/server.ts';
 import type { WebDeps } from './web/deps.ts';
 import { localInboxLine, newInboxToken } from './web/routes/inbox-guard.ts';
 import { plural } from './words.ts';
-import { consoleReadPages } from './admin/console.ts';
 
 export const SAMPLE_BATCH = join(PROJECT_ROOT, 'samples', 'daily-papers-sample.json');
 
@@ -101,8 +100,8 @@ export function servedWebDeps(app: App, pg: PostgresDoorHandle | undefined): Par
     door: pg?.served ?? app.door,
     // /health probes PostgreSQL and /metrics counts there: it is where the readers and the ledger live.
     machine: pg?.machine ?? app.machine,
-    // The console's overview and deliveries read there too (its subscriber pages and actions: not yet).
-    console: pg ? { ...app.console, ...consoleReadPages(pg.consoleReads, app.clock) } : app.console,
+    // The console's overview, deliveries and sources pages read there too ("fetch now" ingests there).
+    console: pg ? { ...app.console, ...pg.console } : app.console,
     // Digests are sent from PostgreSQL there: their links and the reader's feed read and write it.
     ...pg?.readerLinks,
     // The console's subscriber pages and consent actions act where the workers read who to mail.

@@ -6,8 +6,8 @@ import type { HostSpacer } from '../ingest/fetch.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/open.ts';
-import { recentDays, type SourceDay } from '../ingest/source-days.ts';
-import { createSourcePoller, listSources, parseSources, type PollReport, type SourceListing, type SourceSpec } from '../ingest/sources.ts';
+import type { SourceDay } from '../ingest/source-days.ts';
+import { createSourcePoller, parseSources, type PollReport, type SourceListing, type SourceSpec } from '../ingest/sources.ts';
 import type { Logger } from '../log.ts';
 import { noticesDay } from '../report/figures.ts';
 import { sqliteOperatorReads, type OperatorReads } from '../report/reads.ts';
@@ -45,7 +45,7 @@ export interface ConsoleService {
   /** False when SOURCES names none (the page says so, "fetch now" does nothing). */
   hasSources(): boolean;
   /** Each configured source with its last 14 days. */
-  sources(): Array<SourceListing & { days: SourceDay[] }>;
+  sources(): Promise<Array<SourceListing & { days: SourceDay[] }>>;
   /** One poll of the configured sources (the console's "fetch now"). */
   fetchSources(): Promise<PollReport[]>;
   /** Confirmation emails of the last 24 hours by state, and the last failures. */
@@ -60,8 +60,15 @@ export function sqliteConsoleReads(db: Db, clock: Clock): ConsoleReads {
   };
 }
 
-/** The overview, deliveries and confirmation-email figures from `reads` (the pages serve reads from the deployment's store). */
-export function consoleReadPages(reads: ConsoleReads, clock: Clock): Pick<ConsoleService, 'overview' | 'deliveries' | 'notices'> {
+/** Days of each source the sources page lists. */
+const SOURCE_PAGE_DAYS = 14;
+
+/** The overview, deliveries, sources and confirmation-email figures from `reads` (the pages serve reads from the deployment's store). */
+export function consoleReadPages(
+  reads: ConsoleReads,
+  clock: Clock,
+  sources: () => readonly SourceSpec[],
+): Pick<ConsoleService, 'overview' | 'deliveries' | 'notices' | 'sources'> {
   return {
     overview: () => reads.views.overview(clock.now()),
     deliveries: async () => ({
@@ -72,6 +79,10 @@ export function consoleReadPages(reads: ConsoleReads, clock: Clock): Pick<Consol
       counts: (await reads.figures.figures({ noticesSince: noticesDay(clock) })).notices!,
       failures: await reads.figures.lastNoticeFailures(10),
     }),
+    sources: async () =>
+      Promise.all(
+        (await reads.figures.sources(sources())).map(async (s) => ({ ...s, days: await reads.figures.recentDays(s.source, SOURCE_PAGE_DAYS) })),
+      ),
   };
 }
 
@@ -83,8 +94,7 @@ export function createConsoleService(deps: ConsoleDeps): ConsoleService {
   return {
     sessions: new AdminSessions(db, clock),
     hasSources: () => configured().length > 0,
-    ...consoleReadPages(sqliteConsoleReads(db, clock), clock),
-    sources: () => listSources(db, configured()).map((s) => ({ ...s, days: recentDays(db, s.source) })),
+    ...consoleReadPages(sqliteConsoleReads(db, clock), clock, configured),
     fetchSources: () => createSourcePoller({ db, config, clock, logger, spacer: deps.spacer }).poll(),
   };
 }

@@ -278,19 +278,25 @@ export interface SourceListing {
 }
 
 export function listSources(db: Db, specs: readonly SourceSpec[]): SourceListing[] {
-  return specs.map((spec) => {
-    const summary = sourceSummary(db, spec.name);
-    const errors = sourceErrors(db, spec.name).map(failedDay);
-    const last = errors[0];
-    return {
-      source: spec.name,
-      kind: spec.kind,
-      lastDay: summary.lastDay,
-      lastFetchedAt: summary.lastFetchedAt,
-      lastError: last?.error ?? null,
-      lastErrorDay: last?.day ?? null,
-      lastErrorAt: last?.at ?? null,
-      errors,
-    };
-  });
+  return specs.map((spec) => sourceListing(spec, sourceSummary(db, spec.name), sourceErrors(db, spec.name)));
+}
+
+/** One source's listing from its summary and unresolved failed days, newest first (either engine's rows). */
+export function sourceListing(
+  spec: SourceSpec,
+  summary: { lastDay: string | null; lastFetchedAt: string | null },
+  failed: readonly SourceDay[],
+): SourceListing {
+  const errors = failed.map(failedDay);
+  const last = errors[0];
+  return {
+    source: spec.name,
+    kind: spec.kind,
+    lastDay: summary.lastDay,
+    lastFetchedAt: summary.lastFetchedAt,
+    lastError: last?.error ?? null,
+    lastErrorDay: last?.day ?? null,
+    lastErrorAt: last?.at ?? null,
+    errors,
+  };
 }

@@ -22,6 +22,12 @@ function localDate(at: Date, timezone: string): string {
   }
 }
 
+/** The clock a preview plans at: now, or a day on when today's slot has already run (either engine). */
+export function previewSlotClock(subscriber: { lastSlot: string | null; timezone: string }, clock: Clock): Clock {
+  const todayRan = subscriber.lastSlot !== null && subscriber.lastSlot >= localDate(clock.now(), subscriber.timezone);
+  return todayRan ? { now: () => new Date(clock.now().getTime() + DAY_MS) } : clock;
+}
+
 /** Open ledger rows (planned, or waiting to retry) are what a run would send first. */
 const SQL_OPEN_DIGEST = `
   SELECT id FROM digests
@@ -39,8 +45,7 @@ export async function previewDigest(app: { db: Db; clock: Clock; links: Links; r
     // when today's has already run (a slot runs once: what arrived after it waits for the next one).
     markConfirmedForPreview(db, subscriber.id);
     matchPending(db);
-    const todayRan = subscriber.lastSlot !== null && subscriber.lastSlot >= localDate(clock.now(), subscriber.timezone);
-    const at: Clock = todayRan ? { now: () => new Date(clock.now().getTime() + DAY_MS) } : clock;
+    const at = previewSlotClock(subscriber, clock);
     // No yielding: the savepoint is open on this connection, nothing else may run inside it.
     await planDigests(db, { clock: at, mode: 'now', onlySubscriber: subscriber.id, yieldBetweenChunks: false });
     const open = statement(db, SQL_OPEN_DIGEST).get(subscriber.id) as { id: number } | undefined;

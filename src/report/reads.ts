@@ -4,7 +4,8 @@
 // (sums, rates, the top failure reasons) is shared (figures.ts combineFigures, status.ts editionsWithReasons).
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/open.ts';
-import { failedDay, sourceErrors } from '../ingest/source-days.ts';
+import { failedDay, recentDays, sourceErrors, type SourceDay } from '../ingest/source-days.ts';
+import { listSources, type SourceListing, type SourceSpec } from '../ingest/sources.ts';
 import { lastNoticeFailures, type Notice } from '../notices/repo.ts';
 import { operatorFigures, type FigureWindows, type OperatorFigures } from './figures.ts';
 import { editionStatus, type EditionStatus } from './status.ts';
@@ -24,6 +25,10 @@ export interface OperatorReads {
   lastNoticeFailures(limit: number): Promise<Notice[]>;
   /** Each named source's unresolved failed days. */
   sourceFailures(sources: readonly string[]): Promise<SourceFailures[]>;
+  /** Each configured source with its last day ingested and unresolved errors (`digest sources`, the console). */
+  sources(specs: readonly SourceSpec[]): Promise<SourceListing[]>;
+  /** One source's newest recorded days (the console's sources page). */
+  recentDays(source: string, limit: number): Promise<SourceDay[]>;
 }
 
 export function sqliteOperatorReads(db: Db, clock: Clock): OperatorReads {
@@ -32,5 +37,7 @@ export function sqliteOperatorReads(db: Db, clock: Clock): OperatorReads {
     editions: async (limit) => editionStatus(db, { limit }),
     lastNoticeFailures: async (limit) => lastNoticeFailures(db, limit),
     sourceFailures: async (sources) => sources.map((source) => ({ source, errors: sourceErrors(db, source).map(failedDay) })),
+    sources: async (specs) => listSources(db, specs),
+    recentDays: async (source, limit) => recentDays(db, source, limit),
   };
 }

@@ -69,8 +69,8 @@ export interface MachineApi {
   health: HealthCheck;
   /** GET /metrics: Prometheus text (report/status.ts), from the store the deployment lives in. */
   metrics(): Promise<string>;
-  /** POST /api/batches: read and store one posted batch (ingest/post-batch.ts). */
-  postBatch(posted: PostedBatch): PostBatchResult;
+  /** POST /api/batches: read and store one posted batch (ingest/post-batch.ts; into PostgreSQL with DATABASE_URL). */
+  postBatch(posted: PostedBatch): PostBatchResult | Promise<PostBatchResult>;
 }
 
 /** Everything route modules receive. */

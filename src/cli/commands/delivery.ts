@@ -72,11 +72,16 @@ export function registerStatus(program: Command, { io, app, setup, setExitCode }
     });
 }
 
-export function registerSources(program: Command, { io, app, setExitCode }: CliContext): void {
+export function registerSources(program: Command, { io, app, setup, setExitCode }: CliContext): void {
   program
     .command('sources')
-    .description('configured paper sources, last day fetched, last error')
+    .description('configured paper sources, last day fetched, last error (from PostgreSQL when DATABASE_URL is postgres://)')
     .action(async () => {
+      if ((await loadConfig()).DATABASE_URL) {
+        const { config } = await setup();
+        setExitCode(await (await import('./sources-postgres.ts')).sourcesOnPostgres(config, io));
+        return;
+      }
       setExitCode(await withApp(app, async (a) => (await commands()).cmdSources(a, io)));
     });
 }

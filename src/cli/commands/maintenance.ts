@@ -16,13 +16,18 @@ export function registerAdminPassword(program: Command, { io, setExitCode }: Cli
 export function registerBackup(program: Command, { io, setExitCode }: CliContext): void {
   program
     .command('backup')
-    .description('copy the database consistently while the service runs (SQLite online backup), then check the copy')
+    .description('copy the database consistently while the service runs (SQLite online backup; pg_dump -Fc with DATABASE_URL), then check the copy')
     .argument('<file>', 'where to write the copy (refused if it exists, unless --force)')
     .option('--force', 'replace <file> if it exists')
     .action(async (file: string, o: { force?: boolean }) => {
+      const config = await loadConfig();
+      if (config.DATABASE_URL) {
+        setExitCode(await (await import('./backup-postgres.ts')).backupOnPostgres(config, io, file, o));
+        return;
+      }
       // Only the database: no renderer, mail or migrations (a backup copies what is there, as it is).
       const { openDatabase } = await import('../../db/open.ts');
-      const path = (await loadConfig()).DATABASE_PATH;
+      const path = config.DATABASE_PATH;
       // Opening a path that does not exist would create an empty database there (and its folder), then
       // fail on a missing table: a mistyped DATABASE_PATH must say so, and leave nothing behind.
       if (!existsSync(path)) throw new AppError('DB_NOT_FOUND', `DATABASE_PATH: no database at ${path}: nothing to back up`);
@@ -58,10 +63,17 @@ export function registerConfig(program: Command, { io, sources, setExitCode }: C
 export function registerRestore(program: Command, { io, setExitCode }: CliContext): void {
   program
     .command('restore')
-    .description('replace the database with a backup (stop the service first); digests that may have gone out since the backup become unknown, never resent')
+    .description(
+      'replace the database with a backup (stop the service first; on PostgreSQL into an empty schema); digests that may have gone out since the backup become unknown, never resent',
+    )
     .argument('<backup>', 'a file written by digest backup')
     .action(async (backup: string) => {
-      setExitCode(await (await import('../../cli-restore.ts')).cmdRestore(await loadConfig(), io, backup));
+      const config = await loadConfig();
+      if (config.DATABASE_URL) {
+        setExitCode(await (await import('./backup-postgres.ts')).restoreOnPostgres(config, io, backup));
+        return;
+      }
+      setExitCode(await (await import('../../cli-restore.ts')).cmdRestore(config, io, backup));
     });
 }
 

@@ -69,11 +69,17 @@ export function registerSubscribers(program: Command, { io, app, setExitCode }: 
 export function registerPreview(program: Command, { io, app, setExitCode }: CliContext): void {
   program
     .command('preview')
-    .description('render the digest that would be sent to this address now (sends nothing)')
+    .description('render the digest that would be sent to this address now (sends nothing; from PostgreSQL when DATABASE_URL is postgres://)')
     .argument('<email>')
     .option('--out <file.html>', 'write the HTML there (default: print the plain-text part)')
     .action(async (email: string, o: { out?: string }) => {
-      setExitCode(await withApp(app, async (a) => (await commands()).cmdPreview(a, io, email, o)));
+      setExitCode(
+        await withApp(app, async (a) => {
+          const c = await commands();
+          if (!a.config.DATABASE_URL) return c.cmdPreview(a, io, email, o);
+          return (await import('./preview-postgres.ts')).previewOnPostgres(a, io, email, o);
+        }),
+      );
     });
 }
 

@@ -8,9 +8,11 @@
 // a slower ingest would commit later with a lower id (matching and planning rely on ids growing).
 import type pg from 'pg';
 import type { Clock } from '../../clock.ts';
+import { pgStorageFault } from '../../db/postgres/faults.ts';
 import { inTransaction } from '../../db/postgres/pool.ts';
 import type { IncomingBatch, IncomingPaper } from '../../types.ts';
 import { mergePaper, prepareBatch, rowOf, sameRow, type IngestResult, type Row } from '../ingest.ts';
+import { readPostedBatch, type PostBatchResult, type PostedBatch } from '../post-batch.ts';
 
 /** First half of the two-int advisory lock key of ingesting ("ingt"). */
 const INGEST_LOCK_CLASS = 0x696e6774;
@@ -106,4 +108,15 @@ export async function ingestBatchPg(pool: pg.Pool, batch: IncomingBatch, clock: 
     await c.query(SQL_SET_BATCH_NEW_COUNT, [fresh.length, batchId]);
     return { batchId, papers: papers.length, newPapers: fresh.length, updatedPapers: changed.length, duplicate: false };
   });
+}
+
+/** POST /api/batches into PostgreSQL: the same reading and answers as SQLite's (post-batch.ts), whole or nothing. */
+export async function postBatchPg(pool: pg.Pool, clock: Clock, posted: PostedBatch): Promise<PostBatchResult> {
+  const batch = readPostedBatch(posted);
+  try {
+    return { ...(await ingestBatchPg(pool, batch, clock)), source: batch.source, date: batch.date };
+  } catch (e) {
+    // PostgreSQL out of reach answers 503 + Retry-After, as a locked or full SQLite file does.
+    throw pgStorageFault(e) ?? e;
+  }
 }

@@ -83,10 +83,20 @@ export const PG_LAST_NOTICE_FAILURES = `
   ORDER BY id DESC LIMIT $1`;
 
 /** A source's unresolved failed days, newest first (ingest/source-days.ts SQL_ERRORS). */
+const SOURCE_DAY_COLUMNS = `day, status, batch_id AS "batchId", attempts, last_error AS "lastError", fetched_at AS "fetchedAt"`;
+
 export const PG_SOURCE_ERRORS = `
-  SELECT day, last_error AS "lastError", fetched_at AS "fetchedAt", attempts
+  SELECT ${SOURCE_DAY_COLUMNS}
   FROM source_days WHERE source = $1 AND status = 'error'
   ORDER BY fetched_at DESC, day DESC LIMIT 10`;
+
+/** Last day ingested and last fetch of one source (`digest sources`, the console's sources page). */
+export const PG_SOURCE_SUMMARY = `
+  SELECT max(CASE WHEN status = 'ingested' THEN day END) AS "lastDay", max(fetched_at) AS "lastFetchedAt"
+  FROM source_days WHERE source = $1`;
+
+/** One source's newest days: the primary key (source, day) read backwards. */
+export const PG_RECENT_SOURCE_DAYS = `SELECT ${SOURCE_DAY_COLUMNS} FROM source_days WHERE source = $1 ORDER BY day DESC LIMIT $2`;
 
 /** GET /health's write: what a subscriber's write needs (a row written and committed), one tiny row. */
 export const PG_HEALTH_PROBE = `

@@ -5,6 +5,7 @@ import type { Clock } from '../../clock.ts';
 import type { ConsentKind } from '../../consent/history.ts';
 import type { ReportKind } from '../../bounces/reports.ts';
 import { failedDay, type SourceDay } from '../../ingest/source-days.ts';
+import { sourceListing } from '../../ingest/sources.ts';
 import type { Notice, NoticeStatus } from '../../notices/repo.ts';
 import { OVERDUE_AFTER_HOURS } from '../../plan/slots.ts';
 import type { SubscriberStatus } from '../../types.ts';
@@ -75,5 +76,16 @@ export function postgresOperatorReads(pool: pg.Pool, clock: Clock): OperatorRead
     lastNoticeFailures: async (limit) => (await pool.query<Notice>(SQL.PG_LAST_NOTICE_FAILURES, [limit])).rows,
     sourceFailures: (sources) =>
       Promise.all(sources.map(async (source) => ({ source, errors: (await pool.query<SourceDay>(SQL.PG_SOURCE_ERRORS, [source])).rows.map(failedDay) }))),
+    sources: (specs) =>
+      Promise.all(
+        specs.map(async (spec) => {
+          const [summary, errors] = await Promise.all([
+            pool.query<{ lastDay: string | null; lastFetchedAt: string | null }>(SQL.PG_SOURCE_SUMMARY, [spec.name]),
+            pool.query<SourceDay>(SQL.PG_SOURCE_ERRORS, [spec.name]),
+          ]);
+          return sourceListing(spec, summary.rows[0]!, errors.rows);
+        }),
+      ),
+    recentDays: async (source, limit) => (await pool.query<SourceDay>(SQL.PG_RECENT_SOURCE_DAYS, [source, limit])).rows,
   };
 }

@@ -149,7 +149,7 @@ function registerSourcesRoutes(auth: FastifyInstance, ctx: AdminContext): void {
   let lastFetch: { startedAt: string; finishedAt?: string; reports?: PollReport[]; error?: string } | undefined;
   const fetchNow = ctx.deps.fetchSourcesNow ?? (() => service.fetchSources());
   auth.get('/admin/sources', async (_req, reply) => {
-    return ctx.page(reply, 'sources', { title: 'Sources', section: 'sources', sources: service.sources(), none: !service.hasSources(), fetching: Boolean(fetching), lastFetch });
+    return ctx.page(reply, 'sources', { title: 'Sources', section: 'sources', sources: await service.sources(), none: !service.hasSources(), fetching: Boolean(fetching), lastFetch });
   });
   auth.post('/admin/sources/fetch', async (_req, reply) => {
     if (!fetching && service.hasSources()) {

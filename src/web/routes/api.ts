@@ -99,7 +99,7 @@ export function registerApiRoutes(app: FastifyInstance, deps: ApiDeps): void {
       '/api/batches',
       { schema: { querystring: batchQuery, response: { 200: batchStored, 201: batchStored, 401: errorBody, 503: errorBody } } },
       async (req, reply) => {
-        const { source, date, ...stored } = machine.postBatch({ body: req.body, ...req.query });
+        const { source, date, ...stored } = await machine.postBatch({ body: req.body, ...req.query });
         return reply.code(stored.duplicate ? 200 : 201).send({ ok: true, source, date, ...stored });
       },
     );

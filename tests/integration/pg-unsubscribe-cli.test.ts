@@ -1,8 +1,7 @@
 // The CLI when the deployment's store is PostgreSQL (DATABASE_URL=postgres://…): `digest unsubscribe`
 // acts there (the reader stops getting mail; the opt-out history has the row), and a command that still
-// acts on the SQLite file alone (`preview`, `sources`…) stops naming DATABASE_URL instead of
-// planning and sending from a stale SQLite copy or recording an operator's decision where no sender looks.
-// (`run` and `status <email>` act on PostgreSQL: tests/integration/pg-run-status.test.ts.)
+// acted on the SQLite file alone used to stop here; every command now acts on PostgreSQL there (run, status
+// <email>: pg-run-status.test.ts; sources, preview, backup, restore: pg-operating-cli.test.ts).
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliIo } from '../../src/cli.ts';
 import { migratePostgres } from '../../src/db/postgres/migrate.ts';
@@ -57,16 +56,5 @@ describe.skipIf(!pg.reachable)('the CLI on PostgreSQL', () => {
     const unknown = await digest(['unsubscribe', 'nobody@example.org']);
     expect(unknown.code).toBe(1);
     expect(unknown.err).toEqual(['error: no subscriber with address nobody@example.org']);
-  });
-
-  it.each([
-    [['preview', 'reader@example.org'], /`digest preview` acts on the SQLite file.*web view link/],
-    [['sources'], /`digest sources` acts on the SQLite file.*source_days/],
-  ])('digest %s stops, naming DATABASE_URL, and writes nothing', async (args, message) => {
-    const r = await digest(args);
-    expect(r.code).toBe(1);
-    expect(r.err).toEqual([expect.stringMatching(message)]);
-    expect(sqlite.db.prepare('SELECT count(*) AS n FROM subscribers').get()).toEqual({ n: 0 });
-    expect(sqlite.db.prepare('SELECT count(*) AS n FROM digests').get()).toEqual({ n: 0 });
   });
 });
