@@ -370,7 +370,7 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
       health: createPostgresHealthCheck(opsPool, clock),
       metrics: async () => formatMetrics(await reads.figures(ALL_TIME)),
     },
-    roster: createPostgresRoster({ pool, clock, logger, config, door }),
+    roster: createPostgresRoster({ pool, clock, logger, config, door, links }),
     webhooks: createWebhookEvents({ store: bounces, clock, config, logger }),
     door,
     // Emails sent from the SQLite file before the move: their links keep working through SQLite's services.
