@@ -3,8 +3,9 @@
 // send/postgres/batch-mirror.ts) and loaded there by the SQLite loader: the same page as on SQLite, from one
 // renderer. Decision: mirrors are pooled, not their rows. Building a mirror's schema was ~20 ms of CPU, the
 // bulk of a view (BENCHMARKS.md "The web view on PostgreSQL"); a pooled one is emptied after each view, so
-// every view copies the rows as they are now (no cache to refresh, nothing another instance lacks) and a
-// view has its mirror to itself (no lock between a prepare and its take). README "Running on more than one machine".
+// every view copies the rows as they are now (no cache to refresh, nothing another instance lacks), and a
+// view has its mirror to itself while it awaits PostgreSQL (another view's copy or emptying never meets it).
+// README "Running on more than one machine".
 import type pg from 'pg';
 import type { Clock } from '../../clock.ts';
 import { answerDbLoss } from '../../db/postgres/retry.ts';
@@ -22,7 +23,7 @@ export interface MirrorPoolLimits {
   maxBytes: number;
 }
 
-/** Two idle mirrors (~1 MB each empty) serve views one after another and a second at once; 8 MB bounds each. */
+/** Two idle mirrors (~0.3 MB each, empty: the schema's pages) serve views in turn and a second at once; 8 MB bounds each. */
 export const WEB_VIEW_MIRRORS: MirrorPoolLimits = { idle: 2, maxBytes: 8 * 1024 * 1024 };
 
 /** Emptied mirrors, reused by the next view; each view has one to itself while it prepares and takes. */
