@@ -373,7 +373,7 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
       // Batches go where `digest plan` matches them; the same checks, whole or nothing.
       postBatch: (posted) => postBatchPg(pool, clock, posted),
     },
-    roster: createPostgresRoster({ pool, clock, logger, config, door }),
+    roster: createPostgresRoster({ pool, clock, logger, config, door, links }),
     webhooks: createWebhookEvents({ store: bounces, clock, config, logger }),
     door,
     // Emails sent from the SQLite file before the move: their links keep working through SQLite's services.

@@ -71,26 +71,53 @@ export function dayList(now: Date, count = OVERVIEW_DAYS): string[] {
 }
 
 /**
- * Digest counts of the days before yesterday, per database, kept for an hour: counting the ledger is the
- * one expensive part of the overview (about 1 s per 2.6 million rows here: 88,000 daily readers over 30
- * days), and those days no longer change (retries end within hours). Yesterday and today are always
- * counted live.
+ * Digest counts of the days before yesterday, per store (a SQLite handle, PostgreSQL's pool), kept for an
+ * hour: counting the ledger is the one expensive part of the overview (about 1 s per 2.6 million rows
+ * here: 88,000 daily readers over 30 days), and those days no longer change (retries end within hours).
+ * Yesterday and today are always counted live. Per process: another instance counts its own, from the
+ * same rows (nothing in it that another instance needs).
  */
-const closedDigestDays = new WeakMap<Db, { through: string; at: number; counts: Map<string, { sent: number; failed: number }> }>();
+type DayCounts = Map<string, { sent: number; failed: number }>;
+const closedDigestDays = new WeakMap<object, { through: string; at: number; counts: DayCounts }>();
 export const DIGEST_CACHE_MS = 3600 * 1000;
+type DigestDayRow = { day: string; sent: number; failed: number };
 
-function digestDays(db: Db, from: string, to: string, yesterday: string): Map<string, { sent: number; failed: number }> {
-  const query = (a: string, b: string) =>
-    statement<{ from: string; to: string }, { day: string; sent: number; failed: number }>(db, SQL_DIGEST_DAYS).all({ from: a, to: b });
-  let cached = closedDigestDays.get(db);
-  if (!cached || cached.through !== yesterday || Date.now() - cached.at > DIGEST_CACHE_MS) {
-    const counts = new Map<string, { sent: number; failed: number }>();
-    for (const r of query(from, yesterday)) if (r.day < yesterday) counts.set(r.day, { sent: r.sent, failed: r.failed });
-    closedDigestDays.set(db, (cached = { through: yesterday, at: Date.now(), counts }));
-  }
-  const out = new Map(cached.counts);
-  for (const r of query(yesterday, to)) out.set(r.day, { sent: r.sent, failed: r.failed });
+/** The closed days still cached for `store`, or undefined when they must be counted again. */
+function cachedClosedDays(store: object, yesterday: string): DayCounts | undefined {
+  const cached = closedDigestDays.get(store);
+  return cached && cached.through === yesterday && Date.now() - cached.at <= DIGEST_CACHE_MS ? cached.counts : undefined;
+}
+
+/** Keeps the days before `yesterday` of a count from the window's first day through yesterday. */
+function keepClosedDays(store: object, yesterday: string, rows: DigestDayRow[]): DayCounts {
+  const counts: DayCounts = new Map();
+  for (const r of rows) if (r.day < yesterday) counts.set(r.day, { sent: Number(r.sent), failed: Number(r.failed) });
+  closedDigestDays.set(store, { through: yesterday, at: Date.now(), counts });
+  return counts;
+}
+
+function withLiveDays(closed: DayCounts, live: DigestDayRow[]): DayCounts {
+  const out = new Map(closed);
+  for (const r of live) out.set(r.day, { sent: Number(r.sent), failed: Number(r.failed) });
   return out;
+}
+
+function digestDays(db: Db, from: string, to: string, yesterday: string): DayCounts {
+  const query = (a: string, b: string) => statement<{ from: string; to: string }, DigestDayRow>(db, SQL_DIGEST_DAYS).all({ from: a, to: b });
+  const closed = cachedClosedDays(db, yesterday) ?? keepClosedDays(db, yesterday, query(from, yesterday));
+  return withLiveDays(closed, query(yesterday, to));
+}
+
+/** digestDays for an asynchronous store (PostgreSQL's: admin/postgres/views.ts), the same cache rules. */
+export async function digestDaysCached(
+  store: object,
+  span: { from: string; to: string; yesterday: string },
+  query: (from: string, to: string) => Promise<DigestDayRow[]>,
+): Promise<DayCounts> {
+  const { from, to, yesterday } = span;
+  const cached = cachedClosedDays(store, yesterday);
+  const [closed, live] = await Promise.all([cached ?? query(from, yesterday).then((rows) => keepClosedDays(store, yesterday, rows)), query(yesterday, to)]);
+  return withLiveDays(closed, live);
 }
 
 /** The rows an engine reads for the overview (SQLite below, PostgreSQL in admin/postgres/views.ts). */

@@ -77,15 +77,18 @@ export interface SubscriberDetail {
   notices: Notice[];
 }
 
+/** A subscriber's last digests as either engine reads them: `viewable` when the row still holds its papers. */
+export type LastDigestRow = Omit<SubscriberDetail['digests'][number], 'webView'> & { viewable: number | boolean };
+
+/** The console's "web view" link of each sent digest that still holds its papers (the link the email carried). */
+export function withWebViews(links: Links, subscriber: SubscriberRecord, rows: LastDigestRow[]): SubscriberDetail['digests'] {
+  return rows.map(({ viewable, ...d }) => ({ ...d, webView: viewable && d.status === 'sent' ? links.webView(subscriber, d.id) : undefined }));
+}
+
 export function subscriberDetail(db: Db, links: Links, id: number): SubscriberDetail | undefined {
   const subscriber = findSubscriberById(db, id);
   if (!subscriber) return undefined;
-  const digests = statement<[number], { id: number; edition: string; status: string; paperCount: number; sentAt: string | null; response: string | null; viewable: number }>(
-    db,
-    SQL_LAST_DIGESTS,
-  )
-    .all(id)
-    .map(({ viewable, ...d }) => ({ ...d, webView: viewable && d.status === 'sent' ? links.webView(subscriber, d.id) : undefined }));
+  const digests = withWebViews(links, subscriber, statement<[number], LastDigestRow>(db, SQL_LAST_DIGESTS).all(id));
   return {
     subscriber,
     topics: listTopics(db, id),

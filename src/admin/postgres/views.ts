@@ -4,21 +4,23 @@
 import type pg from 'pg';
 import type { ConsoleViews } from '../console.ts';
 import { deliveriesFrom, deliveriesSpan, LAST_ERRORS, type WaitingRow } from '../deliveries.ts';
-import { overviewFrom, overviewSpan } from '../overview.ts';
+import { digestDaysCached, overviewFrom, overviewSpan } from '../overview.ts';
 import * as SQL from './console-sql.ts';
 
 export function postgresConsoleViews(pool: pg.Pool): ConsoleViews {
   const rows = async <T extends pg.QueryResultRow>(sql: string, params: unknown[]) => (await pool.query<T>(sql, params)).rows;
   return {
     async overview(now) {
-      const { days, from, to } = overviewSpan(now);
+      const span = overviewSpan(now);
+      const { days, from } = span;
       const [subscriberDays, digestDays, bounceDays, paperDays] = await Promise.all([
         rows<{ day: string; delta: number; unsub: number }>(SQL.PG_SUBSCRIBER_DAYS, [from]),
-        rows<{ day: string; sent: number; failed: number }>(SQL.PG_DIGEST_DAYS, [from, to]),
+        // The days before yesterday counted once an hour per process, as on SQLite (overview.ts digestDays).
+        digestDaysCached(pool, span, (a, b) => rows<{ day: string; sent: number; failed: number }>(SQL.PG_DIGEST_DAYS, [a, b])),
         rows<{ day: string; hard: number; soft: number; policy: number; complaints: number }>(SQL.PG_BOUNCE_DAYS, [from]),
         rows<{ source: string; day: string; papers: number }>(SQL.PG_PAPER_DAYS, [from]),
       ]);
-      return overviewFrom(days, { subscriberDays, digestDays: new Map(digestDays.map((r) => [r.day, r])), bounceDays, paperDays });
+      return overviewFrom(days, { subscriberDays, digestDays, bounceDays, paperDays });
     },
     async deliveries(now, limit = 50) {
       const { from, weekAgo } = deliveriesSpan(now);

@@ -21,3 +21,9 @@ export function forgetMirroredRows(mirror: Db): void {
   statement(mirror, SQL_FORGET_ALL_SUGGESTIONS).run();
   statement(mirror, SQL_FORGET_ALL_ROWS).run();
 }
+
+/** Empties every table of a mirror (the web view's pooled mirrors, between two views): its schema stays. */
+export function emptyMirror(mirror: Db, tables: readonly string[]): void {
+  forgetMirroredRows(mirror);
+  for (const t of tables) if (t !== 'digests' && t !== 'digest_suggestions') statement(mirror, `DELETE FROM "${t}"`).run();
+}

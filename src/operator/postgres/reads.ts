@@ -3,9 +3,10 @@
 import type { BounceEventRow } from '../../bounces/service.ts';
 import { consentHistory } from '../../consent/postgres.ts';
 import type { Pg } from '../../db/postgres/pool.ts';
+import type { Links } from '../../links.ts';
 import { noticesOfPg } from '../../notices/postgres-store.ts';
 import * as records from '../../subscribers/records/postgres.ts';
-import { decodeTopicCursor, PAGE_SIZE, type SearchHit, type SearchPage, type SubscriberDetail } from '../../admin/subscribers.ts';
+import { decodeTopicCursor, PAGE_SIZE, withWebViews, type LastDigestRow, type SearchHit, type SearchPage, type SubscriberDetail } from '../../admin/subscribers.ts';
 import type { SearchQuery } from '../roster.ts';
 
 // Case-insensitive, as SQLite's NOCASE range; starts_with keeps a prefix a prefix whatever the collation.
@@ -21,7 +22,8 @@ const SQL_BY_TOPIC = `
 
 // One subscriber's last digests (unique index (subscriber_id, edition)).
 const SQL_LAST_DIGESTS = `
-  SELECT id, edition, status, paper_count AS "paperCount", sent_at AS "sentAt", smtp_response AS response
+  SELECT id, edition, status, paper_count AS "paperCount", sent_at AS "sentAt", smtp_response AS response,
+         items IS NOT NULL AS viewable
   FROM digests WHERE subscriber_id = $1 ORDER BY edition DESC LIMIT 20`;
 
 const SQL_BOUNCES = `
@@ -40,14 +42,14 @@ export async function searchSubscribersPg(c: Pg, q: SearchQuery): Promise<Search
   return { hits, next: hits.length === PAGE_SIZE && last ? `${last.id}:${last.topic}` : undefined };
 }
 
-/** No web view link: GET /digests/:token reads SQLite's digests, not yet PostgreSQL's. */
-export async function subscriberDetailPg(c: Pg, id: number): Promise<SubscriberDetail | undefined> {
+/** With each sent digest's web view link, signed as the worker signed the email's (PostgreSQL's `links`). */
+export async function subscriberDetailPg(c: Pg, links: Links, id: number): Promise<SubscriberDetail | undefined> {
   const subscriber = await records.findSubscriberById(c, id);
   if (!subscriber) return undefined;
   return {
     subscriber,
     topics: await records.listTopics(c, id),
-    digests: (await c.query<SubscriberDetail['digests'][number]>(SQL_LAST_DIGESTS, [id])).rows,
+    digests: withWebViews(links, subscriber, (await c.query<LastDigestRow>(SQL_LAST_DIGESTS, [id])).rows),
     bounces: (await c.query<BounceEventRow>(SQL_BOUNCES, [id])).rows,
     consent: await consentHistory(c, subscriber.email),
     notices: await noticesOfPg(c, id),

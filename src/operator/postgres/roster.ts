@@ -7,6 +7,7 @@ import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import { checkLiftReason, liftApplies, type LiftResult } from '../../consent/lift.ts';
 import { activeOptOuts, listOptOuts, recordConsentEvent } from '../../consent/postgres.ts';
+import type { Links } from '../../links.ts';
 import type { Logger } from '../../log.ts';
 import { normaliseEmail } from '../../subscribers/records/email-address.ts';
 import * as records from '../../subscribers/records/postgres.ts';
@@ -25,6 +26,8 @@ export interface PgRosterDeps {
   config: Pick<Config, 'DIGEST_TZ' | 'DIGEST_HOUR'>;
   /** PostgreSQL's subscriber door: subscribe and confirmation emails go through its rules and notices. */
   door: PostgresDoor;
+  /** PostgreSQL's links (its secret): a subscriber's page links each sent digest's web view. */
+  links: Links;
 }
 
 const LIST_PAGE = 500;
@@ -45,7 +48,7 @@ export function createPostgresRoster(deps: PgRosterDeps): OperatorRoster {
   return {
     engine: 'postgres',
     search: (q) => answerDbLoss(() => searchSubscribersPg(pool, q)),
-    detail: (id) => answerDbLoss(() => subscriberDetailPg(pool, id)),
+    detail: (id) => answerDbLoss(() => subscriberDetailPg(pool, deps.links, id)),
     list: async function* () {
       for (let page = await records.subscribersAfter(pool, 0, LIST_PAGE); page.length > 0; page = await records.subscribersAfter(pool, page[page.length - 1]!.id, LIST_PAGE)) {
         for (const s of page) yield toListing(s, await records.listTopics(pool, s.id));

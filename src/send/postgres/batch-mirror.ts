@@ -10,7 +10,7 @@ import { insertMirrorRows, openSchemaMirror, withMirrorColumns, type SchemaMirro
 import type { Db } from '../../db/open.ts';
 import { statement } from '../../db/statements.ts';
 import { decodeList, decodeRefs, eachItem, isRefs, parseTopicIds } from '../../ledger/index.ts';
-import { forgetMirroredRow } from '../../ledger/postgres/mirror-rows.ts';
+import { emptyMirror, forgetMirroredRow } from '../../ledger/postgres/mirror-rows.ts';
 import type { Links } from '../../links.ts';
 import { DigestLoader, type LoadedDigest } from '../../render/view.ts';
 import { MIRRORED, PG_MIRROR, PG_MIRROR_PAPERS, type MirroredTable } from './mirror-sql.ts';
@@ -90,6 +90,23 @@ export class BatchMirror {
 
   close(): void {
     this.db.close();
+  }
+
+  /**
+   * Every row and cache gone, the schema kept (the web view's pooled mirrors, subscribers/postgres/
+   * open-digest.ts): the next prepare copies afresh what it reads, as a new mirror would, without building one.
+   */
+  empty(): void {
+    emptyMirror(this.db, MIRRORED);
+    this.loader = new DigestLoader(this.db, this.links);
+    this.papers.clear();
+    this.lists.clear();
+    this.rows = 0;
+  }
+
+  /** What the mirror holds in memory, in bytes (its pages, free ones included: SQLite keeps them). */
+  bytes(): number {
+    return (this.db.pragma('page_count', { simple: true }) as number) * (this.db.pragma('page_size', { simple: true }) as number);
   }
 
   /** A new, empty mirror and loader (at start, and when it holds many papers). */
