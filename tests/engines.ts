@@ -23,7 +23,7 @@ export const NEEDS = 'needs ';
 const PURE = none('no store: pure code (parsing, rendering, MIME, tokens, arithmetic)');
 const SOURCE_SCAN = none('no store: reads the source tree');
 const SMTP = none('no store: our SMTP client or mailer against real SMTP servers');
-const RUN = (alsoCovered: string) => sqlite(`needs \`digest run\` on PostgreSQL (the story sends through \`digest run\` or the pipeline it runs: SQLite only today); ${alsoCovered}`);
+const RUN = (alsoCovered: string) => sqlite(`not converted yet: the story sends through \`digest run\` or the pipeline it runs, in-process on SQLite (\`digest run\` on PostgreSQL: pg-run-status); ${alsoCovered}`);
 const SEND_PATH = (why: string) => sqlite(`SQLite's send path (${why}); PostgreSQL's senders are \`digest worker\` processes: pg-workers, pg-worker-cli`);
 const SQLITE_MIGRATION = sqlite("SQLite's own migrations (db/migrations/, an old file upgraded in place); PostgreSQL's: pg-migrate");
 const PLANNER = sqlite("the SQLite planner itself; PostgreSQL's planner is compared with it row by row in pg-edition");
@@ -37,7 +37,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
 
   'tests/integration/admin-http.test.ts': CONSOLE,
   'tests/integration/admin-import.test.ts': sqlite("SQLite's own mechanism: a 25,000-row import must not freeze the pages sharing the process's one connection (PostgreSQL's import: roster-engines)"),
-  'tests/integration/api-batches.test.ts': sqlite('needs POST /api/batches on PostgreSQL (README: it still writes the SQLite file)'),
+  'tests/integration/api-batches.test.ts': sqlite('not converted yet: the machine API against the SQLite app in-process; POST /api/batches into PostgreSQL: pg-operating-cli'),
   'tests/integration/backup.test.ts': sqlite("SQLite's own mechanism (online file backup); PostgreSQL's is pg_dump"),
   'tests/integration/bounces-digest-reuse.test.ts': sqlite("SQLite's own mechanism (a deleted ledger row's id given to the next digest)"),
   'tests/integration/bounces-kinds.test.ts': RUN('the same rules on PostgreSQL: pg-bounces'),
@@ -96,6 +96,13 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/pg-door-instances.test.ts': postgres,
   'tests/integration/pg-door-serve.test.ts': postgres,
   'tests/integration/pg-edition.test.ts': postgres,
+  'tests/integration/pg-webview.test.ts': postgres,
+  'tests/integration/pg-run-status.test.ts': postgres,
+  'tests/integration/pg-overview-cache.test.ts': postgres,
+  'tests/integration/pg-operating-cli.test.ts': postgres,
+  'tests/integration/pg-lock-schemas.test.ts': postgres,
+  'tests/integration/pg-ledger-indexes.test.ts': postgres,
+  'tests/integration/pg-import.test.ts': postgres,
   'tests/integration/pg-ledger.test.ts': postgres,
   'tests/integration/pg-like.test.ts': postgres,
   'tests/integration/pg-migrate.test.ts': postgres,
@@ -143,6 +150,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/web-view-share.test.ts': both,
   'tests/integration/web.test.ts': both,
 
+  'tests/unit/topic-changes.test.ts': PURE,
   'tests/unit/admin-password.test.ts': PURE,
   'tests/unit/architecture.test.ts': SOURCE_SCAN,
   'tests/unit/backoff.test.ts': PURE,
