@@ -11,6 +11,8 @@ import { AppError, errorMessage } from '../errors.ts';
 import { newSalt } from '../tokens.ts';
 import { ensureQuery } from '../match/matcher.ts';
 import { parseTopic } from '../match/parse.ts';
+import { missingExamples } from '../match/like/like.ts';
+import { refuseUnknownExamples, stagedChunks } from './import-examples.ts';
 import * as repo from './records/repo.ts';
 import { activeOptOuts } from '../consent/history.ts';
 import { importRowStep, keptOptedOutNote } from './consent-rules.ts';
@@ -156,6 +158,7 @@ export function finishResult(result: ImportResult, notes: LineReport): ImportRes
 
 export async function writeStaged(app: ImportApp, table: string, name: string, rowsPerTransaction: number | undefined): Promise<ImportResult> {
   const writer = chunkWriter(app, table);
+  await refuseUnknownExamples(stagedChunks((after, limit) => writer.page.all(after, limit), CHUNK_MAX), (ids) => missingExamples(app.db, ids), name);
   const result: ImportResult = { imported: 0, created: 0, updated: 0, keptOptedOut: 0, notes: [], noted: 0 };
   const notes = new LineReport();
   let size = rowsPerTransaction ?? FIRST_CHUNK;

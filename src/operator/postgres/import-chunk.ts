@@ -5,6 +5,7 @@
 import type pg from 'pg';
 import { activeOptOutsOf } from '../../consent/postgres.ts';
 import { importRowStep, keptOptedOutNote } from '../../subscribers/consent-rules.ts';
+import { stagedTopics } from '../../subscribers/import-examples.ts';
 import type { StagedRow } from '../../subscribers/import-types.ts';
 import type { ChunkOutcome } from '../../subscribers/import-write.ts';
 import * as records from '../../subscribers/records/postgres.ts';
@@ -53,7 +54,6 @@ export interface ChunkContext {
   queryIds: Map<string, number>;
 }
 
-const topicsOf = (row: StagedRow) => JSON.parse(row.topics) as Array<[text: string, fts: string]>;
 
 /** The chunk's rows in the caller's transaction: created, updated or kept opted out, counted. */
 export async function writeChunkPg(c: pg.PoolClient, rows: readonly StagedRow[], ctx: ChunkContext): Promise<ChunkOutcome> {
@@ -122,7 +122,7 @@ async function writeTopics(c: pg.PoolClient, rows: StagedRow[], ids: Map<string,
     const id = ids.get(row.email)!;
     let position = 0;
     // The staged topics hold one entry per query already (import.ts validateRow).
-    for (const [t, fts] of topicsOf(row)) {
+    for (const [t, fts] of stagedTopics(row)) {
       sid.push(id);
       qid.push(queryIds.get(fts)!);
       text.push(t);

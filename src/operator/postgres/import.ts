@@ -10,11 +10,11 @@ import type { Config } from '../../config.ts';
 import type { Db } from '../../db/open.ts';
 import { inTransaction } from '../../db/postgres/pool.ts';
 import type { Logger } from '../../log.ts';
-import { unknownExample } from '../../match/like/like.ts';
 import { parseTopic } from '../../match/parse.ts';
 import { missingExamplesPg } from '../../match/postgres/like-examples.ts';
 import { withStagedCsv, type ImportResult } from '../../subscribers/import.ts';
-import { ImportRefused, LineReport } from '../../subscribers/import-report.ts';
+import { refuseUnknownExamples, stagedChunks, stagedTopics } from '../../subscribers/import-examples.ts';
+import { LineReport } from '../../subscribers/import-report.ts';
 import type { StagedRow } from '../../subscribers/import-types.ts';
 import { addChunk, finishResult, stagedPages } from '../../subscribers/import-write.ts';
 import * as records from '../../subscribers/records/postgres.ts';
@@ -36,12 +36,7 @@ const ROWS_PER_CHUNK = 500;
 
 type Staged = StagedRow & { rowid: number };
 type Page = (after: number, limit: number) => Staged[];
-const topicsOf = (row: StagedRow) => JSON.parse(row.topics) as Array<[text: string, fts: string]>;
-
-/** Every staged row, a page at a time, in file order. */
-function* pages(read: Page): Generator<Staged[]> {
-  for (let rows = read(0, ROWS_PER_CHUNK); rows.length > 0; rows = read(rows[rows.length - 1]!.rowid, ROWS_PER_CHUNK)) yield rows;
-}
+const pages = (read: Page) => stagedChunks(read, ROWS_PER_CHUNK);
 
 export async function importCsvPg(deps: PgImportDeps, path: string, name = path): Promise<ImportResult> {
   // Staging only: never the deployment's data.
@@ -50,31 +45,12 @@ export async function importCsvPg(deps: PgImportDeps, path: string, name = path)
     return await withStagedCsv(staging, deps.logger, path, { name }, async (table) => {
       const page = stagedPages(staging, table);
       const read: Page = (after, limit) => page.all(after, limit);
-      await refuseUnknownExamples(deps.pool, read, name);
+      await refuseUnknownExamples(pages(read), (ids) => missingExamplesPg(deps.pool, ids), name);
       return writeStagedPg(deps, read);
     });
   } finally {
     staging.close();
   }
-}
-
-/**
- * A like: topic's examples must be papers or looked-up examples PostgreSQL holds (the door looks missing
- * ones up on arXiv; an import does not): every line naming another is refused, nothing written. Its terms
- * are chosen by the next matching run, as for a topic saved through the door (records/postgres.ts).
- */
-async function refuseUnknownExamples(pool: pg.Pool, read: Page, name: string): Promise<void> {
-  const bad = new LineReport();
-  for (const rows of pages(read)) {
-    const likes = rows.flatMap((row) => topicsOf(row).map(([text]) => ({ row, text, ids: parseTopic(text).like })).filter((l) => l.ids !== null));
-    if (likes.length === 0) continue;
-    const missing = new Set(await missingExamplesPg(pool, [...new Set(likes.flatMap((l) => l.ids!))]));
-    for (const l of likes) {
-      const id = l.ids!.find((x) => missing.has(x));
-      if (id !== undefined) bad.add(l.row.line, `topics: "${l.text}": ${unknownExample(id).message}`);
-    }
-  }
-  if (bad.count > 0) throw new ImportRefused(name, bad);
 }
 
 async function writeStagedPg(deps: PgImportDeps, read: Page): Promise<ImportResult> {
@@ -87,7 +63,7 @@ async function writeStagedPg(deps: PgImportDeps, read: Page): Promise<ImportResu
     // The chunk's new queries first, committed alone: a chunk holding address locks then never waits on a
     // query row a door transaction (holding its own address lock) is inserting.
     const wanted = new Map<string, string>();
-    for (const row of rows) for (const [text, fts] of topicsOf(row)) if (!queryIds.has(fts)) wanted.set(fts, text);
+    for (const row of rows) for (const [text, fts] of stagedTopics(row)) if (!queryIds.has(fts)) wanted.set(fts, text);
     // Parsed again from the text: upvotes>= and like: keys are not the expressions themselves.
     const parsed = [...wanted].map(([fts, text]) => ({ fts, q: parseTopic(text) }));
     const ids = await records.ensureQueries(pool, parsed.map((p) => p.q));
