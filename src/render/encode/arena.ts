@@ -29,8 +29,8 @@ export class ArenaPool {
  * back by release() once the email has been sent). Without a pool, plain Buffers left to the collector.
  */
 export abstract class ArenaWriter {
-  /** The body: Buffer parts, shared ones by reference, the reader's own cut from the arenas. */
-  readonly parts: Buffer[] = [];
+  /** Parts so far; the arena's bytes from `pending` on are not among them yet (see `parts`). */
+  private readonly out: Buffer[] = [];
   /** Encoded bytes so far. */
   bytes = 0;
   protected arena: Buffer;
@@ -38,6 +38,13 @@ export abstract class ArenaWriter {
   private readonly taken: Buffer[] = [];
   /** Where the current run started in the arena (-1: no run). */
   private runStart = -1;
+  /**
+   * Where the arena's bytes not yet cut as a part start (-1: none). Bytes written one after another in the
+   * arena (runs, the reader's text) become ONE part when something else comes between them or the arena
+   * changes. Decision: a view per run (a card, a reader part) was ~12% of what a diverse digest allocated
+   * (sampling heap profile, BENCHMARKS.md 2026-11-27), and the cards of a digest's HTML lie one after another.
+   */
+  private pending = -1;
 
   constructor(private readonly pool?: ArenaPool) {
     this.arena = this.newArena(0);
@@ -56,8 +63,21 @@ export abstract class ArenaWriter {
   }
 
   endRun(): void {
-    if (this.runStart >= 0 && this.used > this.runStart) this.parts.push(this.arena.subarray(this.runStart, this.used));
+    if (this.runStart >= 0 && this.used > this.runStart && this.pending < 0) this.pending = this.runStart;
     this.runStart = -1;
+  }
+
+  /** The body: Buffer parts, shared ones by reference, the reader's own cut from the arenas. */
+  get parts(): Buffer[] {
+    this.cut();
+    return this.out;
+  }
+
+  /** The arena's bytes written since the last part, as a part. */
+  private cut(): void {
+    if (this.pending < 0) return;
+    if (this.used > this.pending) this.out.push(this.arena.subarray(this.pending, this.used));
+    this.pending = -1;
   }
 
   /** Appends shared bytes: by reference, or copied when in a run. */
@@ -66,7 +86,10 @@ export abstract class ArenaWriter {
     if (this.runStart >= 0) {
       this.arena.set(b, this.used);
       this.used += b.length;
-    } else this.parts.push(b);
+    } else {
+      this.cut();
+      this.out.push(b);
+    }
     this.bytes += b.length;
   }
 
@@ -88,8 +111,8 @@ export abstract class ArenaWriter {
 
   /** Bytes [start, end) just written into the arena: a part of their own, or, in a run, already in place. */
   protected wrote(start: number, end: number): void {
-    if (this.runStart >= 0) this.bytes += end - start;
-    else if (end > start) this.push(this.arena.subarray(start, end));
+    this.bytes += end - start;
+    if (this.runStart < 0 && end > start && this.pending < 0) this.pending = start;
     this.used = end;
   }
 
@@ -106,6 +129,7 @@ export abstract class ArenaWriter {
    */
   protected room(need: number): Buffer {
     if (this.arena.length - this.used < need) {
+      this.cut();
       this.arena = this.newArena(need);
       this.used = 0;
     }
