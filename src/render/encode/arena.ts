@@ -55,14 +55,27 @@ export abstract class ArenaWriter {
    * there too, so that a card with its highlights and the reader's part (ten to twenty pieces) becomes ONE
    * Buffer part (a Buffer view costs ~0.2 µs to make and is garbage after the send; ~400 of them per
    * friendly digest before runs, and as many parts for the MIME builder to copy). `need`: at most the
-   * bytes the run writes.
+   * bytes the run writes. Runs nest (a text card's run holds its reader part's): an inner one only makes
+   * room for its `need`, and the outer one's endRun() ends it.
    */
   beginRun(need: number): void {
+    if (this.depth++ > 0) {
+      this.space(need);
+      return;
+    }
     this.room(need);
     this.runStart = this.used;
   }
 
   endRun(): void {
+    if (this.depth > 0 && --this.depth > 0) return;
+    this.closeRun();
+  }
+
+  /** Runs begun and not ended (beginRun nests). */
+  private depth = 0;
+
+  private closeRun(): void {
     if (this.runStart >= 0 && this.used > this.runStart && this.pending < 0) this.pending = this.runStart;
     this.runStart = -1;
   }
@@ -102,7 +115,7 @@ export abstract class ArenaWriter {
   /** The arena with `need` bytes free at `used`; a run that would not fit (beginRun's need was short) goes on in a new one. */
   protected space(need: number): Buffer {
     if (this.runStart >= 0 && this.arena.length - this.used < need) {
-      this.endRun();
+      this.closeRun();
       this.room(need);
       this.runStart = this.used;
     }
