@@ -122,7 +122,7 @@ export abstract class ArenaWriter {
     return this.room(need);
   }
 
-  /** Bytes [start, end) just written into the arena: a part of their own, or, in a run, already in place. */
+  /** Bytes [start, end) just written into the arena at `used`: left in place, cut as a part with those after them (cut()). */
   protected wrote(start: number, end: number): void {
     this.bytes += end - start;
     if (this.runStart < 0 && end > start && this.pending < 0) this.pending = start;
