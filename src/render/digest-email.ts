@@ -338,6 +338,11 @@ function addTextBlock(w: QpBodyWriter, items: ReadonlyArray<QpSegment | null>, r
   const parts = reader.shape?.text;
   const filled = parts === undefined ? fillOne(unshaped, v) : undefined;
   const values = parts === undefined ? NO_VALUES : slotValues(v.n, v.fb, v.topics.text, false);
+  // One run: the card's shared segments copied beside the reader's part, so the text body's cards become a
+  // few Buffer parts, not one view per reader part (the shared bytes are copied once more by the MIME build anyway).
+  let need = 0;
+  for (const item of items) if (item !== null) need += item.bytes.length;
+  w.beginRun(need);
   let r = 0;
   for (const item of items) {
     if (item === null) {
@@ -347,6 +352,7 @@ function addTextBlock(w: QpBodyWriter, items: ReadonlyArray<QpSegment | null>, r
       r++;
     } else w.addSegment(item);
   }
+  w.endRun();
 }
 
 /**

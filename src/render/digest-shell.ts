@@ -14,7 +14,7 @@
 import type { HtmlBodyWriter } from './encode/html-body.ts';
 import { htmlWireLength } from './encode/html-body.ts';
 import { addShellHtml, own, shellHtmlSize } from './shell-html.ts';
-import { fillPart, htmlPart, mark, MAX_SLOTS, parse, writeShapedHtml, type ShapedPart } from './reader-shape.ts';
+import { fillPart, htmlPart, mark, MAX_SLOTS, parse, shapedMaxBytes, writeShapedHtml, type ShapedPart } from './reader-shape.ts';
 import { escapeValue, type CompiledTemplates, type Fill } from './render-templates.ts';
 import { AppError } from '../errors.ts';
 import { plural } from '../words.ts';
@@ -118,7 +118,11 @@ function shapedShell(shapes: ShellShapes, layout: Layout): DigestShell {
     },
     writeHtml(w, full, compact, piece) {
       const { shape, escaped } = shaped(full, compact);
-      writeShapedHtml(w, shape.html[piece], escaped());
+      // One run: the shell's texts copied beside its values, one Buffer part instead of a view per value.
+      const values = escaped();
+      w.beginRun(shapedMaxBytes(shape.html[piece], values));
+      writeShapedHtml(w, shape.html[piece], values);
+      w.endRun();
     },
     text(full, compact) {
       const { shape, values } = shaped(full, compact);

@@ -70,6 +70,38 @@ describe('quoted-printable bodies joined from pieces', () => {
     }
   });
 
+  it('nested runs (a text card and its reader part), across arenas too small for them: the same bytes as written without runs', () => {
+    // A card's run holds its shared segments and its reader part's own run (digest-email.ts addTextBlock);
+    // an inner run or a shared segment that does not fit goes on in a new arena, and no byte may be lost
+    // or doubled at the switch.
+    const write = (w: QpBodyWriter, runs: boolean, need: number) => {
+      for (let card = 0; card < 12; card++) {
+        if (runs) w.beginRun(need);
+        w.addSegment(encodeSegment(`${card}. A card's shared title, long enough to wrap somewhere = here\n`));
+        if (runs) w.beginRun(need);
+        w.addText(`Matched: phrase ${card}\n`);
+        w.addPlain(`https://digest.example.org/feedback/1.v2.abc/${card}/more`);
+        if (runs) w.endRun();
+        w.addSegment(encodeSegment(`\n${'shared tail '.repeat(card)}\n`));
+        if (runs) w.endRun();
+      }
+    };
+    const plainWriter = new QpBodyWriter();
+    write(plainWriter, false, 0);
+    const expected = Buffer.concat(plainWriter.parts);
+    for (const arena of [64, 128, 300, 4096]) {
+      for (const need of [0, 40, 200]) {
+        const w = new QpBodyWriter(new ArenaPool(arena, 2));
+        write(w, true, need);
+        const all = Buffer.concat(w.parts);
+        expect(all.equals(expected)).toBe(true);
+        expect(w.bytes).toBe(all.length);
+        // Bytes written one after another in one arena are one part: 12 cards in a 4 KB arena, one part.
+        if (arena === 4096) expect(w.parts.length).toBe(1);
+      }
+    }
+  });
+
   it('a plain value copied a line at a time (addPlain) is byte for byte what encoding it gives, from every column', () => {
     // Printable ASCII without '=': canonical links (one over two lines from most columns, dots that land at
     // a line's start), a number, a value exactly one line long.

@@ -29,8 +29,8 @@ export class ArenaPool {
  * back by release() once the email has been sent). Without a pool, plain Buffers left to the collector.
  */
 export abstract class ArenaWriter {
-  /** The body: Buffer parts, shared ones by reference, the reader's own cut from the arenas. */
-  readonly parts: Buffer[] = [];
+  /** Parts so far; the arena's bytes from `pending` on are not among them yet (see `parts`). */
+  private readonly out: Buffer[] = [];
   /** Encoded bytes so far. */
   bytes = 0;
   protected arena: Buffer;
@@ -38,6 +38,13 @@ export abstract class ArenaWriter {
   private readonly taken: Buffer[] = [];
   /** Where the current run started in the arena (-1: no run). */
   private runStart = -1;
+  /**
+   * Where the arena's bytes not yet cut as a part start (-1: none). Bytes written one after another in the
+   * arena (runs, the reader's text) become ONE part when something else comes between them or the arena
+   * changes. Decision: a view per run (a card, a reader part) was ~12% of what a diverse digest allocated
+   * (sampling heap profile, BENCHMARKS.md 2026-11-27), and the cards of a digest's HTML lie one after another.
+   */
+  private pending = -1;
 
   constructor(private readonly pool?: ArenaPool) {
     this.arena = this.newArena(0);
@@ -48,16 +55,42 @@ export abstract class ArenaWriter {
    * there too, so that a card with its highlights and the reader's part (ten to twenty pieces) becomes ONE
    * Buffer part (a Buffer view costs ~0.2 µs to make and is garbage after the send; ~400 of them per
    * friendly digest before runs, and as many parts for the MIME builder to copy). `need`: at most the
-   * bytes the run writes.
+   * bytes the run writes. Runs nest (a text card's run holds its reader part's): an inner one only makes
+   * room for its `need`, and the outer one's endRun() ends it.
    */
   beginRun(need: number): void {
+    if (this.depth++ > 0) {
+      this.space(need);
+      return;
+    }
     this.room(need);
     this.runStart = this.used;
   }
 
   endRun(): void {
-    if (this.runStart >= 0 && this.used > this.runStart) this.parts.push(this.arena.subarray(this.runStart, this.used));
+    if (this.depth > 0 && --this.depth > 0) return;
+    this.closeRun();
+  }
+
+  /** Runs begun and not ended (beginRun nests). */
+  private depth = 0;
+
+  private closeRun(): void {
+    if (this.runStart >= 0 && this.used > this.runStart && this.pending < 0) this.pending = this.runStart;
     this.runStart = -1;
+  }
+
+  /** The body: Buffer parts, shared ones by reference, the reader's own cut from the arenas. */
+  get parts(): Buffer[] {
+    this.cut();
+    return this.out;
+  }
+
+  /** The arena's bytes written since the last part, as a part. */
+  private cut(): void {
+    if (this.pending < 0) return;
+    if (this.used > this.pending) this.out.push(this.arena.subarray(this.pending, this.used));
+    this.pending = -1;
   }
 
   /** Appends shared bytes: by reference, or copied when in a run. */
@@ -66,7 +99,10 @@ export abstract class ArenaWriter {
     if (this.runStart >= 0) {
       this.arena.set(b, this.used);
       this.used += b.length;
-    } else this.parts.push(b);
+    } else {
+      this.cut();
+      this.out.push(b);
+    }
     this.bytes += b.length;
   }
 
@@ -79,17 +115,17 @@ export abstract class ArenaWriter {
   /** The arena with `need` bytes free at `used`; a run that would not fit (beginRun's need was short) goes on in a new one. */
   protected space(need: number): Buffer {
     if (this.runStart >= 0 && this.arena.length - this.used < need) {
-      this.endRun();
+      this.closeRun();
       this.room(need);
       this.runStart = this.used;
     }
     return this.room(need);
   }
 
-  /** Bytes [start, end) just written into the arena: a part of their own, or, in a run, already in place. */
+  /** Bytes [start, end) just written into the arena at `used`: left in place, cut as a part with those after them (cut()). */
   protected wrote(start: number, end: number): void {
-    if (this.runStart >= 0) this.bytes += end - start;
-    else if (end > start) this.push(this.arena.subarray(start, end));
+    this.bytes += end - start;
+    if (this.runStart < 0 && end > start && this.pending < 0) this.pending = start;
     this.used = end;
   }
 
@@ -106,6 +142,7 @@ export abstract class ArenaWriter {
    */
   protected room(need: number): Buffer {
     if (this.arena.length - this.used < need) {
+      this.cut();
       this.arena = this.newArena(need);
       this.used = 0;
     }

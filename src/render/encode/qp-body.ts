@@ -84,7 +84,7 @@ export class QpBodyWriter extends ArenaWriter {
   addSegment(seg: QpSegment): void {
     const b = this.col === 0 ? seg.atLineStart : seg.bytes;
     if (b.length === 0) return;
-    this.push(b);
+    this.pushUncounted(b);
     this.textBytes += seg.textBytes;
     this.col = seg.endCol;
   }
@@ -106,7 +106,7 @@ export class QpBodyWriter extends ArenaWriter {
    * write the same). `led` is CRLF followed by seg.atLineStart (leadSegment), made once with the segment.
    */
   addLineThen(seg: QpSegment, led: Buffer): void {
-    this.push(led);
+    this.pushUncounted(led);
     this.textBytes += 1 + seg.textBytes;
     this.col = seg.endCol;
   }
