@@ -34,7 +34,7 @@ const engines = [
   { engine: 'postgres', open: onPostgres, skip: !pg.reachable },
 ] as const;
 
-describe.each(engines)('the operator roster on $engine', ({ engine, open, skip }) => {
+describe.each(engines)('the operator roster on $engine', ({ open, skip }) => {
   let e: Engine;
   let session: ConsoleSession;
   beforeAll(async () => {
