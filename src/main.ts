@@ -323,7 +323,7 @@ export interface PostgresDoorHandle {
   /** The operator's figures from PostgreSQL (status, console, /metrics), and /health probing it. */
   reads: OperatorReads;
   machine: MachineApi;
-  /** The console's overview, deliveries and sources pages (and "fetch now"), on PostgreSQL. */
+  /** The console's overview, deliveries and sources pages (and "fetch now"), and its sessions, on PostgreSQL. */
   console: StorePages;
   /** A digest's links (feedback, follow, web view) and the reader's feed, on PostgreSQL, SQLite's answering the links it did not sign. */
   readerLinks: Pick<App, 'feedback' | 'feeds' | 'digests'>;

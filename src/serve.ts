@@ -33,8 +33,8 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
   // Sends left in flight by a crash: say so now, not at the first tick an hour later.
   recoverStale(db, app.clock, { logger });
   // With DATABASE_URL=postgres://… the subscriber door (subscribe, confirm, unsubscribe, manage) and a
-  // digest's links (feedback, follow, web view, the feed) are on PostgreSQL; the console and /health,
-  // /metrics still run on SQLite (README "Running on more than one machine").
+  // digest's links (feedback, follow, web view, the feed), the console's pages and sessions, /health and
+  // /metrics are on PostgreSQL (README "Running on more than one machine": servedWebDeps).
   const pg = await openPostgresDoor(app);
   // Confirmation emails a stopped process or a relay failure left unsent go now (then on their retry times).
   app.notices.kick();
@@ -100,7 +100,8 @@ export function servedWebDeps(app: App, pg: PostgresDoorHandle | undefined): Par
     door: pg?.served ?? app.door,
     // /health probes PostgreSQL and /metrics counts there: it is where the readers and the ledger live.
     machine: pg?.machine ?? app.machine,
-    // The console's overview, deliveries and sources pages read there too ("fetch now" ingests there).
+    // The console's overview, deliveries and sources pages read there too ("fetch now" ingests there), and
+    // its sessions live there: a login behind one instance holds at every other, a logout ends it everywhere.
     console: pg ? { ...app.console, ...pg.console } : app.console,
     // Digests are sent from PostgreSQL there: their links and the reader's feed read and write it.
     ...pg?.readerLinks,

@@ -14,7 +14,7 @@ import { sqliteOperatorReads, type OperatorReads } from '../report/reads.ts';
 import { deliveries, type DeliveriesView } from './deliveries.ts';
 import type { Notice, NoticeStatus } from '../notices/repo.ts';
 import { computeOverview, type Overview } from './overview.ts';
-import { AdminSessions } from './sessions.ts';
+import { AdminSessions, type ConsoleSessions } from './sessions.ts';
 
 export interface ConsoleDeps {
   db: Db;
@@ -38,7 +38,8 @@ export interface ConsoleReads {
 }
 
 export interface ConsoleService {
-  sessions: AdminSessions;
+  /** Who is logged in: SQLite's file by default, PostgreSQL's with DATABASE_URL (admin/postgres/sessions.ts). */
+  sessions: ConsoleSessions;
   overview(): Promise<Overview>;
   /** The ledger by edition and state, what waits, the last errors, and how many subscribers are overdue. */
   deliveries(): Promise<DeliveriesView & { overdue: number }>;

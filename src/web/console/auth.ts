@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.ts';
-import { constantTimeEqual, SESSION_TTL_MS, type AdminSession, type AdminSessions } from '../../admin/sessions.ts';
+import { constantTimeEqual, SESSION_TTL_MS, type AdminSession, type ConsoleSessions } from '../../admin/sessions.ts';
 
 export const SESSION_COOKIE = 'digest_admin';
 export const LOGIN_COOKIE = 'digest_admin_login';
@@ -48,9 +48,9 @@ declare module 'fastify' {
  * onRequest hook of every console route but the login page: a session, checked before the body (a CSV
  * upload may be 20 MB) is read. A request without one never has its body read.
  */
-export function createSessionGuard(sessions: AdminSessions) {
+export function createSessionGuard(sessions: ConsoleSessions) {
   return async function sessionGuard(req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | void> {
-    const session = sessions.find(readCookie(req, SESSION_COOKIE));
+    const session = await sessions.find(readCookie(req, SESSION_COOKIE));
     if (!session) {
       // Returning the reply ends the request here: the page's handler does not run.
       if (req.method === 'GET') return reply.redirect('/admin/login', 303);

@@ -70,7 +70,7 @@ function registerLoginRoutes(scope: FastifyInstance, deps: RouteDeps, pages: Pag
       log.warn({ ip: req.ip }, 'console login failed');
       return sendAdmin(reply, pages, 'login', { title: 'Log in', csrf: token, bare: true, error: 'Wrong password.' }, 401);
     }
-    const s = sessions.create();
+    const s = await sessions.create();
     log.info({ ip: req.ip }, 'console login');
     reply.header('set-cookie', [
       cookie(SESSION_COOKIE, s.id, { secure, maxAgeMs: SESSION_TTL_MS }),
@@ -94,7 +94,7 @@ function registerSessionRoutes(auth: FastifyInstance, deps: RouteDeps, pages: Pa
   };
 
   auth.post('/admin/logout', async (req, reply) => {
-    sessions.delete(readCookie(req, SESSION_COOKIE));
+    await sessions.delete(readCookie(req, SESSION_COOKIE));
     reply.header('set-cookie', cookie(SESSION_COOKIE, '', { secure, maxAgeMs: 0 }));
     return reply.redirect('/admin/login', 303);
   });
