@@ -92,6 +92,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/pg-after-restore.test.ts': postgres,
   'tests/integration/pg-bounces.test.ts': postgres,
   'tests/integration/pg-unsubscribe-cli.test.ts': postgres,
+  'tests/integration/pg-console-sessions.test.ts': postgres,
   'tests/integration/pg-copy.test.ts': postgres,
   'tests/integration/pg-door-instances.test.ts': postgres,
   'tests/integration/pg-door-serve.test.ts': postgres,
