@@ -2,12 +2,12 @@
 // engines: batches are posted through POST /api/batches, so on PostgreSQL they land in PostgreSQL only
 // (the SQLite file beside it keeps no papers), and the preview must show them, follow a later batch
 // that changes a paper's upvotes, resolve a like: example among them, and answer what SQLite answers
-// for the same papers. Its rate limit holds on both.
+// for the same papers; the confirmation page lists the same recent papers. Its rate limit holds on both.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { forEachEngine, type Engine } from '../helpers/on-engines.ts';
-import { startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
+import { jsonPost, linkIn, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
 const TOKEN = 'api-token-0123456789abcdef';
 const batch = (day: string) => readFileSync(join(import.meta.dirname, '..', 'fixtures', 'batches', `${day}.json`), 'utf8');
@@ -95,6 +95,15 @@ forEachEngine('the topic preview', (engine) => {
       ]);
       const err = keep('error', await preview('llm (agents'));
       expect(err).toMatchObject({ ok: false, position: expect.any(Number) });
+    });
+
+    it("lists the topic's recent papers on the page the confirmation link opens", async () => {
+      const res = await fetch(`${h.base}/subscribe`, jsonPost({ email: 'reader@example.org', topics: ['self-play upvotes>=6'] }));
+      expect(res.status).toBe(202);
+      const mail = await h.smtp.waitFor('reader@example.org', 1);
+      const page = await (await fetch(h.local(linkIn(mail.text, '/confirm/')))).text();
+      expect(page).toContain('Subscription confirmed');
+      expect(page).toContain(SPIRAL);
     });
 
     it.skipIf(engine === 'sqlite')('answers on PostgreSQL exactly what SQLite answers for the same papers', () => {
