@@ -77,7 +77,7 @@ forEachEngine('the topic preview', (engine) => {
       expect(keep('upvoted 1', await preview('self-play upvotes>=6'))).toMatchObject({ ok: true, total: 0 });
     });
 
-    it("follows a later batch: new papers, and a known paper's new upvotes reorder the list", async () => {
+    it("follows a later batch: its new papers, and a known paper's new upvotes", async () => {
       await post('2025-11-26');
       const nash = keep('nash 2', await preview('nash'));
       expect(titles(nash).slice(0, 2).sort()).toEqual(['Accelerating Nash Learning from Human Feedback via Mirror Prox', 'Multiplayer Nash Preference Optimization']);
