@@ -1,6 +1,6 @@
 // The topic builder's preview on PostgreSQL (src/match/postgres/preview.ts): what building its in-memory
-// mirror costs (wall and CPU, the RSS it adds) for N synthetic papers, what a warm preview costs, and the
-// per-preview version check. A fresh schema, dropped at the end.
+// mirror costs (wall and CPU, the RSS it adds) for N synthetic papers, what a warm preview costs, the
+// refresh after a later batch of 500 papers (half new, half updated), and the per-preview version check. A fresh schema, dropped at the end.
 //   npx tsx bench/pg-topic-preview.ts --papers 20000
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -59,10 +59,26 @@ try {
   c = cpuMs();
   for (let r = 0; r < ROUNDS; r++) for (const q of QUERIES) await service.preview(q);
   const warm = { wallMsPerPreview: +((performance.now() - t) / (ROUNDS * QUERIES.length)).toFixed(2), cpuMsPerPreview: +((cpuMs() - c) / (ROUNDS * QUERIES.length)).toFixed(2) };
+  // A later batch of 500 papers, half of them known ones with new upvotes: the next preview refreshes.
+  const batch2 = (await pool.query<{ id: number }>(
+    `INSERT INTO batches (source, date, content_hash, paper_count, new_paper_count, ingested_at) VALUES ('bench', '2025-11-26', 'y', 500, 250, $1) RETURNING id`,
+    [now],
+  )).rows[0]!.id;
+  await pool.query(
+    `INSERT INTO papers (paper_key, title, abstract, authors, url, published_at, upvotes, categories, first_batch_id, created_at, updated_at)
+     SELECT paper_key || '-2', title, abstract, authors, url, published_at, upvotes, categories, $1, $2, $2 FROM papers ORDER BY id LIMIT 250`,
+    [batch2, now],
+  );
+  await pool.query(`UPDATE papers SET upvotes = upvotes + 1 WHERE id IN (SELECT id FROM papers ORDER BY id DESC OFFSET 250 LIMIT 250)`);
+  await pool.query(`INSERT INTO batch_papers (batch_id, paper_id) SELECT $1, id FROM papers ORDER BY id DESC LIMIT 500`, [batch2]);
+  t = performance.now();
+  c = cpuMs();
+  await service.preview(QUERIES[1]!);
+  const refresh = { papers: 500, wallMs: Math.round(performance.now() - t), cpuMs: Math.round(cpuMs() - c) };
   t = performance.now();
   for (let r = 0; r < 50; r++) await pool.query(`SELECT (SELECT coalesce(max(id), 0) FROM batches), (SELECT count(*) FROM like_examples)`);
   const check = { wallMsPerCheck: +((performance.now() - t) / 50).toFixed(2) };
-  console.log(JSON.stringify({ papers: N, build, warm, check }));
+  console.log(JSON.stringify({ papers: N, build, warm, refresh, check }));
   service.close();
 } finally {
   await pool.end();
