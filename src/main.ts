@@ -33,6 +33,7 @@ import { createFeedService } from './feed/atom.ts';
 import { feedsWithFallback, sqliteFeeds, type ReaderFeeds } from './feed/port.ts';
 import { createPostgresFeeds } from './feed/postgres/atom.ts';
 import { createTopicPreviewService, type TopicPreviewService } from './match/preview-service.ts';
+import { createPostgresTopicPreview } from './match/postgres/preview.ts';
 import { Tokens } from './tokens.ts';
 import { createConsoleService, type ConsoleService } from './admin/console.ts';
 import { postgresConsolePages, type StorePages } from './admin/postgres/pages.ts';
@@ -327,6 +328,8 @@ export interface PostgresDoorHandle {
   console: StorePages;
   /** A digest's links (feedback, follow, web view) and the reader's feed, on PostgreSQL, SQLite's answering the links it did not sign. */
   readerLinks: Pick<App, 'feedback' | 'feeds' | 'digests'>;
+  /** The topic builder's preview over PostgreSQL's papers (mirrored in memory: match/postgres/preview.ts). */
+  topicPreview: TopicPreviewService;
   close(): Promise<void>;
 }
 
@@ -362,6 +365,7 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
   const reads = postgresOperatorReads(opsPool, clock);
   const signedHere = (token: string) => door.signedHere!(token);
   const pgDeps = { pool, clock, tokens, links };
+  const topicPreview = createPostgresTopicPreview({ pool, clock });
   return {
     bounces,
     reads,
@@ -383,7 +387,9 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
       feeds: feedsWithFallback(createPostgresFeeds(pgDeps), app.feeds, signedHere),
       digests: digestViewsWithFallback(createPostgresDigestViews(pgDeps), app.digests, signedHere),
     },
+    topicPreview,
     async close() {
+      topicPreview.close();
       door.notices.close();
       await pool.end();
       await opsPool.end();

@@ -109,6 +109,8 @@ export function servedWebDeps(app: App, pg: PostgresDoorHandle | undefined): Par
     roster: pg?.roster ?? app.roster,
     // Digests are sent from PostgreSQL there: their bounces and complaints must act on its subscribers.
     webhooks: pg?.webhooks ?? app.webhooks,
+    // The topic builder's preview shows the papers PostgreSQL's planners match.
+    topicPreview: pg?.topicPreview ?? app.topicPreview,
   };
 }
 

@@ -33,47 +33,55 @@ export type TopicPreview =
       position: number | null;
     };
 
+export interface PreviewOpts {
+  /** How far back "recent" goes (default PREVIEW_DAYS; the confirmation page asks for a few). */
+  days?: number;
+}
+
 export interface TopicPreviewService {
-  /** `days`: how far back "recent" goes (default PREVIEW_DAYS; the confirmation page asks for a few). */
-  preview(query: string, opts?: { days?: number }): TopicPreview;
+  /** SQLite's answers at once; PostgreSQL's after checking its papers (match/postgres/preview.ts). */
+  preview(query: string, opts?: PreviewOpts): TopicPreview | Promise<TopicPreview>;
 }
 
 /** Newest batch day: "recent" means the days up to it, so a quiet source or the sample data still previews. */
 const SQL_NEWEST_BATCH_DAY = `SELECT max(date) AS day FROM batches`;
 
 export function createTopicPreviewService(deps: { db: Db; clock: Clock }): TopicPreviewService {
-  const { db, clock } = deps;
+  return { preview: (query, opts) => previewIn(deps.db, deps.clock, query, opts) };
+}
+
+/**
+ * The preview over one SQLite database holding the papers: the SQLite file, or PostgreSQL's papers
+ * mirrored into memory (match/postgres/preview.ts), so both engines answer with the same statements.
+ */
+export function previewIn(db: Db, clock: Clock, query: string, opts: PreviewOpts = {}): TopicPreview {
   const since = (days: number): string => {
     const today = utcDate(clock.now());
     const newest = statement<[], { day: string | null }>(db, SQL_NEWEST_BATCH_DAY).get()?.day ?? null;
     const anchor = newest !== null && newest < today ? newest : today;
     return utcDate(new Date(Date.parse(`${anchor}T00:00:00Z`) - days * 86_400_000));
   };
+  if (query.trim() === '') return { ok: true, total: 0, papers: [] };
+  let result;
+  try {
+    result = previewTopicDetails(db, query, { since: since(opts.days ?? PREVIEW_DAYS), limit: PREVIEW_LIMIT, volumeSince: since(VOLUME_DAYS) });
+  } catch (e) {
+    // A query that does not parse, or a like: naming an unknown paper: the builder shows it in place.
+    if (isAppError(e) && (e.code === TOPIC_INVALID || e.code === LIKE_UNKNOWN)) {
+      return { ok: false, error: e.message, position: e.where.position ?? null };
+    }
+    throw e;
+  }
+  const highlight = createHighlighter([result.highlight]);
   return {
-    preview(query, opts = {}) {
-      if (query.trim() === '') return { ok: true, total: 0, papers: [] };
-      let result;
-      try {
-        result = previewTopicDetails(db, query, { since: since(opts.days ?? PREVIEW_DAYS), limit: PREVIEW_LIMIT, volumeSince: since(VOLUME_DAYS) });
-      } catch (e) {
-        // A query that does not parse, or a like: naming an unknown paper: the builder shows it in place.
-        if (isAppError(e) && (e.code === TOPIC_INVALID || e.code === LIKE_UNKNOWN)) {
-          return { ok: false, error: e.message, position: e.where.position ?? null };
-        }
-        throw e;
-      }
-      const highlight = createHighlighter([result.highlight]);
-      return {
-        ok: true,
-        total: result.total,
-        perDay: Math.round(((result.volume ?? 0) / VOLUME_DAYS) * 10) / 10,
-        papers: result.papers.map((p) => ({
-          title: p.title,
-          url: p.url,
-          titleSegments: highlight(p.title),
-          abstractSegments: highlight(p.abstract),
-        })),
-      };
-    },
+    ok: true,
+    total: result.total,
+    perDay: Math.round(((result.volume ?? 0) / VOLUME_DAYS) * 10) / 10,
+    papers: result.papers.map((p) => ({
+      title: p.title,
+      url: p.url,
+      titleSegments: highlight(p.title),
+      abstractSegments: highlight(p.abstract),
+    })),
   };
 }

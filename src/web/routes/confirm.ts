@@ -13,11 +13,11 @@ const RECENT_DAYS = 3;
 const RECENT_PAPERS = 8;
 
 /** Papers of the last few days that match any of the reader's topics, each once, with the topic's name. */
-function recentMatches(deps: RouteDeps, topics: readonly string[]): Array<{ title: string; url: string; topic: string }> {
+async function recentMatches(deps: RouteDeps, topics: readonly string[]): Promise<Array<{ title: string; url: string; topic: string }>> {
   const out: Array<{ title: string; url: string; topic: string }> = [];
   const seen = new Set<string>();
   for (const topic of topics) {
-    const preview = deps.topicPreview.preview(topic, { days: RECENT_DAYS });
+    const preview = await deps.topicPreview.preview(topic, { days: RECENT_DAYS });
     if (!preview.ok) continue;
     for (const p of preview.papers) {
       if (seen.has(p.url) || out.length >= RECENT_PAPERS) continue;
@@ -36,7 +36,7 @@ export function registerConfirmRoutes(app: FastifyInstance, deps: RouteDeps): vo
     return sendPage(reply, pages, 'confirmed', {
       title: r.alreadyConfirmed ? 'Already confirmed' : 'Subscription confirmed',
       ...r,
-      recent: r.alreadyConfirmed ? [] : recentMatches(deps, r.topics),
+      recent: r.alreadyConfirmed ? [] : await recentMatches(deps, r.topics),
       recentDays: RECENT_DAYS,
     });
   });

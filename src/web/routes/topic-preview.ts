@@ -51,7 +51,7 @@ export function registerTopicPreviewRoutes(app: FastifyInstance, deps: RouteDeps
       },
     },
     async (req): Promise<PreviewAnswer | PreviewError> => {
-      const result = deps.topicPreview.preview(req.query.q);
+      const result = await deps.topicPreview.preview(req.query.q);
       if (!result.ok) return result;
       return {
         ok: true,
