@@ -1,7 +1,7 @@
 // What each `digest` subcommand does, given the app. Output is plain lines for people and scripts.
 import { writeFileSync } from 'node:fs';
 import cliProgress from 'cli-progress';
-import type { CliIo } from './cli-io.ts';
+import { stopSendsOnSignal, type CliIo } from './cli-io.ts';
 import { AppError } from './errors.ts';
 import { backupDatabase } from './db/backup.ts';
 import type { Db } from './db/open.ts';
@@ -48,12 +48,7 @@ export async function cmdIngest(
 
 export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boolean; fetch?: boolean }): Promise<number> {
   const controller = new AbortController();
-  const onSignal = () => {
-    io.err('stopping: finishing the sends in flight (SIGTERM again to wait no longer)');
-    controller.abort();
-  };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  const offSignals = stopSendsOnSignal(io, controller);
   const bar = io.isTTY && !o.dryRun ? new cliProgress.SingleBar({ format: 'sending {bar} {value}/{total} {eta_formatted}', hideCursor: true }, cliProgress.Presets.shades_classic) : undefined;
   let started = false;
   try {
@@ -76,8 +71,7 @@ export async function cmdRun(app: App, io: CliIo, o: { dryRun: boolean; due: boo
     return reportRun(io, r, o.dryRun);
   } finally {
     bar?.stop();
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
+    offSignals();
   }
 }
 

@@ -4,3 +4,20 @@ export interface CliIo {
   err: (line: string) => void;
   isTTY: boolean;
 }
+
+/**
+ * `digest run`'s first SIGTERM or SIGINT (either engine): say so and abort `controller`, so the sends in
+ * flight finish and nothing new is claimed. Returns the function that removes the handlers.
+ */
+export function stopSendsOnSignal(io: CliIo, controller: AbortController): () => void {
+  const onSignal = () => {
+    io.err('stopping: finishing the sends in flight (SIGTERM again to wait no longer)');
+    controller.abort();
+  };
+  process.once('SIGTERM', onSignal);
+  process.once('SIGINT', onSignal);
+  return () => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  };
+}

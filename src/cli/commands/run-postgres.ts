@@ -2,7 +2,7 @@
 // on SQLite (cli-commands.ts reportRun), with the same exit codes. The mailer is the app's (SMTP_URL, or
 // the local catcher as on SQLite); confirmation emails go through PostgreSQL's door. A lost PostgreSQL is
 // one line naming DATABASE_URL, exit 1.
-import type { CliIo } from '../../cli-io.ts';
+import { stopSendsOnSignal, type CliIo } from '../../cli-io.ts';
 import type { App } from '../../main.ts';
 
 export interface RunOptions {
@@ -23,12 +23,7 @@ export async function runOnPostgres(app: App, io: CliIo, o: RunOptions): Promise
   // Refuses a schema `digest migrate` has not made, naming the fix, before anything runs.
   const handle = (await openPostgresDoor(app))!;
   const controller = new AbortController();
-  const onSignal = () => {
-    io.err('stopping: finishing the sends in flight (SIGTERM again to wait no longer)');
-    controller.abort();
-  };
-  process.once('SIGTERM', onSignal);
-  process.once('SIGINT', onSignal);
+  const offSignals = stopSendsOnSignal(io, controller);
   // Claims, their batch's reads, records and the liveness check may run at once (as `digest worker`).
   const pool = createPool(config.DATABASE_URL!, { schema: config.DATABASE_SCHEMA, max: 4 });
   try {
@@ -41,8 +36,7 @@ export async function runOnPostgres(app: App, io: CliIo, o: RunOptions): Promise
   } catch (e) {
     throw pgStorageFault(e)?.in('DATABASE_URL') ?? e;
   } finally {
-    process.off('SIGTERM', onSignal);
-    process.off('SIGINT', onSignal);
+    offSignals();
     await pool.end();
     await handle.close();
   }
