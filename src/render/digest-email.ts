@@ -28,6 +28,7 @@ import type { DigestPaperView, DigestView, RenderedEmail } from './digest-types.
 import { TopicRuns } from './topic-runs.ts';
 import { topicLabel } from '../match/label.ts';
 import { compactGroups, glanceLine, topPicks } from './digest-glance.ts';
+import { feedbackView, matchedView, safeLinks, topicKey, type FeedbackView, type Matched } from './card-views.ts';
 
 /** Room kept for the shell's counts, which are measured at their largest before the real ones are known. */
 const SHELL_SLACK = 256;
@@ -55,8 +56,6 @@ export interface DigestLayout {
   /** The shell's shapes (digest-shell.ts); without them the shell is filled per layout. */
   shellShapes?: ShellShapes | undefined;
 }
-
-type Matched = Array<{ text: string; muteUrl: string }>;
 
 interface Chosen {
   index: number;
@@ -112,8 +111,6 @@ interface PaperTopics {
   /** Their values and encoded runs (topic-runs.ts). */
   topics: TopicRuns;
 }
-
-type FeedbackView = { more: string; less: string; follow: string | null; followName: string; canonical: boolean };
 
 /** Papers an email with this layout looks at, at most: full cards, then the compact lines it may try. */
 export function emailPaperLimit(layout: Pick<DigestLayout, 'fullPapers' | 'compactPapers'>): number {
@@ -355,47 +352,8 @@ function addTextBlock(w: QpBodyWriter, items: ReadonlyArray<QpSegment | null>, r
   w.endRun();
 }
 
-/**
- * The matched topic texts as one highlighter's input: sorted, so the same set shares one cache entry. A
- * like: topic is highlighted by its terms (an OR query of the example's distinctive words).
- */
-export function topicKey(paper: DigestPaperView): string[] {
-  return paper.matchedTopics.map((m) => m.highlight ?? m.text).sort();
-}
-
-/** The reader's feedback links of a paper (signed per subscriber and paper, so never in the shared bytes). */
-export function feedbackView(paper: DigestPaperView): FeedbackView | null {
-  const f = paper.feedback;
-  if (f === undefined) return null;
-  // Canonical links (FeedbackLinks.canonical) are what safeHref would give back: not checked again.
-  const canonical = f.canonical === true;
-  const follow = f.follow === undefined ? '#' : canonical ? f.follow.url : safeHref(f.follow.url);
-  return {
-    more: canonical ? f.more : safeHref(f.more),
-    less: canonical ? f.less : safeHref(f.less),
-    follow: follow === '#' ? null : follow,
-    followName: f.follow === undefined ? '' : tidy(f.follow.name),
-    canonical: f.canonical === true,
-  };
-}
-
-/** The reader's matched topics as a card names them: each topic's label (match/label.ts), not its query. */
-export function matchedView(paper: DigestPaperView): Matched {
-  // A suggestion ranked in the list names its reason, which is no query (view.ts suggestedAs).
-  return paper.matchedTopics.map((m) => ({ text: m.suggested === true ? tidy(m.text) : topicLabel(tidy(m.text)), muteUrl: safeHref(m.muteUrl) }));
-}
-
 /** "12 new papers matched your topics", or with suggestions ranked in the list "10 … and 2 suggested by your model". */
 function introCount(total: number, suggested: number | undefined): string {
   if (suggested === undefined || suggested === 0) return `${plural(total, 'new paper', 'new papers')} matched your topics`;
   return `${plural(total - suggested, 'new paper', 'new papers')} matched your topics and ${suggested} suggested by your model`;
-}
-
-export function safeLinks(links: DigestView['links']): DigestView['links'] {
-  return {
-    preferences: safeHref(links.preferences),
-    unsubscribe: safeHref(links.unsubscribe),
-    webView: safeHref(links.webView),
-    home: safeHref(links.home),
-  };
 }

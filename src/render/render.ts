@@ -5,7 +5,8 @@
 // the rest as compact lines, under Gmail's clipping size by construction.
 import type { Logger } from '../log.ts';
 import { CardCache, DEFAULT_CARD_CACHE_BYTES } from './card-cache.ts';
-import { emailPaperLimit, matchedView, renderDigestEmail, safeLinks, topicKey, type DigestLayout } from './digest-email.ts';
+import { matchedView, safeLinks, topicKey } from './card-views.ts';
+import { emailPaperLimit, renderDigestEmail, type DigestLayout } from './digest-email.ts';
 import { ArenaPool } from './encode/qp-body.ts';
 import { ReaderShapes } from './reader-shape.ts';
 import { ShellShapes } from './digest-shell.ts';
