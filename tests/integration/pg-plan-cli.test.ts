@@ -64,7 +64,13 @@ describe.skipIf(!pg.reachable)('digest ingest and digest plan on PostgreSQL', ()
     for (const r of runs) expect(r.code, r.err).toBe(0);
     const planned = runs.map((r) => Number(/planned (\d+)/.exec(r.out)?.[1] ?? 0));
     expect(planned.reduce((a, b) => a + b, 0)).toBe(2);
-    expect(runs.map((r) => r.out).join('\n')).toMatch(/matched 4 queries: \d+ new matches; slots 3: planned 2 \(\d+ papers\)/);
+    // Either planner may match and either may plan (the one that matched can find the other planning): the
+    // papers are matched once in all, and the three slots are planned by one of them.
+    const out = runs.map((r) => r.out).join('\n');
+    expect(out).toMatch(/matched 4 queries: [1-9]\d* new matches/);
+    expect(out).toMatch(/slots 3: planned 2 \(\d+ papers\)/);
+    const newMatches = runs.reduce((n, r) => n + Number(/(\d+) new matches/.exec(r.out)?.[1] ?? 0), 0);
+    expect(newMatches).toBe((await s.pool.query('SELECT count(*)::int AS n FROM query_matches')).rows[0].n);
     const rows = await s.pool.query(`SELECT s.email, d.paper_count FROM digests d JOIN subscribers s ON s.id = d.subscriber_id ORDER BY s.email`);
     expect(rows.rows.map((r) => r.email)).toEqual(['a@example.org', 'b@example.org']);
     expect(rows.rows.every((r) => r.paper_count > 0)).toBe(true);
