@@ -35,7 +35,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/e2e/digest-reading.test.ts': none('no store: the renderer read in Chromium'),
   'tests/e2e/subscriber-journey.test.ts': RUN('the door on both: door-engines, web'),
 
-  'tests/integration/admin-http.test.ts': CONSOLE,
+  'tests/integration/admin-http.test.ts': both,
   'tests/integration/admin-import.test.ts': sqlite("SQLite's own mechanism: a 25,000-row import must not freeze the pages sharing the process's one connection (PostgreSQL's import: roster-engines)"),
   'tests/integration/api-batches.test.ts': sqlite('not converted yet: the machine API against the SQLite app in-process; POST /api/batches into PostgreSQL: pg-operating-cli'),
   'tests/integration/backup.test.ts': sqlite("SQLite's own mechanism (online file backup); PostgreSQL's is pg_dump"),

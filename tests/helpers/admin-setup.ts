@@ -1,20 +1,35 @@
 // A console to test: the web harness (createApp + Fastify on a free port, real SMTP capture) with
 // ADMIN_PASSWORD_HASH and BOUNCE_ADDRESS set, and 90 days' worth of history the charts should show:
 // subscribers confirmed on known days, some who left, digests sent through the real send path, papers
-// from two sources, and bounce reports recorded through the bounce service.
+// from two sources, and bounce reports recorded through the bounce service; on either engine.
 import { hashPassword } from '../../src/admin/password.ts';
 import { recordBounce } from '../../src/bounces/service.ts';
 import { matchNew, plan, send } from '../../src/pipeline.ts';
 import { seedBatch, seedSubscribers } from './seed.ts';
+import type { AppWithDb } from './test-app.ts';
 import { startWebHarness, type WebHarness, type WebHarnessOptions } from './web-harness.ts';
 
 export const ADMIN_PASSWORD = 'console password 2025!';
 let hashOnce: Promise<string> | undefined;
 export const adminHash = () => (hashOnce ??= hashPassword(ADMIN_PASSWORD));
 
+/**
+ * On PostgreSQL (`options.engine`) the same days are seeded into the SQLite file through the same paths,
+ * then moved into a fresh schema by `digest copy`'s code before the web starts (web-harness.ts): the
+ * console then reads and acts on PostgreSQL, as `digest serve` with DATABASE_URL serves it.
+ */
 export async function startAdminHarness(env: Record<string, string> = {}, options: WebHarnessOptions = {}): Promise<WebHarness> {
-  const h = await startWebHarness({ ADMIN_PASSWORD_HASH: await adminHash(), BOUNCE_ADDRESS: 'bounces@bounces.example.org', DIGEST_TZ: 'UTC', ...env }, '2025-11-25T09:00:00Z', options);
-  const db = h.tmp.db;
+  return startWebHarness({ ADMIN_PASSWORD_HASH: await adminHash(), BOUNCE_ADDRESS: 'bounces@bounces.example.org', DIGEST_TZ: 'UTC', ...env }, '2025-11-25T09:00:00Z', {
+    ...options,
+    seed: async (tmp, core) => {
+      await seedConsoleDays(core);
+      await options.seed?.(tmp, core);
+    },
+  });
+}
+
+async function seedConsoleDays(core: AppWithDb): Promise<void> {
+  const db = core.db;
   seedBatch(db, '2025-11-24', [{ title: 'Mixture of experts at scale', abstract: 'Sparse mixture of experts layers.' }], 'hf', '2025-11-24T06:00:00.000Z');
   seedBatch(db, '2025-11-25', [{ title: 'Experts routing for language models', abstract: 'Mixture of experts routing.' }, { title: 'Graph networks' }], 'arxiv:cs.LG', '2025-11-25T06:00:00.000Z');
   const subs = seedSubscribers(db, [
@@ -30,13 +45,24 @@ export async function startAdminHarness(env: Record<string, string> = {}, option
   // Match, plan, send (not runPipeline: with SOURCES set it would try the real feeds): digests to alice,
   // albert, bob (carol matches nothing).
   matchNew(db);
-  await plan(h.core, 'now');
-  await send(h.core);
+  await plan(core, 'now');
+  await send(core);
   const digest = (email: string) => (db.prepare('SELECT d.id FROM digests d JOIN subscribers s ON s.id = d.subscriber_id WHERE s.email = ?').get(email) as { id: number }).id;
-  const deps = { db, clock: h.clock, logger: h.core.logger, config: h.config };
+  const deps = { db, clock: core.clock, logger: core.logger, config: core.config };
   recordBounce(deps, { digestId: digest('bob@example.com'), kind: 'soft', channel: 'smtp', status: '4.2.2', detail: 'smtp; 452 4.2.2 over quota' });
   recordBounce(deps, { digestId: digest('albert@example.com'), kind: 'complaint', channel: 'mailgun', status: null, detail: 'mailgun complained' });
-  return h;
+}
+
+/** A subscriber's id in the store the console serves from (either engine). */
+export async function idOn(h: WebHarness, email: string): Promise<number> {
+  const row = await h.sql.get<{ id: number }>('SELECT id FROM subscribers WHERE lower(email) = lower(?)', email);
+  if (!row) throw new Error(`no subscriber ${email} on ${h.engine}`);
+  return Number(row.id);
+}
+
+/** A count of `SELECT count(*) AS n …` on the store the console serves from, as a number on both engines. */
+export async function countOn(h: WebHarness, sql: string, ...params: unknown[]): Promise<number> {
+  return Number((await h.sql.get<{ n: number | string }>(sql, ...params))!.n);
 }
 
 /** A console session on `base` (the login form's double-submit token, then the password). */

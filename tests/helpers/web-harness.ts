@@ -5,6 +5,7 @@
 // the SQLite file is seeded, moved into a fresh schema by `digest copy`'s code, and the web serves
 // PostgreSQL's door, links, roster and webhooks (servedWebDeps); `h.sql` reads the engine's own store.
 import type { FastifyInstance } from 'fastify';
+import type pg from 'pg';
 import { afterAll, beforeAll } from 'vitest';
 import type { ManualClock } from '../../src/clock.ts';
 import type { Config } from '../../src/config.ts';
@@ -47,6 +48,8 @@ export interface WebHarness {
   sql: EngineSql;
   /** PostgreSQL's handle (door, roster, webhooks…) when the engine is PostgreSQL. */
   pg: PostgresDoorHandle | undefined;
+  /** The pool on the harness's schema when the engine is PostgreSQL (for a transaction or EXPLAIN). */
+  pgPool: pg.Pool | undefined;
   /** The subscriber door the web serves (SQLite's, or PostgreSQL's with SQLite's behind it). */
   door: SubscriberDoor;
   close(): Promise<void>;
@@ -61,8 +64,11 @@ export interface WebHarnessOptions {
   web?: Partial<WebDeps>;
   /** Default sqlite. */
   engine?: Engine;
-  /** Written into the SQLite file before the web starts (on PostgreSQL: before the copy). */
-  seed?: (tmp: TempDb) => void;
+  /**
+   * Written into the SQLite file before the web starts (on PostgreSQL: before the copy), through the app
+   * when it needs the product's paths (match, plan, send, bounces).
+   */
+  seed?: (tmp: TempDb, core: AppWithDb) => void | Promise<void>;
 }
 
 /** PostgreSQL's side of a harness: the SQLite file copied into a fresh schema, and `digest serve`'s handle on it. */
@@ -97,7 +103,7 @@ export async function startWebHarness(
     await schema?.drop();
   };
   try {
-    options.seed?.(t.tmp);
+    await options.seed?.(t.tmp, core);
     if (schema) pg = await onPostgres(core, schema);
     const served = servedWebDeps(core, pg);
     door = served.door ?? door;
@@ -125,6 +131,7 @@ export async function startWebHarness(
     engine,
     sql: schema ? postgresSql(schema.pool) : sqliteSql(core.db),
     pg,
+    pgPool: schema?.pool,
     door,
     close: closeAll,
   };

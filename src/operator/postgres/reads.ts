@@ -10,15 +10,16 @@ import { decodeTopicCursor, PAGE_SIZE, withWebViews, type LastDigestRow, type Se
 import type { SearchQuery } from '../roster.ts';
 
 // Case-insensitive, as SQLite's NOCASE range; starts_with keeps a prefix a prefix whatever the collation.
-const SQL_BY_ADDRESS = `
+// In "C" order over migration 018's indexes: only there does PostgreSQL read the prefix as an index range.
+export const SQL_BY_ADDRESS = `
   SELECT id, email, status FROM subscribers
-  WHERE starts_with(lower(email), lower($1)) AND lower(email) > lower($2)
-  ORDER BY lower(email) LIMIT $3`;
+  WHERE starts_with(lower(email) COLLATE "C", lower($1)) AND lower(email) COLLATE "C" > lower($2)
+  ORDER BY lower(email) COLLATE "C" LIMIT $3`;
 
-const SQL_BY_TOPIC = `
+export const SQL_BY_TOPIC = `
   SELECT s.id, s.email, s.status, t.text AS topic FROM topics t JOIN subscribers s ON s.id = t.subscriber_id
-  WHERE starts_with(lower(t.text), lower($1)) AND (lower(t.text), t.subscriber_id) > (lower($2), $3)
-  ORDER BY lower(t.text), t.subscriber_id LIMIT $4`;
+  WHERE starts_with(lower(t.text) COLLATE "C", lower($1)) AND (lower(t.text) COLLATE "C", t.subscriber_id) > (lower($2), $3)
+  ORDER BY lower(t.text) COLLATE "C", t.subscriber_id LIMIT $4`;
 
 // One subscriber's last digests (unique index (subscriber_id, edition)).
 const SQL_LAST_DIGESTS = `

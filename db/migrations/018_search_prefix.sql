@@ -1,0 +1,4 @@
+-- 018: nothing changes on SQLite. PostgreSQL's 018 (db/migrations-pg/018_search_prefix.sql) adds "C"-collated
+-- indexes so its console search reads an index range; SQLite's NOCASE indexes already serve it (its
+-- search's query plans: tests/integration/admin-http.test.ts). This file keeps both engines at one schema
+-- version, which `digest copy` checks before it moves a deployment.
