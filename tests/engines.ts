@@ -37,7 +37,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
 
   'tests/integration/admin-http.test.ts': both,
   'tests/integration/admin-import.test.ts': sqlite("SQLite's own mechanism: a 25,000-row import must not freeze the pages sharing the process's one connection (PostgreSQL's import: roster-engines)"),
-  'tests/integration/api-batches.test.ts': sqlite('not converted yet: the machine API against the SQLite app in-process; POST /api/batches into PostgreSQL: pg-operating-cli'),
+  'tests/integration/api-batches.test.ts': both,
   'tests/integration/backup.test.ts': sqlite("SQLite's own mechanism (online file backup); PostgreSQL's is pg_dump"),
   'tests/integration/bounces-digest-reuse.test.ts': sqlite("SQLite's own mechanism (a deleted ledger row's id given to the next digest)"),
   'tests/integration/bounces-kinds.test.ts': RUN('the same rules on PostgreSQL: pg-bounces'),

@@ -1,21 +1,24 @@
 // The batch API as a script sees it: refused without the bearer token (401) or with an unknown format
 // or an empty body (400, naming the fault, nothing stored); stored once (201) and then recognised as
 // the same batch (200), each answer in the declared shape. /health answers ok when the database writes.
+// On SQLite and on PostgreSQL (the machine API `digest serve` serves with DATABASE_URL stores there).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { forEachEngine } from '../helpers/on-engines.ts';
+import { TEST_NOW } from '../helpers/test-app.ts';
 import { startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
 const TOKEN = 'api-token-0123456789abcdef';
 const BATCH = readFileSync(join(import.meta.dirname, '..', 'fixtures', 'batches', '2025-11-25.json'), 'utf8');
 
-describe('POST /api/batches', () => {
+forEachEngine('POST /api/batches', (engine) => {
   let h: WebHarness;
   beforeAll(async () => {
-    h = await startWebHarness({ API_TOKEN: TOKEN });
-  });
+    h = await startWebHarness({ API_TOKEN: TOKEN }, TEST_NOW, { engine });
+  }, 60_000);
   afterAll(async () => {
-    await h.close();
+    await h?.close();
   });
 
   const post = (body: string, opts: { token?: string; query?: string } = {}) =>
@@ -24,7 +27,7 @@ describe('POST /api/batches', () => {
       headers: { 'content-type': 'application/json', ...(opts.token === undefined ? {} : { authorization: `Bearer ${opts.token}` }) },
       body,
     });
-  const papers = () => (h.tmp.db.prepare(`SELECT count(*) AS n FROM papers`).get() as { n: number }).n;
+  const papers = async () => Number((await h.sql.get<{ n: number | string }>('SELECT count(*) AS n FROM papers'))!.n);
 
   it('refuses a missing or wrong token, an unknown format and an empty body, storing nothing', async () => {
     const none = await post(BATCH);
@@ -40,7 +43,7 @@ describe('POST /api/batches', () => {
     const empty = await post('  ', { token: TOKEN });
     expect(empty.status).toBe(400);
     expect(((await empty.json()) as { code: string }).code).toBe('BATCH_EMPTY');
-    expect(papers()).toBe(0);
+    expect(await papers()).toBe(0);
   });
 
   it('stores a batch once: 201, then 200 for the same content', async () => {
@@ -49,7 +52,7 @@ describe('POST /api/batches', () => {
     const body = (await first.json()) as Record<string, unknown>;
     expect(Object.keys(body).sort()).toEqual(['batchId', 'date', 'duplicate', 'newPapers', 'ok', 'papers', 'source', 'updatedPapers']);
     expect(body).toMatchObject({ ok: true, source: 'hf-daily', date: '2025-11-25', duplicate: false });
-    expect(body.newPapers).toBe(papers());
+    expect(body.newPapers).toBe(await papers());
 
     const again = await post(BATCH, { token: TOKEN });
     expect(again.status).toBe(200);
