@@ -30,7 +30,7 @@ const PLANNER = sqlite("the SQLite planner itself; PostgreSQL's planner is compa
 const CONSOLE = sqlite('not converted yet: needs the console harness (tests/helpers/admin-setup.ts) on PostgreSQL: its seeded days copied there; roster-engines and pg-operator-figures cover the console on both, pg-console-sessions its sessions across two instances');
 
 export const ENGINES: Readonly<Record<string, EngineDecl>> = {
-  'tests/e2e/admin-console.test.ts': CONSOLE,
+  'tests/e2e/admin-console.test.ts': both,
   'tests/e2e/console-phone.test.ts': CONSOLE,
   'tests/e2e/digest-reading.test.ts': none('no store: the renderer read in Chromium'),
   'tests/e2e/subscriber-journey.test.ts': RUN('the door on both: door-engines, web'),

@@ -1,11 +1,14 @@
 // The operator console in real Chromium: logged-out access refused, login, the overview's charts drawn
 // with the seeded 90 days, subscriber search by address and by topic, an action (suppress), a POST
-// without the CSRF token refused, logout. Screenshots go to test-output/screenshots/.
+// without the CSRF token refused, logout. Screenshots go to test-output/screenshots/. On SQLite and on
+// PostgreSQL (the harness's days copied there, the console served as `digest serve` serves it), one
+// browser for the file, a context per engine.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_PASSWORD, startAdminHarness } from '../helpers/admin-setup.ts';
+import { ADMIN_PASSWORD, countOn, idOn, startAdminHarness } from '../helpers/admin-setup.ts';
+import { forEachEngine } from '../helpers/on-engines.ts';
 import type { WebHarness } from '../helpers/web-harness.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -13,34 +16,41 @@ const SHOTS = join(import.meta.dirname, '..', '..', 'test-output', 'screenshots'
 
 if (!existsSync(CHROMIUM)) console.warn(`SKIPPED browser tests: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
 
-describe.skipIf(!existsSync(CHROMIUM))('operator console in Chromium', () => {
+let browser: Browser | undefined;
+const launched = async (): Promise<Browser> =>
+  (browser ??= await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
+  }));
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe.skipIf(!existsSync(CHROMIUM))('operator console in Chromium', () => forEachEngine('the console', (engine) => {
   let h: WebHarness;
-  let browser: Browser;
   let page: Page;
-  const status = (email: string) => (h.tmp.db.prepare('SELECT status FROM subscribers WHERE email = ?').get(email) as { status: string }).status;
-  const idOf = (email: string) => (h.tmp.db.prepare('SELECT id FROM subscribers WHERE email = ?').get(email) as { id: number }).id;
+  const shot = (name: string) => join(SHOTS, engine === 'sqlite' ? `${name}.png` : `${name}-${engine}.png`);
+  const status = async (email: string) => (await h.sql.get<{ status: string }>('SELECT status FROM subscribers WHERE email = ?', email))!.status;
+  const idOf = (email: string) => idOn(h, email);
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
-    h = await startAdminHarness({}, { servePublicUrl: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
-    });
-    page = await (await browser.newContext({ viewport: { width: 1024, height: 900 } })).newPage();
+    h = await startAdminHarness({}, { servePublicUrl: true, engine });
+    page = await (await (await launched()).newContext({ viewport: { width: 1024, height: 900 } })).newPage();
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
+    await page?.context().close();
     await h?.close();
   });
 
   it('refuses a logged-out visitor: pages send to the login, actions answer 401', async () => {
-    await page.goto(`${h.base}/admin/subscribers/${idOf('alice@example.com')}`);
+    const alice = await idOf('alice@example.com');
+    await page.goto(`${h.base}/admin/subscribers/${alice}`);
     expect(new URL(page.url()).pathname).toBe('/admin/login');
-    const res = await page.evaluate(async (url) => (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '_csrf=x' })).status, `${h.base}/admin/subscribers/${idOf('alice@example.com')}/suppress`);
+    const res = await page.evaluate(async (url) => (await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '_csrf=x' })).status, `${h.base}/admin/subscribers/${alice}/suppress`);
     expect(res).toBe(401);
-    expect(status('alice@example.com')).toBe('confirmed');
+    expect(await status('alice@example.com')).toBe('confirmed');
   });
 
   it('logs in (a wrong password first) and draws the 90-day charts with the data', async () => {
@@ -71,7 +81,7 @@ describe.skipIf(!existsSync(CHROMIUM))('operator console in Chromium', () => {
     expect(await page.locator('#chart-bounces svg.chart').getAttribute('data-sum')).toBe('2');
     expect(await page.locator('#chart-papers figcaption').textContent()).toContain('arxiv:cs.LG');
     expect(await page.locator('#chart-papers rect.bar').count()).toBe(2);
-    await page.screenshot({ path: join(SHOTS, 'admin-01-overview.png'), fullPage: true });
+    await page.screenshot({ path: shot('admin-01-overview'), fullPage: true });
   });
 
   it('finds subscribers by address and by topic, and suppresses one from their page', async () => {
@@ -88,21 +98,21 @@ describe.skipIf(!existsSync(CHROMIUM))('operator console in Chromium', () => {
     expect(await page.locator('h1').textContent()).toBe('bob@example.com');
     expect(await page.locator('text=web view').count()).toBe(1);
     expect(await page.locator('table >> text=over quota').count()).toBe(1); // bounce history
-    await page.screenshot({ path: join(SHOTS, 'admin-02-subscriber.png'), fullPage: true });
+    await page.screenshot({ path: shot('admin-02-subscriber'), fullPage: true });
     await page.click('button:has-text("Suppress")');
     expect(await page.locator('#status').textContent()).toBe('suppressed');
     expect(await page.locator('.ok').textContent()).toContain('Suppressed');
-    expect(status('bob@example.com')).toBe('suppressed');
+    expect(await status('bob@example.com')).toBe('suppressed');
   });
 
   it('refuses a POST without the CSRF token (or with a wrong one), even with the session cookie', async () => {
-    const url = `${h.base}/admin/subscribers/${idOf('alice@example.com')}/unsubscribe`;
+    const url = `${h.base}/admin/subscribers/${await idOf('alice@example.com')}/unsubscribe`;
     const codes = await page.evaluate(async (u) => {
       const post = (body: string) => fetch(u, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body, redirect: 'manual' });
       return [(await post('')).status, (await post('_csrf=forged-token')).status];
     }, url);
     expect(codes).toEqual([403, 403]);
-    expect(status('alice@example.com')).toBe('confirmed');
+    expect(await status('alice@example.com')).toBe('confirmed');
   });
 
   it('logs out: the session is gone', async () => {
@@ -110,6 +120,6 @@ describe.skipIf(!existsSync(CHROMIUM))('operator console in Chromium', () => {
     await page.waitForURL(`${h.base}/admin/login`);
     await page.goto(`${h.base}/admin`);
     expect(new URL(page.url()).pathname).toBe('/admin/login');
-    expect(h.tmp.db.prepare('SELECT count(*) AS n FROM admin_sessions').get()).toEqual({ n: 0 });
+    expect(await countOn(h, 'SELECT count(*) AS n FROM admin_sessions')).toBe(0);
   });
-});
+}));
