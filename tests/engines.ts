@@ -86,7 +86,8 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/migration-011.test.ts': SQLITE_MIGRATION,
   'tests/integration/migration-015.test.ts': SQLITE_MIGRATION,
   'tests/integration/operating-cli.test.ts': RUN('and `digest serve` ticks on SQLite; the CLI on PostgreSQL: pg-unsubscribe-cli, pg-roster-cli'),
-  'tests/integration/operator-cli.test.ts': RUN('the CLI on PostgreSQL: pg-unsubscribe-cli, pg-roster-cli'),
+  // its `digest backup` describe stays SQLite's: it copies the file (SQLite's own mechanism; PostgreSQL's backup is pg_dump, README)
+  'tests/integration/operator-cli.test.ts': both,
   'tests/integration/operator-figures.test.ts': sqlite("SQLite's figures, seeded in its ledger; the same scenario on both stores: pg-operator-figures"),
   'tests/integration/paper-row.test.ts': sqlite("SQLite's paper row mapper (db/paper-row.ts)"),
   'tests/integration/pg-after-restore.test.ts': postgres,

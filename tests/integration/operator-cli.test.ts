@@ -1,11 +1,17 @@
 // Defects found walking the README as an operator (a QA pass), each as the operator meets it:
-// the real `digest` command in this process (runCli, the code bin/digest.js runs) on real SQLite files.
+// the real `digest` command in this process (runCli, the code bin/digest.js runs) on real SQLite files,
+// and the same commands with DATABASE_URL on one PostgreSQL schema for the file (migrated once). `digest
+// backup` copies the SQLite file (SQLite's own mechanism: on PostgreSQL the README sends to pg_dump).
 import { copyFileSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliIo } from '../../src/cli.ts';
+import { openDatabase } from '../../src/db/open.ts';
+import { migratePostgres } from '../../src/db/postgres/migrate.ts';
+import { forEachEngine, postgresSql, sqliteSql, type EngineSql } from '../helpers/on-engines.ts';
+import { createTestSchema, type TestSchema } from '../helpers/postgres.ts';
 
 const V1_DB = fileURLToPath(new URL('../fixtures/db/v1-digest.sqlite', import.meta.url));
 
@@ -54,78 +60,99 @@ describe('digest backup', () => {
   });
 });
 
-describe('digest status --limit', () => {
-  it('refuses a limit that is not a whole number with a usage error, not an SQLite one', async () => {
-    const r = await digest({ DATABASE_PATH: join(dir, 'status.sqlite') }, 'status', '--limit', 'abc');
-    expect(r.code).toBe(2);
-    expect(r.err).toContain("option '--limit <n>' argument 'abc' is invalid. must be a whole number from 1 up");
-    expect(r.err).not.toContain('datatype mismatch');
+forEachEngine('the operator meets the CLI', (engine) => {
+  let schema: TestSchema | undefined;
+  beforeAll(async () => {
+    if (engine === 'postgres') await migratePostgres((schema = await createTestSchema()).pool);
   });
-});
-
-describe('digest ingest --source --date', () => {
-  it('fills in a batch file that names neither, as --help says', async () => {
-    const file = join(dir, 'papers-only.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        papers: [{ id: '2511.99999', title: 'Diffusion in a test', abstract: 'We study diffusion.', authors: ['A. Author'], url: 'https://arxiv.org/abs/2511.99999' }],
-      }),
-    );
-    const env = { DATABASE_PATH: join(dir, 'ingest.sqlite') };
-    const bare = await digest(env, 'ingest', file);
-    expect(bare.code).toBe(1);
-    expect(bare.err).toBe('error: Invalid batch: source: required (and 1 more problem)');
-
-    const r = await digest(env, 'ingest', file, '--source', 'manual', '--date', '2026-11-23');
-    expect(r.err).toBe('');
-    expect(r.code).toBe(0);
-    expect(r.out).toBe('batch 1 (manual 2026-11-23): 1 paper, 1 new, 0 updated');
-
-    // Counts of one read in the singular everywhere the CLI prints them.
-    expect((await digest(env, 'subscribe', 'one@example.org', '--topic', 'diffusion', '--confirmed')).code).toBe(0);
-    const dry = await digest(env, 'run', '--dry-run');
-    expect(dry.err).toBe('');
-    expect(dry.out).toBe('dry run: 1 slot due, would plan 1 digest (nothing written, nothing sent)');
-    const csv = join(dir, 'one.csv');
-    writeFileSync(csv, 'email,topics\ntwo@example.org,diffusion\n');
-    expect((await digest(env, 'import', csv)).out).toBe(`imported 1 subscriber (1 new, 0 updated) from ${csv}`);
+  afterAll(async () => {
+    await schema?.drop();
   });
-
-  it('names a missing paper id as "required", not "Invalid input"', async () => {
-    const file = join(dir, 'no-ids.json');
-    writeFileSync(file, JSON.stringify({ source: 'page', date: '2026-11-23', papers: [{ title: 'T', abstract: 'A', authors: [], url: 'https://example.org/' }] }));
-    const r = await digest({ DATABASE_PATH: join(dir, 'ingest2.sqlite') }, 'ingest', file);
-    expect(r.code).toBe(1);
-    expect(r.err).toBe('error: Invalid batch: papers[0].id: required');
-  });
-});
-
-describe('a bad number in the environment', () => {
-  it('names the variable and the range in plain words', async () => {
-    for (const [env, msg] of [
-      [{ PORT: 'abc' }, 'PORT: must be a whole number from 0 to 65535'],
-      [{ DIGEST_HOUR: '24' }, 'DIGEST_HOUR: must be a whole number from 0 to 23'],
-      [{ SMTP_POOL_SIZE: '2.5' }, 'SMTP_POOL_SIZE: must be a whole number from 1 to 100'],
-    ] as const) {
-      const r = await digest({ DATABASE_PATH: join(dir, 'env.sqlite'), ...env }, 'status');
-      expect(r.code).toBe(1);
-      expect(r.err).toBe(`error: Invalid configuration: ${msg}`);
+  /** The command's store: a SQLite file of its own, or with DATABASE_URL the file's one schema (its SQLite file unused). */
+  const store = (name: string): Record<string, string> =>
+    schema ? { DATABASE_PATH: join(dir, `pg-${name}`), DATABASE_URL: schema.url, DATABASE_SCHEMA: schema.name } : { DATABASE_PATH: join(dir, name) };
+  const onStore = async (env: Record<string, string>, act: (sql: EngineSql) => Promise<void>) => {
+    if (schema) return act(postgresSql(schema.pool));
+    const db = openDatabase(env.DATABASE_PATH!);
+    try {
+      await act(sqliteSql(db));
+    } finally {
+      db.close();
     }
-  });
-});
+  };
 
-describe('digest subscribers', () => {
-  it('shows a pause the subscriber set, with its end date', async () => {
-    const sub = mkdtempSync(join(dir, 'pause-'));
-    const env = { DATABASE_PATH: join(sub, 'd.sqlite') };
-    expect((await digest(env, 'subscribe', 'p@example.org', '--topic', 'diffusion', '--confirmed')).code).toBe(0);
-    const { openDatabase } = await import('../../src/db/open.ts');
-    const db = openDatabase(env.DATABASE_PATH);
-    db.prepare(`UPDATE subscribers SET paused_until = ? WHERE email = 'p@example.org'`).run('2999-01-05T00:00:00.000Z');
-    db.close();
-    const r = await digest(env, 'subscribers');
-    expect(r.code).toBe(0);
-    expect(r.out).toMatch(/^p@example\.org\tconfirmed \(paused until 2999-01-05\)\tdaily/m);
+  describe('digest status --limit', () => {
+    it('refuses a limit that is not a whole number with a usage error, not an SQLite one', async () => {
+      const r = await digest(store('status.sqlite'), 'status', '--limit', 'abc');
+      expect(r.code).toBe(2);
+      expect(r.err).toContain("option '--limit <n>' argument 'abc' is invalid. must be a whole number from 1 up");
+      expect(r.err).not.toContain('datatype mismatch');
+    });
+  });
+
+  describe('digest ingest --source --date', () => {
+    it('fills in a batch file that names neither, as --help says', async () => {
+      const file = join(dir, 'papers-only.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          papers: [{ id: '2511.99999', title: 'Diffusion in a test', abstract: 'We study diffusion.', authors: ['A. Author'], url: 'https://arxiv.org/abs/2511.99999' }],
+        }),
+      );
+      const env = store('ingest.sqlite');
+      const bare = await digest(env, 'ingest', file);
+      expect(bare.code).toBe(1);
+      expect(bare.err).toBe('error: Invalid batch: source: required (and 1 more problem)');
+
+      const r = await digest(env, 'ingest', file, '--source', 'manual', '--date', '2026-11-23');
+      expect(r.err).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.out).toBe('batch 1 (manual 2026-11-23): 1 paper, 1 new, 0 updated');
+      // In the engine's own store (with DATABASE_URL, PostgreSQL's schema, not the SQLite file beside it).
+      await onStore(env, async (sql) => expect(await sql.all("SELECT title FROM papers WHERE paper_key = '2511.99999'")).toEqual([{ title: 'Diffusion in a test' }]));
+
+      // Counts of one read in the singular everywhere the CLI prints them.
+      expect((await digest(env, 'subscribe', 'one@example.org', '--topic', 'diffusion', '--confirmed')).code).toBe(0);
+      const dry = await digest(env, 'run', '--dry-run');
+      expect(dry.err).toBe('');
+      expect(dry.out).toBe('dry run: 1 slot due, would plan 1 digest (nothing written, nothing sent)');
+      const csv = join(dir, 'one.csv');
+      writeFileSync(csv, 'email,topics\ntwo@example.org,diffusion\n');
+      expect((await digest(env, 'import', csv)).out).toBe(`imported 1 subscriber (1 new, 0 updated) from ${csv}`);
+      await onStore(env, async (sql) => expect(await sql.all('SELECT email FROM subscribers ORDER BY id')).toEqual([{ email: 'one@example.org' }, { email: 'two@example.org' }]));
+    });
+
+    it('names a missing paper id as "required", not "Invalid input"', async () => {
+      const file = join(dir, 'no-ids.json');
+      writeFileSync(file, JSON.stringify({ source: 'page', date: '2026-11-23', papers: [{ title: 'T', abstract: 'A', authors: [], url: 'https://example.org/' }] }));
+      const r = await digest(store('ingest2.sqlite'), 'ingest', file);
+      expect(r.code).toBe(1);
+      expect(r.err).toBe('error: Invalid batch: papers[0].id: required');
+    });
+  });
+
+  describe('a bad number in the environment', () => {
+    it('names the variable and the range in plain words', async () => {
+      for (const [env, msg] of [
+        [{ PORT: 'abc' }, 'PORT: must be a whole number from 0 to 65535'],
+        [{ DIGEST_HOUR: '24' }, 'DIGEST_HOUR: must be a whole number from 0 to 23'],
+        [{ SMTP_POOL_SIZE: '2.5' }, 'SMTP_POOL_SIZE: must be a whole number from 1 to 100'],
+      ] as const) {
+        const r = await digest({ ...store('env.sqlite'), ...env }, 'status');
+        expect(r.code).toBe(1);
+        expect(r.err).toBe(`error: Invalid configuration: ${msg}`);
+      }
+    });
+  });
+
+  describe('digest subscribers', () => {
+    it('shows a pause the subscriber set, with its end date', async () => {
+      const env = store('pause.sqlite');
+      expect((await digest(env, 'subscribe', 'p@example.org', '--topic', 'diffusion', '--confirmed')).code).toBe(0);
+      await onStore(env, (sql) => sql.run(`UPDATE subscribers SET paused_until = ? WHERE email = 'p@example.org'`, '2999-01-05T00:00:00.000Z'));
+      const r = await digest(env, 'subscribers');
+      expect(r.code).toBe(0);
+      expect(r.out).toMatch(/^p@example\.org\tconfirmed \(paused until 2999-01-05\)\tdaily/m);
+    });
   });
 });
