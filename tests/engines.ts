@@ -27,11 +27,10 @@ const RUN = (alsoCovered: string) => sqlite(`not converted yet: the story sends 
 const SEND_PATH = (why: string) => sqlite(`SQLite's send path (${why}); PostgreSQL's senders are \`digest worker\` processes: pg-workers, pg-worker-cli`);
 const SQLITE_MIGRATION = sqlite("SQLite's own migrations (db/migrations/, an old file upgraded in place); PostgreSQL's: pg-migrate");
 const PLANNER = sqlite("the SQLite planner itself; PostgreSQL's planner is compared with it row by row in pg-edition");
-const CONSOLE = sqlite('not converted yet: needs the console harness (tests/helpers/admin-setup.ts) on PostgreSQL: its seeded days copied there; roster-engines and pg-operator-figures cover the console on both, pg-console-sessions its sessions across two instances');
 
 export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/e2e/admin-console.test.ts': both,
-  'tests/e2e/console-phone.test.ts': CONSOLE,
+  'tests/e2e/console-phone.test.ts': both,
   'tests/e2e/digest-reading.test.ts': none('no store: the renderer read in Chromium'),
   'tests/e2e/subscriber-journey.test.ts': RUN('the door on both: door-engines, web'),
 

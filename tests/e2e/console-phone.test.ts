@@ -1,12 +1,15 @@
 // The operator console read on a phone (390 x 844) in real Chromium: charts drawn for the screen (labels
 // at least 10 px, none cut at the edge), times in the operator's zone and relative ("3 h ago") on one
 // line, table headers and one-word cells never broken ("err/or"), nothing wider than the screen, and the
-// complaint rate coloured and worded against 0.1% / 0.3%. Screenshots go to test-output/reading/.
+// complaint rate coloured and worded against 0.1% / 0.3%. Screenshots go to test-output/reading/. On
+// SQLite and on PostgreSQL (the harness's days copied there, the console served as `digest serve` serves
+// it), one browser for the file, a context per engine.
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_PASSWORD, startAdminHarness } from '../helpers/admin-setup.ts';
+import { ADMIN_PASSWORD, idOn, startAdminHarness } from '../helpers/admin-setup.ts';
+import { forEachEngine } from '../helpers/on-engines.ts';
 import type { WebHarness } from '../helpers/web-harness.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -22,20 +25,26 @@ const LAYOUT = `(() => {
   return { overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth, broken, times };
 })()`;
 
-describe.skipIf(!existsSync(CHROMIUM))('operator console on a 390 px phone', () => {
+let browser: Browser | undefined;
+const launched = async (): Promise<Browser> =>
+  (browser ??= await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
+  }));
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe.skipIf(!existsSync(CHROMIUM))('operator console on a 390 px phone', () => forEachEngine('the console', (engine) => {
   let h: WebHarness;
-  let browser: Browser;
   let page: Page;
+  const shot = (name: string) => join(SHOTS, engine === 'sqlite' ? `${name}.png` : `${name}-${engine}.png`);
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
     // The operator's zone: DIGEST_TZ.
-    h = await startAdminHarness({ DIGEST_TZ: 'Europe/Berlin' }, { servePublicUrl: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
-    });
-    page = await (await browser.newContext({ viewport: { width: 390, height: 844 } })).newPage();
+    h = await startAdminHarness({ DIGEST_TZ: 'Europe/Berlin' }, { servePublicUrl: true, engine });
+    page = await (await (await launched()).newContext({ viewport: { width: 390, height: 844 } })).newPage();
     await page.goto(`${h.base}/admin/login`);
     await page.fill('#password', ADMIN_PASSWORD);
     await page.click('button[type=submit]');
@@ -43,12 +52,12 @@ describe.skipIf(!existsSync(CHROMIUM))('operator console on a 390 px phone', () 
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
+    await page?.context().close();
     await h?.close();
   });
 
   it('overview: charts drawn for the phone, labels legible and whole, complaint rate over 0.3% in red words', async () => {
-    await page.screenshot({ path: join(SHOTS, 'console-overview-390.png'), fullPage: true });
+    await page.screenshot({ path: shot('console-overview-390'), fullPage: true });
     const layout = (await page.evaluate(LAYOUT)) as { overflow: number };
     expect(layout.overflow).toBeLessThanOrEqual(0);
     await expect(page.locator('#chart-digests svg.chart').isVisible()).resolves.toBe(false);
@@ -70,8 +79,8 @@ describe.skipIf(!existsSync(CHROMIUM))('operator console on a 390 px phone', () 
   });
 
   it('a subscriber: times in the operator’s zone and relative, on one line; tables keep words whole', async () => {
-    await page.goto(`${h.base}/admin/subscribers/${(h.tmp.db.prepare("SELECT id FROM subscribers WHERE email = 'bob@example.com'").get() as { id: number }).id}`);
-    await page.screenshot({ path: join(SHOTS, 'console-subscriber-390.png'), fullPage: true });
+    await page.goto(`${h.base}/admin/subscribers/${await idOn(h, 'bob@example.com')}`);
+    await page.screenshot({ path: shot('console-subscriber-390'), fullPage: true });
     const layout = (await page.evaluate(LAYOUT)) as { overflow: number; broken: string[]; times: Array<{ text: string; lines: number; title: string }> };
     expect(layout.overflow).toBeLessThanOrEqual(0);
     expect(layout.broken).toEqual([]);
@@ -83,8 +92,8 @@ describe.skipIf(!existsSync(CHROMIUM))('operator console on a 390 px phone', () 
       expect(t.title).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     }
     await page.goto(`${h.base}/admin/deliveries`);
-    await page.screenshot({ path: join(SHOTS, 'console-deliveries-390.png'), fullPage: true });
+    await page.screenshot({ path: shot('console-deliveries-390'), fullPage: true });
     const deliveries = (await page.evaluate(LAYOUT)) as { overflow: number; broken: string[] };
     expect(deliveries).toMatchObject({ overflow: 0, broken: [] });
   });
-});
+}));
