@@ -75,6 +75,25 @@ describe.skipIf(!pg.reachable)('the ledger on PostgreSQL', () => {
     expect(held.rows[0].n).toBe(5);
   });
 
+  it('passes over a row another session holds, and claims it once that session has written a new version of it', async () => {
+    await planEdition(s.pool, { edition: '2026-11-27', toPaper: 10 });
+    const lowest = (await s.pool.query(`SELECT min(id)::int AS id FROM digests`)).rows[0].id as number;
+    const other = await s.pool.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`UPDATE digests SET paper_count = paper_count + 1 WHERE id = $1`, [lowest]);
+      const a = new PgLedger(s.pool, 'host:1:1');
+      expect((await a.claimBatch(3)).map((r) => r.id)).toEqual([lowest + 1, lowest + 2, lowest + 3]);
+      await other.query('COMMIT');
+      // The row now lives at another place in the table (a new version): the claim still finds and takes it.
+      expect((await a.claimBatch(3)).map((r) => r.id)).toEqual([lowest, lowest + 4, lowest + 5]);
+    } finally {
+      other.release();
+    }
+    const row = await s.pool.query(`SELECT status, claimed_by, paper_count FROM digests WHERE id = $1`, [lowest]);
+    expect(row.rows[0]).toEqual({ status: 'sending', claimed_by: 'host:1:1', paper_count: 11 });
+  });
+
   it("turns a gone claimant's rows in flight unknown, and leaves a live claimant's alone", async () => {
     await planEdition(s.pool, { edition: '2026-11-27', toPaper: 10 });
     const lock = new ClaimantLock(s.url, 'here:1:1', s.name);
