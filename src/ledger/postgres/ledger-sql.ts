@@ -29,8 +29,8 @@ export const SQL_CLAIM = `
   claimed AS (
     UPDATE digests d SET status = 'sending', claimed_by = $1, claimed_at = $2
     FROM next WHERE d.ctid = next.ctid AND d.id = next.id AND d.status IN ('retry', 'planned')
-    RETURNING d.id, d.subscriber_id, d.edition, d.to_paper, d.verp_nonce, d.next_attempt_at)
-  SELECT id, subscriber_id, edition, to_paper, verp_nonce FROM claimed ORDER BY next_attempt_at NULLS LAST, id`;
+    RETURNING d.id, d.subscriber_id, d.edition, d.to_paper, d.verp_nonce, d.next_attempt_at, d.ctid)
+  SELECT id, subscriber_id, edition, to_paper, verp_nonce, ctid::text AS place FROM claimed ORDER BY next_attempt_at NULLS LAST, id`;
 
 /**
  * Delivered rows ($1 ids, $3 message ids, $4 codes, $5 answers, $6 times), and their subscribers'
@@ -52,6 +52,16 @@ export const SQL_MARK_SENT = `
     UPDATE subscribers s SET watermark = greatest(s.watermark, w.to_paper), hard_failures = 0
     FROM w WHERE s.id = w.subscriber_id)
   SELECT id FROM d`;
+
+/**
+ * SQL_MARK_SENT for rows found by the place ($7, tids) their claim returned: a Tid Scan instead of a primary-key
+ * walk per row. A row whose version moved since (another session marked it unknown) is not found here, never
+ * wrongly found (id, claimant and status are checked too): the ledger records those by id (ledger.ts recordSent).
+ */
+export const SQL_MARK_SENT_AT = SQL_MARK_SENT.replace(
+  'unnest($1::bigint[], $3::text[], $4::int[], $5::text[], $6::text[]) AS r(id, message_id, code, response, at)',
+  'unnest($1::bigint[], $3::text[], $4::int[], $5::text[], $6::text[], $7::tid[]) AS r(id, message_id, code, response, at, place)',
+).replace('FROM r WHERE d.id = r.id AND', 'FROM r WHERE d.ctid = r.place AND d.id = r.id AND');
 
 /** Temporary failure: retry at $3, or ($3 NULL: tries used up) give up. */
 export const SQL_MARK_RETRY = `
