@@ -75,6 +75,45 @@ describe.skipIf(!pg.reachable)('the ledger on PostgreSQL', () => {
     expect(held.rows[0].n).toBe(5);
   });
 
+  it('passes over a row another session holds, and claims it once that session has written a new version of it', async () => {
+    await planEdition(s.pool, { edition: '2026-11-27', toPaper: 10 });
+    const lowest = (await s.pool.query(`SELECT min(id)::int AS id FROM digests`)).rows[0].id as number;
+    const other = await s.pool.connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(`UPDATE digests SET paper_count = paper_count + 1 WHERE id = $1`, [lowest]);
+      const a = new PgLedger(s.pool, 'host:1:1');
+      expect((await a.claimBatch(3)).map((r) => r.id)).toEqual([lowest + 1, lowest + 2, lowest + 3]);
+      await other.query('COMMIT');
+      // The row now lives at another place in the table (a new version): the claim still finds and takes it.
+      expect((await a.claimBatch(3)).map((r) => r.id)).toEqual([lowest, lowest + 4, lowest + 5]);
+    } finally {
+      other.release();
+    }
+    const row = await s.pool.query(`SELECT status, claimed_by, paper_count FROM digests WHERE id = $1`, [lowest]);
+    expect(row.rows[0]).toEqual({ status: 'sending', claimed_by: 'host:1:1', paper_count: 11 });
+  });
+
+  it('records by the place the claim returned, and a row whose version moved since (marked unknown) by id all the same', async () => {
+    await planEdition(s.pool, { edition: '2026-11-27', toPaper: 10 });
+    const a = new PgLedger(s.pool, 'host:1:1');
+    const b = new PgLedger(s.pool, 'host:2:2');
+    const mine = await a.claimBatch(3);
+    const theirs = await b.claimBatch(1);
+    expect(mine.every((r) => /^\(\d+,\d+\)$/.test(r.place ?? ''))).toBe(true);
+    // Someone gave up on our claim of the second row while we were still sending it: a new version, elsewhere.
+    await s.pool.query(`UPDATE digests SET status = 'unknown', smtp_response = 'gave up' WHERE id = $1`, [mine[1]!.id]);
+    const sent = (r: (typeof mine)[number]) => ({ id: r.id, place: r.place, messageId: `m${r.id}`, response: '250 ok', at: new Date() });
+    // Another claimant's row at its true place is still not ours to record.
+    expect(await a.recordSent([sent(theirs[0]!)])).toEqual([]);
+    expect((await a.recordSent(mine.map(sent))).sort((x, y) => x - y)).toEqual(mine.map((r) => r.id));
+    const rows = await s.pool.query(
+      `SELECT d.status, s.watermark FROM digests d JOIN subscribers s ON s.id = d.subscriber_id WHERE d.id = ANY($1) ORDER BY d.id`,
+      [[...mine, ...theirs].map((r) => r.id)],
+    );
+    expect(rows.rows).toEqual([...mine.map(() => ({ status: 'sent', watermark: 10 })), { status: 'sending', watermark: 0 }]);
+  });
+
   it("turns a gone claimant's rows in flight unknown, and leaves a live claimant's alone", async () => {
     await planEdition(s.pool, { edition: '2026-11-27', toPaper: 10 });
     const lock = new ClaimantLock(s.url, 'here:1:1', s.name);

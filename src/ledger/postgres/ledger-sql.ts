@@ -10,24 +10,27 @@
  * worker is claiming this very moment are passed over, not waited for; the status again in the UPDATE is
  * the compare-and-set; sent in that order (due first). A CTE is read only as far as the LIMIT asks, so `planned` locks only what is left
  * (a LIMIT of $3 minus a count instead lost the row estimate: a seq scan and hash join, 137 ms per claim).
+ * The UPDATE finds each locked row by its ctid (a Tid Scan), not by a second walk of the primary key: the row
+ * is ours from the lock to the end of the statement, so its version cannot move; id and status are still
+ * checked (BENCHMARKS.md "claim and record, fewer pages per digest": 2 buffer reads a row less).
  */
 export const SQL_CLAIM = `
   WITH due AS (
-    SELECT id FROM digests
+    SELECT ctid, id FROM digests
     WHERE status IN ('retry', 'planned') AND next_attempt_at IS NOT NULL AND next_attempt_at <= $2
     ORDER BY next_attempt_at, id LIMIT $3
     FOR UPDATE SKIP LOCKED),
   planned AS (
-    SELECT id FROM digests
+    SELECT ctid, id FROM digests
     WHERE status = 'planned' AND next_attempt_at IS NULL
     ORDER BY id LIMIT $3
     FOR UPDATE SKIP LOCKED),
-  next AS (SELECT id FROM (SELECT id FROM due UNION ALL SELECT id FROM planned) AS both_kinds LIMIT $3),
+  next AS (SELECT ctid, id FROM (SELECT ctid, id FROM due UNION ALL SELECT ctid, id FROM planned) AS both_kinds LIMIT $3),
   claimed AS (
     UPDATE digests d SET status = 'sending', claimed_by = $1, claimed_at = $2
-    FROM next WHERE d.id = next.id AND d.status IN ('retry', 'planned')
-    RETURNING d.id, d.subscriber_id, d.edition, d.to_paper, d.verp_nonce, d.next_attempt_at)
-  SELECT id, subscriber_id, edition, to_paper, verp_nonce FROM claimed ORDER BY next_attempt_at NULLS LAST, id`;
+    FROM next WHERE d.ctid = next.ctid AND d.id = next.id AND d.status IN ('retry', 'planned')
+    RETURNING d.id, d.subscriber_id, d.edition, d.to_paper, d.verp_nonce, d.next_attempt_at, d.ctid)
+  SELECT id, subscriber_id, edition, to_paper, verp_nonce, ctid::text AS place FROM claimed ORDER BY next_attempt_at NULLS LAST, id`;
 
 /**
  * Delivered rows ($1 ids, $3 message ids, $4 codes, $5 answers, $6 times), and their subscribers'
@@ -49,6 +52,16 @@ export const SQL_MARK_SENT = `
     UPDATE subscribers s SET watermark = greatest(s.watermark, w.to_paper), hard_failures = 0
     FROM w WHERE s.id = w.subscriber_id)
   SELECT id FROM d`;
+
+/**
+ * SQL_MARK_SENT for rows found by the place ($7, tids) their claim returned: a Tid Scan instead of a primary-key
+ * walk per row. A row whose version moved since (another session marked it unknown) is not found here, never
+ * wrongly found (id, claimant and status are checked too): the ledger records those by id (ledger.ts recordSent).
+ */
+export const SQL_MARK_SENT_AT = SQL_MARK_SENT.replace(
+  'unnest($1::bigint[], $3::text[], $4::int[], $5::text[], $6::text[]) AS r(id, message_id, code, response, at)',
+  'unnest($1::bigint[], $3::text[], $4::int[], $5::text[], $6::text[], $7::tid[]) AS r(id, message_id, code, response, at, place)',
+).replace('FROM r WHERE d.id = r.id AND', 'FROM r WHERE d.ctid = r.place AND d.id = r.id AND');
 
 /** Temporary failure: retry at $3, or ($3 NULL: tries used up) give up. */
 export const SQL_MARK_RETRY = `

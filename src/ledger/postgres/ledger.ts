@@ -14,6 +14,7 @@ import {
   SQL_MARK_BROKEN,
   SQL_MARK_REFUSED,
   SQL_MARK_SENT,
+  SQL_MARK_SENT_AT,
   SQL_MARK_SKIPPED,
   SQL_MARK_UNKNOWN,
   SQL_OPEN_COUNT,
@@ -28,6 +29,8 @@ export interface ClaimedDigest {
   edition: string;
   to_paper: number;
   verp_nonce: number | null;
+  /** Where the claim left the row (its ctid, as text): the record finds it there without an index walk. */
+  place?: string;
 }
 
 /** One delivered row (the watermark moves to the row's own to_paper, read in the same statement). */
@@ -36,6 +39,8 @@ export interface PgSentRecord {
   messageId: string;
   response: string;
   at: Date;
+  /** ClaimedDigest.place, when known. */
+  place?: string;
 }
 
 export class PgLedger {
@@ -49,17 +54,31 @@ export class PgLedger {
     return (await this.pool.query<ClaimedDigest>(SQL_CLAIM, [this.claimant, now.toISOString(), max])).rows;
   }
 
-  /** Records delivered rows (one statement, one commit); returns the ids that were still ours. */
+  /**
+   * Records delivered rows (one statement, one commit); returns the ids that were still ours. Rows with a
+   * place are found by it; any not found there (its version moved: marked unknown meanwhile) are tried by id,
+   * a second statement that only that race pays, so the outcome is the same as by id alone.
+   */
   async recordSent(records: PgSentRecord[]): Promise<number[]> {
     if (records.length === 0) return [];
-    const r = await this.pool.query<{ id: number }>(SQL_MARK_SENT, [
+    const byPlace = records.every((x) => x.place !== undefined);
+    const done = await this.markSent(records, byPlace);
+    if (!byPlace || done.length === records.length) return done;
+    const found = new Set(done);
+    return [...done, ...(await this.markSent(records.filter((x) => !found.has(x.id)), false))];
+  }
+
+  private async markSent(records: PgSentRecord[], byPlace: boolean): Promise<number[]> {
+    const params = [
       records.map((x) => x.id),
       this.claimant,
       records.map((x) => x.messageId),
       records.map((x) => replyCode(x.response)),
       records.map((x) => x.response),
       records.map((x) => x.at.toISOString()),
-    ]);
+    ];
+    if (byPlace) params.push(records.map((x) => x.place!));
+    const r = await this.pool.query<{ id: number }>(byPlace ? SQL_MARK_SENT_AT : SQL_MARK_SENT, params);
     return r.rows.map((x) => x.id);
   }
 

@@ -172,7 +172,7 @@ class WorkerState {
     try {
       const sent = await this.o.mailer.send(built.mail).finally(() => built.release?.());
       this.relayAnswered();
-      await this.record({ id: row.id, messageId: sent.messageId, response: sent.response, at: new Date() });
+      await this.record({ id: row.id, place: row.place, messageId: sent.messageId, response: sent.response, at: new Date() });
       this.result.sent++;
       this.started.delete(row.id);
     } catch (e) {

@@ -1,0 +1,3 @@
+-- 019: nothing changes on SQLite. PostgreSQL's 019 (db/migrations-pg/019_digests_fillfactor.sql) leaves room on
+-- each ledger page for a row's claim and record versions; SQLite rewrites rows in place. This file keeps
+-- both engines at one schema version, which `digest copy` checks before it moves a deployment.
