@@ -24,7 +24,7 @@ import { runBatched } from '../db/batch-values.ts';
 import { eachItem, encodeRefs, ListReader, packItems, rewriteItemsMany, type ItemsRewrite, type ListRef } from '../ledger/index.ts';
 import { popcount, sigmoid } from './model.ts';
 import { NeighbourSuggester } from './neighbours.ts';
-import { PaperIndex } from './paper-index.ts';
+import { PaperIndex, type Span } from './paper-index.ts';
 import { followOrder } from './follow-order.ts';
 import { SQL_MODEL, SQL_READERS, SQL_ROWS, SQL_SUGGEST, SUGGESTION_TUPLE, type Model, type Row } from './model-pass-sql.ts';
 import { inlineBound, MAX_SUGGESTIONS } from './suggest.ts';
@@ -269,7 +269,7 @@ export class ModelPass {
   }
 
   /** The model's dot product over the held papers of the row's range, into `acc` (PaperIndex.score). */
-  private accumulate(r: Row, model: Model): number[] {
+  private accumulate(r: Row, model: Model): Span {
     return this.index.score(model.terms, model.w, r.fromPaper, r.toPaper, this.acc, this.mark);
   }
 
@@ -325,30 +325,29 @@ export class ModelPass {
       if (r.suggestions !== 1) return 0;
       // A flat curve (slope 0: the model has not earned trust yet): the liked papers' nearest instead.
       if (!(model.a > 0)) {
-        const near = this.neighbourSuggester.suggest(r.sid, touched, this.acc, this.blocked);
+        const near = this.neighbourSuggester.suggest(r.sid, touched, this.mark, this.acc, this.blocked);
         for (const c of near) writes.suggestions.push(r.id, c.paperId, c.cos, c.reason);
         return near.length;
       }
       return candidates.length;
     } finally {
-      for (const pos of touched) {
-        this.acc[pos] = 0;
-        this.mark[pos] = 0;
-      }
+      this.acc.fill(0, touched.first, touched.last + 1);
+      this.mark.fill(0, touched.first, touched.last + 1);
       for (const pos of blocked) this.blocked[pos] = 0;
     }
   }
 
   /** The MAX_SUGGESTIONS best papers of the row's range not blocked (block()), probability >= SUGGEST_MIN. */
-  private confident(model: Model, touched: number[], prob: (pos: number) => number): Array<{ pos: number; p: number }> {
+  private confident(model: Model, touched: Span, prob: (pos: number) => number): Array<{ pos: number; p: number }> {
     // p >= SUGGEST_MIN, as a least dot product: most papers fail this one comparison.
     const least = (Math.log(SUGGEST_MIN / (1 - SUGGEST_MIN)) - model.b) / model.a - model.bias;
     // The MAX_SUGGESTIONS best by dot product (the probability's order), highest first, then the lower
     // position, kept in a small sorted array: a calibrated model passes hundreds of a day's papers, and
     // collecting and sorting them all was a third of the pass (CPU profile, BENCHMARKS.md).
-    const { acc, blocked } = this;
+    const { acc, blocked, mark } = this;
     const best: number[] = [];
-    for (const pos of touched) {
+    for (let pos = touched.first; pos <= touched.last; pos++) {
+      if (mark[pos] !== 1) continue;
       const a = acc[pos]!;
       if (a < least || blocked[pos] === 1) continue;
       if (best.length === MAX_SUGGESTIONS) {

@@ -3,7 +3,7 @@
 // (model-pass.ts asks; the candidates are the ones the flat model's dot product ranks highest).
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
-import type { PaperIndex } from './paper-index.ts';
+import type { PaperIndex, Span } from './paper-index.ts';
 import { MAX_SUGGESTIONS } from './suggest.ts';
 
 /**
@@ -40,12 +40,13 @@ export class NeighbourSuggester {
   /**
    * Suggestions for a reader whose model is flat: papers close to one they liked, that paper the reason.
    * `blocked` marks (1) the positions never suggested to them: their list's papers, voted on, muted.
+   * `touched`: the span the model scored, its touched positions marked (1) in `mark`.
    */
-  suggest(sid: number, touched: readonly number[], acc: Float32Array, blocked: Uint8Array): Array<{ paperId: number; cos: number; reason: number }> {
+  suggest(sid: number, touched: Span, mark: Uint8Array, acc: Float32Array, blocked: Uint8Array): Array<{ paperId: number; cos: number; reason: number }> {
     // The NEIGHBOUR_POOL best by the model's dot product, kept in a small sorted array (no full sort).
     const pool: number[] = [];
-    for (const pos of touched) {
-      if (blocked[pos] === 1) continue;
+    for (let pos = touched.first; pos <= touched.last; pos++) {
+      if (mark[pos] !== 1 || blocked[pos] === 1) continue;
       if (pool.length === NEIGHBOUR_POOL && acc[pos]! <= acc[pool[NEIGHBOUR_POOL - 1]!]!) continue;
       let k = Math.min(pool.length, NEIGHBOUR_POOL - 1);
       while (k > 0 && acc[pool[k - 1]!]! < acc[pos]!) k--;

@@ -75,12 +75,13 @@ export class PaperIndex {
   /**
    * Adds w[k] x the weight of terms[k] (term ids) to acc[pos] for every held paper of ids (from, to] that
    * has it, k in order (a Float32Array sum: the same rounding whatever the caller), marking mark[pos] = 1;
-   * returns the positions marked, ascending (the caller clears acc and mark there). A term's postings are
-   * in position order, so the range is found by bisection, and papers are marked with a plain store and
-   * collected by one walk of the range afterwards: a test and a push per posting cost more (8,000 postings
-   * over 1,000 papers per reader on bench:plan).
+   * returns the span of positions scored (the marked ones inside it were touched; the caller walks it, and
+   * clears acc and mark over it). A term's postings are in position order, so the range is found by
+   * bisection, and papers are marked with a plain store: a test and a push per posting cost more (8,000
+   * postings over 1,000 papers per reader on bench:plan), and so did collecting the ~1,000 touched
+   * positions into an array per reader (the caller's walk of the span reads the marks instead).
    */
-  score(terms: readonly number[], w: readonly number[], fromPaper: number, toPaper: number, acc: Float32Array, mark: Uint8Array): number[] {
+  score(terms: readonly number[], w: readonly number[], fromPaper: number, toPaper: number, acc: Float32Array, mark: Uint8Array): Span {
     const from = Math.max(-1, fromPaper - this.lo); // positions > from and <= to
     const to = Math.min(this.size - 1, toPaper - this.lo);
     const { start, postPos, postVal } = this;
@@ -97,9 +98,7 @@ export class PaperIndex {
         acc[pos] = acc[pos]! + wk * postVal[j]!;
       }
     }
-    const touched: number[] = [];
-    for (let pos = from + 1; pos <= to; pos++) if (mark[pos] === 1) touched.push(pos);
-    return touched;
+    return { first: from + 1, last: to };
   }
 
   /** Calls fn(term, value) for every term of the paper at position pos. */
@@ -116,6 +115,12 @@ export class PaperIndex {
   get size(): number {
     return Math.max(0, this.hi - this.lo + 1);
   }
+}
+
+/** Positions first..last (inclusive; empty when first > last) of a score: those marked were touched. */
+export interface Span {
+  first: number;
+  last: number;
 }
 
 /** The first index in [lo, hi) of ascending `values` whose value is above `x` (hi when none is). */
