@@ -58,7 +58,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/digest-loader-token.test.ts': sqlite("the one digest loader, over SQLite (PostgreSQL's worker renders through it on an in-memory SQLite mirror: pg-worker-render)"),
   'tests/integration/doctor.test.ts': sqlite("`digest doctor`'s checks of the SQLite file and its disk; its relay, DNS and feed checks do not depend on the store"),
   'tests/integration/door-engines.test.ts': both,
-  'tests/integration/end-to-end.test.ts': RUN('PostgreSQL end to end: pg-week-story'),
+  'tests/integration/end-to-end.test.ts': both,
   'tests/integration/exposure-http.test.ts': sqlite('not converted yet: needs its composition on PostgreSQL (local inbox, console, `digest status` through runCli on one SQLite file)'),
   'tests/integration/feed-leaving.test.ts': both,
   'tests/integration/feed-text-clean.test.ts': RUN('ingest into PostgreSQL: pg-plan-cli'),
