@@ -48,7 +48,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/built-bin.test.ts': sqlite('what the build loads (dist/, no TypeScript at run time), run once on SQLite, the default: the store does not change it'),
   'tests/integration/config-faults.test.ts': sqlite("SQLite's own faults (a DATABASE_PATH that cannot be opened, a crash's leftovers in the file)"),
   'tests/integration/confirmation-delivery.test.ts': RUN('and the console harness on PostgreSQL; confirmation emails on PostgreSQL: door-engines'),
-  'tests/integration/consent.test.ts': RUN('the door\'s consent rules on both: door-engines, roster-engines'),
+  'tests/integration/consent.test.ts': both,
   'tests/integration/delivery-mailer.test.ts': SMTP,
   'tests/integration/delivery-processes.test.ts': RUN('the same crash stories on PostgreSQL: pg-workers'),
   'tests/integration/delivery-scale.test.ts': SEND_PATH('2,000 readers, a flaky relay'),
