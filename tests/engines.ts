@@ -61,7 +61,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/end-to-end.test.ts': both,
   'tests/integration/exposure-http.test.ts': sqlite('not converted yet: needs its composition on PostgreSQL (local inbox, console, `digest status` through runCli on one SQLite file)'),
   'tests/integration/feed-leaving.test.ts': both,
-  'tests/integration/feed-text-clean.test.ts': RUN('ingest into PostgreSQL: pg-plan-cli'),
+  'tests/integration/feed-text-clean.test.ts': both,
   'tests/integration/feedback-story.test.ts': RUN('the links and models on PostgreSQL: reader-links-engines, pg-models'),
   'tests/integration/html-7bit-smtp.test.ts': SMTP,
   'tests/integration/import-cli.test.ts': RUN('`digest import` on PostgreSQL: pg-roster-cli'),
