@@ -139,7 +139,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/smtp-pool.test.ts': SMTP,
   'tests/integration/smtp-postfix.test.ts': SMTP,
   'tests/integration/source-kinds.test.ts': sqlite("the source poller into SQLite; into PostgreSQL: pg-sources (the same poller behind a store port)"),
-  'tests/integration/sources-digest.test.ts': RUN('(a scheduler tick with real sources)'),
+  'tests/integration/sources-digest.test.ts': both,
   'tests/integration/sources.test.ts': sqlite("the source poller into SQLite; into PostgreSQL: pg-sources (the same poller behind a store port)"),
   'tests/integration/storage-faults.test.ts': sqlite("SQLite's own mechanism (another process's write lock, a full tmpfs, a read-only file)"),
   'tests/integration/storage-full-health.test.ts': sqlite("SQLite's own mechanism (the database's disk full); PostgreSQL's /health faults: pg-operator-figures"),
