@@ -33,7 +33,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/e2e/admin-console.test.ts': CONSOLE,
   'tests/e2e/console-phone.test.ts': CONSOLE,
   'tests/e2e/digest-reading.test.ts': none('no store: the renderer read in Chromium'),
-  'tests/e2e/subscriber-journey.test.ts': RUN('the door on both: door-engines, web'),
+  'tests/e2e/subscriber-journey.test.ts': both,
 
   'tests/integration/admin-http.test.ts': CONSOLE,
   'tests/integration/admin-import.test.ts': sqlite("SQLite's own mechanism: a 25,000-row import must not freeze the pages sharing the process's one connection (PostgreSQL's import: roster-engines)"),
