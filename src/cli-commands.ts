@@ -145,13 +145,13 @@ export async function cmdUnsubscribe(app: App, io: CliIo, email: string): Promis
   return 0;
 }
 
-/** `digest unsubscribe` when the readers are in PostgreSQL. */
-export async function cmdUnsubscribePg(config: Config, logger: Logger, io: CliIo, email: string): Promise<number> {
+/** `digest unsubscribe` when the readers are in PostgreSQL; dated by the command's clock, as on SQLite. */
+export async function cmdUnsubscribePg(config: Config, logger: Logger, clock: Clock, io: CliIo, email: string): Promise<number> {
   const { createPool } = await import('./db/postgres/pool.ts');
   const { unsubscribeByEmailPg } = await import('./subscribers/postgres/roster.ts');
   const pool = createPool(config.DATABASE_URL!, { schema: config.DATABASE_SCHEMA, max: 1 });
   try {
-    if (!(await unsubscribeByEmailPg(pool, email, new Date(), logger))) throw new AppError('NOT_FOUND', `no subscriber with address ${email}`);
+    if (!(await unsubscribeByEmailPg(pool, email, clock.now(), logger))) throw new AppError('NOT_FOUND', `no subscriber with address ${email}`);
   } finally {
     await pool.end();
   }

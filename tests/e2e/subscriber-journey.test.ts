@@ -2,16 +2,24 @@
 // preview, inline syntax error, time zone detected) -> confirmation email caught over SMTP -> confirm
 // -> preferences (topics, hour, frequency) -> the next digest follows them -> unsubscribe from the
 // email's link. Screenshots of each page and of the rendered digest go to test-output/screenshots/.
+// On both engines (tests/engines.ts): on PostgreSQL the batches go into the harness's schema, the web serves
+// what `digest serve` serves there, and `digest run`'s tick (in this process) sends the welcome and next
+// digests from it; its screenshots go to test-output/screenshots/postgres/.
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../src/clock.ts';
 import { parseFeed } from '../../src/ingest/detect.ts';
+import type pg from 'pg';
+import { createPool } from '../../src/db/postgres/pool.ts';
 import { ingestBatch } from '../../src/ingest/ingest.ts';
+import { ingestBatchPg } from '../../src/ingest/postgres/ingest.ts';
 import type { AppWithDb } from '../helpers/test-app.ts';
-import { runPipeline } from '../../src/pipeline.ts';
+import { runTick } from '../helpers/engine-tick.ts';
+import { forEachEngine } from '../helpers/on-engines.ts';
 import type { SmtpCapture } from '../helpers/smtp-capture.ts';
+import { runPipeline } from '../../src/pipeline.ts';
 import { linkIn, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -31,8 +39,20 @@ if (!existsSync(CHROMIUM)) {
   console.warn(`SKIPPED browser tests: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
 }
 
-describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)', () => {
+interface Reader {
+  status: string;
+  deliveryHour: number;
+  frequency: string;
+  weeklyDay: number;
+  timezone: string;
+  topics: Array<{ text: string; muted: boolean }>;
+}
+
+forEachEngine('subscriber journey', (engine) => describe.skipIf(!existsSync(CHROMIUM))('in Chromium (360 px)', () => {
+  const shots = engine === 'sqlite' ? SHOTS : join(SHOTS, 'postgres');
   let h: WebHarness;
+  /** PostgreSQL's pool on the harness's schema (the batches go in there, the ticks run over it). */
+  let pool: pg.Pool | undefined;
   let app: AppWithDb;
   let smtp: SmtpCapture;
   let clock: ManualClock;
@@ -45,15 +65,31 @@ describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)'
     // Readable at 360 px: nothing wider than the screen.
     const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
     expect(overflow, `${name} scrolls sideways`).toBeLessThanOrEqual(0);
-    await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+    await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
   }
 
-  function ingest(date: string): void {
-    ingestBatch(app.db, parseFeed(readFileSync(batchFile(date), 'utf8'), 'batch'), clock);
+  async function ingest(date: string): Promise<void> {
+    const batch = parseFeed(readFileSync(batchFile(date), 'utf8'), 'batch');
+    if (pool) await ingestBatchPg(pool, batch, clock);
+    else ingestBatch(app.db, batch, clock);
+  }
+
+  /** `digest run`'s tick on the harness's store. */
+  const tick = (mode: 'now' | 'due') => runTick(app, { pool, pg: h.pg }, mode);
+
+  /** The reader as the store the web serves from holds them. */
+  async function reader(email: string): Promise<Reader> {
+    const r = (await h.sql.get<{ id: number; status: string; delivery_hour: number; frequency: string; weekly_day: number; timezone: string }>(
+      'SELECT id, status, delivery_hour, frequency, weekly_day, timezone FROM subscribers WHERE email = ?',
+      email,
+    ))!;
+    const topics = await h.sql.all<{ text: string; muted: number }>('SELECT text, muted FROM topics WHERE subscriber_id = ? ORDER BY position', r.id);
+    const { status, delivery_hour: deliveryHour, frequency, weekly_day: weeklyDay, timezone } = r;
+    return { status, deliveryHour, frequency, weeklyDay, timezone, topics: topics.map((t) => ({ text: t.text, muted: Number(t.muted) === 1 })) };
   }
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
+    mkdirSync(shots, { recursive: true });
     // The browser follows the emailed links, so the server listens on PUBLIC_URL itself.
     h = await startWebHarness(
       { SECRET_KEY: 'browser-secret-key-0123456789abcdef0123456789', DIGEST_TZ: 'UTC', DIGEST_HOUR: '7' },
@@ -61,11 +97,14 @@ describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)'
       {
         servePublicUrl: true,
         // As `digest serve` does: a welcome digest right after confirming.
-        onConfirmed: (id) => welcome.push(runPipeline(app, { mode: 'now', onlySubscriber: id })),
+        // (On PostgreSQL, `digest serve` plans it there and a worker sends it: here one tick, the only reader.)
+        onConfirmed: (id) => welcome.push(pool ? tick('now') : runPipeline(app, { mode: 'now', onlySubscriber: id })),
+        engine,
       },
     );
     ({ core: app, smtp, clock, base } = h);
-    ingest('2025-11-25');
+    if (engine === 'postgres') pool = createPool(app.config.DATABASE_URL!, { schema: app.config.DATABASE_SCHEMA, max: 4 });
+    await ingest('2025-11-25');
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
@@ -76,6 +115,7 @@ describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)'
 
   afterAll(async () => {
     await browser?.close();
+    await pool?.end();
     await h?.close();
   });
 
@@ -154,20 +194,20 @@ describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)'
     expect(await page.locator('#topic-1').inputValue()).toBe('"multi-agent" -benchmark');
     await shot('05-preferences-saved');
 
-    const s = app.subscribers.findByEmail(ALICE)!;
+    const s = await reader(ALICE);
     expect(s.topics.map((t) => t.text)).toEqual(['nash', '"multi-agent" -benchmark']);
     expect([s.deliveryHour, s.frequency, s.weeklyDay, s.timezone]).toEqual([20, 'weekly', 3, 'Asia/Tokyo']);
   });
 
   it('sends the next digest at the new hour, with the new topics only', async () => {
-    ingest('2025-11-26');
+    await ingest('2025-11-26');
     const before = smtp.to(ALICE).length;
     clock.set('2025-11-26T10:00:00Z'); // Wednesday 19:00 in Tokyo: not yet
-    await runPipeline(app, { mode: 'due' });
+    await tick('due');
     expect(smtp.to(ALICE).length).toBe(before);
 
     clock.set('2025-11-26T11:00:00Z'); // Wednesday 20:00 in Tokyo
-    await runPipeline(app, { mode: 'due' });
+    await tick('due');
     const digest = await smtp.waitFor(ALICE, before + 1);
     const wanted = papersOf('2025-11-26')
       .filter((p) => !p.id.startsWith('2511.10017')) // SPIRAL again: already sent in the welcome digest
@@ -194,12 +234,12 @@ describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)'
     expect(await page.locator('h1').textContent()).toBe('Mute a topic');
     expect(await page.locator('main').textContent()).toContain('nash');
     await shot('08-mute');
-    expect(app.subscribers.findByEmail(ALICE)!.topics.some((t) => t.muted)).toBe(false);
+    expect((await reader(ALICE)).topics.some((t) => t.muted)).toBe(false);
     await page.getByRole('button', { name: 'Mute this topic' }).click();
     await page.waitForLoadState();
     expect(await page.locator('h1').textContent()).toBe('Topic muted');
     await shot('09-muted');
-    expect(app.subscribers.findByEmail(ALICE)!.topics.map((t) => [t.text, t.muted])).toEqual([
+    expect((await reader(ALICE)).topics.map((t) => [t.text, t.muted])).toEqual([
       ['nash', true],
       ['"multi-agent" -benchmark', false],
     ]);
@@ -216,12 +256,12 @@ describe.skipIf(!existsSync(CHROMIUM))('subscriber journey in Chromium (360 px)'
     const link = linkIn(digest.text, '/unsubscribe/');
     expect(header).toContain(link);
     await page.goto(link);
-    expect(app.subscribers.findByEmail(ALICE)!.status).toBe('confirmed'); // opening the link changes nothing
+    expect((await reader(ALICE)).status).toBe('confirmed'); // opening the link changes nothing
     await shot('11-unsubscribe');
     await page.getByRole('button', { name: 'Unsubscribe' }).click();
     await page.waitForLoadState();
     expect(await page.locator('h1').textContent()).toBe('You are unsubscribed');
     await shot('12-unsubscribed');
-    expect(app.subscribers.findByEmail(ALICE)!.status).toBe('unsubscribed');
+    expect((await reader(ALICE)).status).toBe('unsubscribed');
   });
-});
+}));

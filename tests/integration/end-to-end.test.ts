@@ -2,17 +2,20 @@
 // SMTP server: subscribe -> confirmation email -> confirm -> ingest -> run -> the digest arrives with
 // exactly the matching papers, both parts and both headers -> one-click unsubscribe -> the next run
 // sends that address nothing; a rerun sends nothing twice; feed HTML arrives escaped.
+// On both engines (tests/engines.ts): on PostgreSQL the CLI children and the web (what `digest serve` serves
+// there: servedWebDeps) use one schema for the file, and `digest run` is its in-process tick (pipeline-postgres.ts).
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createTestApp, type AppWithDb } from '../helpers/test-app.ts';
-import { buildServer } from '../../src/web/server.ts';
 import { freePort } from '../helpers/ports.ts';
-import { tempDatabase, type TempDb } from '../helpers/seed.ts';
+import type { TempDb } from '../helpers/seed.ts';
+import { engineStore, serveApp, shiftLedgerOneDay, type EngineStore } from '../helpers/engine-store.ts';
+import { forEachEngine } from '../helpers/on-engines.ts';
 import { SmtpSink, type SinkMessage } from '../helpers/smtp-sink.ts';
 import { DIGEST_BIN } from '../helpers/build.ts';
 
@@ -29,66 +32,9 @@ interface FixturePaper {
 const day1 = JSON.parse(readFileSync(DAY1, 'utf8')).papers as FixturePaper[];
 const day2 = JSON.parse(readFileSync(DAY2, 'utf8')).papers as FixturePaper[];
 
-let tmp: TempDb;
-let sink: SmtpSink;
-let app: AppWithDb;
-let server: ReturnType<typeof buildServer>;
-let base: string;
-let env: NodeJS.ProcessEnv;
-
-async function cli(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
-  try {
-    const r = await run(process.execPath, [DIGEST_BIN, ...args], { env, cwd: tmp.dir });
-    return { stdout: r.stdout, stderr: r.stderr, code: 0 };
-  } catch (e) {
-    const err = e as { stdout: string; stderr: string; code: number };
-    return { stdout: err.stdout, stderr: err.stderr, code: err.code };
-  }
-}
-
-async function postJson(path: string, body: unknown): Promise<Response> {
-  return fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-}
-
 function header(m: Awaited<ReturnType<SinkMessage['parse']>>, key: string): string | undefined {
   return m.headers.find((h) => h.key === key.toLowerCase())?.value;
 }
-
-async function lastTo(address: string) {
-  const all = sink.byAddress(address);
-  expect(all.length).toBeGreaterThan(0);
-  return all[all.length - 1]!.parse();
-}
-
-beforeAll(async () => {
-  tmp = tempDatabase('digest-e2e-');
-  sink = await SmtpSink.start();
-  const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    DATABASE_PATH: tmp.path,
-    SMTP_URL: sink.url,
-    PUBLIC_URL: base,
-    SECRET_KEY: 'e2e-secret-key-0123456789abcdef0123456789abcdef',
-    MAIL_FROM: 'Paper Digest <digest@example.org>',
-    UNSUBSCRIBE_MAILTO: 'unsubscribe@example.org',
-    SMTP_RETRY_BASE_MS: '50',
-    LOG_LEVEL: 'silent',
-  };
-  const config = loadConfig({ ...env, PORT: String(port), HOST: '127.0.0.1' });
-  app = await createTestApp(config, { logger: silentLogger });
-  server = buildServer(app);
-  await server.listen({ port, host: '127.0.0.1' });
-}, 60_000);
-
-afterAll(async () => {
-  await server?.close();
-  await app?.close();
-  await sink?.close();
-  tmp?.cleanup();
-});
 
 const ALICE = 'alice@example.org';
 const BOB = 'bob@example.org';
@@ -105,7 +51,67 @@ const ids = (papers: FixturePaper[], want: (p: FixturePaper) => boolean) => pape
 /** arXiv ids of the papers an email links to. */
 const linkedIds = (body: string) => [...new Set([...body.matchAll(/https:\/\/arxiv\.org\/abs\/(\d{4}\.\d{5})/g)].map((m) => m[1]!))].sort();
 
-describe('the product path, through HTTP, the CLI and SMTP', () => {
+
+forEachEngine('the product path, through HTTP, the CLI and SMTP', (engine) => {
+  let store: EngineStore;
+  let tmp: TempDb;
+  let sink: SmtpSink;
+  let app: AppWithDb;
+  let served: Awaited<ReturnType<typeof serveApp>>;
+  let base: string;
+  let env: NodeJS.ProcessEnv;
+
+  async function cli(...args: string[]): Promise<{ stdout: string; stderr: string; code: number }> {
+    try {
+      const r = await run(process.execPath, [DIGEST_BIN, ...args], { env, cwd: tmp.dir });
+      return { stdout: r.stdout, stderr: r.stderr, code: 0 };
+    } catch (e) {
+      const err = e as { stdout: string; stderr: string; code: number };
+      return { stdout: err.stdout, stderr: err.stderr, code: err.code };
+    }
+  }
+
+  async function postJson(path: string, body: unknown): Promise<Response> {
+    return fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  }
+
+  async function lastTo(address: string) {
+    const all = sink.byAddress(address);
+    expect(all.length).toBeGreaterThan(0);
+    return all[all.length - 1]!.parse();
+  }
+
+  beforeAll(async () => {
+    // On PostgreSQL: one schema for the file, migrated once; the CLI children and the web use it.
+    store = await engineStore(engine, 'digest-e2e-');
+    tmp = store.tmp;
+    sink = await SmtpSink.start();
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...store.env,
+      SMTP_URL: sink.url,
+      PUBLIC_URL: base,
+      SECRET_KEY: 'e2e-secret-key-0123456789abcdef0123456789abcdef',
+      MAIL_FROM: 'Paper Digest <digest@example.org>',
+      UNSUBSCRIBE_MAILTO: 'unsubscribe@example.org',
+      SMTP_RETRY_BASE_MS: '50',
+      LOG_LEVEL: 'silent',
+    };
+    const config = loadConfig({ ...env, PORT: String(port), HOST: '127.0.0.1' });
+    app = await createTestApp(config, { logger: silentLogger });
+    served = await serveApp(app, port);
+  }, 60_000);
+
+  afterAll(async () => {
+    await served?.close();
+    await app?.close();
+    await sink?.close();
+    await store?.close();
+  });
+
   it('answers every subscription alike and sends a confirmation email', async () => {
     const a = await postJson('/subscribe', { email: ALICE, topics: ALICE_TOPICS });
     const b = await postJson('/subscribe', { email: BOB, topics: BOB_TOPICS, timezone: 'Asia/Tokyo', deliveryHour: 7 });
@@ -208,7 +214,7 @@ describe('the product path, through HTTP, the CLI and SMTP', () => {
 
     // A day passes: the first digests become yesterday's (subscribers are in UTC), so today's run is a
     // new slot. Child processes run on the real clock; this moves the ledger instead of the clock.
-    tmp.db.exec(`UPDATE digests SET edition = date(edition, '-1 day'); UPDATE subscribers SET last_slot = date(last_slot, '-1 day')`);
+    await shiftLedgerOneDay(store);
     expect((await cli('ingest', DAY2)).code).toBe(0);
     const before = sink.messages.length;
     expect((await cli('run')).code).toBe(0);
@@ -245,5 +251,5 @@ describe('the product path, through HTTP, the CLI and SMTP', () => {
     const missing = await cli('ingest', join(tmp.dir, 'nope.json'));
     expect(missing.code).not.toBe(0);
     expect(missing.stderr.trim().split('\n')).toHaveLength(1);
-  });
+  }, 60_000); // two CLI processes
 });

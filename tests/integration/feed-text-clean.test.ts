@@ -1,9 +1,12 @@
 // Feed text is clean text: control characters a feed or a posted batch carries (NUL, ESC sequences, CR,
 // DEL, ...) are removed at ingest, so they reach neither the database, nor the email a reader gets over
 // SMTP, nor its web view. MAIL_FROM with a line break stops every command at start-up, naming it.
+// The feed story on both engines (tests/engines.ts): on PostgreSQL the batch is posted into the harness's
+// schema, and `digest run`'s tick sends from there; MAIL_FROM is read before any store opens: run once.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli, type CliIo } from '../../src/cli.ts';
-import { matchNew, plan, send } from '../../src/pipeline.ts';
+import { sendDueInProcess } from '../helpers/engine-tick.ts';
+import { forEachEngine } from '../helpers/on-engines.ts';
 import { linkIn, startWebHarness, subscribeAndConfirm, type WebHarness } from '../helpers/web-harness.ts';
 
 const TOKEN = 'api-token-0123456789abcdef';
@@ -27,15 +30,15 @@ const BATCH = {
   ],
 };
 
-let h: WebHarness;
-beforeAll(async () => {
-  h = await startWebHarness({ API_TOKEN: TOKEN });
-});
-afterAll(async () => {
-  await h.close();
-});
+forEachEngine('control characters from a feed', (engine) => {
+  let h: WebHarness;
+  beforeAll(async () => {
+    h = await startWebHarness({ API_TOKEN: TOKEN }, undefined, { engine });
+  }, 60_000);
+  afterAll(async () => {
+    await h?.close();
+  });
 
-describe('control characters from a feed', () => {
   it('never reach the database, the email or the web view', async () => {
     const posted = await fetch(`${h.base}/api/batches`, {
       method: 'POST',
@@ -43,17 +46,15 @@ describe('control characters from a feed', () => {
       body: JSON.stringify(BATCH),
     });
     expect(posted.status).toBe(201);
-    const row = h.tmp.db.prepare(`SELECT paper_key, title, abstract, authors, categories FROM papers WHERE paper_key = '2511.07777'`).get() as Record<string, string>;
+    const row = (await h.sql.get<Record<string, string>>(`SELECT paper_key, title, abstract, authors, categories FROM papers WHERE paper_key = '2511.07777'`))!;
     expect(row.title).toBe('Zebra routing [31mfor[0m mixture of experts');
     for (const v of Object.values(row)) expect(v).not.toMatch(CONTROLS);
     expect(JSON.parse(row.authors!)).toEqual(['Ada]8;;https://evil.example Lovelace', 'Bob Smith']);
-    const batch = h.tmp.db.prepare('SELECT source FROM batches').get() as { source: string };
+    const batch = (await h.sql.get<{ source: string }>('SELECT source FROM batches'))!;
     expect(batch.source).toBe('hf-daily');
 
     await subscribeAndConfirm(h, 'reader@example.org', ['zebra']);
-    matchNew(h.core.db);
-    await plan(h.core, 'now');
-    await send(h.core);
+    expect(await sendDueInProcess(h)).toBe(1);
     const mail = await h.smtp.waitFor('reader@example.org', 2);
     expect(mail.text).toContain('Zebra routing');
     expect(mail.text).not.toMatch(CONTROLS);

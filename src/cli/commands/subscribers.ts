@@ -21,7 +21,7 @@ export function registerSubscribe(program: Command, { io, app, setExitCode }: Cl
     });
 }
 
-export function registerUnsubscribe(program: Command, { io, app, setup, setExitCode }: CliContext): void {
+export function registerUnsubscribe(program: Command, { io, app, appOptions, setup, setExitCode }: CliContext): void {
   program
     .command('unsubscribe')
     .description('unsubscribe an address at once (in PostgreSQL when DATABASE_URL is postgres://…)')
@@ -29,7 +29,7 @@ export function registerUnsubscribe(program: Command, { io, app, setup, setExitC
     .action(async (email: string) => {
       const { config, logger } = await setup();
       if (config.DATABASE_URL) {
-        setExitCode(await (await commands()).cmdUnsubscribePg(config, logger, io, email));
+        setExitCode(await (await commands()).cmdUnsubscribePg(config, logger, appOptions.clock ?? (await import('../../clock.ts')).systemClock, io, email));
         return;
       }
       setExitCode(await withApp(app, async (a) => (await commands()).cmdUnsubscribe(a, io, email)));
