@@ -173,7 +173,23 @@ async function readTemplate(dir: string, file: string): Promise<string> {
 }
 
 /** The one and only place MJML runs: strict validation, minified, no web fonts. */
+/**
+ * MJML's output per template file and source, for this process: a process that builds the app more than
+ * once from the sources (the tests, ~0.5 s of MJML per build) runs MJML once per template. A template
+ * that fails is not kept: it fails again, naming the file, each time.
+ */
+const mjmlOutputs = new Map<string, string>();
+
 async function mjmlToHtml(dir: string, file: string, source: string): Promise<string> {
+  const key = `${join(dir, file)}\u0000${source}`;
+  const known = mjmlOutputs.get(key);
+  if (known !== undefined) return known;
+  const html = await runMjml(dir, file, source);
+  mjmlOutputs.set(key, html);
+  return html;
+}
+
+async function runMjml(dir: string, file: string, source: string): Promise<string> {
   // Loaded here, not at the top: code that only fills compiled templates never loads MJML.
   const { default: mjml2html } = await import('mjml');
   try {

@@ -2,6 +2,8 @@
 // SQLite: one run delivers each due reader exactly one digest over real SMTP and prints SQLite's lines; a
 // second run sends nothing; two runs at once never send a slot twice; a relay that is down is exit 1; the
 // status lines and the preferences page's "why no email today" read the same on both engines.
+// The built CLI runs where the process boundary matters (two `digest run` processes racing; `digest status`'s
+// exit code and stderr); the other calls run the same code in this process (runCli), ~1 s cheaper each.
 // (Skipped, said once, when PostgreSQL is unreachable.)
 import type { FastifyInstance } from 'fastify';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +18,7 @@ import { findSubscriberByEmail } from '../../src/subscribers/records/postgres.ts
 import { Tokens } from '../../src/tokens.ts';
 import { buildServer } from '../../src/web/server.ts';
 import { ensureBuilt } from '../helpers/build.ts';
+import { digestInProcess } from '../helpers/cli-in-process.ts';
 import { startDigest } from '../helpers/digest-cli.ts';
 import { addSubscribers, BATCH_DAY_1, type EditionSubscriber } from '../helpers/pg-edition.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
@@ -43,6 +46,12 @@ async function digest(args: string[], env: Record<string, string>): Promise<{ co
   return { code, out: run.out().split('\n').filter((l) => l !== ''), err: run.err() };
 }
 
+/** The same command and result shape as `digest`, run in this process. */
+async function inProcess(args: string[], env: Record<string, string>): Promise<{ code: number | null; out: string[]; err: string }> {
+  const r = await digestInProcess(args, env);
+  return { code: r.code, out: r.stdout.split('\n').filter((l) => l !== ''), err: r.stderr };
+}
+
 /** The SQLite file with the readers, and a PostgreSQL schema with the same readers (copied: same ids and salts). */
 async function bothEngines(readers: readonly EditionSubscriber[]): Promise<{ sqlite: TempDb; s: TestSchema }> {
   const sqlite = tempDatabase('pg-run-status-');
@@ -68,7 +77,7 @@ describe.skipIf(!pg.reachable)('digest run and digest status <email> on PostgreS
     const common = { SOURCES: '', SECRET_KEY: SECRET, PUBLIC_URL };
     onSqlite = { ...common, DATABASE_PATH: sqlite.path, SMTP_URL: sinkSqlite.url };
     onPg = { ...common, DATABASE_URL: s.url, DATABASE_SCHEMA: s.name, SMTP_URL: sinkPg.url };
-    for (const env of [onSqlite, onPg]) expect((await digest(['ingest', BATCH], env)).code).toBe(0);
+    for (const env of [onSqlite, onPg]) expect((await inProcess(['ingest', BATCH], env)).code).toBe(0);
   }, 120_000);
   afterAll(async () => {
     await sinkSqlite?.close();
@@ -78,12 +87,12 @@ describe.skipIf(!pg.reachable)('digest run and digest status <email> on PostgreS
   });
 
   it('one run delivers each due reader one digest, printing what SQLite prints; a second run sends nothing', async () => {
-    const dry = await digest(['run', '--dry-run', '--no-fetch'], onPg);
+    const dry = await inProcess(['run', '--dry-run', '--no-fetch'], onPg);
     expect(dry).toMatchObject({ code: 0, out: ['dry run: 4 slots due, would plan 2 digests (nothing written, nothing sent)'] });
     expect((await s.pool.query('SELECT count(*)::int AS n FROM digests')).rows[0].n).toBe(0);
     expect((await s.pool.query('SELECT count(*)::int AS n FROM query_matches')).rows[0].n).toBe(0);
 
-    const [lite, post] = await Promise.all([digest(['run', '--no-fetch'], onSqlite), digest(['run', '--no-fetch'], onPg)]);
+    const [lite, post] = await Promise.all([inProcess(['run', '--no-fetch'], onSqlite), inProcess(['run', '--no-fetch'], onPg)]);
     expect(post.err).toBe('');
     expect(lite.code).toBe(0);
     expect(post.code).toBe(0);
@@ -95,26 +104,27 @@ describe.skipIf(!pg.reachable)('digest run and digest status <email> on PostgreS
     const rows = await s.pool.query(`SELECT status, count(*)::int AS n FROM digests GROUP BY status`);
     expect(rows.rows).toEqual([{ status: 'sent', n: 2 }]);
 
-    const again = await digest(['run', '--no-fetch'], onPg);
+    const again = await inProcess(['run', '--no-fetch'], onPg);
     expect(again).toMatchObject({ code: 0, out: ['slots 0: planned 0, sent 0, skipped 0, failed 0'] });
     expect(sinkPg.messages).toHaveLength(2);
   }, 120_000);
 
   it("digest status <email>: each reader's lines equal SQLite's; an unknown address is named", async () => {
     for (const r of READERS) {
-      const [lite, post] = await Promise.all([digest(['status', r.email], onSqlite), digest(['status', r.email], onPg)]);
+      const [lite, post] = await Promise.all([inProcess(['status', r.email], onSqlite), inProcess(['status', r.email], onPg)]);
       expect(post.err).toBe('');
       expect(post.code).toBe(0);
       expect(post.out, r.email).toEqual(lite.out);
     }
-    const c = await digest(['status', 'c@example.org'], onPg);
+    const c = await inProcess(['status', 'c@example.org'], onPg);
     expect(c.out[0]).toMatch(/^c@example\.org\tconfirmed\tlast slot \d{4}-\d\d-\d\d\tnothing sent$/);
     expect(c.out[1]).toMatch(/^No email on .+: none of your 2 topics matched the 25 papers of /);
-    const m = await digest(['status', 'm@example.org'], onPg);
+    const m = await inProcess(['status', 'm@example.org'], onPg);
     expect(m.out[1]).toMatch(/: all your topics are muted\.$/);
-    const a = await digest(['status', 'a@example.org'], onPg);
+    const a = await inProcess(['status', 'a@example.org'], onPg);
     expect(a.out[1]).toMatch(/^Your digest of .+ listed \d+ papers? \(sent\)\.$/);
 
+    // The built bin: its exit code and stderr.
     const unknown = await digest(['status', 'nobody@example.org'], onPg);
     expect(unknown.code).toBe(1);
     expect(unknown.err.trim()).toBe('error: no subscriber nobody@example.org');
@@ -158,7 +168,7 @@ describe.skipIf(!pg.reachable)('digest run on PostgreSQL: at once, and with the 
     const sink = await SmtpSink.start();
     try {
       const env = { SOURCES: '', SECRET_KEY: SECRET, DATABASE_URL: s.url, DATABASE_SCHEMA: s.name, SMTP_URL: sink.url, SMTP_POOL_SIZE: '1' };
-      expect((await digest(['ingest', BATCH], env)).code).toBe(0);
+      expect((await inProcess(['ingest', BATCH], env)).code).toBe(0);
       const runs = await Promise.all([digest(['run', '--no-fetch'], env), digest(['run', '--no-fetch'], env)]);
       for (const r of runs) expect(r.code, r.err).toBe(0);
       const sent = runs.map((r) => Number(/ sent (\d+),/.exec(r.out.join('\n'))?.[1] ?? NaN));
@@ -179,8 +189,8 @@ describe.skipIf(!pg.reachable)('digest run on PostgreSQL: at once, and with the 
     await sink.close();
     try {
       const env = { SOURCES: '', SECRET_KEY: SECRET, DATABASE_URL: s.url, DATABASE_SCHEMA: s.name, SMTP_URL: down, SMTP_POOL_SIZE: '1', RELAY_DOWN_AFTER: '2' };
-      expect((await digest(['ingest', BATCH], env)).code).toBe(0);
-      const r = await digest(['run', '--no-fetch'], env);
+      expect((await inProcess(['ingest', BATCH], env)).code).toBe(0);
+      const r = await inProcess(['run', '--no-fetch'], env);
       expect(r.code).toBe(1);
       expect(r.out).toEqual(['slots 4: planned 4, sent 0, skipped 0, failed 0, 2 to retry later']);
       expect(r.err).toMatch(/^error: sending paused: relay down: 2 connection failures in a row/);

@@ -3,6 +3,8 @@
 // listed again later with a code link (a merge changes it in place). On SQLite `digest run` sends; on
 // PostgreSQL `digest ingest`, `digest plan` and `digest worker` do, while two `digest serve` instances answer
 // the links (each keeps pooled mirrors: what they show must be what PostgreSQL holds now, on either one).
+// The `digest serve` instances are real processes; the CLI steps between them run the same code in this
+// process (runCli, Date shifted to the step's instant), ~1 s cheaper each than a child.
 // Skipped, said once, when PostgreSQL is unreachable.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,8 +12,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminHash, consoleCookie } from '../helpers/admin-setup.ts';
 import { ensureBuilt } from '../helpers/build.ts';
+import { digestInProcess } from '../helpers/cli-in-process.ts';
 import { BATCH_DAY_1, BATCH_DAY_2 } from '../helpers/pg-edition.ts';
-import { childDir, digestAt, startServe, type Serve } from '../helpers/pg-story.ts';
+import { childDir, startServe, type Serve } from '../helpers/pg-story.ts';
 import { freePort } from '../helpers/ports.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp-capture.ts';
@@ -56,8 +59,9 @@ interface Deployment {
   instances: number;
 }
 
+/** `digest <args>` at `at` on the store the serve children in `cwd` use (its SQLite file, when no DATABASE_URL). */
 async function cli(at: string, args: string[], env: Record<string, string>, cwd: string): Promise<string> {
-  const r = await digestAt(at, args, env, cwd);
+  const r = await digestInProcess(args, { DATABASE_PATH: join(cwd, 'digest.sqlite'), ...env }, { at });
   expect(r.stderr, args.join(' ')).toBe('');
   expect(r.code, `${args.join(' ')}: ${r.stdout}`).toBe(0);
   return r.stdout;
