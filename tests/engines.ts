@@ -40,7 +40,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/api-batches.test.ts': sqlite('not converted yet: the machine API against the SQLite app in-process; POST /api/batches into PostgreSQL: pg-operating-cli'),
   'tests/integration/backup.test.ts': sqlite("SQLite's own mechanism (online file backup); PostgreSQL's is pg_dump"),
   'tests/integration/bounces-digest-reuse.test.ts': sqlite("SQLite's own mechanism (a deleted ledger row's id given to the next digest)"),
-  'tests/integration/bounces-kinds.test.ts': RUN('the same rules on PostgreSQL: pg-bounces'),
+  'tests/integration/bounces-kinds.test.ts': both,
   'tests/integration/bounces-send-time.test.ts': SEND_PATH('a relay refusing at send time; pg-worker-cli sorts it there'),
   'tests/integration/bounces-smtp.test.ts': RUN('the receiver on PostgreSQL: pg-bounces'),
   'tests/integration/bounces-verp-workers.test.ts': SEND_PATH('worker threads, SEND_WORKERS'),
