@@ -44,7 +44,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/bounces-send-time.test.ts': SEND_PATH('a relay refusing at send time; pg-worker-cli sorts it there'),
   'tests/integration/bounces-smtp.test.ts': RUN('the receiver on PostgreSQL: pg-bounces'),
   'tests/integration/bounces-verp-workers.test.ts': SEND_PATH('worker threads, SEND_WORKERS'),
-  'tests/integration/bounces-webhooks.test.ts': RUN('the webhooks on PostgreSQL: pg-bounces'),
+  'tests/integration/bounces-webhooks.test.ts': both,
   'tests/integration/built-bin.test.ts': sqlite('what the build loads (dist/, no TypeScript at run time), run once on SQLite, the default: the store does not change it'),
   'tests/integration/config-faults.test.ts': sqlite("SQLite's own faults (a DATABASE_PATH that cannot be opened, a crash's leftovers in the file)"),
   'tests/integration/confirmation-delivery.test.ts': RUN('and the console harness on PostgreSQL; confirmation emails on PostgreSQL: door-engines'),

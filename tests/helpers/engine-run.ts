@@ -14,13 +14,16 @@ import { copySqliteToPostgres } from '../../src/db/postgres/copy.ts';
 import type { Db } from '../../src/db/open.ts';
 import { ingestBatchPg } from '../../src/ingest/postgres/ingest.ts';
 import type { Logger } from '../../src/log.ts';
+import { parseTopic } from '../../src/match/parse.ts';
+import { ensureQuery } from '../../src/subscribers/records/postgres.ts';
+import { newSalt } from '../../src/tokens.ts';
 import { openPostgresDoor, type PostgresDoorHandle } from '../../src/main.ts';
 import { runPipeline, type PipelineOptions, type PipelineReport } from '../../src/pipeline.ts';
 import { runPipelinePg } from '../../src/pipeline-postgres.ts';
 import { metricsText } from '../../src/report/status.ts';
 import { postgresSql, sqliteSql, type Engine, type EngineSql } from './on-engines.ts';
 import { createTestSchema, type TestSchema } from './postgres.ts';
-import { seedBatch, type SeedPaper } from './seed.ts';
+import { seedBatch, seedSubscribers, type SeedPaper, type SeedSubscriber } from './seed.ts';
 import { startTestApp, TEST_NOW, type TestApp } from './test-app.ts';
 
 /** Default mode 'now'. */
@@ -37,6 +40,8 @@ export interface EngineRun {
   pool: pg.Pool | undefined;
   /** A batch of papers into the engine's store, ingested at the app's clock. */
   ingest(date: string, papers: SeedPaper[], source?: string): Promise<void>;
+  /** Readers as seedSubscribers writes them (confirmed, UTC 07:00, daily, watermark 0 unless said), into the engine's store. */
+  addReaders(readers: SeedSubscriber[]): Promise<void>;
   /** One `digest run` tick in this process: runPipeline on SQLite, runPipelinePg on PostgreSQL. */
   run(o?: RunOptions): Promise<PipelineReport>;
   /** `digest status` (figures at the app's clock) and `digest status <email>`, printed to `io`. */
@@ -102,6 +107,7 @@ function onSqlite(t: TestApp): EngineRun {
     pg: undefined,
     pool: undefined,
     ingest: async (date, papers, source = 'test') => void seedBatch(app.db, date, papers, source, app.clock.now().toISOString()),
+    addReaders: async (readers) => void seedSubscribers(app.db, readers),
     run: (o = {}) => runPipeline(app, { ...o, mode: o.mode ?? 'now' }),
     status: (io, limit) => cmdStatus(app, io, limit),
     subscriberStatus: (io, email) => cmdSubscriberStatus(sqliteSubscriberStatus(app), io, email),
@@ -115,7 +121,7 @@ function onSqlite(t: TestApp): EngineRun {
 function onPostgres(t: TestApp, schema: TestSchema, handle: PostgresDoorHandle): EngineRun {
   const { app } = t;
   const { pool } = schema;
-  const { config, clock, logger, mailer, spacer } = app;
+  const { config, clock, logger, mailer, spacer, renderer } = app;
   return {
     engine: 'postgres',
     t,
@@ -123,7 +129,8 @@ function onPostgres(t: TestApp, schema: TestSchema, handle: PostgresDoorHandle):
     pg: handle,
     pool,
     ingest: async (date, papers, source = 'test') => void (await ingestBatchPg(pool, { source, date, papers: asIncoming(date, papers) }, clock)),
-    run: (o = {}) => runPipelinePg({ pool, config, clock, logger, mailer, notices: handle.door.notices, spacer }, { ...o, mode: o.mode ?? 'now' }),
+    addReaders: (readers) => addReadersPg(pool, readers, clock.now().toISOString()),
+    run: (o = {}) => runPipelinePg({ pool, config, clock, logger, mailer, notices: handle.door.notices, spacer, renderer }, { ...o, mode: o.mode ?? 'now' }),
     status: (io, limit) => cmdStatus({ operator: postgresStatusSource(handle.reads, config, clock) }, io, limit),
     subscriberStatus: async (io, email) => cmdSubscriberStatus(await subscriberStatusPg(pool, clock), io, email),
     metrics: () => handle.machine.metrics(),
@@ -135,4 +142,23 @@ function onPostgres(t: TestApp, schema: TestSchema, handle: PostgresDoorHandle):
       await schema.drop();
     },
   };
+}
+
+const SQL_PG_READER = `
+  INSERT INTO subscribers (email, status, token_salt, timezone, delivery_hour, frequency, weekly_day, watermark, last_slot, created_at, confirmed_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, CASE WHEN $2 = 'confirmed' THEN $10 END) RETURNING id`;
+const SQL_PG_TOPIC = `INSERT INTO topics (subscriber_id, query_id, text, muted, position) VALUES ($1, $2, $3, $4, $5)`;
+
+/** seed.ts seedSubscribers on PostgreSQL: the same defaults, queries through PostgreSQL's ensureQuery. */
+async function addReadersPg(pool: pg.Pool, readers: SeedSubscriber[], now: string): Promise<void> {
+  for (const r of readers) {
+    const status = r.status ?? 'confirmed';
+    const prefs = [r.timezone ?? 'UTC', r.deliveryHour ?? 7, r.frequency ?? 'daily', r.weeklyDay ?? 1, r.watermark ?? 0, r.lastSlot ?? null];
+    const id = (await pool.query<{ id: string }>(SQL_PG_READER, [r.email, status, newSalt(), ...prefs, now])).rows[0]!.id;
+    for (const [position, t] of r.topics.entries()) {
+      const topic = typeof t === 'string' ? { text: t, muted: false } : t;
+      const queryId = await ensureQuery(pool, parseTopic(topic.text));
+      await pool.query(SQL_PG_TOPIC, [id, queryId, topic.text, topic.muted ? 1 : 0, position]);
+    }
+  }
 }
