@@ -42,7 +42,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/bounces-digest-reuse.test.ts': sqlite("SQLite's own mechanism (a deleted ledger row's id given to the next digest)"),
   'tests/integration/bounces-kinds.test.ts': both,
   'tests/integration/bounces-send-time.test.ts': SEND_PATH('a relay refusing at send time; pg-worker-cli sorts it there'),
-  'tests/integration/bounces-smtp.test.ts': RUN('the receiver on PostgreSQL: pg-bounces'),
+  'tests/integration/bounces-smtp.test.ts': both,
   'tests/integration/bounces-verp-workers.test.ts': SEND_PATH('worker threads, SEND_WORKERS'),
   'tests/integration/bounces-webhooks.test.ts': both,
   'tests/integration/built-bin.test.ts': sqlite('what the build loads (dist/, no TypeScript at run time), run once on SQLite, the default: the store does not change it'),
