@@ -129,7 +129,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/restore.test.ts': sqlite("SQLite's own mechanism (file restore); PostgreSQL's: pg-after-restore"),
   'tests/integration/roster-engines.test.ts': both,
   'tests/integration/schedule-guards.test.ts': RUN('and `digest serve` ticks on SQLite'),
-  'tests/integration/schedule-week.test.ts': RUN('(the scheduler tick); PostgreSQL\'s week: pg-week-story'),
+  'tests/integration/schedule-week.test.ts': both,
   'tests/integration/send-heap-budget.test.ts': SEND_PATH("a sending thread's heap"),
   'tests/integration/shared-limits.test.ts': both,
   'tests/integration/shared-spacing.test.ts': both,

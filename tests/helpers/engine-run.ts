@@ -12,7 +12,9 @@ import { cmdStatus, cmdSubscriberStatus, sqliteSubscriberStatus } from '../../sr
 import type { CliIo } from '../../src/cli-io.ts';
 import { copySqliteToPostgres } from '../../src/db/postgres/copy.ts';
 import type { Db } from '../../src/db/open.ts';
+import { ingestBatch, type IngestResult } from '../../src/ingest/ingest.ts';
 import { ingestBatchPg } from '../../src/ingest/postgres/ingest.ts';
+import type { IncomingBatch } from '../../src/types.ts';
 import type { Logger } from '../../src/log.ts';
 import { parseTopic } from '../../src/match/parse.ts';
 import { ensureQuery } from '../../src/subscribers/records/postgres.ts';
@@ -40,6 +42,8 @@ export interface EngineRun {
   pool: pg.Pool | undefined;
   /** A batch of papers into the engine's store, ingested at the app's clock. */
   ingest(date: string, papers: SeedPaper[], source?: string): Promise<void>;
+  /** A batch through the engine's real ingest (its checks: a future date is refused). */
+  ingestBatch(batch: IncomingBatch): Promise<IngestResult>;
   /** Readers as seedSubscribers writes them (confirmed, UTC 07:00, daily, watermark 0 unless said), into the engine's store. */
   addReaders(readers: SeedSubscriber[]): Promise<void>;
   /** One `digest run` tick in this process: runPipeline on SQLite, runPipelinePg on PostgreSQL. */
@@ -107,6 +111,7 @@ function onSqlite(t: TestApp): EngineRun {
     pg: undefined,
     pool: undefined,
     ingest: async (date, papers, source = 'test') => void seedBatch(app.db, date, papers, source, app.clock.now().toISOString()),
+    ingestBatch: async (batch) => ingestBatch(app.db, batch, app.clock),
     addReaders: async (readers) => void seedSubscribers(app.db, readers),
     run: (o = {}) => runPipeline(app, { ...o, mode: o.mode ?? 'now' }),
     status: (io, limit) => cmdStatus(app, io, limit),
@@ -129,6 +134,7 @@ function onPostgres(t: TestApp, schema: TestSchema, handle: PostgresDoorHandle):
     pg: handle,
     pool,
     ingest: async (date, papers, source = 'test') => void (await ingestBatchPg(pool, { source, date, papers: asIncoming(date, papers) }, clock)),
+    ingestBatch: (batch) => ingestBatchPg(pool, batch, clock),
     addReaders: (readers) => addReadersPg(pool, readers, clock.now().toISOString()),
     run: (o = {}) => runPipelinePg({ pool, config, clock, logger, mailer, notices: handle.door.notices, spacer, renderer }, { ...o, mode: o.mode ?? 'now' }),
     status: (io, limit) => cmdStatus({ operator: postgresStatusSource(handle.reads, config, clock) }, io, limit),
