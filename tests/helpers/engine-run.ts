@@ -10,7 +10,7 @@ import { sqliteBounceStore, type BounceStore } from '../../src/bounces/store.ts'
 import { postgresStatusSource, subscriberStatusPg } from '../../src/cli/commands/status-postgres.ts';
 import { cmdStatus, cmdSubscriberStatus, sqliteSubscriberStatus } from '../../src/cli-commands.ts';
 import type { CliIo } from '../../src/cli-io.ts';
-import { copySqliteToPostgres } from '../../src/db/postgres/copy.ts';
+import { COPIED_TABLES, copySqliteToPostgres, NOT_COPIED_TABLES, PG_ONLY_TABLES } from '../../src/db/postgres/copy.ts';
 import type { Db } from '../../src/db/open.ts';
 import { ingestBatch, type IngestResult } from '../../src/ingest/ingest.ts';
 import { ingestBatchPg } from '../../src/ingest/postgres/ingest.ts';
@@ -167,4 +167,15 @@ async function addReadersPg(pool: pg.Pool, readers: SeedSubscriber[], now: strin
       await pool.query(SQL_PG_TOPIC, [id, queryId, topic.text, topic.muted ? 1 : 0, position]);
     }
   }
+}
+
+/**
+ * The file's one schema (migrated once) emptied and filled with `db`'s rows, as `digest copy` would fill a
+ * fresh one: for stories whose every case starts from its own seeded SQLite file.
+ */
+export async function refillSchema(db: Db, schema: TestSchema): Promise<void> {
+  const tables = [...COPIED_TABLES, ...PG_ONLY_TABLES, ...NOT_COPIED_TABLES].join(', ');
+  await schema.pool.query(`TRUNCATE ${tables} RESTART IDENTITY CASCADE`);
+  const copied = await copySqliteToPostgres(db, schema.pool);
+  if (!copied.ok) throw new Error(`copy to PostgreSQL: counts differ ${JSON.stringify(copied.counts)}`);
 }
