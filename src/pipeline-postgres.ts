@@ -15,6 +15,7 @@ import { PgLedger } from './ledger/postgres/ledger.ts';
 import { ClaimantLock } from './ledger/postgres/liveness.ts';
 import { postgresBounceStore } from './bounces/postgres/store.ts';
 import type { NoticeSender } from './notices/sender.ts';
+import type { Renderer } from './render/render.ts';
 import { dryRunEditionPg, planEditionPg } from './plan/postgres/edition.ts';
 import { countOverduePg } from './report/postgres/reads.ts';
 import { createPgDigests } from './send/postgres/pg-digests.ts';
@@ -31,6 +32,8 @@ export interface PgPipelineDeps {
   /** PostgreSQL's confirmation emails (the door's sender over the notices table). */
   notices: NoticeSender;
   spacer?: HostSpacer;
+  /** The app's renderer (making one costs ~0.5 s a run); else the run makes its own. */
+  renderer?: Renderer;
 }
 
 export type PgRunOptions = Pick<PipelineOptions, 'mode' | 'dryRun' | 'fetch' | 'signal'>;
@@ -60,7 +63,7 @@ async function sendClaimable(d: PgPipelineDeps, signal: AbortSignal | undefined,
   const { pool, config, logger, clock } = d;
   const ledger = new PgLedger(pool);
   const lock = new ClaimantLock(config.DATABASE_URL!, ledger.claimant, config.DATABASE_SCHEMA);
-  const digests = await createPgDigests(pool, config, logger);
+  const digests = await createPgDigests(pool, config, logger, d.renderer);
   try {
     await lock.hold();
     return await runPgWorker({

@@ -9,6 +9,8 @@ import { verpFrom } from '../../src/bounces/verp.ts';
 import type { Logger } from '../../src/log.ts';
 import { join } from 'node:path';
 import { runPipeline } from '../../src/pipeline.ts';
+import type { Engine } from './on-engines.ts';
+import { startEngineRun, type EngineRun } from './engine-run.ts';
 import { seedBatch, seedSubscribers } from './seed.ts';
 import { startTestApp, type TestApp } from './test-app.ts';
 
@@ -25,11 +27,16 @@ export interface BounceSetup {
   events(): Array<{ kind: string; outcome: string; channel: string; subscriber: string }>;
 }
 
+/** The setup's paper and readers, written into the SQLite file. */
+function seedReaders(db: TestApp['app']['db']): void {
+  seedBatch(db, '2025-11-25', [{ title: 'Mixture of experts at scale', abstract: 'Sparse mixture of experts layers.' }], 'test', '2025-11-25T06:00:00.000Z');
+  seedSubscribers(db, READERS.map((email) => ({ email, topics: ['mixture of experts'] })));
+}
+
 export async function startBounceSetup(env: Record<string, string> = {}): Promise<BounceSetup> {
   const t = await startTestApp({ BOUNCE_ADDRESS: BOUNCE, HARD_FAILURES_TO_SUPPRESS: '2', ...env });
   const db = t.app.db;
-  seedBatch(db, '2025-11-25', [{ title: 'Mixture of experts at scale', abstract: 'Sparse mixture of experts layers.' }], 'test', '2025-11-25T06:00:00.000Z');
-  seedSubscribers(db, READERS.map((email) => ({ email, topics: ['mixture of experts'] })));
+  seedReaders(db);
   const r = await runPipeline(t.app, { mode: 'now' });
   if (r.send?.sent !== READERS.length) throw new Error(`expected ${READERS.length} digests sent, got ${r.send?.sent}`);
   const envelope: Record<string, string> = {};
@@ -79,4 +86,55 @@ export async function deliverReport(port: number, raw: string, to: string): Prom
   } finally {
     transport.close();
   }
+}
+
+export interface EngineBounceSetup {
+  e: EngineRun;
+  t: TestApp;
+  envelope: Record<string, string>;
+  digestId: Record<string, number>;
+  status(email: string): Promise<{ status: string; hard_failures: number }>;
+  events(): Promise<Array<{ kind: string; outcome: string; channel: string; subscriber: string }>>;
+}
+
+/**
+ * startBounceSetup on either engine (engine-run.ts): the same readers and paper, their digests sent by
+ * `digest run`'s tick on that engine; status and events read the engine's store.
+ */
+export async function startBounceSetupOn(engine: Engine, env: Record<string, string> = {}): Promise<EngineBounceSetup> {
+  const e = await startEngineRun(engine, { BOUNCE_ADDRESS: BOUNCE, HARD_FAILURES_TO_SUPPRESS: '2', ...env }, seedReaders);
+  const fail = async (why: string) => {
+    await e.close();
+    throw new Error(why);
+  };
+  const r = await e.run();
+  if (r.send?.sent !== READERS.length) return fail(`expected ${READERS.length} digests sent on ${engine}, got ${r.send?.sent}`);
+  const envelope: Record<string, string> = {};
+  const digestId: Record<string, number> = {};
+  for (const email of READERS) {
+    envelope[email] = (await e.t.smtp.waitFor(email)).mailFrom;
+    const row = await e.sql.get<{ id: number | string }>('SELECT d.id FROM digests d JOIN subscribers s ON s.id = d.subscriber_id WHERE s.email = ?', email);
+    digestId[email] = Number(row!.id);
+  }
+  return {
+    e,
+    t: e.t,
+    envelope,
+    digestId,
+    status: async (email) => {
+      const row = (await e.sql.get<{ status: string; hard_failures: number | string }>('SELECT status, hard_failures FROM subscribers WHERE email = ?', email))!;
+      return { status: row.status, hard_failures: Number(row.hard_failures) };
+    },
+    events: () =>
+      e.sql.all(`SELECT e.kind, e.outcome, e.channel, s.email AS subscriber FROM bounce_events e JOIN subscribers s ON s.id = e.subscriber_id ORDER BY e.id`),
+  };
+}
+
+/** startReceiverFor over the engine's bounce store. */
+export function startReceiverOn(s: EngineBounceSetup, outcomes: string[], logger: Logger = s.t.app.logger): Promise<BounceReceiver> {
+  const { app } = s.t;
+  return startBounceReceiver(
+    { store: s.e.bounceStore(logger), logger, verp: verpFrom(app.config)!, onReport: (o) => outcomes.push(o) },
+    { port: 0, host: '127.0.0.1' },
+  );
 }

@@ -2,17 +2,17 @@
 // signature over the SNS string-to-sign, certificate fetched from an sns.<region>.amazonaws.com URL; the
 // test serves a self-made certificate through the injected fetcher, so the host rule and the signature
 // check are the real ones). Each with a valid and a tampered signature; events map through the VERP tag.
+// The same story on both engines: on PostgreSQL the digests are sent by `digest run`'s tick there and the
+// webhooks record into its rows (the store `digest serve` gives them with DATABASE_URL).
 import { createHmac, createSign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createWebhookEvents } from '../../src/bounces/webhook-events.ts';
-import { sqliteBounceStore } from '../../src/bounces/store.ts';
 import { buildServer } from '../../src/web/server.ts';
-import { runPipeline } from '../../src/pipeline.ts';
-import { startBounceSetup, type BounceSetup } from '../helpers/bounce-setup.ts';
-import { seedSubscribers } from '../helpers/seed.ts';
+import { startBounceSetupOn, type EngineBounceSetup } from '../helpers/bounce-setup.ts';
+import { forEachEngine } from '../helpers/on-engines.ts';
 
 const MAILGUN_KEY = 'key-mailgun-webhook-signing-0123456789';
 const TOPIC = 'arn:aws:sns:eu-west-1:123456789012:ses-bounces';
@@ -21,21 +21,21 @@ const CERT = readFileSync(join(SNS_DIR, 'test-signing-cert.pem'), 'utf8');
 const KEY = readFileSync(join(SNS_DIR, 'test-signing-key.pem'), 'utf8');
 const CERT_URL = 'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-0000000000000000000000.pem';
 
-describe('bounce webhooks', () => {
-  let s: BounceSetup;
+forEachEngine('bounce webhooks', (engine) => {
+  let s: EngineBounceSetup;
   let web: FastifyInstance;
   let base: string;
   const fetched: string[] = [];
 
   beforeAll(async () => {
-    s = await startBounceSetup({ MAILGUN_WEBHOOK_SIGNING_KEY: MAILGUN_KEY, SES_SNS_TOPIC_ARN: TOPIC });
+    s = await startBounceSetupOn(engine, { MAILGUN_WEBHOOK_SIGNING_KEY: MAILGUN_KEY, SES_SNS_TOPIC_ARN: TOPIC });
     const fetchText = async (url: string) => {
       fetched.push(url);
       if (url === CERT_URL) return CERT;
       if (url.startsWith('https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription')) return '<ConfirmSubscriptionResponse/>';
       throw new Error(`no such URL in this test: ${url}`);
     };
-    web = buildServer({ ...s.t.app, webhooks: createWebhookEvents({ ...s.t.app, store: sqliteBounceStore({ ...s.t.app, db: s.t.app.db }), fetchText }) });
+    web = buildServer({ ...s.t.app, webhooks: createWebhookEvents({ ...s.t.app, store: s.e.bounceStore(), fetchText }) });
     await web.listen({ port: 0, host: '127.0.0.1' });
     const a = web.server.address();
     base = `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`;
@@ -43,7 +43,7 @@ describe('bounce webhooks', () => {
 
   afterAll(async () => {
     await web?.close();
-    await s?.t.close();
+    await s?.e.close();
   });
 
   const now = () => Math.floor(s.t.clock.now().getTime() / 1000);
@@ -97,8 +97,8 @@ describe('bounce webhooks', () => {
     const forged = mailgun({ ...failed, envelope: { sender: s.envelope['alice@example.com']!.replace(/-[0-9a-f]{4}/, '-0000') } });
     const res = await post('/webhooks/mailgun', JSON.stringify(forged));
     expect(await res.json()).toEqual({ ok: true, outcome: 'no-tag' });
-    expect(s.status('alice@example.com').status).toBe('confirmed');
-    expect(s.events()).toEqual([]);
+    expect((await s.status('alice@example.com')).status).toBe('confirmed');
+    expect(await s.events()).toEqual([]);
   });
 
   it('Mailgun: a signed permanent failure suppresses; a complaint unsubscribes, counted once when retried', async () => {
@@ -106,13 +106,13 @@ describe('bounce webhooks', () => {
     const res = await post('/webhooks/mailgun', JSON.stringify(mailgun(failed)));
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ ok: true, outcome: 'suppressed' });
-    expect(s.status('alice@example.com').status).toBe('suppressed');
+    expect((await s.status('alice@example.com')).status).toBe('suppressed');
 
     const complained = JSON.stringify(mailgun({ event: 'complained', recipient: 'bob@example.com', envelope: { sender: s.envelope['bob@example.com'] } }));
     expect(await (await post('/webhooks/mailgun', complained)).json()).toEqual({ ok: true, outcome: 'unsubscribed' });
     expect(await (await post('/webhooks/mailgun', complained)).json()).toEqual({ ok: true, outcome: 'duplicate' });
-    expect(s.status('bob@example.com').status).toBe('unsubscribed');
-    expect(s.events().map((e) => [e.subscriber, e.kind, e.channel])).toEqual([
+    expect((await s.status('bob@example.com')).status).toBe('unsubscribed');
+    expect((await s.events()).map((e) => [e.subscriber, e.kind, e.channel])).toEqual([
       ['alice@example.com', 'hard', 'mailgun'],
       ['bob@example.com', 'complaint', 'mailgun'],
     ]);
@@ -127,18 +127,18 @@ describe('bounce webhooks', () => {
     const res = await post('/webhooks/mailgun', JSON.stringify(replay));
     expect(res.status).toBe(401);
     expect(JSON.stringify(await res.json())).toContain('signature.token: already used');
-    expect(s.status('carol@example.com').status).toBe('confirmed');
+    expect((await s.status('carol@example.com')).status).toBe('confirmed');
     // The relay retrying the very same post is not an attack: answered 200, nothing new happens.
     expect(await (await post('/webhooks/mailgun', JSON.stringify(captured))).json()).toEqual({ ok: true, outcome: 'duplicate' });
     // Tokens are kept only while their timestamp could pass the 15-minute check, then pruned.
-    const count = () => (s.t.app.db.prepare('SELECT count(*) AS n FROM mailgun_tokens').get() as { n: number }).n;
-    expect(count()).toBeGreaterThan(0);
+    const count = async () => Number((await s.e.sql.get<{ n: number | string }>('SELECT count(*) AS n FROM mailgun_tokens'))!.n);
+    expect(await count()).toBeGreaterThan(0);
     s.t.clock.advance(31 * 60 * 1000);
     expect(await (await post('/webhooks/mailgun', JSON.stringify(mailgun(delivered)))).json()).toEqual({ ok: true, outcome: 'ignored' });
-    expect(count()).toBe(1);
+    expect(await count()).toBe(1);
     // The captured one, past its time, is refused by the freshness check.
     expect((await post('/webhooks/mailgun', JSON.stringify(replay))).status).toBe(401);
-    expect(s.status('carol@example.com').status).toBe('confirmed');
+    expect((await s.status('carol@example.com')).status).toBe('confirmed');
   });
 
   it('policy blocks through Mailgun and SES leave the reader subscribed; a full mailbox is soft', async () => {
@@ -153,13 +153,13 @@ describe('bounce webhooks', () => {
       mail: { source: s.envelope['dave@example.com'], destination: ['dave@example.com'] },
     };
     expect(await (await post('/webhooks/ses', JSON.stringify(sns(rejected, { version: '2' })), 'text/plain')).json()).toEqual({ ok: true, outcome: 'alerted' });
-    expect(s.status('carol@example.com').status).toBe('confirmed');
-    expect(s.status('dave@example.com').status).toBe('confirmed');
+    expect((await s.status('carol@example.com')).status).toBe('confirmed');
+    expect((await s.status('dave@example.com')).status).toBe('confirmed');
     // Gmail answers a full mailbox with a permanent 552 5.2.2: Mailgun reports it permanent, it is still soft.
     const full = { ...blocked, 'delivery-status': { code: 552, 'enhanced-code': '5.2.2', message: 'The email account that you tried to reach is over quota.' } };
     expect(await (await post('/webhooks/mailgun', JSON.stringify(mailgun(full)))).json()).toEqual({ ok: true, outcome: 'counted' });
-    expect(s.status('carol@example.com').status).toBe('confirmed');
-    expect(s.events().filter((e) => e.subscriber === 'carol@example.com' || e.subscriber === 'dave@example.com').map((e) => [e.subscriber, e.kind, e.outcome])).toEqual([
+    expect((await s.status('carol@example.com')).status).toBe('confirmed');
+    expect((await s.events()).filter((e) => e.subscriber === 'carol@example.com' || e.subscriber === 'dave@example.com').map((e) => [e.subscriber, e.kind, e.outcome])).toEqual([
       ['carol@example.com', 'policy', 'alerted'],
       ['dave@example.com', 'policy', 'alerted'],
       ['carol@example.com', 'soft', 'counted'],
@@ -175,7 +175,7 @@ describe('bounce webhooks', () => {
     const evilCert = sns(sesBounce('carol@example.com', 'Permanent'), { certUrl: 'https://sns.eu-west-1.amazonaws.com.evil.example/cert.pem' });
     expect((await post('/webhooks/ses', JSON.stringify(evilCert), 'text/plain')).status).toBe(401);
     expect(fetched.slice(before)).toEqual([]); // never fetched from a host that is not SNS
-    expect(s.status('carol@example.com').status).toBe('confirmed');
+    expect((await s.status('carol@example.com')).status).toBe('confirmed');
   });
 
   it('SES via SNS: signed notifications (SignatureVersion 1 and 2) suppress and unsubscribe; subscription confirmed', async () => {
@@ -185,25 +185,26 @@ describe('bounce webhooks', () => {
 
     const bounce = await post('/webhooks/ses', JSON.stringify(sns(sesBounce('carol@example.com', 'Permanent'), { version: '1' })), 'text/plain; charset=UTF-8');
     expect(await bounce.json()).toEqual({ ok: true, outcome: 'suppressed' });
-    expect(s.status('carol@example.com').status).toBe('suppressed');
+    expect((await s.status('carol@example.com')).status).toBe('suppressed');
 
     const complaint = { notificationType: 'Complaint', complaint: { complaintFeedbackType: 'abuse', complainedRecipients: [{ emailAddress: 'dave@example.com' }] }, mail: { source: s.envelope['dave@example.com'] } };
     const res = await post('/webhooks/ses', JSON.stringify(sns(complaint, { version: '2' })), 'text/plain');
     expect(await res.json()).toEqual({ ok: true, outcome: 'unsubscribed' });
-    expect(s.status('dave@example.com').status).toBe('unsubscribed');
+    expect((await s.status('dave@example.com')).status).toBe('unsubscribed');
   });
 
   it("a late webhook for a deleted digest does not reach the reader who got its id", async () => {
-    const { app } = s.t;
-    const dave = (app.db.prepare("SELECT id FROM subscribers WHERE email = 'dave@example.com'").get() as { id: number }).id;
-    expect(await app.roster.remove(dave)).toBe(true);
-    seedSubscribers(app.db, [{ email: 'erin@example.com', topics: ['mixture of experts'] }]);
-    expect((await runPipeline(app, { mode: 'now' })).send?.sent).toBe(1);
-    const erinDigest = (app.db.prepare("SELECT d.id FROM digests d JOIN subscribers s ON s.id = d.subscriber_id WHERE s.email = 'erin@example.com'").get() as { id: number }).id;
-    expect(erinDigest).toBe(s.digestId['dave@example.com']); // SQLite reused the id
+    const { e } = s;
+    const dave = Number((await e.sql.get<{ id: number | string }>("SELECT id FROM subscribers WHERE email = 'dave@example.com'"))!.id);
+    expect(await (e.pg?.roster ?? e.t.app.roster).remove(dave)).toBe(true);
+    await e.addReaders([{ email: 'erin@example.com', topics: ['mixture of experts'] }]);
+    expect((await e.run()).send?.sent).toBe(1);
+    const erinDigest = Number((await e.sql.get<{ id: number | string }>("SELECT d.id FROM digests d JOIN subscribers s ON s.id = d.subscriber_id WHERE s.email = 'erin@example.com'"))!.id);
+    // SQLite gave erin the deleted row's id (the tag's nonce tells them apart); PostgreSQL's identity never reuses one.
+    expect(erinDigest === s.digestId['dave@example.com']).toBe(engine === 'sqlite');
     const late = { event: 'failed', severity: 'permanent', reason: 'bounce', recipient: 'dave@example.com', envelope: { sender: s.envelope['dave@example.com'] }, 'delivery-status': { code: 550, 'enhanced-code': '5.1.1', message: 'user unknown' } };
     expect(await (await post('/webhooks/mailgun', JSON.stringify(mailgun(late)))).json()).toEqual({ ok: true, outcome: 'no-tag' });
     expect(await (await post('/webhooks/ses', JSON.stringify(sns(sesBounce('dave@example.com', 'Permanent'), { version: '2' })), 'text/plain')).json()).toEqual({ ok: true, outcome: 'no-tag' });
-    expect(s.status('erin@example.com').status).toBe('confirmed');
+    expect((await s.status('erin@example.com')).status).toBe('confirmed');
   });
 });

@@ -10,14 +10,14 @@
 // Subscribers: daily at 07:00 in UTC, Asia/Tokyo and America/New_York, a broad topic at 09:00 UTC,
 // and a weekly New York reader (Mondays 08:00). For each one the test checks what arrived per local
 // day, at what local hour, and that every matching paper arrived exactly once, in the first delivery
-// after it was ingested.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+// after it was ingested. The same week on both engines: on PostgreSQL each tick is `digest run`'s there
+// (pipeline-postgres.ts: the source polled into PostgreSQL, matched, planned, sent), in this process.
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { localTime } from '../../src/clock.ts';
 import { isAppError } from '../../src/errors.ts';
-import { ingestBatch } from '../../src/ingest/ingest.ts';
-import { runPipeline } from '../../src/pipeline.ts';
+import { startEngineRun, type EngineRun } from '../helpers/engine-run.ts';
 import { json, startFeedServer, type FeedServer } from '../helpers/feed-server.ts';
-import { startTestApp, type TestApp } from '../helpers/test-app.ts';
+import { forEachEngine } from '../helpers/on-engines.ts';
 
 const START = Date.parse('2026-03-05T00:00:00Z'); // Thursday
 const END = Date.parse('2026-03-11T23:00:00Z'); // Wednesday
@@ -65,110 +65,111 @@ const hfJson = (papers: { key: string; title: string }[]) =>
     title: p.title,
   }));
 
-let server: FeedServer;
-let t: TestApp;
-/** Every delivery: address, tick time, paper keys in the email. */
-const deliveries: Array<{ to: string; at: number; keys: string[] }> = [];
-let refusedFuture = '';
-
-beforeAll(async () => {
-  server = await startFeedServer();
-  t = await startTestApp(
-    {
-      SOURCES: 'hf',
-      HF_API_URL: `${server.url}/api/daily_papers`,
-      SOURCE_LOOKBACK_DAYS: '3',
-      FETCH_TIMEOUT_MS: '2000',
-      DIGEST_TZ: 'UTC',
-      // The test reads what a digest delivered from its email: room for a week's papers in it (the
-      // default shows 5 in full and 20 in short, the rest on the web view).
-      DIGEST_FULL_PAPERS: '100',
-    },
-    new Date(START).toISOString(),
-  );
-  for (const r of READERS) {
-    await t.app.subscribers.subscribe(
-      { email: r.email, topics: [r.topic], timezone: r.timezone, deliveryHour: r.hour, frequency: r.weeklyDay === undefined ? 'daily' : 'weekly' },
-      { confirmed: true },
-    );
-    if (r.weeklyDay !== undefined) t.app.db.prepare(`UPDATE subscribers SET weekly_day = ? WHERE email = ?`).run(r.weeklyDay, r.email);
-  }
-
-  const ingest = (source: string, date: string, papers: { key: string; title: string }[]) =>
-    ingestBatch(
-      t.app.db,
-      {
-        source,
-        date,
-        papers: papers.map((p) => ({
-          key: p.key,
-          title: p.title,
-          abstract: `An abstract about ${p.title}.`,
-          authors: ['Alan Turing'],
-          url: `https://arxiv.org/abs/${p.key}`,
-          publishedAt: date,
-          upvotes: 0,
-          categories: ['cs.LG'],
-        })),
-      },
-      t.clock,
-    );
-
-  for (let at = START; at <= END; at += HOUR) {
-    t.clock.set(new Date(at));
-    const hour = new Date(at).getUTCHours();
-    const today = new Date(at).toISOString().slice(0, 10);
-    // What Hugging Face answers now: days before today as they finally were, today as it is so far.
-    for (let d = -3; d <= 1; d++) {
-      const day = new Date(at + d * 24 * HOUR).toISOString().slice(0, 10);
-      const body = d > 0 ? json({ error: 'Date is in the future' }, 400) : d < 0 || hour >= 14 ? json(hfJson(hfPapers(day, true))) : hour >= 4 ? json(hfJson(hfPapers(day, false))) : json([]);
-      server.route(`/api/daily_papers?date=${day}`, body);
-    }
-    if (down(at)) continue;
-    // The other sources, by hand as an operator or a cron job would ingest them.
-    if (hour === 20) {
-      ingest('arxiv-api:cs.LG', today, [
-        { key: key(today, 0), title: `Speculative decoding with small drafts (${today})` }, // Hugging Face had it
-        { key: key(today, 50), title: `Lookahead decoding without drafts (${today})` },
-        { key: key(today, 51), title: `Federated learning under drift (${today})` },
-      ]);
-    }
-    if (today === '2026-03-07' && hour === 10) {
-      ingest('backfill', '2026-02-14', [
-        { key: '2602.14001', title: 'Constrained decoding revisited (backfill)' },
-        { key: '2602.14002', title: 'Meta learning revisited (backfill)' },
-      ]);
-    }
-    if (today === '2026-03-08' && hour === 11) {
-      try {
-        ingest('wrong-clock', '2030-01-01', [{ key: '3001.00001', title: 'Decoding from the future' }]);
-      } catch (e) {
-        refusedFuture = isAppError(e) ? `${e.code}: ${e.message}` : String(e);
-      }
-    }
-    const before = t.smtp.messages.length;
-    await runPipeline(t.app, { mode: 'due' });
-    for (const m of t.smtp.messages.slice(before)) {
-      const keys = [...new Set([...(m.text ?? '').matchAll(/(?:arxiv\.org\/abs|huggingface\.co\/papers)\/(\d{4}\.\d{5})/g)].map((x) => x[1]!))];
-      deliveries.push({ to: m.to[0]!, at, keys });
-    }
-  }
-}, 120_000);
-
-afterAll(async () => {
-  await t?.close();
-  await server?.close();
-});
-
 const localDay = (at: number, tz: string) => localTime(new Date(at), tz).date;
 const localHour = (at: number, tz: string) => localTime(new Date(at), tz).hour;
-const papers = () =>
-  t.app.db.prepare(`SELECT paper_key AS key, title, created_at FROM papers ORDER BY id`).all() as { key: string; title: string; created_at: string }[];
 
-describe('a week of real feed behaviour', () => {
-  it('refuses the batch dated 2030 with a reason naming the date, and ingests nothing of it', () => {
+forEachEngine('a week of real feed behaviour', (engine) => {
+  let server: FeedServer;
+  let e: EngineRun;
+  /** Every delivery: address, tick time, paper keys in the email. */
+  const deliveries: Array<{ to: string; at: number; keys: string[] }> = [];
+  let refusedFuture = '';
+
+  beforeAll(async () => {
+    server = await startFeedServer();
+    e = await startEngineRun(
+      engine,
+      {
+        SOURCES: 'hf',
+        HF_API_URL: `${server.url}/api/daily_papers`,
+        SOURCE_LOOKBACK_DAYS: '3',
+        FETCH_TIMEOUT_MS: '2000',
+        DIGEST_TZ: 'UTC',
+        // The test reads what a digest delivered from its email: room for a week's papers in it (the
+        // default shows 5 in full and 20 in short, the rest on the web view).
+        DIGEST_FULL_PAPERS: '100',
+      },
+      undefined,
+      new Date(START).toISOString(),
+    );
+    const t = e.t;
+    for (const r of READERS) {
+      await (e.pg?.roster ?? t.app.roster).subscribe(
+        { email: r.email, topics: [r.topic], timezone: r.timezone, deliveryHour: r.hour, frequency: r.weeklyDay === undefined ? 'daily' : 'weekly' },
+        { confirmed: true },
+      );
+      if (r.weeklyDay !== undefined) await e.sql.run(`UPDATE subscribers SET weekly_day = ? WHERE email = ?`, r.weeklyDay, r.email);
+    }
+
+    const ingest = (source: string, date: string, papers: { key: string; title: string }[]) =>
+      e.ingestBatch(
+        {
+          source,
+          date,
+          papers: papers.map((p) => ({
+            key: p.key,
+            title: p.title,
+            abstract: `An abstract about ${p.title}.`,
+            authors: ['Alan Turing'],
+            url: `https://arxiv.org/abs/${p.key}`,
+            publishedAt: date,
+            upvotes: 0,
+            categories: ['cs.LG'],
+          })),
+        },
+      );
+
+    for (let at = START; at <= END; at += HOUR) {
+      t.clock.set(new Date(at));
+      const hour = new Date(at).getUTCHours();
+      const today = new Date(at).toISOString().slice(0, 10);
+      // What Hugging Face answers now: days before today as they finally were, today as it is so far.
+      for (let d = -3; d <= 1; d++) {
+        const day = new Date(at + d * 24 * HOUR).toISOString().slice(0, 10);
+        const body = d > 0 ? json({ error: 'Date is in the future' }, 400) : d < 0 || hour >= 14 ? json(hfJson(hfPapers(day, true))) : hour >= 4 ? json(hfJson(hfPapers(day, false))) : json([]);
+        server.route(`/api/daily_papers?date=${day}`, body);
+      }
+      if (down(at)) continue;
+      // The other sources, by hand as an operator or a cron job would ingest them.
+      if (hour === 20) {
+        await ingest('arxiv-api:cs.LG', today, [
+          { key: key(today, 0), title: `Speculative decoding with small drafts (${today})` }, // Hugging Face had it
+          { key: key(today, 50), title: `Lookahead decoding without drafts (${today})` },
+          { key: key(today, 51), title: `Federated learning under drift (${today})` },
+        ]);
+      }
+      if (today === '2026-03-07' && hour === 10) {
+        await ingest('backfill', '2026-02-14', [
+          { key: '2602.14001', title: 'Constrained decoding revisited (backfill)' },
+          { key: '2602.14002', title: 'Meta learning revisited (backfill)' },
+        ]);
+      }
+      if (today === '2026-03-08' && hour === 11) {
+        try {
+          await ingest('wrong-clock', '2030-01-01', [{ key: '3001.00001', title: 'Decoding from the future' }]);
+        } catch (e) {
+          refusedFuture = isAppError(e) ? `${e.code}: ${e.message}` : String(e);
+        }
+      }
+      const before = t.smtp.messages.length;
+      await e.run({ mode: 'due' });
+      for (const m of t.smtp.messages.slice(before)) {
+        const keys = [...new Set([...(m.text ?? '').matchAll(/(?:arxiv\.org\/abs|huggingface\.co\/papers)\/(\d{4}\.\d{5})/g)].map((x) => x[1]!))];
+        deliveries.push({ to: m.to[0]!, at, keys });
+      }
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    await e?.close();
+    await server?.close();
+  });
+
+  const papers = () => e.sql.all<{ key: string; title: string; created_at: string }>(`SELECT paper_key AS key, title, created_at FROM papers ORDER BY id`);
+
+  it('refuses the batch dated 2030 with a reason naming the date, and ingests nothing of it', async () => {
     expect(refusedFuture).toMatch(/^BATCH_FUTURE_DATE: .*2030-01-01/);
-    expect(papers().some((p) => p.key === '3001.00001')).toBe(false);
+    expect((await papers()).some((p) => p.key === '3001.00001')).toBe(false);
   });
 
   it('sends each reader at most one email per local day, at their hour (or the first tick after it when the service was down)', () => {
@@ -199,8 +200,8 @@ describe('a week of real feed behaviour', () => {
     expect(weekly.map((d) => new Date(d.at).toISOString())).toEqual(['2026-03-09T13:00:00.000Z']); // Monday, after the outage
   });
 
-  it('delivers every matching paper exactly once, in the first delivery after it was ingested', () => {
-    const all = papers();
+  it('delivers every matching paper exactly once, in the first delivery after it was ingested', async () => {
+    const all = await papers();
     for (const r of READERS) {
       const mine = deliveries.filter((d) => d.to === r.email);
       const received = mine.flatMap((d) => d.keys);

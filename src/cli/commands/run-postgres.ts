@@ -19,7 +19,7 @@ export async function runOnPostgres(app: App, io: CliIo, o: RunOptions): Promise
     import('../../pipeline-postgres.ts'),
     import('../../cli-commands.ts'),
   ]);
-  const { config, clock, logger, mailer, spacer } = app;
+  const { config, clock, logger, mailer, spacer, renderer } = app;
   // Refuses a schema `digest migrate` has not made, naming the fix, before anything runs.
   const handle = (await openPostgresDoor(app))!;
   const controller = new AbortController();
@@ -28,7 +28,7 @@ export async function runOnPostgres(app: App, io: CliIo, o: RunOptions): Promise
   const pool = createPool(config.DATABASE_URL!, { schema: config.DATABASE_SCHEMA, max: 4 });
   try {
     const r = await runPipelinePg(
-      { pool, config, clock, logger, mailer, notices: handle.door.notices, spacer },
+      { pool, config, clock, logger, mailer, notices: handle.door.notices, spacer, renderer },
       { mode: o.due ? 'due' : 'now', dryRun: o.dryRun, fetch: o.fetch, signal: controller.signal },
     );
     if (!r.planRan) io.out('planning: another process was planning this tick; its digests are sent by whichever sender claims them');

@@ -41,9 +41,10 @@ export async function linkSecret(pool: pg.Pool, config: Pick<Config, 'SECRET_KEY
   return secret;
 }
 
-export async function createPgDigests(pool: pg.Pool, config: Config, logger: Logger): Promise<DigestSource> {
+/** `renderer`: the process's own when it has one (`digest run` has the app's), made with the same settings. */
+export async function createPgDigests(pool: pg.Pool, config: Config, logger: Logger, renderer?: Renderer): Promise<DigestSource> {
   const links = new Links(config.PUBLIC_URL, new Tokens(await linkSecret(pool, config, logger)), systemClock);
-  const renderer = await createRenderer({
+  renderer ??= await createRenderer({
     logger,
     fullPapers: config.DIGEST_FULL_PAPERS,
     cardCacheBytes: config.RENDER_CACHE_MB * 1024 * 1024,
