@@ -117,7 +117,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/pg-worker-cli.test.ts': postgres,
   'tests/integration/pg-worker-render.test.ts': postgres,
   'tests/integration/pg-workers.test.ts': postgres,
-  'tests/integration/pipeline-upkeep.test.ts': RUN('(upkeep is a step of the SQLite pipeline)'),
+  'tests/integration/pipeline-upkeep.test.ts': both,
   'tests/integration/plan-groups.test.ts': PLANNER,
   'tests/integration/plan-per-query.test.ts': PLANNER,
   'tests/integration/planner.test.ts': PLANNER,
