@@ -102,6 +102,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/pg-overview-cache.test.ts': postgres,
   'tests/integration/pg-operating-cli.test.ts': postgres,
   'tests/integration/pg-backup-secret.test.ts': postgres,
+  'tests/integration/pg-preview-budget.test.ts': postgres,
   'tests/integration/pg-lock-schemas.test.ts': postgres,
   'tests/integration/pg-ledger-indexes.test.ts': postgres,
   'tests/integration/pg-import.test.ts': postgres,

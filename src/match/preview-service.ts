@@ -27,7 +27,8 @@ export type TopicPreview =
       papers: Array<{ title: string; url: string; titleSegments: Segment[]; abstractSegments: Segment[] }>;
       /**
        * The first batch day the answer counts, when the papers held (PostgreSQL's mirror under
-       * PREVIEW_MIRROR_MB) begin later than the days asked for; perDay is then over the days held.
+       * PREVIEW_MIRROR_MB) begin after the first of the VOLUME_DAYS: perDay is then over the days held, and
+       * `total` counts from there when the days asked reach further back.
        */
       from?: string;
     }
@@ -89,7 +90,7 @@ export function previewIn(db: Db, clock: Clock, query: string, opts: PreviewOpts
     ok: true,
     total: result.total,
     perDay: Math.round(((result.volume ?? 0) / volumeDays) * 10) / 10,
-    ...(cut !== undefined && cut > sinceDay ? { from: cut } : {}),
+    ...(cut === undefined ? {} : { from: cut }),
     papers: result.papers.map((p) => ({
       title: p.title,
       url: p.url,

@@ -29,7 +29,7 @@ function inWindow(paper: string, from: string): string {
  * Each batch day's papers (a paper in the newest day of its batches) and their text bytes, newest first:
  * what the mirror's window is chosen from.
  */
-const SQL_DAY_SIZES = `
+export const SQL_DAY_SIZES = `
   SELECT day, count(*)::int AS papers, sum(bytes)::float8 AS bytes FROM (
     SELECT p.id, max(b.date) AS day,
            octet_length(p.title) + octet_length(p.abstract) + octet_length(p.authors) + octet_length(p.categories) + octet_length(p.url) AS bytes
@@ -45,7 +45,7 @@ const SQL_DAY_SIZES = `
  */
 export const mirrorBytes = (papers: number, textBytes: number) => PAPER_OVERHEAD * papers + TEXT_FACTOR * textBytes;
 const PAPER_OVERHEAD = 600;
-const TEXT_FACTOR = 2.5;
+const TEXT_FACTOR = 2.6;
 
 /** The first day of the newest days whose papers fit in `budget` bytes ('' when all fit; at least the newest day). */
 export function windowFrom(days: ReadonlyArray<{ day: string; papers: number; bytes: number }>, budget: number): string {
@@ -76,9 +76,9 @@ const SQL_PAPERS_PAGE = `
   WHERE id > $1 AND (id > $2 OR id IN (SELECT paper_id FROM batch_papers WHERE batch_id > $3)) AND ${inWindow('p.id', '$5')}
   ORDER BY id LIMIT $4`;
 const SQL_BATCH_PAPERS_PAGE = `
-  SELECT batch_id AS "batchId", paper_id AS "paperId" FROM batch_papers
-  WHERE batch_id > $1 AND (batch_id, paper_id) > ($2, $3) AND ${inWindow('paper_id', '$5')}
-  ORDER BY batch_id, paper_id LIMIT $4`;
+  SELECT o.batch_id AS "batchId", o.paper_id AS "paperId" FROM batch_papers o
+  WHERE o.batch_id > $1 AND (o.batch_id, o.paper_id) > ($2, $3) AND ${inWindow('o.paper_id', '$5')}
+  ORDER BY o.batch_id, o.paper_id LIMIT $4`;
 const SQL_EXAMPLES = `SELECT paper_key AS "paperKey", title, abstract, fetched_at AS "fetchedAt" FROM like_examples`;
 const SQL_MAX_PAPER = `SELECT coalesce(max(id), 0) AS id FROM papers`;
 const PAGE = 5_000;
