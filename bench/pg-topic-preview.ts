@@ -78,7 +78,8 @@ try {
   let t = performance.now();
   let c = cpuMs();
   await service.preview(QUERIES[0]!);
-  const build = { wallMs: Math.round(performance.now() - t), cpuMs: Math.round(cpuMs() - c), rssAddedMb: rssMb() - rss0 };
+  const held = service.stats()!;
+  const build = { wallMs: Math.round(performance.now() - t), cpuMs: Math.round(cpuMs() - c), rssAddedMb: rssMb() - rss0, papers: held.papers, sqliteMb: Math.round(held.bytes / 1e6), rssMb: rssMb() };
   const ROUNDS = 10;
   t = performance.now();
   c = cpuMs();

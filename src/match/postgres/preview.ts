@@ -204,6 +204,8 @@ async function refreshMirror(pool: pg.Pool, mirror: Mirror, budget: number): Pro
 
 export interface PostgresTopicPreview extends TopicPreviewService {
   preview(query: string, opts?: { days?: number }): Promise<TopicPreview>;
+  /** What the mirror holds now (undefined before the first preview): papers, its first day ('' : all), SQLite's page bytes. */
+  stats(): { papers: number; from: string; bytes: number } | undefined;
   /** Closes the mirror (the pool is the caller's). */
   close(): void;
 }
@@ -242,6 +244,11 @@ export function createPostgresTopicPreview(deps: { pool: pg.Pool; clock: Clock; 
       }
       // Synchronous from here: no rebuild can close this mirror while it is read.
       return previewIn(mirror!.db, clock, query, { ...opts, ...(mirror!.from === '' ? {} : { coveredFrom: mirror!.from }) });
+    },
+    stats() {
+      if (!mirror) return undefined;
+      const pages = Number(mirror.db.pragma('page_count', { simple: true })) * Number(mirror.db.pragma('page_size', { simple: true }));
+      return { papers: Number((mirror.db.prepare('SELECT count(*) AS n FROM papers').get() as { n: number }).n), from: mirror.from, bytes: pages };
     },
     close() {
       closed = true;
