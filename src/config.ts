@@ -67,7 +67,7 @@ export const DEFAULT_RENDER_CACHE_MB = 48;
 
 /**
  * Memory (MB) of each `digest serve` process's topic-builder preview mirror on PostgreSQL: the whole corpus up
- * to about 60,000 papers; past it the newest batch days that fit (match/postgres/preview.ts).
+ * to about 70,000 papers; past it the newest batch days that fit (match/postgres/preview.ts).
  */
 export const DEFAULT_PREVIEW_MIRROR_MB = 256;
 
