@@ -65,6 +65,12 @@ export const DEFAULT_SMTP_POOL_SIZE = 10;
  */
 export const DEFAULT_RENDER_CACHE_MB = 48;
 
+/**
+ * Memory (MB) of each `digest serve` process's topic-builder preview mirror on PostgreSQL: the whole corpus up
+ * to about 70,000 papers; past it the newest batch days that fit (match/postgres/preview.ts).
+ */
+export const DEFAULT_PREVIEW_MIRROR_MB = 256;
+
 /** An IPv4 address or a bracketed IPv6 one, optional :port (node:dns Resolver#setServers). */
 const DNS_SERVER = /^(?:\d{1,3}(?:\.\d{1,3}){3}|\[[0-9a-fA-F:.]+\]|[0-9a-fA-F:]+)(?::\d{1,5})?$/;
 
@@ -122,6 +128,7 @@ const envSchema = z.object({
   // encoded paper cards each sending thread keeps for the run.
   DIGEST_FULL_PAPERS: int(1, 1_000).default(5),
   RENDER_CACHE_MB: int(1, 4_096).default(DEFAULT_RENDER_CACHE_MB),
+  PREVIEW_MIRROR_MB: int(1, 1_000_000).default(DEFAULT_PREVIEW_MIRROR_MB),
   SECRET_KEY: optionalText.refine((v) => v === undefined || v.length >= 32, {
     error: 'must be at least 32 characters (openssl rand -hex 32)',
   }),

@@ -365,7 +365,7 @@ export async function openPostgresDoor(app: App): Promise<PostgresDoorHandle | u
   const reads = postgresOperatorReads(opsPool, clock);
   const signedHere = (token: string) => door.signedHere!(token);
   const pgDeps = { pool, clock, tokens, links };
-  const topicPreview = createPostgresTopicPreview({ pool, clock });
+  const topicPreview = createPostgresTopicPreview({ pool, clock, budgetMb: config.PREVIEW_MIRROR_MB });
   return {
     bounces,
     reads,

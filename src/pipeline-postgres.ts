@@ -45,7 +45,8 @@ export async function runPipelinePg(d: PgPipelineDeps, o: PgRunOptions): Promise
     return { ...r, planRan: r.plan.ran, send: undefined, notices: undefined, recovered: 0, pruned: 0, prunedQueries: 0, overdue: undefined };
   }
   const poll = o.fetch === false ? undefined : postgresSourcePoll(pool, config, logger, clock, d.spacer);
-  const edition = await planEditionPg(pool, { clock, mode: o.mode, logger, poll });
+  // The upkeep (retention, unused queries) runs in planEditionPg, by this tick's planner only.
+  const edition = await planEditionPg(pool, { clock, mode: o.mode, logger, poll, retentionDays: config.DIGEST_RETENTION_DAYS });
   logger.info({ matched: edition.matched, plan: edition.plan }, 'planned');
   // Confirmation emails due go first, as on SQLite: a person is waiting for each.
   const notices = await d.notices.sendDue();
@@ -55,7 +56,8 @@ export async function runPipelinePg(d: PgPipelineDeps, o: PgRunOptions): Promise
   const overdue = await countOverduePg(pool, clock);
   warnIfOverdue(logger, overdue);
   const send = toSendSummary(worker, o.signal);
-  return { ...edition, planRan: edition.plan.ran, send, notices, recovered, pruned: 0, prunedQueries: 0, overdue };
+  const { pruned = 0, prunedQueries = 0 } = edition.upkeep ?? {};
+  return { ...edition, planRan: edition.plan.ran, send, notices, recovered, pruned, prunedQueries, overdue };
 }
 
 /** The worker loop until nothing is claimable, holding a claimant's liveness lock (as `digest worker --once`). */

@@ -25,6 +25,12 @@ export type TopicPreview =
       /** Papers a day the topic would have brought over the last VOLUME_DAYS days (one decimal). */
       perDay?: number;
       papers: Array<{ title: string; url: string; titleSegments: Segment[]; abstractSegments: Segment[] }>;
+      /**
+       * The first batch day the answer counts, when the papers held (PostgreSQL's mirror under
+       * PREVIEW_MIRROR_MB) begin after the first of the VOLUME_DAYS: perDay is then over the days held, and
+       * `total` counts from there when the days asked reach further back.
+       */
+      from?: string;
     }
   | {
       ok: false;
@@ -36,6 +42,8 @@ export type TopicPreview =
 export interface PreviewOpts {
   /** How far back "recent" goes (default PREVIEW_DAYS; the confirmation page asks for a few). */
   days?: number;
+  /** The first batch day whose papers the database holds, when it holds only the newest (match/postgres/preview.ts). */
+  coveredFrom?: string;
 }
 
 export interface TopicPreviewService {
@@ -62,9 +70,14 @@ export function previewIn(db: Db, clock: Clock, query: string, opts: PreviewOpts
     return utcDate(new Date(Date.parse(`${anchor}T00:00:00Z`) - days * 86_400_000));
   };
   if (query.trim() === '') return { ok: true, total: 0, papers: [] };
+  const sinceDay = since(opts.days ?? PREVIEW_DAYS);
+  const volumeSince = since(VOLUME_DAYS);
+  // Papers held only from coveredFrom: the answer says so, and papers a day are over the days held.
+  const cut = opts.coveredFrom !== undefined && opts.coveredFrom > volumeSince ? opts.coveredFrom : undefined;
+  const volumeDays = cut === undefined ? VOLUME_DAYS : Math.max(1, (Date.parse(`${since(0)}T00:00:00Z`) - Date.parse(`${cut}T00:00:00Z`)) / 86_400_000 + 1);
   let result;
   try {
-    result = previewTopicDetails(db, query, { since: since(opts.days ?? PREVIEW_DAYS), limit: PREVIEW_LIMIT, volumeSince: since(VOLUME_DAYS) });
+    result = previewTopicDetails(db, query, { since: sinceDay, limit: PREVIEW_LIMIT, volumeSince });
   } catch (e) {
     // A query that does not parse, or a like: naming an unknown paper: the builder shows it in place.
     if (isAppError(e) && (e.code === TOPIC_INVALID || e.code === LIKE_UNKNOWN)) {
@@ -76,7 +89,8 @@ export function previewIn(db: Db, clock: Clock, query: string, opts: PreviewOpts
   return {
     ok: true,
     total: result.total,
-    perDay: Math.round(((result.volume ?? 0) / VOLUME_DAYS) * 10) / 10,
+    perDay: Math.round(((result.volume ?? 0) / volumeDays) * 10) / 10,
+    ...(cut === undefined ? {} : { from: cut }),
     papers: result.papers.map((p) => ({
       title: p.title,
       url: p.url,

@@ -34,7 +34,7 @@ export function registerPlan(program: Command, { io, setup }: CliContext): void 
       try {
         const { postgresSourcePoll } = await import('../../ingest/postgres/source-poll.ts');
         const poll = o.fetch ? postgresSourcePoll(pool, config, logger, clock, sourceSpacer(config, limits)) : undefined;
-        io.out(describeEdition(await planEditionPg(pool, { clock, mode: o.now ? 'now' : 'due', logger, poll })));
+        io.out(describeEdition(await planEditionPg(pool, { clock, mode: o.now ? 'now' : 'due', logger, poll, retentionDays: config.DIGEST_RETENTION_DAYS })));
         // As every tick does: count the overdue readers, stored for /metrics, warned about in the log.
         const { postgresOperatorReads } = await import('../../report/postgres/reads.ts');
         const { warnIfOverdue } = await import('../../pipeline.ts');

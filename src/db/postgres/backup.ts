@@ -41,9 +41,42 @@ function schemaOf(schema: string | undefined): string {
   return checkSchemaName(schema ?? 'public');
 }
 
-async function tool(name: 'pg_dump' | 'pg_restore', args: string[], what: string): Promise<string> {
+/**
+ * How pg_dump and pg_restore are told where to connect without the password on their command line (every
+ * user of the machine reads a command line in `ps`; a process's environment only its own user and root):
+ * the URL without its password as --dbname (its host, port, user, database and other parameters unchanged),
+ * the password in PGPASSWORD.
+ */
+export function libpqConnection(url: string): { dbname: string; env: NodeJS.ProcessEnv } {
+  // Textually, not with URL: libpq takes URLs WHATWG's parser refuses (postgres://u:pw@/db?host=/run/…).
+  let password: string | undefined;
+  let rest = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*)@/i, (_all, scheme: string, userinfo: string) => {
+    const colon = userinfo.indexOf(':');
+    if (colon < 0) return `${scheme}${userinfo}@`;
+    password = decodeURIComponent(userinfo.slice(colon + 1));
+    return `${scheme}${userinfo.slice(0, colon)}@`;
+  });
+  // libpq also reads ?password=… from a URL's parameters.
+  const q = rest.indexOf('?');
+  if (q >= 0) {
+    const params = new URLSearchParams(rest.slice(q + 1));
+    if (params.has('password')) {
+      password ??= params.get('password')!;
+      params.delete('password');
+      rest = rest.slice(0, q) + (params.size > 0 ? `?${params}` : '');
+    }
+  }
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  if (password !== undefined) env.PGPASSWORD = password;
+  return { dbname: rest, env };
+}
+
+/** Runs pg_dump or pg_restore connected to `url` (libpqConnection: the password in its environment only). */
+async function tool(name: 'pg_dump' | 'pg_restore', args: string[], what: string, url?: string): Promise<string> {
+  const conn = url === undefined ? undefined : libpqConnection(url);
   try {
-    return (await run(name, args, { maxBuffer: 64 * 1024 * 1024 })).stdout;
+    const argv = conn ? [...args, `--dbname=${conn.dbname}`] : args;
+    return (await run(name, argv, { maxBuffer: 64 * 1024 * 1024, ...(conn ? { env: conn.env } : {}) })).stdout;
   } catch (cause) {
     const e = cause as { code?: unknown; stderr?: string };
     const why = e.code === 'ENOENT' ? `${name} is not installed (the PostgreSQL client, version 15 or later)` : (e.stderr?.trim() || errorMessage(cause));
@@ -84,7 +117,7 @@ export async function backupPostgres(url: string, schemaName: string | undefined
     const snapshot = (await c.query<{ s: string }>('SELECT pg_export_snapshot() AS s')).rows[0]!.s;
     counts = (await c.query<PgCounts>(SQL_COUNTS)).rows[0]!;
     version = (await c.query<{ v: number }>(SQL_VERSION)).rows[0]!.v;
-    await tool('pg_dump', ['-Fc', '--no-owner', `--snapshot=${snapshot}`, `--schema=${schema}`, `--file=${partial}`, `--dbname=${url}`], 'backup');
+    await tool('pg_dump', ['-Fc', '--no-owner', `--snapshot=${snapshot}`, `--schema=${schema}`, `--file=${partial}`], 'backup', url);
     await c.query('COMMIT');
   } catch (e) {
     rmSync(partial, { force: true });
@@ -139,7 +172,7 @@ export async function restorePostgres(url: string, schemaName: string | undefine
     }
     // The dump creates its schema (all but public): the empty one goes first (no CASCADE: empty, or this fails).
     if (from !== 'public') await admin.query(`DROP SCHEMA IF EXISTS ${schema}`);
-    await tool('pg_restore', ['--no-owner', '--exit-on-error', '--single-transaction', `--dbname=${url}`, file], 'restore');
+    await tool('pg_restore', ['--no-owner', '--exit-on-error', '--single-transaction', file], 'restore', url);
     if (from !== schema) await admin.query(`ALTER SCHEMA ${checkSchemaName(from)} RENAME TO ${schema}`);
   } finally {
     await admin.end().catch(() => {});

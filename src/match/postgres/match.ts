@@ -15,6 +15,8 @@ import { indexPaperTermsPg, paperTermsFrom } from './paper-terms.ts';
 /** First half of the two-int advisory lock key of matching ("mtch"). */
 const MATCH_LOCK_CLASS = 0x6d746368;
 const SQL_MATCH_LOCK = `SELECT pg_advisory_xact_lock(${MATCH_LOCK_CLASS}, hashtext(current_schema()))`;
+/** The same lock without waiting (unused.ts: removing queries never runs beside a matcher writing their matches). */
+export const SQL_TRY_MATCH_LOCK = `SELECT pg_try_advisory_xact_lock(${MATCH_LOCK_CLASS}, hashtext(current_schema())) AS ok`;
 
 const SQL_MAX_PAPER = `SELECT coalesce(max(id), 0) AS id FROM papers`;
 

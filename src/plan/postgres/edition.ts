@@ -10,12 +10,15 @@ import type { MatchResult } from '../../match/matcher.ts';
 import { matchPendingPg } from '../../match/postgres/match.ts';
 import type { PlanMode } from '../slots.ts';
 import { planDigestsPg, type PgPlanResult } from './plan.ts';
+import { upkeepPg, type PgUpkeepReport } from './upkeep.ts';
 
 export interface PgEditionReport {
   /** One report per source x day asked (empty without `poll`). */
   sources: PollReport[];
   matched: MatchResult;
   plan: PgPlanResult;
+  /** The tick's upkeep (upkeep.ts), when this process planned and was given retentionDays. */
+  upkeep?: PgUpkeepReport;
 }
 
 export interface PgEditionOptions {
@@ -26,13 +29,17 @@ export interface PgEditionOptions {
   poll?: () => Promise<PollReport[]>;
   /** Plan only this subscriber (the first digest right after confirming). */
   onlySubscriber?: number;
+  /** DIGEST_RETENTION_DAYS: given, the tick's planner then runs the upkeep (not for one subscriber, as on SQLite). */
+  retentionDays?: number;
 }
 
 export async function planEditionPg(pool: pg.Pool, opts: PgEditionOptions): Promise<PgEditionReport> {
   const sources = opts.poll ? await opts.poll() : [];
   const matched = await matchPendingPg(pool, { logger: opts.logger });
   const plan = await planDigestsPg(pool, { clock: opts.clock, mode: opts.mode, logger: opts.logger, onlySubscriber: opts.onlySubscriber });
-  return { sources, matched, plan };
+  if (!plan.ran || opts.retentionDays === undefined || opts.onlySubscriber !== undefined) return { sources, matched, plan };
+  const upkeep = await upkeepPg(pool, { clock: opts.clock, retentionDays: opts.retentionDays, logger: opts.logger });
+  return { sources, matched, plan, upkeep };
 }
 
 /**
@@ -57,5 +64,6 @@ export function describeEdition(r: PgEditionReport): string {
   const fetched = r.sources.length === 0 ? '' : `sources: ${r.sources.map((s) => `${s.source} ${s.day} ${s.status}`).join(', ')}; `;
   const m = `${fetched}matched ${r.matched.queries} queries: ${r.matched.matches} new matches${r.matched.failed ? `, ${r.matched.failed} queries failed` : ''}`;
   if (!r.plan.ran) return `${m}; another process is planning this tick: nothing planned here`;
-  return `${m}; slots ${r.plan.slots}: planned ${r.plan.planned} (${r.plan.items} papers); \`digest worker\` sends them`;
+  const kept = r.upkeep && r.upkeep.pruned + r.upkeep.prunedQueries > 0 ? `; retention: ${r.upkeep.pruned} paper lists pruned, ${r.upkeep.prunedQueries} unused queries dropped` : '';
+  return `${m}; slots ${r.plan.slots}: planned ${r.plan.planned} (${r.plan.items} papers); \`digest worker\` sends them${kept}`;
 }

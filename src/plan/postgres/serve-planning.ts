@@ -34,7 +34,7 @@ export function servePlanningOnPostgres(config: Config, opts: ServePlanningOptio
   const poll = postgresSourcePoll(pool, config, logger, clock, opts.spacer);
   return {
     async tick() {
-      await planEditionPg(pool, { clock, mode: 'due', logger, poll });
+      await planEditionPg(pool, { clock, mode: 'due', logger, poll, retentionDays: config.DIGEST_RETENTION_DAYS });
       await opts.afterTick?.();
     },
     async welcome(subscriberId) {

@@ -91,7 +91,9 @@ const SQL_UPDATE_TOPIC_MUTED = `UPDATE topics SET muted = $3 WHERE id = $2 AND s
 // A distinct query, one row whoever typed it first (matcher.ts ensureQuery on SQLite).
 const SQL_INSERT_QUERY = `
   INSERT INTO queries (fts, match_expr, min_upvotes) VALUES ($1, $2, $3) ON CONFLICT (fts) DO NOTHING`;
-const SQL_QUERY_ID = `SELECT id FROM queries WHERE fts = $1`;
+// FOR KEY SHARE until the caller's transaction ends: the upkeep's removal of unused queries (match/postgres/
+// unused.ts, SKIP LOCKED) passes over a query while a topic is being saved on it.
+const SQL_QUERY_ID = `SELECT id FROM queries WHERE fts = $1 FOR KEY SHARE`;
 /**
  * A like: query whose terms are not chosen yet (like_corpus NULL; like_self 0 marks it a like: query): the
  * next matching run chooses them on the whole corpus (match/postgres/match.ts), where SQLite chooses them
@@ -107,7 +109,7 @@ const SQL_INSERT_QUERIES = `
   FROM unnest($1::text[], $2::text[], $3::int[], $4::float8[]) AS u (fts, match_expr, min_upvotes, like_self)
   ORDER BY u.fts
   ON CONFLICT (fts) DO NOTHING`;
-const SQL_QUERY_IDS = `SELECT id, fts FROM queries WHERE fts = ANY ($1::text[])`;
+const SQL_QUERY_IDS = `SELECT id, fts FROM queries WHERE fts = ANY ($1::text[]) FOR KEY SHARE`;
 
 export async function findSubscriberById(c: Pg, id: number): Promise<SubscriberRecord | undefined> {
   return (await c.query<SubscriberRecord>(SQL_SUBSCRIBER_BY_ID, [id])).rows[0];
@@ -216,9 +218,14 @@ export async function ensureQuery(c: Pg, q: { fts: string; match: string | null;
   if (q.like) {
     const missing = await missingExamplesPg(c, q.like);
     if (missing.length > 0) throw unknownExample(missing[0]!);
-    await c.query(SQL_INSERT_LIKE_QUERY, [q.fts, q.minUpvotes]);
-  } else await c.query(SQL_INSERT_QUERY, [q.fts, q.match === q.fts ? null : q.match, q.minUpvotes]);
-  return (await c.query<{ id: number }>(SQL_QUERY_ID, [q.fts])).rows[0]!.id;
+  }
+  // Again when the row went between the two statements (the upkeep removed it as unused): then it is new.
+  for (;;) {
+    if (q.like) await c.query(SQL_INSERT_LIKE_QUERY, [q.fts, q.minUpvotes]);
+    else await c.query(SQL_INSERT_QUERY, [q.fts, q.match === q.fts ? null : q.match, q.minUpvotes]);
+    const row = (await c.query<{ id: number }>(SQL_QUERY_ID, [q.fts])).rows[0];
+    if (row) return row.id;
+  }
 }
 
 /**
@@ -227,15 +234,17 @@ export async function ensureQuery(c: Pg, q: { fts: string; match: string | null;
  */
 export async function ensureQueries(c: Pg, qs: ReadonlyArray<{ fts: string; match: string | null; minUpvotes: number; like?: string[] | null }>): Promise<Map<string, number>> {
   const ids = new Map<string, number>();
-  if (qs.length === 0) return ids;
   const isLike = (q: (typeof qs)[number]) => q.like != null;
-  await c.query(SQL_INSERT_QUERIES, [
-    qs.map((q) => q.fts),
-    qs.map((q) => (isLike(q) || q.match === q.fts ? null : q.match)),
-    qs.map((q) => q.minUpvotes),
-    qs.map((q) => (isLike(q) ? 0 : null)),
-  ]);
-  for (const r of (await c.query<{ id: string | number; fts: string }>(SQL_QUERY_IDS, [qs.map((q) => q.fts)])).rows) ids.set(r.fts, Number(r.id));
+  // Again for the rows that went between the two statements (the upkeep removed them as unused).
+  for (let todo = qs; todo.length > 0; todo = todo.filter((q) => !ids.has(q.fts))) {
+    await c.query(SQL_INSERT_QUERIES, [
+      todo.map((q) => q.fts),
+      todo.map((q) => (isLike(q) || q.match === q.fts ? null : q.match)),
+      todo.map((q) => q.minUpvotes),
+      todo.map((q) => (isLike(q) ? 0 : null)),
+    ]);
+    for (const r of (await c.query<{ id: string | number; fts: string }>(SQL_QUERY_IDS, [todo.map((q) => q.fts)])).rows) ids.set(r.fts, Number(r.id));
+  }
   return ids;
 }
 

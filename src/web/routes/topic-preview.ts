@@ -18,6 +18,8 @@ const previewAnswer = z.object({
   /** Papers a day the topic would have brought over the last VOLUME_DAYS days (one decimal). */
   perDay: z.number().optional(),
   papers: z.array(z.object({ title: z.string(), url: z.string(), titleHtml: z.string(), abstractHtml: z.string() })),
+  /** The first batch day counted, when the server holds fewer days than asked (PREVIEW_MIRROR_MB on PostgreSQL). */
+  from: z.string().optional(),
 });
 
 const previewError = z.object({
@@ -57,6 +59,7 @@ export function registerTopicPreviewRoutes(app: FastifyInstance, deps: RouteDeps
         ok: true,
         total: result.total,
         ...(result.perDay === undefined ? {} : { perDay: result.perDay }),
+        ...(result.from === undefined ? {} : { from: result.from }),
         papers: result.papers.map((p) => ({
           title: p.title,
           url: p.url,
