@@ -11,12 +11,12 @@ export interface Segment {
 export type Highlighter = (text: string) => Segment[];
 
 /** A term as stems; when `prefix`, the last stem only has to start a word's stem (FTS5 stems prefixes too). */
-interface StemmedTerm {
+export interface StemmedTerm {
   stems: string[];
   prefix: boolean;
 }
 
-interface Word {
+export interface Word {
   start: number;
   end: number;
   key: string;
@@ -54,13 +54,33 @@ function keyOf(word: string): string {
   return key;
 }
 
+/** A topic list's terms, prepared once: looked up by their first word's stem, one-word prefixes apart. */
+export interface HighlightTerms {
+  byFirstStem: Map<string, StemmedTerm[]>;
+  /** One-word prefix terms (`token*`): they cannot be looked up by exact stem. */
+  prefixWords: string[];
+}
+
+/** The words of a text, each with its key (keyOf), in order: what every topic's terms are matched against. */
+export type TextWords = Word[];
+
 /**
  * Builds a highlighter for a subscriber's topics (invalid topics are ignored). Build it once per
  * subscriber and call it for every title and abstract: the terms and the word regex are prepared here.
  */
 export function createHighlighter(topicTexts: string[]): Highlighter {
+  const terms = highlightTerms(topicTexts);
+  const wordRegex = tokenRegex();
+  return (text: string): Segment[] => {
+    if (text === '') return [];
+    if (terms.byFirstStem.size === 0 && terms.prefixWords.length === 0) return [{ text, hit: false }];
+    return segments(text, termRanges(textWords(text, wordRegex), terms));
+  };
+}
+
+/** The terms of `topicTexts` (invalid topics are ignored), for termRanges. */
+export function highlightTerms(topicTexts: readonly string[]): HighlightTerms {
   const byFirstStem = new Map<string, StemmedTerm[]>();
-  /** One-word prefix terms (`token*`): they cannot be looked up by exact stem. */
   const prefixWords: string[] = [];
   const seen = new Set<string>();
   for (const text of topicTexts) {
@@ -84,27 +104,56 @@ export function createHighlighter(topicTexts: string[]): Highlighter {
       }
     }
   }
+  return { byFirstStem, prefixWords };
+}
 
-  const wordRegex = tokenRegex();
-  return (text: string): Segment[] => {
-    if (text === '') return [];
-    if (byFirstStem.size === 0 && prefixWords.length === 0) return [{ text, hit: false }];
-    const words: Word[] = [];
-    for (const m of text.matchAll(wordRegex)) {
-      const key = keyOf(m[0]);
-      if (key === '') continue; // only combining marks: not a token for FTS5 either
-      words.push({ start: m.index, end: m.index + m[0].length, key });
+/**
+ * A text's words, read once: a card is highlighted for every topic that matched its paper (~50 on a day
+ * whose readers typed thousands of phrases), and scanning the abstract once per topic was most of a
+ * card's build (BENCHMARKS.md, issue 41's fourth pass).
+ */
+export function textWords(text: string, wordRegex: RegExp = WORDS): TextWords {
+  const words: Word[] = [];
+  for (const m of text.matchAll(wordRegex)) {
+    const key = keyOf(m[0]);
+    if (key === '') continue; // only combining marks: not a token for FTS5 either
+    words.push({ start: m.index, end: m.index + m[0].length, key });
+  }
+  return words;
+}
+/** textWords' default scanner (matchAll scans a copy: its lastIndex stays 0). */
+const WORDS = tokenRegex();
+
+/** Where `terms` hit `words`, as [start, end) character offsets, in word order, overlaps not merged. */
+export function termRanges(words: TextWords, terms: HighlightTerms): Array<[number, number]> {
+  const ranges: Array<[number, number]> = [];
+  const { byFirstStem, prefixWords } = terms;
+  words.forEach((w, i) => {
+    if (prefixWords.some((p) => w.key.startsWith(p))) ranges.push([w.start, w.end]);
+    for (const term of byFirstStem.get(w.key) ?? []) {
+      const last = words[i + term.stems.length - 1];
+      if (last !== undefined && matchesAt(words, i, term)) ranges.push([w.start, last.end]);
     }
-    const ranges: Array<[number, number]> = [];
-    words.forEach((w, i) => {
-      if (prefixWords.some((p) => w.key.startsWith(p))) ranges.push([w.start, w.end]);
-      for (const term of byFirstStem.get(w.key) ?? []) {
-        const last = words[i + term.stems.length - 1];
-        if (last !== undefined && matchesAt(words, i, term)) ranges.push([w.start, last.end]);
-      }
-    });
-    return segments(text, ranges);
-  };
+  });
+  return ranges;
+}
+
+/** The stretches a highlighter marks, from termRanges: sorted, overlapping or touching ones merged (as segments() does). */
+export function mergedRanges(ranges: Array<[number, number]>): Array<[number, number]> {
+  if (ranges.length === 0) return ranges;
+  ranges.sort((a, b) => a[0] - b[0]);
+  const out: Array<[number, number]> = [];
+  let [start, end] = ranges[0]!;
+  for (let k = 1; k < ranges.length; k++) {
+    const [s, e] = ranges[k]!;
+    if (s <= end) end = Math.max(end, e);
+    else {
+      if (end > start) out.push([start, end]);
+      [start, end] = [s, e];
+    }
+  }
+  if (end > start) out.push([start, end]);
+  return out;
 }
 
 function matchesAt(words: Word[], i: number, term: StemmedTerm): boolean {

@@ -15,8 +15,8 @@ import type { Logger } from '../log.ts';
 import { encodeHtmlSegment, type HtmlSegment } from './encode/html-body.ts';
 import { encodeFixedRun, type FixedRun } from './encode/html-fixed-run.ts';
 import { encodeSegment, type QpSegment } from './encode/qp-body.ts';
-import { createHighlighter } from '../match/highlight.ts';
-import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, makeHighlighter, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
+import { createHighlighter, type HighlightTerms } from '../match/highlight.ts';
+import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, makeTerms, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
 import { BoundedCache, buildParts, EMAIL_ABSTRACT_CHARS, emailAbstract, copyPaperInput, samePaper, type Highlight, type PaperInput, type PaperParts } from './render-parts.ts';
 import type { BlockPieces, CardBlocks } from './render-templates.ts';
 
@@ -124,6 +124,8 @@ const LIT_OVERHEAD = 200;
 export class CardCache {
   private readonly entries = new Map<string, Entry>();
   private readonly highlighters = new BoundedCache<Highlight | null>(5_000);
+  /** Each topic's terms, for the cards it matched (markedHtml reads a text's words once for all of them). */
+  private readonly topicTerms = new BoundedCache<HighlightTerms | null>(5_000);
   private used = 0;
   hits = 0;
   misses = 0;
@@ -185,10 +187,10 @@ export class CardCache {
 
   private build(paper: PaperInput, topics: string[]): CardBytes {
     const parts = buildParts(paper, null, EMAIL_ABSTRACT_CHARS);
-    const highlighters = topics.map((t) => this.topicHighlighter(t));
+    const terms = topics.map((t) => this.termsOf(t));
     const slots: SlotTopics = [];
     const abstract = emailAbstract(paper.abstract);
-    const marked = { ...parts, titleHtml: markedHtml(parts.title, highlighters, slots), abstractHtml: markedHtml(abstract, highlighters, slots) };
+    const marked = { ...parts, titleHtml: markedHtml(parts.title, terms, slots), abstractHtml: markedHtml(abstract, terms, slots) };
     const view = { n: 0, p: marked, matched: [] };
     const full = encodeBlock(this.t.fullHtml, this.t.fullText, view);
     const compact = encodeBlock(this.t.compactHtml, this.t.compactText, view);
@@ -197,11 +199,11 @@ export class CardCache {
     return { full, compact, parts, slots, topicIndex: new Map(topics.map((t, i) => [t, i])), slotsOfTopic, spans, lit: new Map() };
   }
 
-  private topicHighlighter(topicKey: string): Highlight | null {
-    const cached = this.highlighters.get(`1\u0001${topicKey}`);
+  private termsOf(topicKey: string): HighlightTerms | null {
+    const cached = this.topicTerms.get(topicKey);
     if (cached !== undefined) return cached;
-    const made = makeHighlighter(topicKey);
-    this.highlighters.set(`1\u0001${topicKey}`, made);
+    const made = makeTerms(topicKey);
+    this.topicTerms.set(topicKey, made);
     return made;
   }
 

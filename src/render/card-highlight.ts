@@ -8,7 +8,7 @@
 // Why: keying the cache by (paper, reader's topic set) thrashed on broad topics, because the sets a paper
 // is matched by are many; one entry per paper is ~1,000 entries for a 1,000-paper day.
 // Measured: BENCHMARKS.md § Why the code is shaped this way, card-cache.ts.
-import { createHighlighter, type Highlighter } from '../match/highlight.ts';
+import { highlightTerms, mergedRanges, termRanges, textWords, type HighlightTerms } from '../match/highlight.ts';
 import { escapeHtml } from './render-format.ts';
 
 /** Inline style so the highlight survives clients that drop <style> and <mark>. */
@@ -38,22 +38,25 @@ export function topicKeyOf(text: string): string {
 const TOPIC_KEYS_MAX = 10_000;
 const topicKeys = new Map<string, string>();
 
-export function makeHighlighter(text: string): Highlighter | null {
+/** One topic's terms for markedHtml; null when they cannot be made (highlighting is decoration). */
+export function makeTerms(text: string): HighlightTerms | null {
   try {
-    return createHighlighter([text]);
+    return highlightTerms([text]);
   } catch {
     return null;
   }
 }
 
 /**
- * Escaped HTML of `text` with every stretch some topic's highlighter hits wrapped in open/close marks
- * of a new slot (appended to `slots` with the topics that hit it).
+ * Escaped HTML of `text` with every stretch some topic's terms hit wrapped in open/close marks
+ * of a new slot (appended to `slots` with the topics that hit it). Each topic's stretches are the ones
+ * createHighlighter([topic]) marks; the text's words are read once for all of them.
  */
-export function markedHtml(text: string, highlighters: ReadonlyArray<Highlighter | null>, slots: SlotTopics): string {
+export function markedHtml(text: string, topics: ReadonlyArray<HighlightTerms | null>, slots: SlotTopics): string {
   if (text === '') return '';
   // Hit ranges per topic, as [start, end) character offsets.
-  const ranges: Array<Array<[number, number]>> = highlighters.map((h) => hitRanges(text, h));
+  const words = wordsOf(text);
+  const ranges: Array<Array<[number, number]>> = topics.map((terms) => hitRanges(words, terms));
   const cuts = new Set<number>([0, text.length]);
   for (const list of ranges) for (const [a, b] of list) cuts.add(a).add(b);
   const points = [...cuts].sort((x, y) => x - y);
@@ -62,37 +65,37 @@ export function markedHtml(text: string, highlighters: ReadonlyArray<Highlighter
     const a = points[i]!;
     const b = points[i + 1]!;
     const piece = escapeHtml(text.slice(a, b));
-    const topics: number[] = [];
+    const hit: number[] = [];
     ranges.forEach((list, k) => {
-      if (list.some(([s, e]) => s <= a && b <= e)) topics.push(k);
+      if (list.some(([s, e]) => s <= a && b <= e)) hit.push(k);
     });
-    if (topics.length === 0 || text.slice(a, b).trim() === '') {
+    if (hit.length === 0 || text.slice(a, b).trim() === '') {
       out += piece;
       continue;
     }
     const id = slots.length;
-    slots.push(topics);
+    slots.push(hit);
     out += `\u0000o${id}\u0000${piece}\u0000c${id}\u0000`;
   }
   return out;
 }
 
-function hitRanges(text: string, h: Highlighter | null): Array<[number, number]> {
-  if (h === null) return [];
-  let segments;
+/** The text's words, or null when they cannot be read (then nothing is highlighted). */
+function wordsOf(text: string): ReturnType<typeof textWords> | null {
   try {
-    segments = h(text);
+    return textWords(text);
+  } catch {
+    return null;
+  }
+}
+
+function hitRanges(words: ReturnType<typeof textWords> | null, terms: HighlightTerms | null): Array<[number, number]> {
+  if (words === null || terms === null) return [];
+  try {
+    return mergedRanges(termRanges(words, terms));
   } catch {
     return [];
   }
-  const out: Array<[number, number]> = [];
-  let at = 0;
-  for (const s of segments) {
-    if (s.hit && s.text !== '') out.push([at, at + s.text.length]);
-    at += s.text.length;
-  }
-  // A highlighter that lost or invented text must not change what the reader sees.
-  return at === text.length ? out : [];
 }
 
 /** Filled output cut at its slot marks: text pieces and slot references, in order. */

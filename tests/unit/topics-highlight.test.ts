@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createHighlighter, type Segment } from '../../src/match/highlight.ts';
+import { makeTerms, markedHtml } from '../../src/render/card-highlight.ts';
 
 /** The highlighted pieces of `text`, after checking the segments put together give the text back. */
 function hits(topics: string[], text: string): string[] {
@@ -118,5 +119,45 @@ describe('what is never marked', () => {
     expect(hits(['the transformer'], 'The Transformer of the Future')).toEqual(['Transformer']);
     expect(hits(['"mixture of experts" OR MoE'], 'A Mixture of Experts is not a MoE of the past')).toEqual(['Mixture of Experts', 'MoE']);
     expect(hits(['"test-time compute" OR "test-time scaling"'], 'Test-time scaling or not: compute at test time')).toEqual(['Test-time scaling']);
+  });
+});
+
+describe("a card's highlight slots (markedHtml: the text's words read once for every topic)", () => {
+  /**
+   * Per character of the text, whether a reader with topic `topic` sees it lit (in a slot naming the topic).
+   * Blanks are left out: a stretch of blanks alone is never a slot.
+   */
+  function litMask(marked: string, slots: number[][], topic: number): string {
+    let out = '';
+    let lit = false;
+    for (const piece of marked.split(/(\u0000[oc]\d+\u0000)/)) {
+      const mark = /^\u0000([oc])(\d+)\u0000$/.exec(piece);
+      if (mark) lit = mark[1] === 'o' && slots[Number(mark[2])]!.includes(topic);
+      else for (const ch of piece) out += ch.trim() === '' ? ' ' : lit ? '^' : '.';
+    }
+    return out;
+  }
+  /** The same mask from createHighlighter([topic]). */
+  function expectedMask(topic: string, text: string): string {
+    let out = '';
+    for (const s of createHighlighter([topic])(text)) for (const ch of s.text) out += ch.trim() === '' ? ' ' : s.hit ? '^' : '.';
+    return out;
+  }
+
+  it('lights for each topic exactly what createHighlighter([topic]) marks, topics overlapping', () => {
+    const topics = ['reinforcement learning', 'learning', '"deep learning"', 'agent*', 'pokemon', 'chess', '"mixture of experts" OR MoE', 'the transformer'];
+    const text = 'Deep Learning agents: Multi-Agent Reinforcement Learning with a Mixture of Experts, a MoE Transformer and Pokémon';
+    const slots: number[][] = [];
+    const marked = markedHtml(text, topics.map(makeTerms), slots);
+    expect(marked.replace(/\u0000[oc]\d+\u0000/g, '')).toBe(text);
+    for (let k = 0; k < topics.length; k++) expect(litMask(marked, slots, k)).toBe(expectedMask(topics[k]!, text));
+    expect(slots.some((s) => s.length > 1)).toBe(true);
+  });
+
+  it('marks nothing for a topic whose terms cannot be made, and keeps the others', () => {
+    const slots: number[][] = [];
+    const marked = markedHtml('Self-play games', [makeTerms('self "play'), makeTerms('games'), null], slots);
+    expect(marked.replace(/\u0000[oc]\d+\u0000/g, '')).toBe('Self-play games');
+    expect(slots).toEqual([[1]]);
   });
 });
