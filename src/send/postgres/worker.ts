@@ -257,6 +257,7 @@ class WorkerState {
       this.result.unknown++;
       this.leftForRetry.delete(row.id);
       this.relayAnswered(e);
+      if (this.result.relayDown !== undefined) await this.giveBackStreak(failure.response);
       return;
     }
     if (decision.action === 'fail') {
