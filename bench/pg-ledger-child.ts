@@ -37,7 +37,8 @@ const mailer: Mailer = {
   close: async () => {},
 };
 const render = process.env.BENCH_RENDER === '1';
-const source = render ? await createPgDigests(pool, loadConfig({ ...process.env, LOG_LEVEL: 'silent' }), createLogger('silent')) : fixedMessages;
+const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
+const source = render ? await createPgDigests(pool, config, createLogger('silent')) : fixedMessages;
 // The time in build (load + render + the mail: synchronous, so this thread's own work), apart from the rest.
 let buildMs = 0;
 const digests: DigestSource = {
@@ -62,7 +63,7 @@ await new Promise<void>((resolve) => {
 serverCpu.start();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
-const r = await runPgWorker({ pool, ledger, mailer, digests, lanes, untilEmpty: true });
+const r = await runPgWorker({ pool, ledger, mailer, digests, lanes, untilEmpty: true, retry: config });
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 const serverCpuMs = serverCpu.stop();

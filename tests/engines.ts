@@ -136,7 +136,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/shared-limits.test.ts': both,
   'tests/integration/shared-spacing.test.ts': both,
   'tests/integration/smtp-client.test.ts': SMTP,
-  'tests/integration/smtp-credentials.test.ts': RUN('(it checks what `digest run` does with AUTH and no STARTTLS; the SMTP client is the same on both)'),
+  'tests/integration/smtp-credentials.test.ts': both,
   'tests/integration/smtp-data-phase.test.ts': SMTP,
   'tests/integration/smtp-pool.test.ts': SMTP,
   'tests/integration/smtp-postfix.test.ts': SMTP,

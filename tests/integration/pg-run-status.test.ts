@@ -181,24 +181,37 @@ describe.skipIf(!pg.reachable)('digest run on PostgreSQL: at once, and with the 
     }
   }, 90_000);
 
-  it('a relay that does not answer: exit 1 naming it, the digests wait in retry, none lost', async () => {
+  it("a relay that does not answer: exit 1 naming it, the streak's digests back in retry due at once with their tries given back, as on SQLite", async () => {
     ensureBuilt();
     const { sqlite, s } = await bothEngines(readers);
     const sink = await SmtpSink.start();
     const down = sink.url;
     await sink.close();
     try {
-      const env = { SOURCES: '', SECRET_KEY: SECRET, DATABASE_URL: s.url, DATABASE_SCHEMA: s.name, SMTP_URL: down, SMTP_POOL_SIZE: '1', RELAY_DOWN_AFTER: '2' };
-      expect((await inProcess(['ingest', BATCH], env)).code).toBe(0);
-      const r = await inProcess(['run', '--no-fetch'], env);
-      expect(r.code).toBe(1);
-      expect(r.out).toEqual(['slots 4: planned 4, sent 0, skipped 0, failed 0, 2 to retry later']);
-      expect(r.err).toMatch(/^error: sending paused: relay down: 2 connection failures in a row/);
-      const rows = await s.pool.query(`SELECT status, count(*)::int AS n FROM digests GROUP BY status ORDER BY status`);
-      expect(rows.rows).toEqual([
-        { status: 'planned', n: 2 },
-        { status: 'retry', n: 2 },
-      ]);
+      const common = { SOURCES: '', SECRET_KEY: SECRET, SMTP_URL: down, SMTP_POOL_SIZE: '1', RELAY_DOWN_AFTER: '2' };
+      const onPg = { ...common, DATABASE_URL: s.url, DATABASE_SCHEMA: s.name };
+      const onSqlite = { ...common, DATABASE_PATH: sqlite.path };
+      const runs = [];
+      for (const env of [onSqlite, onPg]) {
+        expect((await inProcess(['ingest', BATCH], env)).code).toBe(0);
+        runs.push(await inProcess(['run', '--no-fetch'], env));
+      }
+      for (const r of runs) {
+        expect(r.code).toBe(1);
+        expect(r.out).toEqual(['slots 4: planned 4, sent 0, skipped 0, failed 0, 2 to retry later']);
+        expect(r.err).toMatch(/^error: sending paused: relay down: 2 connection failures in a row/);
+      }
+      // A relay that is down never counts against a digest: the two tried are due again at once, no try used.
+      const now = new Date().toISOString();
+      const rowsSql = `SELECT status, attempts, (next_attempt_at IS NOT NULL AND next_attempt_at <= '${now}') AS due, count(*) AS n
+        FROM digests GROUP BY status, attempts, due ORDER BY status`;
+      const expected = [
+        { status: 'planned', attempts: 0, due: false, n: 2 },
+        { status: 'retry', attempts: 0, due: true, n: 2 },
+      ];
+      const onSqliteRows = (sqlite.db.prepare(rowsSql).all() as Array<Record<string, unknown>>).map((r) => ({ ...r, due: r.due === 1 }));
+      expect(onSqliteRows).toEqual(expected);
+      expect((await s.pool.query(rowsSql.replace('count(*)', 'count(*)::int'))).rows).toEqual(expected);
     } finally {
       await s.drop();
       sqlite.cleanup();

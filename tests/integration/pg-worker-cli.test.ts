@@ -2,6 +2,7 @@
 // sends every planned row once; SIGTERM mid-run leaves none of its own claims 'sending' (each sent or
 // given back), and a second run finishes the edition with 0 duplicates. Without a postgres:// URL it
 // stops with a message naming DATABASE_URL.
+import { createServer, type AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ClaimantLock } from '../../src/ledger/postgres/liveness.ts';
 import { migratePostgres } from '../../src/db/postgres/migrate.ts';
@@ -111,6 +112,62 @@ describe.skipIf(!pg.reachable)('digest worker on PostgreSQL (built CLI, real SMT
       { email: 's2@example.org', status: 'confirmed', hard_failures: 0 },
       { email: 's3@example.org', status: 'suppressed', hard_failures: 1 },
     ]);
+  }, 120_000);
+
+  /** A relay that takes each connection and closes it before its greeting (a connection failure), counting them. */
+  async function deadRelay(): Promise<{ url: string; connections: () => number; close: () => Promise<void> }> {
+    let n = 0;
+    const server = createServer((socket) => {
+      n++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    return { url: `smtp://127.0.0.1:${port}`, connections: () => n, close: () => new Promise((r) => server.close(() => r())) };
+  }
+
+  async function triesByStatus(): Promise<Array<{ status: string; attempts: number; n: number }>> {
+    const r = await s.pool.query(`SELECT status, attempts, count(*)::int AS n FROM digests GROUP BY status, attempts ORDER BY status`);
+    return r.rows;
+  }
+
+  it("--once with the relay down: exit 1 with digest run's line; the streak's rows back in retry, no try used", async () => {
+    const relay = await deadRelay();
+    try {
+      // One digest: its second try can only be the in-run retry at its backoff (20 ms scale).
+      const env = { ...(await edition(1)), SMTP_URL: relay.url, RELAY_DOWN_AFTER: '2', SMTP_RETRY_BASE_MS: '20', SMTP_RETRY_MAX_MS: '50', LOG_LEVEL: 'silent' };
+      const run = digestWorker(['--once', '--lanes', '1'], env);
+      expect(await run.code).toBe(1);
+      expect(run.err().trim().split('\n')).toEqual([expect.stringMatching(/^error: sending paused: relay down: 2 connection failures in a row \(last: .+\); run again when it is back$/)]);
+      expect(run.out()).toMatch(/^sent 0, retry 1, failed 0, unknown 0, not confirmed 0, given back 0$/m);
+      // Tried twice (retried in the run), both tries given back.
+      expect(relay.connections()).toBe(2);
+      expect(await triesByStatus()).toEqual([{ status: 'retry', attempts: 0, n: 1 }]);
+    } finally {
+      await relay.close();
+    }
+  }, 120_000);
+
+  it('a long-running worker with the relay down logs the pause at error level and waits (no reconnecting meanwhile); SIGTERM stops it', async () => {
+    const relay = await deadRelay();
+    try {
+      // The wait after a pause is the retry backoff: SMTP_RETRY_BASE_MS=120000 waits 60-120 s, far past this test.
+      const env = { ...(await edition(4)), SMTP_URL: relay.url, RELAY_DOWN_AFTER: '2', SMTP_RETRY_BASE_MS: '120000', LOG_LEVEL: 'error' };
+      const run = digestWorker(['--lanes', '1'], env);
+      await expect.poll(() => run.out() + run.err(), { timeout: 60_000, interval: 200 }).toMatch(/sending paused: relay down: 2 connection failures in a row/);
+      const line = (run.out() + run.err()).split('\n').find((l) => l.includes('sending paused'))!;
+      expect(JSON.parse(line)).toMatchObject({ level: 50 });
+      run.kill('SIGTERM');
+      expect(await run.code).toBe(0);
+      expect(relay.connections()).toBe(2);
+      // Each first try's retry is a minute off, so the lane went on to the next row: two rows, each try given back.
+      expect(await triesByStatus()).toEqual([
+        { status: 'planned', attempts: 0, n: 2 },
+        { status: 'retry', attempts: 0, n: 2 },
+      ]);
+    } finally {
+      await relay.close();
+    }
   }, 120_000);
 
   it('SIGTERM mid-run: none of its claims left sending (sent or given back); a second run finishes, 0 duplicates', async () => {

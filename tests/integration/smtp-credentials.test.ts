@@ -1,11 +1,17 @@
 // Credentials never travel in clear: `digest run` against a real smtp-server that offers AUTH but no
 // STARTTLS refuses to log in (one line naming the setting that allows it), sends with
-// SMTP_ALLOW_PLAIN_AUTH=true, and logs in over STARTTLS when the relay offers it.
+// SMTP_ALLOW_PLAIN_AUTH=true, and logs in over STARTTLS when the relay offers it. On both engines: with
+// DATABASE_URL=postgres://… the same built `digest run`, each case's seeded file copied into the file's
+// one schema first.
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { migratePostgres } from '../../src/db/postgres/migrate.ts';
 import { runSummary, SECRET } from '../helpers/delivery-setup.ts';
+import { refillSchema } from '../helpers/engine-run.ts';
+import { forEachEngine, postgresSql, sqliteSql, type EngineSql } from '../helpers/on-engines.ts';
+import { createTestSchema, type TestSchema } from '../helpers/postgres.ts';
 import { runNodeChild } from '../helpers/run-child.ts';
-import { countByStatus, seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
+import { seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
 import { DIGEST_BIN } from '../helpers/build.ts';
 
 const BIN = DIGEST_BIN;
@@ -60,37 +66,54 @@ afterEach(async () => {
   t = undefined;
 });
 
-function seeded(): TempDb {
-  t = tempDatabase();
-  seedBatch(t.db, new Date().toISOString().slice(0, 10), [{ title: 'Speculative decoding with draft trees' }]);
-  seedSubscribers(t.db, [{ email: 'ada@example.com', topics: ['speculative decoding'] }]);
-  return t;
+/** Digests sent, in the store `digest run` wrote. */
+async function sentIn(sql: EngineSql): Promise<number> {
+  return Number((await sql.get<{ n: number | string }>(`SELECT count(*) AS n FROM digests WHERE status = 'sent'`))!.n);
 }
 
-function run(db: TempDb, smtpUrl: string, env: Record<string, string> = {}) {
-  return runNodeChild(
-    [BIN, 'run'],
-    {
-      DATABASE_PATH: db.path,
-      SMTP_URL: smtpUrl,
-      SECRET_KEY: SECRET,
-      PUBLIC_URL: 'https://digest.example.org',
-      MAIL_FROM: 'Paper Digest <digest@papers.example.org>',
-      SMTP_RETRY_BASE_MS: '20',
-      SMTP_RETRY_MAX_MS: '100',
-      SMTP_TIMEOUT_MS: '3000',
-      LOG_LEVEL: 'silent',
-      ...env,
-    },
-    db.dir,
-  );
-}
+forEachEngine('SMTP credentials', (engine) => {
+  let schema: TestSchema | undefined;
+  beforeAll(async () => {
+    if (engine !== 'postgres') return;
+    schema = await createTestSchema();
+    await migratePostgres(schema.pool);
+  });
+  afterAll(() => schema?.drop());
+  const onPg = (): Record<string, string> => (schema ? { DATABASE_URL: schema.url, DATABASE_SCHEMA: schema.name } : {});
+  const sqlOf = (db: TempDb): EngineSql => (schema ? postgresSql(schema.pool) : sqliteSql(db.db));
 
-describe('SMTP credentials', () => {
+  async function seeded(): Promise<TempDb> {
+    t = tempDatabase();
+    seedBatch(t.db, new Date().toISOString().slice(0, 10), [{ title: 'Speculative decoding with draft trees' }]);
+    seedSubscribers(t.db, [{ email: 'ada@example.com', topics: ['speculative decoding'] }]);
+    if (schema) await refillSchema(t.db, schema);
+    return t;
+  }
+
+  function run(db: TempDb, smtpUrl: string, env: Record<string, string> = {}) {
+    return runNodeChild(
+      [BIN, 'run'],
+      {
+        ...onPg(),
+        DATABASE_PATH: db.path,
+        SMTP_URL: smtpUrl,
+        SECRET_KEY: SECRET,
+        PUBLIC_URL: 'https://digest.example.org',
+        MAIL_FROM: 'Paper Digest <digest@papers.example.org>',
+        SMTP_RETRY_BASE_MS: '20',
+        SMTP_RETRY_MAX_MS: '100',
+        SMTP_TIMEOUT_MS: '3000',
+        LOG_LEVEL: 'silent',
+        ...env,
+      },
+      db.dir,
+    );
+  }
+
   it('a relay with AUTH but no STARTTLS: the password is not sent, the run stops with one line naming SMTP_ALLOW_PLAIN_AUTH', async () => {
     const r = await relay({ disabledCommands: ['STARTTLS'] });
     open.push(r);
-    const db = seeded();
+    const db = await seeded();
     const res = await run(db, `smtp://digest:hunter2@127.0.0.1:${r.port}`);
     expect(res.code).toBe(1);
     expect(res.stderr.trim().split('\n')).toEqual([
@@ -98,13 +121,13 @@ describe('SMTP credentials', () => {
     ]);
     expect(r.logins).toEqual([]);
     expect(r.received).toBe(0);
-    expect(countByStatus(db.db).sent ?? 0).toBe(0);
+    expect(await sentIn(sqlOf(db))).toBe(0);
   });
 
   it('SMTP_ALLOW_PLAIN_AUTH=true allows it, on purpose', async () => {
     const r = await relay({ disabledCommands: ['STARTTLS'] });
     open.push(r);
-    const db = seeded();
+    const db = await seeded();
     const res = await run(db, `smtp://digest:hunter2@127.0.0.1:${r.port}`, { SMTP_ALLOW_PLAIN_AUTH: 'true' });
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
@@ -115,7 +138,7 @@ describe('SMTP credentials', () => {
   it('a relay offering STARTTLS: the login goes over TLS', async () => {
     const r = await relay({});
     open.push(r);
-    const db = seeded();
+    const db = await seeded();
     // smtp-server's built-in certificate is self-signed.
     const res = await run(db, `smtp://digest:hunter2@127.0.0.1:${r.port}?tls.rejectUnauthorized=false`);
     expect(res.stderr).toBe('');

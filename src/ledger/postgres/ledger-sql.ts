@@ -29,8 +29,8 @@ export const SQL_CLAIM = `
   claimed AS (
     UPDATE digests d SET status = 'sending', claimed_by = $1, claimed_at = $2
     FROM next WHERE d.ctid = next.ctid AND d.id = next.id AND d.status IN ('retry', 'planned')
-    RETURNING d.id, d.subscriber_id, d.edition, d.to_paper, d.verp_nonce, d.next_attempt_at, d.ctid)
-  SELECT id, subscriber_id, edition, to_paper, verp_nonce, ctid::text AS place FROM claimed ORDER BY next_attempt_at NULLS LAST, id`;
+    RETURNING d.id, d.subscriber_id, d.edition, d.to_paper, d.verp_nonce, d.attempts, d.next_attempt_at, d.ctid)
+  SELECT id, subscriber_id, edition, to_paper, verp_nonce, attempts, ctid::text AS place FROM claimed ORDER BY next_attempt_at NULLS LAST, id`;
 
 /**
  * Delivered rows ($1 ids, $3 message ids, $4 codes, $5 answers, $6 times), and their subscribers'
@@ -110,10 +110,27 @@ export const SQL_MARK_UNKNOWN = `
   UPDATE digests SET status = 'unknown', smtp_response = $3
   WHERE id = ANY($1::bigint[]) AND claimed_by = $2 AND status = 'sending'`;
 
-/** Rows of a claim never started (a worker stopping cleanly): back to planned, for another worker. */
+/**
+ * Rows of a claim never started (a worker stopping cleanly): back where they were, for another worker. A row
+ * tried before (attempts, or given back after a relay-down: its response says so) goes back to 'retry', due
+ * when it was; else 'planned'.
+ */
 export const SQL_RELEASE = `
-  UPDATE digests SET status = 'planned', claimed_by = NULL, claimed_at = NULL
-  WHERE id = ANY($1::bigint[]) AND claimed_by = $2 AND status = 'sending' AND attempts = 0 AND next_attempt_at IS NULL`;
+  UPDATE digests SET status = CASE WHEN attempts > 0 OR smtp_response IS NOT NULL THEN 'retry' ELSE 'planned' END,
+         claimed_by = NULL, claimed_at = NULL
+  WHERE id = ANY($1::bigint[]) AND claimed_by = $2 AND status = 'sending'`;
+
+/**
+ * Relay down (as SQLite's SQL_GIVE_BACK): rows of the streak that paused the run go back to 'retry', due at
+ * once ($4), each try of the streak given back ($2: how many per row), so a relay outage never fails a digest.
+ */
+export const SQL_GIVE_BACK = `
+  UPDATE digests d SET attempts = greatest(d.attempts - g.n, 0), status = 'retry', next_attempt_at = $4, smtp_response = $5
+  FROM unnest($1::bigint[], $2::int[]) AS g(id, n)
+  WHERE d.id = g.id AND d.claimed_by = $3 AND d.status IN ('retry', 'failed')`;
+
+/** The earliest retry still to come (a run waits for it within its retry window, as on SQLite). */
+export const SQL_NEXT_RETRY_AT = `SELECT min(next_attempt_at) AS at FROM digests WHERE status = 'retry'`;
 
 /**
  * Claimants of rows in flight, with their oldest claim. `claimed_by IS NOT NULL` (every claim sets it, on

@@ -9,6 +9,7 @@ import type pg from 'pg';
 import { claimantId, replyCode, type FailureRecord } from '../index.ts';
 import {
   SQL_CLAIM,
+  SQL_GIVE_BACK,
   SQL_MARK_FAILED,
   SQL_MARK_RETRY,
   SQL_MARK_BROKEN,
@@ -17,6 +18,7 @@ import {
   SQL_MARK_SENT_AT,
   SQL_MARK_SKIPPED,
   SQL_MARK_UNKNOWN,
+  SQL_NEXT_RETRY_AT,
   SQL_OPEN_COUNT,
   SQL_RELEASE,
   SQL_RELEASE_ORPHANS,
@@ -29,6 +31,8 @@ export interface ClaimedDigest {
   edition: string;
   to_paper: number;
   verp_nonce: number | null;
+  /** Tries before this claim (the retry policy's count). */
+  attempts: number;
   /** Where the claim left the row (its ctid, as text): the record finds it there without an index walk. */
   place?: string;
 }
@@ -131,6 +135,21 @@ export class PgLedger {
   async release(ids: number[]): Promise<number> {
     if (ids.length === 0) return 0;
     return (await this.pool.query(SQL_RELEASE, [ids, this.claimant])).rowCount ?? 0;
+  }
+
+  /** Relay down: the streak's rows (an id once per try it used) back to 'retry', due `now`, their tries given back. */
+  async giveBack(ids: number[], response: string, now: Date): Promise<number> {
+    const tries = new Map<number, number>();
+    for (const id of ids) tries.set(id, (tries.get(id) ?? 0) + 1);
+    if (tries.size === 0) return 0;
+    const r = await this.pool.query(SQL_GIVE_BACK, [[...tries.keys()], [...tries.values()], this.claimant, now.toISOString(), response.slice(0, 1000)]);
+    return r.rowCount ?? 0;
+  }
+
+  /** The earliest retry still to come, if any. */
+  async nextRetryAt(): Promise<Date | undefined> {
+    const at = (await this.pool.query<{ at: Date | string | null }>(SQL_NEXT_RETRY_AT)).rows[0]?.at;
+    return at === null || at === undefined ? undefined : new Date(at);
   }
 
   /** Our claims we never started (see SQL_RELEASE_ORPHANS); `started`: rows we began and have no final record of. */

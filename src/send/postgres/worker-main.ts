@@ -41,6 +41,7 @@ const result = await runPgWorker({
   mailer,
   digests,
   lanes,
+  retry: config,
   untilEmpty: process.env.WORKER_UNTIL_EMPTY === '1',
   idleMs: 200,
   stopping: () => stop,

@@ -15,6 +15,7 @@ import type { Mailer } from '../../mail/types.ts';
 import type { ClaimedDigest, PgLedger, PgSentRecord } from '../../ledger/postgres/ledger.ts';
 import { recoverStale } from '../../ledger/postgres/liveness.ts';
 import { whileConnectionLost } from '../../db/postgres/retry.ts';
+import { afterFailure, type RetrySettings } from '../retry-policy.ts';
 import type { BuiltDigest, DigestSource } from './pg-digests.ts';
 
 /** How often an idle worker looks for dead claimants. */
@@ -33,8 +34,12 @@ export interface PgWorkerOptions {
   idleMs?: number;
   /** Becomes true to stop: lanes finish their send, unstarted claims are given back. */
   stopping?: () => boolean;
-  /** Retry a temporary failure after this long. */
-  retryAfterMs?: number;
+  /** The retry policy's settings (retry-policy.ts, as SQLite's send loop): backoff per try, given up after SMTP_MAX_ATTEMPTS. */
+  retry: RetrySettings;
+  /** Jitter of the backoff (tests pass a fixed one). */
+  random?: () => number;
+  /** With untilEmpty: how long (real time) the run keeps waiting for retries to come due (SMTP_RETRY_WINDOW_MS); 0: never. */
+  retryWindowMs?: number;
   /** Where a policy block or a full mailbox at send time is recorded (as the SQLite send path does); without it, every 5xx counts as a hard failure. */
   bounces?: BounceStore;
   /** Permanent failures in a row that suppress an address (HARD_FAILURES_TO_SUPPRESS). */
@@ -42,8 +47,8 @@ export interface PgWorkerOptions {
   /** Told how many rows of dead claimants it marked unknown (at start, and while idle), when any. */
   onRecovered?: (n: number) => void;
   /**
-   * Stop after this many connection failures in a row (the relay looks down: `digest run`, RELAY_DOWN_AFTER);
-   * those rows wait in 'retry', unstarted claims go back. Unset: a worker keeps going (retries later).
+   * Stop after this many connection failures in a row (the relay looks down, RELAY_DOWN_AFTER): those rows go
+   * back to 'retry' due at once, their tries given back (as SQLite's run); unstarted claims go back.
    */
   relayDownAfter?: number;
 }
@@ -67,6 +72,7 @@ export async function runPgWorker(opts: PgWorkerOptions): Promise<PgWorkerResult
   for (;;) {
     await Promise.all(Array.from({ length: opts.lanes }, () => w.lane()));
     // Claims given back at the end (orphans of a lost connection) are work again, unless we are stopping.
+    w.settleCounts();
     if ((await w.finish()) === 0 || opts.stopping?.()) return w.result;
     w.again();
   }
@@ -83,8 +89,13 @@ class WorkerState {
   private readonly pending: Array<{ rec: PgSentRecord; done: () => void }> = [];
   private recording: Promise<void> | undefined;
   private recoveredAt = Date.now();
-  /** Connection failures in a row (any delivery or answer resets it). */
+  /** Connection failures (and lost answers) in a row; any delivery or answer resets it. */
   private connectionStreak = 0;
+  /** Rows of the current streak, once per try: given back if it pauses the worker. */
+  private streakRows: number[] = [];
+  /** Rows left in 'retry' by this worker (SQLite's leftForRetry): the summary's retry count. */
+  private readonly leftForRetry = new Set<number>();
+  private readonly startedAt = performance.now();
 
   constructor(private readonly o: PgWorkerOptions) {}
 
@@ -92,13 +103,18 @@ class WorkerState {
     return this.result.relayDown !== undefined || (this.o.stopping?.() ?? false);
   }
 
-  /** Counts toward "the relay looks down" (a connection failure) or ends the streak (the relay answered). */
-  private relayAnswered(e?: MailError): void {
-    if (e?.kind !== 'connection') {
+  /**
+   * Counts toward "the relay looks down" (a connection failure, row `id` in 'retry' by now; or a lost answer)
+   * or ends the streak (the relay answered). As SQLite's relay-watch.ts, for this worker's lanes.
+   */
+  private relayAnswered(e?: MailError, id?: number): void {
+    if (e?.kind !== 'connection' && e?.kind !== 'ambiguous') {
       this.connectionStreak = 0;
+      this.streakRows = [];
       return;
     }
     this.connectionStreak++;
+    if (e.kind === 'connection' && id !== undefined) this.streakRows.push(id);
     const after = this.o.relayDownAfter;
     if (after !== undefined && this.connectionStreak >= after && this.result.relayDown === undefined) {
       this.result.relayDown = `relay down: ${this.connectionStreak} connection failures in a row (last: ${e.response})`;
@@ -112,11 +128,27 @@ class WorkerState {
         await this.deliver(row);
         continue;
       }
-      if (this.o.untilEmpty) return;
+      if (this.o.untilEmpty && !(await this.retryComingDue())) return;
+      if (this.o.untilEmpty) continue;
       await sleep(this.o.idleMs ?? 1000);
       await this.recoverNow();
       this.empty = false;
     }
+  }
+
+  /**
+   * A run (untilEmpty) with nothing claimable waits for its retries to come due, within its retry window, as
+   * SQLite's run does (send-loop.ts napped); false when none will within it.
+   */
+  private async retryComingDue(): Promise<boolean> {
+    if (this.stopping()) return false;
+    const next = await whileConnectionLost(() => this.o.ledger.nextRetryAt());
+    if (!next) return false;
+    const ms = Math.max(0, next.getTime() - Date.now());
+    if (performance.now() - this.startedAt + ms > (this.o.retryWindowMs ?? 0)) return false;
+    await sleep(Math.min(Math.max(ms, 1), 1000));
+    this.empty = false;
+    return true;
   }
 
   /** While idle, now and then: a dead worker's rows in flight become unknown without waiting for a restart. */
@@ -174,6 +206,7 @@ class WorkerState {
       this.relayAnswered();
       await this.record({ id: row.id, place: row.place, messageId: sent.messageId, response: sent.response, at: new Date() });
       this.result.sent++;
+      this.leftForRetry.delete(row.id);
       this.started.delete(row.id);
     } catch (e) {
       await this.failed(row, e as MailError);
@@ -216,24 +249,50 @@ class WorkerState {
 
   private async failed(row: ClaimedDigest, e: MailError): Promise<void> {
     const failure = { code: e.responseCode ?? null, response: e.response ?? String(e) };
-    this.relayAnswered(e);
     const l = this.o.ledger;
-    if (e.kind === 'ambiguous' || e.kind === undefined) {
+    const decision = afterFailure(e.kind ?? 'ambiguous', row.attempts, this.o.retry, new Date(), this.o.random ?? Math.random);
+    if (decision.action === 'unknown') {
       // It may have been delivered: never sent again (and kept in `started`, so never given back).
       await whileConnectionLost(() => l.markUnknown([row.id], `outcome unknown: ${failure.response}`));
       this.result.unknown++;
+      this.leftForRetry.delete(row.id);
+      this.relayAnswered(e);
+      if (this.result.relayDown !== undefined) await this.giveBackStreak(failure.response);
       return;
     }
-    if (e.kind === 'permanent') {
+    if (decision.action === 'fail') {
       await this.permanent(row, failure);
       this.result.failed++;
+      this.leftForRetry.delete(row.id);
     } else {
-      const at = new Date(Date.now() + (this.o.retryAfterMs ?? 60_000));
-      await whileConnectionLost(() => l.markRetry(row.id, failure, at));
-      this.result.retried++;
+      const at = decision.action === 'retry' ? decision.at : null;
+      const status = await whileConnectionLost(() => l.markRetry(row.id, failure, at));
+      if (status === 'retry') this.leftForRetry.add(row.id);
+      else if (status === 'failed') this.gaveUp(row.id);
     }
     this.started.delete(row.id);
+    this.relayAnswered(e, row.id);
+    if (this.result.relayDown !== undefined) await this.giveBackStreak(failure.response);
   }
+
+  private gaveUp(id: number): void {
+    this.leftForRetry.delete(id);
+    this.result.failed++;
+  }
+
+  /** Paused (or a lane failing after the pause): this streak's rows go back, due at once, their tries not counted. */
+  private async giveBackStreak(response: string): Promise<void> {
+    const rows = this.streakRows.splice(0);
+    if (rows.length === 0) return;
+    await whileConnectionLost(() => this.o.ledger.giveBack(rows, `relay down, not counted as an attempt: ${response}`, new Date()));
+    for (const id of new Set(rows)) {
+      // It had just used its last try and was counted failed: it is open again after all.
+      if (!this.leftForRetry.has(id)) this.result.failed--;
+      this.leftForRetry.add(id);
+    }
+    this.result.retried = this.leftForRetry.size;
+  }
+
   /** As send-outcome.ts: a policy block (an alarm) or a full mailbox is a bounce of that kind; any other 5xx a hard failure. */
   private async permanent(row: ClaimedDigest, failure: { code: number | null; response: string }): Promise<void> {
     const l = this.o.ledger;
@@ -258,6 +317,11 @@ class WorkerState {
       (await whileConnectionLost(() => this.o.ledger.releaseOrphans(this.started))).length;
     this.result.released += released;
     return released;
+  }
+
+  /** The summary's retry count: rows this worker left in 'retry'. */
+  settleCounts(): void {
+    this.result.retried = this.leftForRetry.size;
   }
 
   again(): void {
