@@ -4,18 +4,18 @@
 // complaint rate coloured and worded against 0.1% / 0.3%. Screenshots go to test-output/reading/. On
 // SQLite and on PostgreSQL (the harness's days copied there, the console served as `digest serve` serves
 // it), one browser for the file, a context per engine.
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { fileBrowser, haveChromium, warnIfNoChromium } from '../helpers/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_PASSWORD, idOn, startAdminHarness } from '../helpers/admin-setup.ts';
 import { forEachEngine } from '../helpers/on-engines.ts';
 import type { WebHarness } from '../helpers/web-harness.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(import.meta.dirname, '..', '..', 'test-output', 'reading');
 
-if (!existsSync(CHROMIUM)) console.warn(`SKIPPED browser tests: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
+warnIfNoChromium();
 
 /** In the page: sideways overflow, and every table header or one-word cell that takes more than one line. */
 const LAYOUT = `(() => {
@@ -25,17 +25,9 @@ const LAYOUT = `(() => {
   return { overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth, broken, times };
 })()`;
 
-let browser: Browser | undefined;
-const launched = async (): Promise<Browser> =>
-  (browser ??= await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
-  }));
-afterAll(async () => {
-  await browser?.close();
-});
+const launched = fileBrowser();
 
-describe.skipIf(!existsSync(CHROMIUM))('operator console on a 390 px phone', () => forEachEngine('the console', (engine) => {
+describe.skipIf(!haveChromium)('operator console on a 390 px phone', () => forEachEngine('the console', (engine) => {
   let h: WebHarness;
   let page: Page;
   const shot = (name: string) => join(SHOTS, engine === 'sqlite' ? `${name}.png` : `${name}-${engine}.png`);

@@ -5,14 +5,14 @@
 // size and spacing (WCAG 2.2 target size: 24 x 24 CSS px, 8 px apart here) and the contrast of every
 // piece of visible text (4.5:1). The web view is measured the same way, with JavaScript off. Screenshots
 // go to test-output/reading/.
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { haveChromium, launchChromium, warnIfNoChromium } from '../helpers/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRenderer, type DigestPaperView, type DigestView, type RenderedEmail, type Renderer } from '../../src/render/render.ts';
 import { digestView, papers } from '../helpers/render-views.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SHOTS = join(import.meta.dirname, '..', '..', 'test-output', 'reading');
 const PHONE = { width: 390, height: 844 };
 const LAPTOP = { width: 1280, height: 800 };
@@ -105,9 +105,9 @@ interface Measured {
 const EMAIL_TARGETS = 'a.pd-b';
 const WEB_TARGETS = '.acts .b, .gh .b, .f label';
 
-if (!existsSync(CHROMIUM)) console.warn(`SKIPPED browser tests: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
+warnIfNoChromium();
 
-describe.skipIf(!existsSync(CHROMIUM))('a digest read on a phone and a laptop (Chromium)', () => {
+describe.skipIf(!haveChromium)('a digest read on a phone and a laptop (Chromium)', () => {
   let browser: Browser;
   let renderer: Renderer;
   let sixty: RenderedEmail;
@@ -121,10 +121,7 @@ describe.skipIf(!existsSync(CHROMIUM))('a digest read on a phone and a laptop (C
     sixty = renderer.digest(digest(60));
     five = renderer.digest(digest(5));
     web = renderer.webView(digest(60));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   }, 60_000);
 
   afterAll(async () => {

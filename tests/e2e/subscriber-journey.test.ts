@@ -5,9 +5,10 @@
 // On both engines (tests/engines.ts): on PostgreSQL the batches go into the harness's schema, the web serves
 // what `digest serve` serves there, and `digest run`'s tick (in this process) sends the welcome and next
 // digests from it; its screenshots go to test-output/screenshots/postgres/.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { haveChromium, launchChromium, warnIfNoChromium } from '../helpers/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ManualClock } from '../../src/clock.ts';
 import { parseFeed } from '../../src/ingest/detect.ts';
@@ -22,7 +23,6 @@ import type { SmtpCapture } from '../helpers/smtp-capture.ts';
 import { runPipeline } from '../../src/pipeline.ts';
 import { linkIn, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ROOT = join(import.meta.dirname, '..', '..');
 const SHOTS = join(ROOT, 'test-output', 'screenshots');
 const ALICE = 'alice@example.org';
@@ -35,9 +35,7 @@ interface FixturePaper {
 const batchFile = (date: string) => join(ROOT, 'tests/fixtures/batches', `${date}.json`);
 const papersOf = (date: string) => (JSON.parse(readFileSync(batchFile(date), 'utf8')) as { papers: FixturePaper[] }).papers;
 
-if (!existsSync(CHROMIUM)) {
-  console.warn(`SKIPPED browser tests: no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
-}
+warnIfNoChromium();
 
 interface Reader {
   status: string;
@@ -48,7 +46,7 @@ interface Reader {
   topics: Array<{ text: string; muted: boolean }>;
 }
 
-forEachEngine('subscriber journey', (engine) => describe.skipIf(!existsSync(CHROMIUM))('in Chromium (360 px)', () => {
+forEachEngine('subscriber journey', (engine) => describe.skipIf(!haveChromium)('in Chromium (360 px)', () => {
   const shots = engine === 'sqlite' ? SHOTS : join(SHOTS, 'postgres');
   let h: WebHarness;
   /** PostgreSQL's pool on the harness's schema (the batches go in there, the ticks run over it). */
@@ -105,10 +103,7 @@ forEachEngine('subscriber journey', (engine) => describe.skipIf(!existsSync(CHRO
     ({ core: app, smtp, clock, base } = h);
     if (engine === 'postgres') pool = createPool(app.config.DATABASE_URL!, { schema: app.config.DATABASE_SCHEMA, max: 4 });
     await ingest('2025-11-25');
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 360, height: 780 }, timezoneId: 'Asia/Tokyo', locale: 'en-GB' });
     page = await context.newPage();
   }, 60_000);

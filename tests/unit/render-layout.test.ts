@@ -1,14 +1,13 @@
 // The rendered emails and web view in a real Chromium: readable on a 360 px phone (no sideways
 // scrolling, footer links visible) and dark in dark mode. Skipped, saying so, when no Chromium exists.
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { haveChromium, launchChromium, warnIfNoChromium } from '../helpers/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRenderer, type DigestPaperView, type DigestView, type Renderer } from '../../src/render/render.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`render-layout: skipped, no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)`);
+warnIfNoChromium('render-layout');
 
 const LINKS = {
   preferences: 'https://digest.example.org/preferences/tok',
@@ -39,10 +38,7 @@ describe.skipIf(!haveChromium)('rendered layout in Chromium', () => {
   let renderer: Renderer;
   beforeAll(async () => {
     renderer = await createRenderer();
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();
