@@ -5,14 +5,12 @@
 //   npx tsx bench/pg-ledger-pages.ts [--rows 50000] [--batch 256] [--batches 40] [--setup 'ALTER TABLE …']
 // Prints per row, for the claim and the record: shared buffers read, WAL records, WAL bytes (the statements'
 // data-modifying nodes, which include their scans, so a page pruned on the way is counted).
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { migratePostgres } from '../src/db/postgres/migrate.ts';
-import { createPool } from '../src/db/postgres/pool.ts';
 import { planEdition } from '../src/ledger/postgres/plan.ts';
 import * as sql from '../src/ledger/postgres/ledger-sql.ts';
 import { seedSubscribers } from '../tests/helpers/pg-seed.ts';
+import { withScratchSchema } from './pg-scratch.ts';
 
 const { values } = parseArgs({
   options: {
@@ -36,12 +34,7 @@ function add(into: Totals, node: PlanNode): void {
 }
 const zero = (): Totals => Object.fromEntries(FIELDS.map((f) => [f, 0])) as Totals;
 
-const schema = `pd_bench_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: url });
-await admin.connect();
-await admin.query(`CREATE SCHEMA ${schema}`);
-const pool = createPool(url, { schema, max: 1 });
-try {
+await withScratchSchema(url, { max: 1 }, async (_schema, pool) => {
   await migratePostgres(pool);
   for (const s of values.setup.split(';').filter((x) => x.trim())) await pool.query(s);
   await seedSubscribers(pool, Number(values.rows));
@@ -68,8 +61,4 @@ try {
   c.release();
   const per = (t: Totals) => Object.fromEntries(FIELDS.map((f) => [f, +(t[f] / n).toFixed(2)]));
   console.log(JSON.stringify({ rows: n, batch: Number(values.batch), setup: values.setup || undefined, recordByPlace: !!markSentAt, claim: per(claim), record: per(record) }));
-} finally {
-  await pool.end();
-  await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-  await admin.end();
-}
+});

@@ -3,25 +3,18 @@
 // left, reading the session's backend CPU (/proc, a local server only) around each statement.
 //   npx tsx bench/pg-ledger-statements.ts [--rows 50000] [--batch 256]
 // Prints per row: wall and server CPU of the claim and of the record, and the tables' HOT share.
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import { migratePostgres } from '../src/db/postgres/migrate.ts';
-import { createPool } from '../src/db/postgres/pool.ts';
 import { planEdition } from '../src/ledger/postgres/plan.ts';
 import { SQL_CLAIM, SQL_MARK_SENT } from '../src/ledger/postgres/ledger-sql.ts';
 import { seedSubscribers } from '../tests/helpers/pg-seed.ts';
 import { processCpuMs } from './pg-server-cpu.ts';
+import { withScratchSchema } from './pg-scratch.ts';
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '50000' }, batch: { type: 'string', default: '256' } } });
 const url = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '') ? process.env.DATABASE_URL! : 'postgres://root@127.0.0.1:5432/test';
 const batch = Number(values.batch);
-const schema = `pd_bench_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: url });
-await admin.connect();
-await admin.query(`CREATE SCHEMA ${schema}`);
-const pool = createPool(url, { schema, max: 1 });
-try {
+await withScratchSchema(url, { max: 1 }, async (schema, pool) => {
   await migratePostgres(pool);
   await seedSubscribers(pool, Number(values.rows));
   await planEdition(pool, { edition: '2026-11-27', toPaper: 40 });
@@ -63,8 +56,4 @@ try {
       hotUpdates: Object.fromEntries(hot.rows.map((r) => [r.relname, `${r.hot}/${r.upd}`])),
     }),
   );
-} finally {
-  await pool.end();
-  await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-  await admin.end();
-}
+});

@@ -9,12 +9,10 @@
 // (the mailer still answers at once: no SMTP, no MIME encoding).
 // DATABASE_URL (postgres://…) or the local server; the schema is dropped afterwards.
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { migratePostgres } from '../src/db/postgres/migrate.ts';
 import { planEdition } from '../src/ledger/postgres/plan.ts';
-import { createPool } from '../src/db/postgres/pool.ts';
 import { seedSubscribers } from '../tests/helpers/pg-seed.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +24,7 @@ import { planDigests } from '../src/plan/planner.ts';
 import { buildPlanDatabase } from './plan-setup.ts';
 import { postgresCpuMs, postgresCpuSince } from './pg-server-cpu.ts';
 import { availableParallelism } from 'node:os';
+import { withScratchSchema } from './pg-scratch.ts';
 
 const { values } = parseArgs({
   options: {
@@ -52,20 +51,7 @@ interface ChildResult {
   serverCpuMs: number | null;
 }
 
-async function withSchema<T>(fn: (schema: string, pool: pg.Pool) => Promise<T>): Promise<T> {
-  const schema = `pd_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`CREATE SCHEMA ${schema}`);
-  const pool = createPool(url, { schema, max: 2 });
-  try {
-    return await fn(schema, pool);
-  } finally {
-    await pool.end();
-    await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-    await admin.end();
-  }
-}
+const withSchema = <T,>(fn: (schema: string, pool: pg.Pool) => Promise<T>): Promise<T> => withScratchSchema(url, { max: 2 }, fn);
 
 /** BENCH_CPU_PROF=<dir>: each worker writes a V8 CPU profile there (bench/profile-summary.ts reads it). */
 const profile = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];

@@ -4,15 +4,13 @@
 // --days D spreads the papers over D daily batches (default 1); --budget-mb M is PREVIEW_MIRROR_MB (default
 // its default): the mirror then holds the newest days that fit, and the output says how many papers.
 //   npx tsx bench/pg-topic-preview.ts --papers 20000 [--days 60 --budget-mb 32]
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
-import { createPool } from '../src/db/postgres/pool.ts';
 import { migratePostgres } from '../src/db/postgres/migrate.ts';
 import { DEFAULT_PREVIEW_MIRROR_MB } from '../src/config.ts';
 import { createPostgresTopicPreview, SQL_DAY_SIZES, windowFrom } from '../src/match/postgres/preview.ts';
 import { buildCorpus, loadAbstracts, seededRandom } from './corpus.ts';
+import { withScratchSchema } from './pg-scratch.ts';
 
 const { values } = parseArgs({
   options: {
@@ -34,12 +32,7 @@ const cpuMs = () => {
 };
 const rssMb = () => Math.round(process.memoryUsage().rss / 1e6);
 
-const schema = `bench_tp_${randomBytes(4).toString('hex')}`;
-const admin = new pg.Client({ connectionString: url });
-await admin.connect();
-await admin.query(`CREATE SCHEMA ${schema}`);
-const pool = createPool(url, { schema, max: 4 });
-try {
+await withScratchSchema(url, { max: 4, prefix: 'bench_tp' }, async (_schema, pool) => {
   await migratePostgres(pool);
   const papers = buildCorpus(loadAbstracts(), N, '2025-11-25', seededRandom(39)).papers;
   const now = '2025-11-25T08:00:00Z';
@@ -107,8 +100,4 @@ try {
   const mirror = { days: DAYS, budgetMb: budget / 1024 / 1024, from: from || 'all', mirrored, textBytesPerPaper: Math.round(textBytes) };
   console.log(JSON.stringify({ papers: N, mirror, build, warm, refresh, check }));
   service.close();
-} finally {
-  await pool.end();
-  await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-  await admin.end();
-}
+});
