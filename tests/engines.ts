@@ -63,7 +63,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/feed-text-clean.test.ts': both,
   'tests/integration/feedback-story.test.ts': RUN('the links and models on PostgreSQL: reader-links-engines, pg-models'),
   'tests/integration/html-7bit-smtp.test.ts': SMTP,
-  'tests/integration/import-cli.test.ts': RUN('`digest import` on PostgreSQL: pg-roster-cli'),
+  'tests/integration/import-cli.test.ts': both,
   'tests/integration/import-under-load.test.ts': sqlite("SQLite's own mechanism (busy timeout: a 50,000-row import beside the web's connection)"),
   'tests/integration/import.test.ts': sqlite("the SQLite import streamer; PostgreSQL's import: roster-engines, pg-roster-cli"),
   'tests/integration/ingest-fetch.test.ts': none('no store: fetch and load against a local HTTP server'),

@@ -1,49 +1,56 @@
-// `digest import` as a user runs it: the real command in a child process, a real SQLite file, a real
-// SMTP server that must receive no confirmation email, then a real tick sending digests.
+// `digest import` as a user runs it: the real command in a child process, on a real SQLite file and, with
+// DATABASE_URL, on one PostgreSQL schema for the file (migrated once); a real SMTP server that must receive
+// no confirmation email, then a real tick sending digests.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startSmtpCapture, type SmtpCapture } from '../helpers/smtp-capture.ts';
 import { DIGEST_BIN } from '../helpers/build.ts';
+import { engineStore, type EngineStore } from '../helpers/engine-store.ts';
+import { forEachEngine } from '../helpers/on-engines.ts';
 
 const BIN = DIGEST_BIN;
 const SAMPLE = fileURLToPath(new URL('../../samples/daily-papers-sample.json', import.meta.url));
 
-let dir: string;
-let smtp: SmtpCapture;
+forEachEngine('digest import <file.csv>', (engine) => {
+  let dir: string;
+  let smtp: SmtpCapture;
+  let store: EngineStore;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'digest-import-cli-'));
-  smtp = await startSmtpCapture();
-});
-
-afterAll(async () => {
-  await smtp.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-function digest(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = {
-    PATH: process.env.PATH,
-    HOME: process.env.HOME,
-    DATABASE_PATH: join(dir, 'digest.sqlite'),
-    SMTP_URL: smtp.url,
-    SECRET_KEY: 'import-cli-test-secret-0123456789abcdef',
-    PUBLIC_URL: 'https://digest.example.org',
-    LOG_LEVEL: 'silent',
-  };
-  return new Promise((resolve) => {
-    // cwd is the temp dir, so a developer's .env in the repository is not read.
-    execFile(process.execPath, [BIN, ...args], { cwd: dir, env, timeout: 30_000 }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'digest-import-cli-'));
+    smtp = await startSmtpCapture();
+    store = await engineStore(engine, 'digest-import-cli-');
   });
-}
 
-describe('digest import <file.csv>', () => {
+  afterAll(async () => {
+    await smtp.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function digest(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+    const env = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      // The engine's store: its SQLite file, or with DATABASE_URL the file's schema.
+      ...store.env,
+      SMTP_URL: smtp.url,
+      SECRET_KEY: 'import-cli-test-secret-0123456789abcdef',
+      PUBLIC_URL: 'https://digest.example.org',
+      LOG_LEVEL: 'silent',
+    };
+    return new Promise((resolve) => {
+      // cwd is the temp dir, so a developer's .env in the repository is not read.
+      execFile(process.execPath, [BIN, ...args], { cwd: dir, env, timeout: 30_000 }, (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+      });
+    });
+  }
+
   it('imports a list without emailing anyone, refuses a bad file whole, and confirmed rows get digests', async () => {
     const good = join(dir, 'list.csv');
     writeFileSync(
@@ -71,6 +78,9 @@ describe('digest import <file.csv>', () => {
     expect(lines.find((l) => l.startsWith('ada@example.org'))).toMatch(/\tconfirmed\t.*reinforcement learning \| "multi-agent"/);
     expect(lines.find((l) => l.startsWith('bob@example.org'))).toMatch(/\tpending\t/);
     expect(smtp.messages).toHaveLength(0); // no confirmation emails for an import
+    // In the engine's own store (with DATABASE_URL, PostgreSQL's schema, not the SQLite file beside it).
+    const rows = await store.sql.all<{ email: string }>('SELECT email FROM subscribers ORDER BY email');
+    expect(rows.map((r) => r.email)).toEqual(['ada@example.org', 'bob@example.org', 'carol@example.org']);
 
     expect((await digest('ingest', SAMPLE)).code).toBe(0);
     const run = await digest('run');
