@@ -68,7 +68,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/import.test.ts': sqlite("the SQLite import streamer; PostgreSQL's import: roster-engines, pg-roster-cli"),
   'tests/integration/ingest-fetch.test.ts': none('no store: fetch and load against a local HTTP server'),
   'tests/integration/ingest.test.ts': sqlite("the SQLite ingest; PostgreSQL's gives the same papers: pg-plan-cli, pg-edition"),
-  'tests/integration/learning-prefs.test.ts': RUN('the models and their settings on PostgreSQL: pg-models, reader-links-engines'),
+  'tests/integration/learning-prefs.test.ts': both,
   'tests/integration/ledger-indexes.test.ts': sqlite("SQLite's migration 007 and SQLite's query plans for the ledger"),
   'tests/integration/like-amplifier.test.ts': sqlite('needs fetchSources into PostgreSQL in-process (`digest plan` does it, in a child); the lookup queue is the same object on both (likeLookupsOver)'),
   'tests/integration/like-refresh.test.ts': sqlite("SQLite chooses a like: topic's terms at save and again as the index grows; PostgreSQL chooses them at every matching run: pg-like"),
