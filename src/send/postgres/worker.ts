@@ -27,7 +27,7 @@ export interface PgWorkerOptions {
   mailer: Mailer;
   /** Each claimed row's message (pg-digests.ts): prepared per batch, built per row. */
   digests: DigestSource;
-  /** Sends at once (SMTP lanes); a claim is this many rows, so a crash leaves about this many unknown. */
+  /** Sends at once (SMTP lanes); a claim is at most this many rows, one per lane waiting, so a crash leaves at most this many unknown. */
   lanes: number;
   /** Stop when nothing is left to claim (tests, a one-shot run); else poll every idleMs. */
   untilEmpty?: boolean;
@@ -83,6 +83,8 @@ class WorkerState {
   /** Claimed, not yet started. */
   private queue: ClaimedDigest[] = [];
   private claiming: Promise<void> | undefined;
+  /** Lanes waiting for a row: a claim takes one row for each, so no claimed row waits unsent in the queue. */
+  private waiting = 0;
   private empty = false;
   /** Rows started and not finally recorded: never given back as orphans. */
   private readonly started = new Set<number>();
@@ -161,17 +163,26 @@ class WorkerState {
 
   /** One claim at a time per worker, shared by the lanes that wait for it. */
   private async refill(): Promise<ClaimedDigest | undefined> {
-    while (this.queue.length === 0 && !this.empty && !this.stopping()) {
-      this.claiming ??= this.claim().finally(() => (this.claiming = undefined));
-      await this.claiming;
+    this.waiting++;
+    try {
+      while (this.queue.length === 0 && !this.empty && !this.stopping()) {
+        this.claiming ??= this.claim().finally(() => (this.claiming = undefined));
+        await this.claiming;
+      }
+    } finally {
+      this.waiting--;
     }
     return this.queue.shift();
   }
 
   private async claim(): Promise<void> {
+    // A kill -9 turns every claimed row into `unknown` (its reader gets nothing for the slot), so claim only
+    // what the lanes waiting now will send at once; one turn first lets the lanes started together all wait.
+    await Promise.resolve();
+    const batch = Math.min(this.o.lanes, Math.max(1, this.waiting));
     let lost = false;
     const rows = await whileConnectionLost(
-      () => this.o.ledger.claimBatch(this.o.lanes),
+      () => this.o.ledger.claimBatch(batch),
       60_000,
       () => (lost = true),
     );
