@@ -49,7 +49,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/confirmation-delivery.test.ts': RUN('and the console harness on PostgreSQL; confirmation emails on PostgreSQL: door-engines'),
   'tests/integration/consent.test.ts': both,
   'tests/integration/delivery-mailer.test.ts': SMTP,
-  'tests/integration/delivery-processes.test.ts': RUN('the same crash stories on PostgreSQL: pg-workers'),
+  'tests/integration/delivery-processes.test.ts': both,
   'tests/integration/delivery-scale.test.ts': SEND_PATH('2,000 readers, a flaky relay'),
   'tests/integration/delivery-workers.test.ts': SEND_PATH('worker threads, SEND_WORKERS'),
   'tests/integration/delivery.test.ts': SEND_PATH('outcomes, retries and shutdown in-process'),
