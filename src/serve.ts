@@ -10,6 +10,9 @@ import { sqliteBounceStore, type BounceStore } from './bounces/store.ts';
 import { verpFrom } from './bounces/verp.ts';
 import { parseFeed } from './ingest/detect.ts';
 import { parseSources } from './ingest/sources.ts';
+import type { IngestResult } from './ingest/ingest.ts';
+import { hasAnyBatchPg, ingestBatchPg } from './ingest/postgres/ingest.ts';
+import { createPool, isPostgresUrl } from './db/postgres/pool.ts';
 import { createAppWithDb, openPostgresDoor, PROJECT_ROOT, type App, type AppOptions, type PostgresDoorHandle } from './main.ts';
 import { runFailure, warnIfOverdue } from './pipeline.ts';
 import { createScheduler } from './scheduler.ts';
@@ -29,13 +32,13 @@ export async function serve(config: Config, io: CliIo, appOptions: AppOptions): 
   // planning next door must not make serve refuse to start.
   const { app, db } = await createAppWithDb(config, { ...appOptions, mailMode: 'serve' });
   const { logger } = app;
-  seedSampleBatch(app, io);
   // Sends left in flight by a crash: say so now, not at the first tick an hour later.
   recoverStale(db, app.clock, { logger });
   // With DATABASE_URL=postgres://… the subscriber door (subscribe, confirm, unsubscribe, manage) and a
   // digest's links (feedback, follow, web view, the feed), the console's pages and sessions, /health and
   // /metrics are on PostgreSQL (README "Running on more than one machine": servedWebDeps).
   const pg = await openPostgresDoor(app);
+  await seedSampleBatch(app, io);
   // Confirmation emails a stopped process or a relay failure left unsent go now (then on their retry times).
   app.notices.kick();
   pg?.door.notices.kick();
@@ -129,12 +132,26 @@ async function startBounceReceiverIfSet(app: App, store: BounceStore): Promise<B
  * sample batch so a newcomer sees a real digest in the local inbox. A database that sends real mail
  * never gets demo papers: it has none until a source or an ingest brings them.
  */
-function seedSampleBatch(app: App, io: CliIo): void {
-  if (app.config.SMTP_URL) return;
-  if (parseSources(app.config.SOURCES).length > 0) return;
-  if (app.operator.hasAnyBatch()) return;
-  const r = app.operator.ingest(loadSampleBatch());
-  io.out(`fresh database: ingested the sample batch (${plural(r.papers, 'paper', 'papers')}) from samples/`);
+async function seedSampleBatch(app: App, io: CliIo): Promise<void> {
+  const { config } = app;
+  if (config.SMTP_URL) return;
+  if (parseSources(config.SOURCES).length > 0) return;
+  // With DATABASE_URL the papers go where the planners match them (PostgreSQL), not into the SQLite file.
+  const r = isPostgresUrl(config.DATABASE_URL) ? await seedSampleBatchPg(config.DATABASE_URL, app) : seedSampleBatchSqlite(app);
+  if (r) io.out(`fresh database: ingested the sample batch (${plural(r.papers, 'paper', 'papers')}) from samples/`);
+}
+
+function seedSampleBatchSqlite(app: App): IngestResult | undefined {
+  return app.operator.hasAnyBatch() ? undefined : app.operator.ingest(loadSampleBatch());
+}
+
+async function seedSampleBatchPg(url: string, app: App): Promise<IngestResult | undefined> {
+  const pool = createPool(url, { schema: app.config.DATABASE_SCHEMA, max: 1 });
+  try {
+    return (await hasAnyBatchPg(pool)) ? undefined : await ingestBatchPg(pool, loadSampleBatch(), app.clock);
+  } finally {
+    await pool.end();
+  }
 }
 
 function loadSampleBatch() {

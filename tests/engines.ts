@@ -130,7 +130,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/relay-ambiguity.test.ts': SEND_PATH("a relay's answer lost after the data"),
   'tests/integration/restore.test.ts': sqlite("SQLite's own mechanism (file restore); PostgreSQL's: pg-after-restore"),
   'tests/integration/roster-engines.test.ts': both,
-  'tests/integration/schedule-guards.test.ts': RUN('and `digest serve` ticks on SQLite'),
+  'tests/integration/schedule-guards.test.ts': both,
   'tests/integration/schedule-week.test.ts': both,
   'tests/integration/send-heap-budget.test.ts': SEND_PATH("a sending thread's heap"),
   'tests/integration/shared-limits.test.ts': both,

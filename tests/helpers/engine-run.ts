@@ -29,7 +29,10 @@ import { seedBatch, seedSubscribers, type SeedPaper, type SeedSubscriber } from 
 import { startTestApp, TEST_NOW, type TestApp } from './test-app.ts';
 
 /** Default mode 'now'. */
-export type RunOptions = Partial<Pick<PipelineOptions, 'mode' | 'fetch' | 'dryRun' | 'signal'>>;
+export type RunOptions = Partial<Pick<PipelineOptions, 'mode' | 'fetch' | 'dryRun' | 'signal'>> & {
+  /** The run's log (the app's is silent): to read its warnings. */
+  logger?: Logger;
+};
 
 export interface EngineRun {
   engine: Engine;
@@ -113,7 +116,7 @@ function onSqlite(t: TestApp): EngineRun {
     ingest: async (date, papers, source = 'test') => void seedBatch(app.db, date, papers, source, app.clock.now().toISOString()),
     ingestBatch: async (batch) => ingestBatch(app.db, batch, app.clock),
     addReaders: async (readers) => void seedSubscribers(app.db, readers),
-    run: (o = {}) => runPipeline(app, { ...o, mode: o.mode ?? 'now' }),
+    run: ({ logger, ...o } = {}) => runPipeline(logger ? { ...app, logger } : app, { ...o, mode: o.mode ?? 'now' }),
     status: (io, limit) => cmdStatus(app, io, limit),
     subscriberStatus: (io, email) => cmdSubscriberStatus(sqliteSubscriberStatus(app), io, email),
     metrics: async () => metricsText(app.db),
@@ -123,7 +126,7 @@ function onSqlite(t: TestApp): EngineRun {
   };
 }
 
-function onPostgres(t: TestApp, schema: TestSchema, handle: PostgresDoorHandle): EngineRun {
+function onPostgres(t: TestApp, schema: TestSchema, handle: PostgresDoorHandle, keepSchema = false): EngineRun {
   const { app } = t;
   const { pool } = schema;
   const { config, clock, logger, mailer, spacer, renderer } = app;
@@ -136,7 +139,8 @@ function onPostgres(t: TestApp, schema: TestSchema, handle: PostgresDoorHandle):
     ingest: async (date, papers, source = 'test') => void (await ingestBatchPg(pool, { source, date, papers: asIncoming(date, papers) }, clock)),
     ingestBatch: (batch) => ingestBatchPg(pool, batch, clock),
     addReaders: (readers) => addReadersPg(pool, readers, clock.now().toISOString()),
-    run: (o = {}) => runPipelinePg({ pool, config, clock, logger, mailer, notices: handle.door.notices, spacer, renderer }, { ...o, mode: o.mode ?? 'now' }),
+    run: ({ logger: log = logger, ...o } = {}) =>
+      runPipelinePg({ pool, config, clock, logger: log, mailer, notices: handle.door.notices, spacer, renderer }, { ...o, mode: o.mode ?? 'now' }),
     status: (io, limit) => cmdStatus({ operator: postgresStatusSource(handle.reads, config, clock) }, io, limit),
     subscriberStatus: async (io, email) => cmdSubscriberStatus(await subscriberStatusPg(pool, clock), io, email),
     metrics: () => handle.machine.metrics(),
@@ -145,7 +149,7 @@ function onPostgres(t: TestApp, schema: TestSchema, handle: PostgresDoorHandle):
     async close() {
       await handle.close();
       await t.close();
-      await schema.drop();
+      if (!keepSchema) await schema.drop();
     },
   };
 }
@@ -178,4 +182,35 @@ export async function refillSchema(db: Db, schema: TestSchema): Promise<void> {
   await schema.pool.query(`TRUNCATE ${tables} RESTART IDENTITY CASCADE`);
   const copied = await copySqliteToPostgres(db, schema.pool);
   if (!copied.ok) throw new Error(`copy to PostgreSQL: counts differ ${JSON.stringify(copied.counts)}`);
+}
+
+/**
+ * startEngineRun on the file's one schema (migrated once, in beforeAll; undefined on SQLite): the schema is
+ * refilled with what `seed` wrote into the story's own SQLite file, and kept when the story closes.
+ */
+export async function startEngineRunOn(
+  schema: TestSchema | undefined,
+  env: Record<string, string> = {},
+  seed?: (db: Db) => void,
+  now = TEST_NOW,
+): Promise<EngineRun> {
+  const onPg: Record<string, string> = schema ? { DATABASE_URL: schema.url, DATABASE_SCHEMA: schema.name } : {};
+  const t = await startTestApp({ ...env, ...onPg }, now, 'engine-run-');
+  if (!schema) {
+    try {
+      seed?.(t.app.db);
+    } catch (e) {
+      await t.close();
+      throw e;
+    }
+    return onSqlite(t);
+  }
+  try {
+    seed?.(t.app.db);
+    await refillSchema(t.app.db, schema);
+    return onPostgres(t, schema, (await openPostgresDoor(t.app))!, true);
+  } catch (e) {
+    await t.close();
+    throw e;
+  }
 }

@@ -18,6 +18,13 @@ import { readPostedBatch, type PostBatchResult, type PostedBatch } from '../post
 const INGEST_LOCK_CLASS = 0x696e6774;
 const SQL_INGEST_LOCK = `SELECT pg_advisory_xact_lock(${INGEST_LOCK_CLASS}, hashtext(current_schema()))`;
 
+// Whether anything was ever ingested (a fresh store gets the sample batch in local mode: serve.ts).
+const SQL_ANY_BATCH = `SELECT 1 FROM batches LIMIT 1`;
+
+export async function hasAnyBatchPg(pool: pg.Pool): Promise<boolean> {
+  return ((await pool.query(SQL_ANY_BATCH)).rowCount ?? 0) > 0;
+}
+
 const SQL_FIND_DUPLICATE_BATCH = `SELECT id FROM batches WHERE source = $1 AND date = $2 AND content_hash = $3`;
 
 const SQL_INSERT_BATCH = `
