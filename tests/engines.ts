@@ -58,7 +58,8 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/doctor.test.ts': sqlite("`digest doctor`'s checks of the SQLite file and its disk; its relay, DNS and feed checks do not depend on the store"),
   'tests/integration/door-engines.test.ts': both,
   'tests/integration/end-to-end.test.ts': both,
-  'tests/integration/exposure-http.test.ts': sqlite('not converted yet: needs its composition on PostgreSQL (local inbox, console, `digest status` through runCli on one SQLite file)'),
+  // its store stories on both (shared rate limits, console sessions, /metrics); run once: the local inbox (files beside the SQLite file: local-inbox) and what is decided before any store is asked
+  'tests/integration/exposure-http.test.ts': both,
   'tests/integration/feed-leaving.test.ts': both,
   'tests/integration/feed-text-clean.test.ts': both,
   'tests/integration/feedback-story.test.ts': RUN('the links and models on PostgreSQL: reader-links-engines, pg-models'),

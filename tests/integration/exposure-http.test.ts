@@ -2,16 +2,27 @@
 // inject with the peer address a request would come from): the local inbox only from this machine with
 // its token, rate limits keyed on the address the trusted proxy saw, authentication before any body is
 // read, /metrics not public, HSTS over https.
+// The stories that reach the store run on both engines (the shared rate limits, the console's sessions,
+// /metrics' figures: with DATABASE_URL on the file's one PostgreSQL schema, served as `digest serve` serves
+// it, each story keyed on its own client addresses); the rest run once, on SQLite: the local inbox reads
+// files beside the SQLite database (local-inbox), and a refusal at start-up, a token checked before the
+// body, a webhook that is off and HSTS are decided before any store is asked.
 import { spawn } from 'node:child_process';
 import { request } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { migratePostgres } from '../../src/db/postgres/migrate.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli, type CliIo } from '../../src/cli.ts';
 import { Inbox } from '../../src/mail/catcher.ts';
 import { buildServer } from '../../src/web/server.ts';
-import { ADMIN_PASSWORD, startAdminHarness } from '../helpers/admin-setup.ts';
+import { ADMIN_PASSWORD, adminHash } from '../helpers/admin-setup.ts';
+import { serveApp } from '../helpers/engine-store.ts';
+import { forEachEngine } from '../helpers/on-engines.ts';
+import { createTestSchema, type TestSchema } from '../helpers/postgres.ts';
+import { startTestApp } from '../helpers/test-app.ts';
 import { freePort } from '../helpers/ports.ts';
 import { tempDatabaseDir } from '../helpers/seed.ts';
 import { jsonPost, startWebHarness, type WebHarness } from '../helpers/web-harness.ts';
@@ -152,35 +163,6 @@ describe('rate limits cannot be dodged with X-Forwarded-For', () => {
     expect(await runCli(['node', 'digest', 'status'], io)).toBe(1);
     expect(err.join('\n')).toMatch(/TRUST_PROXY: "10\.0\.0\.0\/33" is not an IP address or CIDR/);
   });
-
-  it('with one proxy in front (TRUST_PROXY=1), only the address the proxy appended counts', async () => {
-    const h = await harness({ TRUST_PROXY: '1', SUBSCRIBE_RATE_LIMIT: '2' });
-    const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) {
-      const r = await fetch(`${h.base}/subscribe`, {
-        ...jsonPost({ email: `r${i}@example.org`, topics: ['diffusion'] }),
-        headers: { 'content-type': 'application/json', 'x-forwarded-for': `10.9.9.${i}, 198.51.100.7` },
-      });
-      statuses.push(r.status);
-    }
-    expect(statuses).toEqual([202, 202, 429, 429]);
-  });
-
-  it('with the proxy named by address, a request from elsewhere is keyed on its own address', async () => {
-    const h = await harness({ TRUST_PROXY: '127.0.0.1, 10.0.0.0/8', SUBSCRIBE_RATE_LIMIT: '2' });
-    const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) {
-      const r = await h.app.inject({
-        method: 'POST',
-        url: '/subscribe',
-        remoteAddress: STRANGER,
-        headers: { 'content-type': 'application/json', 'x-forwarded-for': `198.51.100.${i}` },
-        payload: { email: `s${i}@example.org`, topics: ['diffusion'] },
-      });
-      statuses.push(r.statusCode);
-    }
-    expect(statuses).toEqual([202, 202, 429, 429]);
-  });
 });
 
 describe('authentication before the body', () => {
@@ -190,57 +172,9 @@ describe('authentication before the body', () => {
     expect(await answerBeforeBody(h.base, '/api/batches', { 'content-type': 'application/json', authorization: 'Bearer wrong-token-000000' })).toBe(401);
   });
 
-  it('the console refuses an upload without a session before reading it, and a malformed one with 400', async () => {
-    const h = await startAdminHarness();
-    harnesses.push(h);
-    const multipart = { 'content-type': 'multipart/form-data; boundary=xyz' };
-    expect(await answerBeforeBody(h.base, '/admin/import', multipart)).toBe(401);
-    // The login form, read before anyone is known: no multipart there at all, and a few KB at most.
-    expect(await answerBeforeBody(h.base, '/admin/login', multipart, 100_000)).toBe(415);
-    expect(await answerBeforeBody(h.base, '/admin/login', { 'content-type': 'application/x-www-form-urlencoded' }, 100_000)).toBe(413);
-
-    const form = await fetch(`${h.base}/admin/login`);
-    const loginCookie = form.headers.getSetCookie()[0]!.split(';')[0]!;
-    const csrf = /name="_csrf" value="([^"]*)"/.exec(await form.text())![1]!;
-    const login = await fetch(`${h.base}/admin/login`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie },
-      body: new URLSearchParams({ _csrf: csrf, password: ADMIN_PASSWORD }).toString(),
-    });
-    const cookie = login.headers.getSetCookie().find((c) => c.startsWith('digest_admin='))!.split(';')[0]!;
-    for (const body of ['not multipart at all', '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\nemail\r\n']) {
-      const r = await fetch(`${h.base}/admin/import`, { method: 'POST', headers: { ...multipart, cookie, accept: 'application/json' }, body });
-      expect(r.status).toBe(400);
-      expect(await r.json()).toMatchObject({ code: 'MULTIPART_INVALID' });
-    }
-  });
-
   it('a webhook that is off answers 404 before its body is read', async () => {
     const h = await harness({});
     expect(await answerBeforeBody(h.base, '/webhooks/mailgun', { 'content-type': 'application/json' }, 60_000)).toBe(404);
-  });
-});
-
-describe('/metrics is not public', () => {
-  it('answers only this machine when no METRICS_TOKEN is set, and nobody local-looking behind a proxy', async () => {
-    const h = await harness({});
-    expect((await h.app.inject({ url: '/metrics', remoteAddress: STRANGER })).statusCode).toBe(403);
-    const stranger = await h.app.inject({ url: '/metrics', remoteAddress: STRANGER });
-    expect(stranger.body).not.toContain('digest_');
-    expect(stranger.json()).toMatchObject({ code: 'METRICS_LOCAL_ONLY' });
-    expect((await fetch(`${h.base}/metrics`)).status).toBe(200);
-    const proxied = await harness({ TRUST_PROXY: '1' });
-    expect((await fetch(`${proxied.base}/metrics`)).status).toBe(403);
-  });
-
-  it('with METRICS_TOKEN, wants it as a bearer token from anywhere', async () => {
-    const h = await harness({ METRICS_TOKEN });
-    expect((await fetch(`${h.base}/metrics`)).status).toBe(401);
-    expect((await fetch(`${h.base}/metrics`, { headers: { authorization: 'Bearer wrong-token-123456789' } })).status).toBe(401);
-    const ok = await h.app.inject({ url: '/metrics', remoteAddress: STRANGER, headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
-    expect(ok.statusCode).toBe(200);
-    expect(ok.body).toContain('digest_');
   });
 });
 
@@ -251,5 +185,106 @@ describe('HSTS', () => {
     const plain = buildServer({ ...https.core, config: { ...https.config, PUBLIC_URL: 'http://localhost:3000' } });
     expect((await plain.inject({ url: '/' })).headers['strict-transport-security']).toBeUndefined();
     await plain.close();
+  });
+});
+
+forEachEngine('what a stranger reaches in the store', (engine) => {
+  let schema: TestSchema | undefined;
+  const served: Array<{ close(): Promise<void> }> = [];
+  beforeAll(async () => {
+    if (engine === 'postgres') await migratePostgres((schema = await createTestSchema()).pool);
+  }, 60_000);
+  afterAll(async () => {
+    for (const s of served.splice(0)) await s.close();
+    await schema?.drop();
+  });
+
+  /** The app (a real SMTP server, a fake clock) served as `digest serve` serves it on this engine's store. */
+  async function harness(env: Record<string, string>): Promise<{ base: string; app: FastifyInstance }> {
+    const t = await startTestApp({ ...env, ...(schema ? { DATABASE_URL: schema.url, DATABASE_SCHEMA: schema.name } : {}) });
+    const s = await serveApp(t.app, 0);
+    served.push({ close: async () => (await s.close(), await t.close()) });
+    const a = s.web.server.address();
+    return { base: `http://127.0.0.1:${typeof a === 'object' && a ? a.port : 0}`, app: s.web };
+  }
+
+  describe('rate limits cannot be dodged with X-Forwarded-For', () => {
+    it('with one proxy in front (TRUST_PROXY=1), only the address the proxy appended counts', async () => {
+      const h = await harness({ TRUST_PROXY: '1', SUBSCRIBE_RATE_LIMIT: '2' });
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const r = await fetch(`${h.base}/subscribe`, {
+          ...jsonPost({ email: `r${i}@example.org`, topics: ['diffusion'] }),
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': `10.9.9.${i}, 198.51.100.7` },
+        });
+        statuses.push(r.status);
+      }
+      expect(statuses).toEqual([202, 202, 429, 429]);
+    });
+
+    it('with the proxy named by address, a request from elsewhere is keyed on its own address', async () => {
+      const h = await harness({ TRUST_PROXY: '127.0.0.1, 10.0.0.0/8', SUBSCRIBE_RATE_LIMIT: '2' });
+      const statuses: number[] = [];
+      for (let i = 0; i < 4; i++) {
+        const r = await h.app.inject({
+          method: 'POST',
+          url: '/subscribe',
+          remoteAddress: STRANGER,
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': `198.51.100.${i}` },
+          payload: { email: `s${i}@example.org`, topics: ['diffusion'] },
+        });
+        statuses.push(r.statusCode);
+      }
+      expect(statuses).toEqual([202, 202, 429, 429]);
+    });
+  });
+
+  describe('authentication before the body', () => {
+    it('the console refuses an upload without a session before reading it, and a malformed one with 400', async () => {
+      const h = await harness({ ADMIN_PASSWORD_HASH: await adminHash(), BOUNCE_ADDRESS: 'bounces@bounces.example.org' });
+      const multipart = { 'content-type': 'multipart/form-data; boundary=xyz' };
+      expect(await answerBeforeBody(h.base, '/admin/import', multipart)).toBe(401);
+      // The login form, read before anyone is known: no multipart there at all, and a few KB at most.
+      expect(await answerBeforeBody(h.base, '/admin/login', multipart, 100_000)).toBe(415);
+      expect(await answerBeforeBody(h.base, '/admin/login', { 'content-type': 'application/x-www-form-urlencoded' }, 100_000)).toBe(413);
+
+      const form = await fetch(`${h.base}/admin/login`);
+      const loginCookie = form.headers.getSetCookie()[0]!.split(';')[0]!;
+      const csrf = /name="_csrf" value="([^"]*)"/.exec(await form.text())![1]!;
+      const login = await fetch(`${h.base}/admin/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: loginCookie },
+        body: new URLSearchParams({ _csrf: csrf, password: ADMIN_PASSWORD }).toString(),
+      });
+      const cookie = login.headers.getSetCookie().find((c) => c.startsWith('digest_admin='))!.split(';')[0]!;
+      for (const body of ['not multipart at all', '--xyz\r\nContent-Disposition: form-data; name="file"; filename="a.csv"\r\n\r\nemail\r\n']) {
+        const r = await fetch(`${h.base}/admin/import`, { method: 'POST', headers: { ...multipart, cookie, accept: 'application/json' }, body });
+        expect(r.status).toBe(400);
+        expect(await r.json()).toMatchObject({ code: 'MULTIPART_INVALID' });
+      }
+    });
+  });
+
+  describe('/metrics is not public', () => {
+    it('answers only this machine when no METRICS_TOKEN is set, and nobody local-looking behind a proxy', async () => {
+      const h = await harness({});
+      expect((await h.app.inject({ url: '/metrics', remoteAddress: STRANGER })).statusCode).toBe(403);
+      const stranger = await h.app.inject({ url: '/metrics', remoteAddress: STRANGER });
+      expect(stranger.body).not.toContain('digest_');
+      expect(stranger.json()).toMatchObject({ code: 'METRICS_LOCAL_ONLY' });
+      expect((await fetch(`${h.base}/metrics`)).status).toBe(200);
+      const proxied = await harness({ TRUST_PROXY: '1' });
+      expect((await fetch(`${proxied.base}/metrics`)).status).toBe(403);
+    });
+
+    it('with METRICS_TOKEN, wants it as a bearer token from anywhere', async () => {
+      const h = await harness({ METRICS_TOKEN });
+      expect((await fetch(`${h.base}/metrics`)).status).toBe(401);
+      expect((await fetch(`${h.base}/metrics`, { headers: { authorization: 'Bearer wrong-token-123456789' } })).status).toBe(401);
+      const ok = await h.app.inject({ url: '/metrics', remoteAddress: STRANGER, headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+      expect(ok.statusCode).toBe(200);
+      expect(ok.body).toContain('digest_');
+    });
   });
 });
