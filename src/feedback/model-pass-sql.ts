@@ -50,6 +50,8 @@ export interface Row {
   fromPaper: number;
   toPaper: number;
   items: Uint8Array;
+  /** The row's papers already merged from its lists, in display order (planRows), in place of `items`. */
+  merged?: { ids: number[]; masks: number[] };
   topicIds: string;
   suggestions: number;
   modelOnly: number;

@@ -21,7 +21,7 @@
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
 import { runBatched } from '../db/batch-values.ts';
-import { eachItem, encodeRefs, ListReader, packItems, rewriteItemsMany, type ItemsRewrite, type ListRef } from '../ledger/index.ts';
+import { eachItem, ListReader, packItems, rewriteItemsMany, type ItemsRewrite, type ListRef } from '../ledger/index.ts';
 import { popcount, sigmoid } from './model.ts';
 import { NeighbourSuggester } from './neighbours.ts';
 import { PaperIndex, type Span } from './paper-index.ts';
@@ -155,7 +155,7 @@ export class ModelPass {
         if (!r) return;
         // The row's id is not known yet: its index stands in for it until writeSuggestions.
         Object.assign(r, { id: k, fromPaper: p.fromPaper, toPaper: p.toPaper, topicIds: p.topicIds });
-        r.items = this.lists.plain(encodeRefs(p.refs), p.fromPaper, p.toPaper);
+        r.merged = this.lists.merge(p.refs, p.fromPaper, p.toPaper);
         rows.push(r);
       });
       return this.scoreRows(rows, writes);
@@ -285,11 +285,19 @@ export class ModelPass {
       const ids: number[] = [];
       const masks: number[] = [];
       const probs: number[] = [];
-      eachItem(r.items, r.fromPaper, r.topicIds === '' ? 0 : r.topicIds.split(',').length, (paperId, mask) => {
-        ids.push(paperId);
-        masks.push(mask);
-        probs.push(prob(paperId - this.index.lo));
-      });
+      if (r.merged) {
+        for (let i = 0; i < r.merged.ids.length; i++) {
+          ids.push(r.merged.ids[i]!);
+          masks.push(r.merged.masks[i]!);
+          probs.push(prob(r.merged.ids[i]! - this.index.lo));
+        }
+      } else {
+        eachItem(r.items, r.fromPaper, r.topicIds === '' ? 0 : r.topicIds.split(',').length, (paperId, mask) => {
+          ids.push(paperId);
+          masks.push(mask);
+          probs.push(prob(paperId - this.index.lo));
+        });
+      }
       // The order the model starts from: the planner's, or for a follower the one without the follow.
       const n = ids.length;
       const follow = r.follows === 1 ? followOrder(this.db, r, ids) : undefined;
@@ -345,19 +353,19 @@ export class ModelPass {
     // position, kept in a small sorted array: a calibrated model passes hundreds of a day's papers, and
     // collecting and sorting them all was a third of the pass (CPU profile, BENCHMARKS.md).
     const { acc, blocked, mark } = this;
+    // Positions rise through the walk, so a tie with a paper already kept loses: once MAX_SUGGESTIONS are
+    // kept, a paper must beat the last one's score (`floor`, kept in a local).
     const best: number[] = [];
+    let floor = -Infinity;
     for (let pos = touched.first; pos <= touched.last; pos++) {
       if (mark[pos] !== 1) continue;
       const a = acc[pos]!;
-      if (a < least || blocked[pos] === 1) continue;
-      if (best.length === MAX_SUGGESTIONS) {
-        const last = best[MAX_SUGGESTIONS - 1]!;
-        if (a < acc[last]! || (a === acc[last]! && pos > last)) continue;
-      }
+      if (a < least || a <= floor || blocked[pos] === 1) continue;
       let k = Math.min(best.length, MAX_SUGGESTIONS - 1);
-      while (k > 0 && (acc[best[k - 1]!]! < a || (acc[best[k - 1]!]! === a && best[k - 1]! > pos))) k--;
+      while (k > 0 && acc[best[k - 1]!]! < a) k--;
       best.splice(k, 0, pos);
       if (best.length > MAX_SUGGESTIONS) best.pop();
+      if (best.length === MAX_SUGGESTIONS) floor = acc[best[MAX_SUGGESTIONS - 1]!]!;
     }
     return best.map((pos) => ({ pos, p: prob(pos) }));
   }

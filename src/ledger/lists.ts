@@ -246,6 +246,15 @@ export class ListReader {
   }
 
   /**
+   * The papers of references `refs` within (fromPaper, toPaper], in display order with their row masks: what
+   * plain() packs, unpacked (the model pass reorders it at once: packing it to read it back cost ~4% of a
+   * 100k plan, BENCHMARKS.md, reader models, seventh pass).
+   */
+  merge(refs: readonly ListRef[], fromPaper: number, toPaper: number): { ids: number[]; masks: number[] } {
+    return mergeLists(refs.map((r) => ({ bit: r.bit, list: this.list(r.listId) })), fromPaper, toPaper);
+  }
+
+  /**
    * Keeps a list this process has just written (the planner's run, plan/query-lists.ts): reading a row
    * that refers to it needs no read back. forget() drops it should its transaction roll back (its id
    * would be given to another list).

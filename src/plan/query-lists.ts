@@ -10,27 +10,26 @@ import { statement } from '../db/statements.ts';
 import type { ModelPass } from '../feedback/model-pass.ts';
 import { insertQueryList, insertRefRows, type ListReader, type NewRefRow, type QueryList } from '../ledger/index.ts';
 
-/** The chunk's grouped readers (planner.ts step 2a) with all their topics, in bit order (position, id). */
+/**
+ * The chunk's grouped readers (planner.ts step 2a), one row each, with all their topics in bit order
+ * (position, id) as one string `tid:qid:muted,…`: one result row per topic (333,333 at 100k readers) cost
+ * about twice the CPU of one per reader to read (BENCHMARKS.md, reader models, seventh pass).
+ */
 const SQL_CHUNK_TOPICS = `
-  SELECT e.id AS sid, e.slot, e.watermark, e.through, t.id AS tid, t.query_id AS qid, t.muted
-  FROM plan_slots e CROSS JOIN topics t ON t.subscriber_id = e.id
+  SELECT e.id, e.slot, e.watermark, e.through,
+         (SELECT group_concat(t.id || ':' || t.query_id || ':' || t.muted, ',' ORDER BY t.position, t.id)
+          FROM topics t WHERE t.subscriber_id = e.id) AS topics
+  FROM plan_slots e
   WHERE e.grouped = 1
-  ORDER BY e.id, t.position, t.id`;
+  ORDER BY e.id`;
 const SQL_QUERY_BOUND = `SELECT matched_through AS through FROM queries WHERE id = ?`;
 /** A query's papers in (lo, hi], with the upvotes the display order uses (planned once, as SQL_PLAN_ROWS reads them). */
 const SQL_QUERY_MATCHES = `
   SELECT m.paper_id AS id, p.upvotes, m.score FROM query_matches m JOIN papers p ON p.id = m.paper_id
   WHERE m.query_id = ? AND m.paper_id > ? AND m.paper_id <= ?`;
 
-interface TopicRow {
-  sid: number;
-  slot: string;
-  watermark: number;
-  through: number;
-  tid: number;
-  qid: number;
-  muted: number;
-}
+/** A row of SQL_CHUNK_TOPICS: sid, slot, watermark, through, topics. */
+type ReaderRow = [number, string, number, number, string | null];
 
 interface RunList {
   id: number;
@@ -117,11 +116,29 @@ export class QueryListRun {
 
   private readers(): Reader[] {
     const out: Reader[] = [];
-    let r: Reader | undefined;
-    for (const t of statement<[], TopicRow>(this.db, SQL_CHUNK_TOPICS).all()) {
-      if (r?.sid !== t.sid) out.push((r = { sid: t.sid, slot: t.slot, watermark: t.watermark, through: t.through, tids: [], wants: [] }));
-      if (t.muted === 0) r.wants.push({ bit: r.tids.length, qid: t.qid });
-      r.tids.push(t.tid);
+    for (const [sid, slot, watermark, through, topics] of statement<[], ReaderRow>(this.db, SQL_CHUNK_TOPICS).raw().all()) {
+      if (topics === null) continue; // no topic: no row (as the join per topic had it)
+      const r: Reader = { sid, slot, watermark, through, tids: [], wants: [] };
+      // `tid:qid:muted` triples, comma-separated, read digit by digit.
+      const text = topics;
+      let field = 0;
+      let value = 0;
+      let tid = 0;
+      let qid = 0;
+      for (let i = 0; i <= text.length; i++) {
+        const c = i < text.length ? text.charCodeAt(i) : 44;
+        if (c === 58 || c === 44) {
+          if (field === 0) tid = value;
+          else if (field === 1) qid = value;
+          else {
+            if (value === 0) r.wants.push({ bit: r.tids.length, qid });
+            r.tids.push(tid);
+          }
+          field = c === 44 ? 0 : field + 1;
+          value = 0;
+        } else value = value * 10 + c - 48;
+      }
+      out.push(r);
     }
     return out;
   }
