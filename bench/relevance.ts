@@ -74,7 +74,7 @@ log(`\n== pooled over days 4-${days}, all splits`);
 for (const role of ROLES) log(`${role.padEnd(9)} ${summary(all.filter((r) => r.day >= 4 && r.role === role))}`);
 log(`\n== per split, days 4-${days}`);
 for (let split = 0; split < splits; split++) {
-  for (const role of ['voter', 'baseline'] as const) log(`split ${split} ${role.padEnd(9)} ${summary(all.filter((r) => r.split === split && r.day >= 4 && r.role === role))}`);
+  for (const role of ROLES) log(`split ${split} ${role.padEnd(9)} ${summary(all.filter((r) => r.split === split && r.day >= 4 && r.role === role))}`);
 }
 
 // No reader worse than the baseline: per split, interest and day, P@5 and AUC against the baseline's. A

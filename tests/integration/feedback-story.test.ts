@@ -353,15 +353,22 @@ describe('the relevance study: voters against a reader who never clicks', () => 
       const theirs = f.titles.filter((t) => b.titles.includes(t));
       if (!Number.isNaN(b.auc)) expect(rankFigures(theirs.map((t) => f.flags[f.titles.indexOf(t)] === '+')).auc).toBeGreaterThanOrEqual(b.auc - 1e-9);
     }
-    // A follower: the followed author is not one more matched topic. The baseline's papers keep the
-    // baseline's order, the author's other papers come after the first five: P@5 never lower.
-    for (const f of figures.filter((x) => x.role === 'follower')) {
+    // A follower: the followed author is not one more matched topic, so the baseline's papers keep the
+    // baseline's order; the papers only the followed author brought (what the reader asked for by name)
+    // come before them. On this split the llms follower follows the interest's lab: P@5 above the baseline's.
+    const followers = figures.filter((x) => x.role === 'follower');
+    let authorFirst = 0;
+    for (const f of followers) {
       const b = figures.find((x) => x.day === f.day && x.interest === f.interest && x.role === 'baseline')!;
-      expect(f.p5).toBeGreaterThanOrEqual(b.p5);
       const theirs = f.titles.filter((t) => b.titles.includes(t));
       expect(theirs).toEqual(b.titles);
-      expect(rankFigures(theirs.map((t) => f.flags[f.titles.indexOf(t)] === '+')).auc).toEqual(b.auc);
+      const added = f.titles.length - theirs.length;
+      expect(f.titles.slice(added)).toEqual(b.titles);
+      authorFirst += added;
     }
+    expect(authorFirst).toBeGreaterThan(0);
+    const p5Of = (role: string) => mean(figures.filter((x) => x.role === role && x.day >= 2).map((x) => x.p5));
+    expect(p5Of('follower')).toBeGreaterThan(p5Of('baseline'));
     // A reader with one vote has no evidence yet: their digest keeps the baseline's order.
     for (const f of figures.filter((x) => x.role === 'one-vote')) {
       const b = figures.find((x) => x.day === f.day && x.interest === f.interest && x.role === 'baseline')!;
