@@ -1,5 +1,5 @@
-// The simulated relevance study (`npm run bench:relevance`; its direction is asserted in
-// tests/integration/feedback-story.test.ts). Readers with a hidden interest (a fixed rule over real titles
+// The simulated relevance study (`npm run bench:relevance`; its direction is asserted on both engines in
+// tests/integration/feedback-relevance.test.ts). Readers with a hidden interest (a fixed rule over real titles
 // and abstracts) subscribe with a deliberately broad topic, receive a digest a day, and act only through
 // the links of the emails they receive (GET the link, then POST the page's form, as a person does):
 //   voter     "more like this" on every relevant paper shown (list and suggestions), "less" on the
