@@ -1,5 +1,5 @@
 // Feedback and reader models, the story told only through the links in real emails (real SMTP server + postal-mime,
-// real web server, real SQLite file; only the clock is fake). Over three days a reader clicks "more
+// real web server, a real store; only the clock is fake). Over three days a reader clicks "more
 // like this" on the game-playing papers of their digest and "less like this" on the LLM-training ones;
 // on the fourth day at least 8 of the top 10 papers of their email are game papers. Forged links are
 // refused, "less" offers to mute, following an author adds a topic, and the Atom feed parses. Every
