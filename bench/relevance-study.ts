@@ -1,5 +1,5 @@
-// The simulated relevance study (`npm run bench:relevance`; its direction is asserted in
-// tests/integration/feedback-story.test.ts). Readers with a hidden interest (a fixed rule over real titles
+// The simulated relevance study (`npm run bench:relevance`; its direction is asserted on both engines in
+// tests/integration/feedback-relevance.test.ts). Readers with a hidden interest (a fixed rule over real titles
 // and abstracts) subscribe with a deliberately broad topic, receive a digest a day, and act only through
 // the links of the emails they receive (GET the link, then POST the page's form, as a person does):
 //   voter     "more like this" on every relevant paper shown (list and suggestions), "less" on the
@@ -10,9 +10,8 @@
 // Each interest has one reader of each kind; the papers are the 71 real abstracts of the sample listing,
 // dealt into days by a seeded shuffle (a "split"), so the same study can be run on several splits.
 import { readFileSync } from 'node:fs';
-import { ingestBatch } from '../src/ingest/ingest.ts';
 import { readBatchFile } from '../src/ingest/readers/batch.ts';
-import { runPipeline } from '../src/pipeline.ts';
+import { ingestOn, subscribeOn, tickOn } from '../tests/helpers/engine-harness-ops.ts';
 import type { WebHarness } from '../tests/helpers/web-harness.ts';
 
 export interface StudyPaper {
@@ -172,7 +171,7 @@ export async function runStudy(h: WebHarness, opts: StudyOptions): Promise<DayFi
   const papers = studyPapers(interests);
   const days = dealDays(papers, opts.days, opts.split);
   const email = (i: Interest, role: Role) => `${role}-${i.name}-${opts.split}@study.example`;
-  for (const i of interests) for (const role of ROLES) await h.subscribers.subscribe({ email: email(i, role), topics: [i.topic] }, { confirmed: true });
+  for (const i of interests) for (const role of ROLES) await subscribeOn(h, { email: email(i, role), topics: [i.topic] });
   const relevant = (i: Interest, title: string) => {
     const p = papers.find((x) => x.title === title);
     return p !== undefined && i.rule.test(`${p.title} ${p.abstract}`);
@@ -185,12 +184,12 @@ export async function runStudy(h: WebHarness, opts: StudyOptions): Promise<DayFi
   for (let d = 0; d < days.length; d++) {
     const date = new Date(start + d * 86_400_000).toISOString().slice(0, 10);
     h.clock.set(`${date}T09:00:00Z`);
-    ingestBatch(h.core.db, readBatchFile({ source: `study-${opts.split}`, date, papers: days[d]! }), h.clock);
-    await runPipeline(h.core, { mode: 'now' });
+    await ingestOn(h, readBatchFile({ source: `study-${opts.split}`, date, papers: days[d]! }));
+    await tickOn(h);
     for (const i of interests) {
       for (const role of ROLES) {
         const to = email(i, role);
-        const sent = (h.core.db.prepare(`SELECT count(*) AS n FROM digests g JOIN subscribers s ON s.id = g.subscriber_id WHERE s.email = ? AND g.status = 'sent'`).get(to) as { n: number }).n;
+        const sent = await sentTo(h, to);
         if (sent === (received.get(to) ?? 0)) continue; // nothing matched today
         received.set(to, sent);
         const mail = await h.smtp.waitFor(to, sent, 15_000);
@@ -215,6 +214,12 @@ export async function runStudy(h: WebHarness, opts: StudyOptions): Promise<DayFi
     }
   }
   return out;
+}
+
+/** Digests sent to `to` so far, in the harness's store (either engine). */
+async function sentTo(h: WebHarness, to: string): Promise<number> {
+  const sql = `SELECT count(*) AS n FROM digests g JOIN subscribers s ON s.id = g.subscriber_id WHERE s.email = ? AND g.status = 'sent'`;
+  return Number((await h.sql.get<{ n: number | string }>(sql, to))!.n);
 }
 
 /** What a reader of this role clicks in one email; returns the clicks made. */
@@ -316,18 +321,18 @@ export async function runLikeStudy(h: WebHarness, opts: StudyOptions & { themes?
   for (let d = 0; d < days.length; d++) {
     const date = new Date(start + d * 86_400_000).toISOString().slice(0, 10);
     h.clock.set(`${date}T09:00:00Z`);
-    ingestBatch(h.core.db, readBatchFile({ source: `like-study-${opts.split}`, date, papers: days[d]! }), h.clock);
+    await ingestOn(h, readBatchFile({ source: `like-study-${opts.split}`, date, papers: days[d]! }));
     for (const theme of themes) {
       const to = `like-${theme.name.replaceAll(' ', '-')}-${opts.split}@study.example`;
       // A reader gives a paper that is plainly of the theme: its title says so.
       const example = days[d]!.find((p) => theme.rule.test(p.title));
       if (readers.has(to) || !example) continue;
-      await h.subscribers.subscribe({ email: to, topics: [`like:${example.id}`] }, { confirmed: true });
+      await subscribeOn(h, { email: to, topics: [`like:${example.id}`] });
       readers.set(to, { theme, example, day: d, titles: [] });
     }
-    await runPipeline(h.core, { mode: 'now' });
+    await tickOn(h);
     for (const [to, r] of readers) {
-      const sent = (h.core.db.prepare(`SELECT count(*) AS n FROM digests g JOIN subscribers s ON s.id = g.subscriber_id WHERE s.email = ? AND g.status = 'sent'`).get(to) as { n: number }).n;
+      const sent = await sentTo(h, to);
       if (sent === 0 || h.smtp.to(to).length >= sent + 1) continue;
       const mail = await h.smtp.waitFor(to, sent, 15_000);
       r.titles.push(...readEmail(mail.text).papers.map((p) => p.title).filter((t) => !r.titles.includes(t)));

@@ -82,6 +82,7 @@ async function sendClaimable(d: PgPipelineDeps, signal: AbortSignal | undefined,
       stopping: () => signal?.aborted === true,
       relayDownAfter: config.RELAY_DOWN_AFTER,
       onRecovered,
+      clock,
     });
   } finally {
     digests.close();

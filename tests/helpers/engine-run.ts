@@ -63,7 +63,7 @@ export interface EngineRun {
 
 let keySeq = 0;
 /** seedBatch's papers as a batch ingest takes them (a key of their own when they have none). */
-function asIncoming(date: string, papers: SeedPaper[]) {
+export function asIncoming(date: string, papers: SeedPaper[]) {
   return papers.map((p) => {
     const key = p.key ?? `2512.${String(80000 + ++keySeq)}`;
     return {
@@ -160,7 +160,7 @@ const SQL_PG_READER = `
 const SQL_PG_TOPIC = `INSERT INTO topics (subscriber_id, query_id, text, muted, position) VALUES ($1, $2, $3, $4, $5)`;
 
 /** seed.ts seedSubscribers on PostgreSQL: the same defaults, queries through PostgreSQL's ensureQuery. */
-async function addReadersPg(pool: pg.Pool, readers: SeedSubscriber[], now: string): Promise<void> {
+export async function addReadersPg(pool: pg.Pool, readers: SeedSubscriber[], now: string): Promise<void> {
   for (const r of readers) {
     const status = r.status ?? 'confirmed';
     const prefs = [r.timezone ?? 'UTC', r.deliveryHour ?? 7, r.frequency ?? 'daily', r.weeklyDay ?? 1, r.watermark ?? 0, r.lastSlot ?? null];

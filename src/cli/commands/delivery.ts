@@ -52,7 +52,7 @@ export function registerRun(program: Command, { io, app, setExitCode }: CliConte
     });
 }
 
-export function registerStatus(program: Command, { io, app, setup, setExitCode }: CliContext): void {
+export function registerStatus(program: Command, { io, app, appOptions, setup, setExitCode }: CliContext): void {
   program
     .command('status')
     .description(
@@ -64,7 +64,8 @@ export function registerStatus(program: Command, { io, app, setup, setExitCode }
       // DATABASE_URL=postgres://…: the figures are read where the readers and the ledger live.
       if ((await loadConfig()).DATABASE_URL) {
         const { config } = await setup();
-        setExitCode(await (await import('./status-postgres.ts')).statusOnPostgres(config, io, email, o.limit));
+        // The app's clock as on SQLite (the system's unless runCli was given one): the 24 h windows and "why no email" count from it.
+        setExitCode(await (await import('./status-postgres.ts')).statusOnPostgres(config, io, email, o.limit, appOptions.clock));
         return;
       }
       const c = await commands();

@@ -11,8 +11,8 @@ import { recentWindows } from '../../report/figures.ts';
 import { parseSources } from '../../ingest/sources.ts';
 import type { Pg } from '../../db/postgres/pool.ts';
 
-export async function statusOnPostgres(config: Config, io: CliIo, email: string | undefined, limit: number): Promise<number> {
-  const { systemClock: clock } = await import('../../clock.ts');
+export async function statusOnPostgres(config: Config, io: CliIo, email: string | undefined, limit: number, given?: Clock): Promise<number> {
+  const clock = given ?? (await import('../../clock.ts')).systemClock;
   const { createPool } = await import('../../db/postgres/pool.ts');
   const { pgStorageFault } = await import('../../db/postgres/faults.ts');
   const { postgresOperatorReads } = await import('../../report/postgres/reads.ts');

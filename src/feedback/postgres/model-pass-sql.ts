@@ -22,15 +22,16 @@ export const SQL_PASS_ROWS = `
   ORDER BY d.id`;
 
 /**
- * Of the readers $1, those whose model is older than their newest vote, or who voted and have none: SQLite
+ * Of the readers $1, those whose model is not newer than their newest vote, or who voted and have none: SQLite
  * trains at each vote (feedback/profile.ts); votes reach PostgreSQL without this process, so it trains here.
+ * A vote stamped the instant of the last training (>=, not >) may not have been in it: trained again.
  */
 export const SQL_STALE_READERS = `
   SELECT f.subscriber_id AS sid FROM feedback f
   LEFT JOIN reader_models m ON m.subscriber_id = f.subscriber_id
   WHERE f.subscriber_id = ANY($1::bigint[])
   GROUP BY f.subscriber_id, m.trained_at
-  HAVING m.trained_at IS NULL OR max(f.at) > m.trained_at`;
+  HAVING m.trained_at IS NULL OR max(f.at) >= m.trained_at`;
 
 /** Per batch: the readers ($1 subscriber ids) as they are now, with their topics, votes and models. */
 export const PG_READERS = {

@@ -10,6 +10,7 @@ import type pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { classifyFailure, enhancedStatus } from '../../bounces/classify.ts';
 import type { BounceStore } from '../../bounces/store.ts';
+import { systemClock, type Clock } from '../../clock.ts';
 import type { MailError } from '../../mail/errors.ts';
 import type { Mailer } from '../../mail/types.ts';
 import type { ClaimedDigest, PgLedger, PgSentRecord } from '../../ledger/postgres/ledger.ts';
@@ -51,6 +52,11 @@ export interface PgWorkerOptions {
    * back to 'retry' due at once, their tries given back (as SQLite's run); unstarted claims go back.
    */
   relayDownAfter?: number;
+  /**
+   * What a recorded outcome is stamped with (sent_at, suppressed_at: the opt-out's date), as SQLite's send
+   * loop stamps them with the app's clock; `digest run` passes its app's. Claims and retry waits stay real time.
+   */
+  clock?: Clock;
 }
 
 export interface PgWorkerResult {
@@ -99,7 +105,11 @@ class WorkerState {
   private readonly leftForRetry = new Set<number>();
   private readonly startedAt = performance.now();
 
-  constructor(private readonly o: PgWorkerOptions) {}
+  private readonly clock: Clock;
+
+  constructor(private readonly o: PgWorkerOptions) {
+    this.clock = o.clock ?? systemClock;
+  }
 
   private stopping(): boolean {
     return this.result.relayDown !== undefined || (this.o.stopping?.() ?? false);
@@ -215,7 +225,7 @@ class WorkerState {
     try {
       const sent = await this.o.mailer.send(built.mail).finally(() => built.release?.());
       this.relayAnswered();
-      await this.record({ id: row.id, place: row.place, messageId: sent.messageId, response: sent.response, at: new Date() });
+      await this.record({ id: row.id, place: row.place, messageId: sent.messageId, response: sent.response, at: this.clock.now() });
       this.result.sent++;
       this.leftForRetry.delete(row.id);
       this.started.delete(row.id);
@@ -316,7 +326,7 @@ class WorkerState {
       }
       return;
     }
-    await whileConnectionLost(() => l.markFailed(row.id, failure, this.o.hardFailuresToSuppress ?? 3));
+    await whileConnectionLost(() => l.markFailed(row.id, failure, this.o.hardFailuresToSuppress ?? 3, this.clock.now()));
   }
 
 
