@@ -23,7 +23,6 @@ export const NEEDS = 'needs ';
 const PURE = none('no store: pure code (parsing, rendering, MIME, tokens, arithmetic)');
 const SOURCE_SCAN = none('no store: reads the source tree');
 const SMTP = none('no store: our SMTP client or mailer against real SMTP servers');
-const RUN = (alsoCovered: string) => sqlite(`not converted yet: the story sends through \`digest run\` or the pipeline it runs, in-process on SQLite (\`digest run\` on PostgreSQL: pg-run-status); ${alsoCovered}`);
 const SEND_PATH = (why: string) => sqlite(`SQLite's send path (${why}); PostgreSQL's senders are \`digest worker\` processes: pg-workers, pg-worker-cli`);
 const SQLITE_MIGRATION = sqlite("SQLite's own migrations (db/migrations/, an old file upgraded in place); PostgreSQL's: pg-migrate");
 const PLANNER = sqlite("the SQLite planner itself; PostgreSQL's planner is compared with it row by row in pg-edition");
