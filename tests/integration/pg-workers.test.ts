@@ -15,6 +15,12 @@ import { accept, SmtpSink } from '../helpers/smtp-sink.ts';
 const pg = await postgresForTests();
 const LANES = 5;
 // The sending stories' time: every digest is rendered (pg-digests.ts), a few ms each on a loaded 2-core machine.
+// So the editions are as small as the stories allow: each checks that its event landed mid-run (the killed
+// worker exited by the signal, backends were there to terminate), so a smaller edition cannot pass vacuously.
+/** The kill -9 story's edition, and its kill at a random point in the first 10-60% of it (as with 3,000 before). */
+const KILL_ROWS = 1200;
+/** The lost-connections story's edition: terminated at 20% and 50% of it (as at 600 and 1,500 of 3,000 before). */
+const LOST_ROWS = 1500;
 
 /** Messages per digest id at the sink. */
 function perDigest(sink: SmtpSink): Map<number, number> {
@@ -53,10 +59,10 @@ describe.skipIf(!pg.reachable)('PostgreSQL: many worker processes on one edition
   }
 
   it('three workers, one killed with SIGKILL at a random point: each row sent once or unknown, 0 duplicates', async () => {
-    await edition(3000);
+    await edition(KILL_ROWS);
     const workers = [0, 1, 2].map(() => startWorker(s, sink.url, { WORKER_LANES: String(LANES) }));
     const claimants = await Promise.all(workers.map((w) => w.ready));
-    const killAt = 300 + Math.floor(Math.random() * 1500);
+    const killAt = KILL_ROWS / 10 + Math.floor(Math.random() * KILL_ROWS / 2);
     await sink.waitForMessages(killAt, 90_000);
     workers[1]!.child.kill('SIGKILL');
     const [a, killed, c] = await Promise.all(workers.map((w) => w.done));
@@ -72,7 +78,7 @@ describe.skipIf(!pg.reachable)('PostgreSQL: many worker processes on one edition
     expect(unknown.length).toBeLessThanOrEqual(2 * LANES);
     expect(recovered.sort((x, y) => x - y)).toEqual(unknown.map((r) => r.id));
     for (const r of rows.filter((x) => x.status === 'sent')) expect(atSink.get(r.id)).toBe(1);
-    expect(sink.messages.length).toBeGreaterThanOrEqual(3000 - unknown.length);
+    expect(sink.messages.length).toBeGreaterThanOrEqual(KILL_ROWS - unknown.length);
     expect((a!.sent as number) + (c!.sent as number)).toBeGreaterThan(0);
     // Watermarks moved for sent rows only: an unknown row's papers ride in the next digest.
     const w = await s.pool.query('SELECT id, watermark FROM subscribers WHERE id = ANY($1)', [unknown.map((r) => r.subscriber_id)]);
@@ -112,10 +118,10 @@ describe.skipIf(!pg.reachable)('PostgreSQL: many worker processes on one edition
   }, 240_000);
 
   it("connections lost mid-run (every backend of the workers terminated, twice): nothing lost, nothing doubled", async () => {
-    await edition(3000);
+    await edition(LOST_ROWS);
     const workers = [0, 1].map(() => startWorker(s, sink.url, { WORKER_LANES: String(LANES) }));
     await Promise.all(workers.map((w) => w.ready));
-    for (const at of [600, 1500]) {
+    for (const at of [LOST_ROWS / 5, LOST_ROWS / 2]) {
       await sink.waitForMessages(at, 90_000);
       const k = await s.pool.query('SELECT count(pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()', [
         applicationName(s.name),
@@ -125,7 +131,7 @@ describe.skipIf(!pg.reachable)('PostgreSQL: many worker processes on one edition
     const done = await Promise.all(workers.map((w) => w.done));
     expect(done.every((d) => d !== null)).toBe(true);
     const atSink = perDigest(sink);
-    expect(atSink.size).toBe(3000);
+    expect(atSink.size).toBe(LOST_ROWS);
     expect([...atSink.values()].filter((n) => n > 1)).toEqual([]);
     expect((await statuses(s)).filter((r) => r.status !== 'sent')).toEqual([]);
   }, 240_000);

@@ -1,8 +1,10 @@
 // Credentials never travel in clear: `digest run` against a real smtp-server that offers AUTH but no
 // STARTTLS refuses to log in (one line naming the setting that allows it), sends with
 // SMTP_ALLOW_PLAIN_AUTH=true, and logs in over STARTTLS when the relay offers it. On both engines: with
-// DATABASE_URL=postgres://… the same built `digest run`, each case's seeded file copied into the file's
-// one schema first.
+// DATABASE_URL=postgres://… the same `digest run`, each case's seeded file copied into the file's
+// one schema first. The command runs in this process (runCli, tests/helpers/cli-in-process.ts): what is
+// tested is the relay dialogue and the command's lines and exit code, not the process (~5 s less a case
+// on the loaded CI machine; the built bin's `digest run` exit codes: delivery-processes, end-to-end).
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { migratePostgres } from '../../src/db/postgres/migrate.ts';
@@ -10,11 +12,8 @@ import { runSummary, SECRET } from '../helpers/delivery-setup.ts';
 import { refillSchema } from '../helpers/engine-run.ts';
 import { forEachEngine, postgresSql, sqliteSql, type EngineSql } from '../helpers/on-engines.ts';
 import { createTestSchema, type TestSchema } from '../helpers/postgres.ts';
-import { runNodeChild } from '../helpers/run-child.ts';
+import { digestInProcess } from '../helpers/cli-in-process.ts';
 import { seedBatch, seedSubscribers, tempDatabase, type TempDb } from '../helpers/seed.ts';
-import { DIGEST_BIN } from '../helpers/build.ts';
-
-const BIN = DIGEST_BIN;
 
 interface Relay {
   port: number;
@@ -91,8 +90,8 @@ forEachEngine('SMTP credentials', (engine) => {
   }
 
   function run(db: TempDb, smtpUrl: string, env: Record<string, string> = {}) {
-    return runNodeChild(
-      [BIN, 'run'],
+    return digestInProcess(
+      ['run'],
       {
         ...onPg(),
         DATABASE_PATH: db.path,
@@ -106,7 +105,6 @@ forEachEngine('SMTP credentials', (engine) => {
         LOG_LEVEL: 'silent',
         ...env,
       },
-      db.dir,
     );
   }
 
