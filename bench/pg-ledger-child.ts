@@ -13,6 +13,9 @@ import { loadConfig } from '../src/config.ts';
 import { createLogger } from '../src/log.ts';
 import type { Mailer } from '../src/mail/types.ts';
 import { BackendCpu } from './pg-server-cpu.ts';
+import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** Claim-only: a fixed message per row, nothing read but the claim. */
 const fixedMessages: DigestSource = {
@@ -60,6 +63,9 @@ await new Promise<void>((resolve) => {
   const rl = createInterface({ input: process.stdin });
   rl.once('line', () => (rl.close(), process.stdin.destroy(), resolve()));
 });
+// BENCH_RUN_PROF=<dir>: a V8 CPU profile of the run alone (from "go" to the last record), not of start-up.
+const prof = process.env.BENCH_RUN_PROF ? new Session() : undefined;
+if (prof) (prof.connect(), await prof.post('Profiler.enable'), await prof.post('Profiler.start'));
 serverCpu.start();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
@@ -67,6 +73,7 @@ const r = await runPgWorker({ pool, ledger, mailer, digests, lanes, untilEmpty: 
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 const serverCpuMs = serverCpu.stop();
+if (prof) writeFileSync(join(process.env.BENCH_RUN_PROF!, `run-${process.pid}.cpuprofile`), JSON.stringify((await prof.post('Profiler.stop')).profile));
 digests.close();
 await lock.release();
 await pool.end();

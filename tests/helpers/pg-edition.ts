@@ -145,3 +145,5 @@ export const SQL_DELIVER_ALL = [
   `UPDATE subscribers SET watermark = (SELECT max(d.to_paper) FROM digests d WHERE d.subscriber_id = subscribers.id AND d.status = 'sent')
    WHERE EXISTS (SELECT 1 FROM digests d WHERE d.subscriber_id = subscribers.id AND d.status = 'sent')`,
 ];
+/** What a delivery records on PostgreSQL (ledger/postgres/ledger-sql.ts): the rows sent, nothing else (migration 020). */
+export const SQL_DELIVER_ALL_PG = [SQL_DELIVER_ALL[0]!];

@@ -3,6 +3,7 @@
 // writes without any, so the worker has a real digest to render and send.
 import type pg from 'pg';
 import { packItems } from '../../src/ledger/index.ts';
+import { watermarkExpr } from '../../src/subscribers/records/postgres-delivered.ts';
 
 const SQL_SUBSCRIBERS = `
   INSERT INTO subscribers (email, status, token_salt, timezone, created_at, confirmed_at)
@@ -30,3 +31,9 @@ export async function seedPlannedPapers(pool: pg.Pool, n = 8, at = '2026-11-01T0
   const ids = (await pool.query<{ id: number }>(SQL_PAPERS, [batch, at, n])).rows.map((r) => r.id);
   await pool.query(SQL_FILL_ITEMS, [Buffer.from(packItems(ids, ids.map(() => 0), 0)), ids.length]);
 }
+
+/**
+ * Each subscriber's watermark as the planner reads it: the column, or their newest sent row's to_paper (a
+ * delivery writes its ledger row only: migration 020). Select from it as `w (id, watermark)`.
+ */
+export const SQL_WATERMARKS = `(SELECT s.id, ${watermarkExpr('s')}::int AS watermark FROM subscribers s)`;

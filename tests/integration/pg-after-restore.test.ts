@@ -100,8 +100,7 @@ describe.skipIf(!pg.reachable)('digest recover --after-restore on PostgreSQL', (
   }, 180_000);
 });
 
-/** What a delivery records for one address (ledger/states.ts): its planned row sent, its watermark at the row's to_paper. */
+/** What a delivery records for one address on PostgreSQL (ledger/postgres/ledger-sql.ts): its planned row sent, nothing else (migration 020). */
 const SQL_DELIVER_ONE = [
   `UPDATE digests SET status = 'sent' WHERE status = 'planned' AND subscriber_id = (SELECT id FROM subscribers WHERE email = $1)`,
-  `UPDATE subscribers SET watermark = (SELECT max(d.to_paper) FROM digests d WHERE d.subscriber_id = subscribers.id AND d.status = 'sent') WHERE email = $1`,
 ];

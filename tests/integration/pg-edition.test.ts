@@ -22,6 +22,7 @@ import {
   fixtureBatch,
   postgresRows,
   SQL_DELIVER_ALL,
+  SQL_DELIVER_ALL_PG,
   sqliteRows,
   type DecodedRow,
   type EditionSubscriber,
@@ -113,7 +114,7 @@ describe.skipIf(!pg.reachable)('an edition on PostgreSQL', () => {
 
   function deliverBoth(): Promise<unknown> {
     for (const sql of SQL_DELIVER_ALL) db.exec(sql);
-    return SQL_DELIVER_ALL.reduce<Promise<unknown>>((p, sql) => p.then(() => s.pool.query(sql)), Promise.resolve());
+    return SQL_DELIVER_ALL_PG.reduce<Promise<unknown>>((p, sql) => p.then(() => s.pool.query(sql)), Promise.resolve());
   }
 
   it('day 1: the same rows as SQLite for every subscriber; nothing for those not due, paused, gone or all muted', async () => {

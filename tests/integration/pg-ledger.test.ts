@@ -7,7 +7,8 @@ import { ClaimantLock, recoverStale } from '../../src/ledger/postgres/liveness.t
 import { migratePostgres } from '../../src/db/postgres/migrate.ts';
 import { planEdition } from '../../src/ledger/postgres/plan.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
-import { seedSubscribers } from '../helpers/pg-seed.ts';
+import { seedSubscribers, SQL_WATERMARKS } from '../helpers/pg-seed.ts';
+import { findSubscriberById } from '../../src/subscribers/records/postgres.ts';
 
 const pg = await postgresForTests();
 
@@ -44,7 +45,7 @@ describe.skipIf(!pg.reachable)('the ledger on PostgreSQL', () => {
     expect(await a.recordSent([{ id: first.id, messageId: 'm', response: '250 ok', at: new Date() }])).toEqual([]);
     expect(await b.recordSent([{ id: first.id, messageId: 'm', response: '250 ok', at: new Date() }])).toEqual([first.id]);
     expect(await b.recordSent([{ id: first.id, messageId: 'm', response: '250 ok', at: new Date() }])).toEqual([]);
-    const sub = await s.pool.query('SELECT watermark FROM subscribers WHERE id = $1', [first.subscriber_id]);
+    const sub = await s.pool.query(`SELECT watermark FROM ${SQL_WATERMARKS} w WHERE id = $1`, [first.subscriber_id]);
     expect(sub.rows[0].watermark).toBe(10);
     const second = claims[0]![1]!;
     expect(await a.markRetry(second.id, { code: 451, response: '451 later' }, new Date())).toBeUndefined();
@@ -108,10 +109,67 @@ describe.skipIf(!pg.reachable)('the ledger on PostgreSQL', () => {
     expect(await a.recordSent([sent(theirs[0]!)])).toEqual([]);
     expect((await a.recordSent(mine.map(sent))).sort((x, y) => x - y)).toEqual(mine.map((r) => r.id));
     const rows = await s.pool.query(
-      `SELECT d.status, s.watermark FROM digests d JOIN subscribers s ON s.id = d.subscriber_id WHERE d.id = ANY($1) ORDER BY d.id`,
+      `SELECT d.status, w.watermark FROM digests d JOIN ${SQL_WATERMARKS} w ON w.id = d.subscriber_id WHERE d.id = ANY($1) ORDER BY d.id`,
       [[...mine, ...theirs].map((r) => r.id)],
     );
     expect(rows.rows).toEqual([...mine.map(() => ({ status: 'sent', watermark: 10 })), { status: 'sending', watermark: 0 }]);
+  });
+
+  it("a delivery writes its ledger row only, and the reader's next slot starts after it all the same", async () => {
+    await planEdition(s.pool, { edition: '2026-11-27', toPaper: 10 });
+    const a = new PgLedger(s.pool, 'host:1:1');
+    const [row] = await a.claimBatch(1);
+    const before = (await s.pool.query(`SELECT xmin::text AS v FROM subscribers WHERE id = $1`, [row!.subscriber_id])).rows[0].v;
+    expect(await a.recordSent([{ id: row!.id, place: row!.place, messageId: 'm', response: '250 ok', at: new Date() }])).toEqual([row!.id]);
+    expect((await s.pool.query(`SELECT xmin::text AS v FROM subscribers WHERE id = $1`, [row!.subscriber_id])).rows[0].v).toBe(before);
+    await planEdition(s.pool, { edition: '2026-11-28', toPaper: 14 });
+    const next = await s.pool.query(`SELECT subscriber_id = $1 AS delivered, from_paper, paper_count FROM digests WHERE edition = '2026-11-28' ORDER BY subscriber_id`, [row!.subscriber_id]);
+    // The delivered reader's digest holds what came after theirs; everyone else's, still everything.
+    expect(next.rows.find((r) => r.delivered)).toEqual({ delivered: true, from_paper: 10, paper_count: 4 });
+    expect(next.rows.filter((r) => !r.delivered).every((r) => r.from_paper === 0 && r.paper_count === 14)).toBe(true);
+  });
+
+  it("a late record of a row marked unknown moves the reader's watermark even after a newer, lower row was sent", async () => {
+    await planEdition(s.pool, { edition: '2026-11-27', toPaper: 10 });
+    const a = new PgLedger(s.pool, 'host:1:1');
+    const [old] = await a.claimBatch(1);
+    await s.pool.query(`UPDATE digests SET status = 'unknown', smtp_response = 'gave up' WHERE id = $1`, [old!.id]);
+    // The next slot is planned meanwhile (its bound lower, as a new topic's unmatched query can make it) and sent.
+    await planEdition(s.pool, { edition: '2026-11-28', toPaper: 8 });
+    const b = new PgLedger(s.pool, 'host:2:2');
+    const mine = (await s.pool.query(`SELECT id FROM digests WHERE subscriber_id = $1 AND edition = '2026-11-28'`, [old!.subscriber_id])).rows[0].id;
+    let newer;
+    while (!newer) newer = (await b.claimBatch(50)).find((r) => r.id === mine);
+    await b.recordSent([{ id: newer.id, place: newer.place, messageId: 'n', response: '250 ok', at: new Date() }]);
+    const mark = async () => (await s.pool.query(`SELECT watermark FROM ${SQL_WATERMARKS} w WHERE id = $1`, [old!.subscriber_id])).rows[0].watermark;
+    expect(await mark()).toBe(8);
+    // The relay's answer to the old row comes at last: recorded, and its papers (up to 10) count as delivered.
+    expect(await a.recordSent([{ id: old!.id, place: old!.place, messageId: 'o', response: '250 ok', at: new Date() }])).toEqual([old!.id]);
+    expect(await mark()).toBe(10);
+  });
+
+  it('counts failures in a row: a delivery in between starts the count again, without writing the subscriber', async () => {
+    const a = new PgLedger(s.pool, 'host:1:1');
+    const only = (await s.pool.query(`SELECT min(id)::int AS id FROM subscribers`)).rows[0].id as number;
+    await s.pool.query(`UPDATE subscribers SET status = 'unsubscribed' WHERE id <> $1`, [only]);
+    const slot = async (day: number) => {
+      await planEdition(s.pool, { edition: `2026-11-${day}`, toPaper: day });
+      return (await a.claimBatch(1))[0]!;
+    };
+    const fail = async (day: number) => a.markFailed((await slot(day)).id, { code: 550, response: '550 no such user' }, 2);
+    // What the console shows (the subscriber's record): their status and failures in a row.
+    const person = async () => {
+      const r = (await findSubscriberById(s.pool, only))!;
+      return { status: r.status, hardFailures: r.hardFailures, watermark: r.watermark };
+    };
+    expect(await fail(20)).toBe(false);
+    const sent = await slot(21);
+    await a.recordSent([{ id: sent.id, place: sent.place, messageId: 'm', response: '250 ok', at: new Date() }]);
+    expect(await person()).toEqual({ status: 'confirmed', hardFailures: 0, watermark: 21 });
+    expect(await fail(22)).toBe(false);
+    expect(await person()).toEqual({ status: 'confirmed', hardFailures: 1, watermark: 21 });
+    expect(await fail(23)).toBe(true);
+    expect(await person()).toEqual({ status: 'suppressed', hardFailures: 2, watermark: 21 });
   });
 
   it("turns a gone claimant's rows in flight unknown, and leaves a live claimant's alone", async () => {
@@ -128,7 +186,7 @@ describe.skipIf(!pg.reachable)('the ledger on PostgreSQL', () => {
         { status: 'sending', n: live.length },
         { status: 'unknown', n: 4 },
       ]);
-      const w = await s.pool.query(`SELECT max(watermark)::int AS w FROM subscribers`);
+      const w = await s.pool.query(`SELECT max(watermark)::int AS w FROM ${SQL_WATERMARKS} w`);
       expect(w.rows[0].w).toBe(0);
     } finally {
       await lock.release();

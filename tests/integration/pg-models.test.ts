@@ -23,6 +23,7 @@ import {
   fixtureBatch,
   postgresRows,
   SQL_DELIVER_ALL,
+  SQL_DELIVER_ALL_PG,
   sqliteRows,
   type DecodedRow,
   type EditionSubscriber,
@@ -85,10 +86,8 @@ describe.skipIf(!pg.reachable)('reader models on PostgreSQL', () => {
     const suggestions = db.prepare(SQL_SUGGESTIONS).all(edition) as Suggestion[];
     expect((await s.pool.query(SQL_SUGGESTIONS.replace('?', '$1'), [edition])).rows).toEqual(suggestions);
     expect((await s.pool.query(SQL_MODELS)).rows).toEqual(db.prepare(SQL_MODELS).all());
-    for (const sql of SQL_DELIVER_ALL) {
-      db.exec(sql);
-      await s.pool.query(sql);
-    }
+    for (const sql of SQL_DELIVER_ALL) db.exec(sql);
+    for (const sql of SQL_DELIVER_ALL_PG) await s.pool.query(sql);
     return { rows, suggestions };
   }
 

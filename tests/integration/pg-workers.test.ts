@@ -8,7 +8,7 @@ import { planEdition } from '../../src/ledger/postgres/plan.ts';
 import { applicationName } from '../../src/db/postgres/pool.ts';
 import { ensureBuilt } from '../helpers/build.ts';
 import { startPlanner, startWorker } from '../helpers/pg-children.ts';
-import { seedPlannedPapers, seedSubscribers } from '../helpers/pg-seed.ts';
+import { seedPlannedPapers, seedSubscribers, SQL_WATERMARKS } from '../helpers/pg-seed.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
 import { accept, SmtpSink } from '../helpers/smtp-sink.ts';
 
@@ -81,7 +81,7 @@ describe.skipIf(!pg.reachable)('PostgreSQL: many worker processes on one edition
     expect(sink.messages.length).toBeGreaterThanOrEqual(KILL_ROWS - unknown.length);
     expect((a!.sent as number) + (c!.sent as number)).toBeGreaterThan(0);
     // Watermarks moved for sent rows only: an unknown row's papers ride in the next digest.
-    const w = await s.pool.query('SELECT id, watermark FROM subscribers WHERE id = ANY($1)', [unknown.map((r) => r.subscriber_id)]);
+    const w = await s.pool.query(`SELECT id, watermark FROM ${SQL_WATERMARKS} w WHERE id = ANY($1)`, [unknown.map((r) => r.subscriber_id)]);
     expect(w.rows.every((x) => x.watermark === 0)).toBe(true);
   }, 240_000);
 

@@ -36,6 +36,15 @@ const IDENTITY_TABLES = ['batches', 'papers', 'subscribers', 'queries', 'topics'
 const SQL_TRIGGERS_OFF = `ALTER TABLE bounce_events DISABLE TRIGGER bounce_events_opt_out_history`;
 const SQL_TRIGGERS_ON = `ALTER TABLE bounce_events ENABLE TRIGGER bounce_events_opt_out_history`;
 
+/**
+ * SQLite keeps no `failures_after` (PostgreSQL's migration 020): a copied failure streak is after the
+ * subscriber's newest sent row, as that migration sets it for the rows it finds.
+ */
+const SQL_STREAKS_AFTER_NEWEST_SENT = `
+  UPDATE subscribers s SET failures_after = (SELECT d.id FROM digests d WHERE d.subscriber_id = s.id AND d.status = 'sent'
+                                             ORDER BY d.edition DESC LIMIT 1)
+  WHERE s.hard_failures > 0`;
+
 /** Rows per INSERT: PostgreSQL takes at most 65,535 parameters per statement. */
 const MAX_PARAMS = 60_000;
 
@@ -65,6 +74,7 @@ export async function copySqliteToPostgres(db: Database, pool: pg.Pool): Promise
       await c.query(SQL_TRIGGERS_OFF);
       for (const table of COPIED_TABLES) await copyTable(db, c, table);
       await c.query(SQL_TRIGGERS_ON);
+      await c.query(SQL_STREAKS_AFTER_NEWEST_SENT);
       for (const t of IDENTITY_TABLES) {
         await c.query(`SELECT setval(pg_get_serial_sequence('${t}', 'id'), coalesce((SELECT max(id) FROM ${t}), 0) + 1, false)`);
       }

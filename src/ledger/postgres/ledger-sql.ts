@@ -3,6 +3,7 @@
 //   planned/retry --claim (batch, FOR UPDATE SKIP LOCKED)--> sending --> sent | retry | failed
 //                                                                   \--> unknown (claimant died)
 // Every change after the claim is a compare-and-set on (id, claimed_by, status).
+import { hardFailuresOf, newestSentJoin } from '../../subscribers/records/postgres-delivered.ts';
 
 /**
  * Claims up to $3 rows in one statement (one round trip): due retries (and rows planned with a time),
@@ -32,26 +33,35 @@ export const SQL_CLAIM = `
     RETURNING d.id, d.subscriber_id, d.edition, d.to_paper, d.verp_nonce, d.attempts, d.next_attempt_at, d.ctid)
   SELECT id, subscriber_id, edition, to_paper, verp_nonce, attempts, ctid::text AS place FROM claimed ORDER BY next_attempt_at NULLS LAST, id`;
 
+const SET_SENT = `status = 'sent', attempts = d.attempts + 1, message_id = r.message_id, smtp_code = r.code,
+        smtp_response = r.response, sent_at = r.at, next_attempt_at = NULL`;
+
 /**
- * Delivered rows ($1 ids, $3 message ids, $4 codes, $5 answers, $6 times), and their subscribers'
- * watermarks, in ONE statement (one round trip, one commit). 'unknown' too: someone may have given up
- * on our claim (lease, lost liveness lock) while we were still sending it; nobody else sends an unknown row.
+ * Delivered rows ($1 ids, $3 message ids, $4 codes, $5 answers, $6 times), in ONE statement (one round trip,
+ * one commit). 'unknown' too: someone may have given up on our claim (lease, lost liveness lock) while we were
+ * still sending it; nobody else sends an unknown row. The subscriber's row is not written (its watermark is
+ * read from the newest sent row: subscribers/records/postgres-delivered.ts), except for a row recorded from
+ * 'unknown': a newer row of its reader may have been planned meanwhile, so its to_paper goes into the
+ * watermark column and ends the failure streak, as every delivery did before migration 020. Only rows the
+ * first update did not record are looked up for that (`NOT IN`): none, unless one was marked unknown.
  */
 export const SQL_MARK_SENT = `
   WITH r AS (
     SELECT * FROM unnest($1::bigint[], $3::text[], $4::int[], $5::text[], $6::text[]) AS r(id, message_id, code, response, at)),
   d AS (
-    UPDATE digests d
-    SET status = 'sent', attempts = d.attempts + 1, message_id = r.message_id, smtp_code = r.code,
-        smtp_response = r.response, sent_at = r.at, next_attempt_at = NULL
-    FROM r WHERE d.id = r.id AND d.claimed_by = $2 AND d.status IN ('sending', 'unknown')
+    UPDATE digests d SET ${SET_SENT}
+    FROM r WHERE d.id = r.id AND d.claimed_by = $2 AND d.status = 'sending'
+    RETURNING d.id),
+  late AS (
+    UPDATE digests d SET ${SET_SENT}
+    FROM r WHERE d.id = r.id AND d.claimed_by = $2 AND d.status = 'unknown' AND r.id NOT IN (SELECT id FROM d)
     RETURNING d.id, d.subscriber_id, d.to_paper),
   w AS (
-    SELECT subscriber_id, max(to_paper) AS to_paper FROM d GROUP BY subscriber_id),
+    SELECT subscriber_id, max(to_paper) AS to_paper FROM late GROUP BY subscriber_id),
   s AS (
     UPDATE subscribers s SET watermark = greatest(s.watermark, w.to_paper), hard_failures = 0
     FROM w WHERE s.id = w.subscriber_id)
-  SELECT id FROM d`;
+  SELECT id FROM d UNION ALL SELECT id FROM late`;
 
 /**
  * SQL_MARK_SENT for rows found by the place ($7, tids) their claim returned: a Tid Scan instead of a primary-key
@@ -61,7 +71,7 @@ export const SQL_MARK_SENT = `
 export const SQL_MARK_SENT_AT = SQL_MARK_SENT.replace(
   'unnest($1::bigint[], $3::text[], $4::int[], $5::text[], $6::text[]) AS r(id, message_id, code, response, at)',
   'unnest($1::bigint[], $3::text[], $4::int[], $5::text[], $6::text[], $7::tid[]) AS r(id, message_id, code, response, at, place)',
-).replace('FROM r WHERE d.id = r.id AND', 'FROM r WHERE d.ctid = r.place AND d.id = r.id AND');
+).replaceAll('FROM r WHERE d.id = r.id AND', 'FROM r WHERE d.ctid = r.place AND d.id = r.id AND');
 
 /** Temporary failure: retry at $3, or ($3 NULL: tries used up) give up. */
 export const SQL_MARK_RETRY = `
@@ -73,21 +83,25 @@ export const SQL_MARK_RETRY = `
 
 /**
  * Permanent failure, and one more hard failure of the subscriber (suppressed at $5), in one statement.
- * The subscriber's update is the same rule as subscribers/repo.ts's SQL_COUNT_FAILURE.
+ * The subscriber's update is the same rule as subscribers/repo.ts's SQL_COUNT_FAILURE, the streak counted
+ * after the subscriber's newest sent row (restarted at 1 when a row was sent since the last failure counted).
  */
 export const SQL_MARK_FAILED = `
   WITH d AS (
     UPDATE digests SET status = 'failed', attempts = attempts + 1, next_attempt_at = NULL, smtp_code = $3, smtp_response = $4
     WHERE id = $1 AND claimed_by = $2 AND status = 'sending'
-    RETURNING subscriber_id)
+    RETURNING subscriber_id),
+  n AS (
+    SELECT s.id, ${hardFailuresOf('s', 'ns')} + 1 AS k, ns.sent_id
+    FROM d JOIN subscribers s ON s.id = d.subscriber_id ${newestSentJoin('s', 'ns')})
   UPDATE subscribers s
-  SET hard_failures = hard_failures + 1,
-      status = CASE WHEN hard_failures + 1 >= $5 AND status = 'confirmed' THEN 'suppressed' ELSE status END,
-      suppressed_at = CASE WHEN hard_failures + 1 >= $5 AND status = 'confirmed' THEN $6 ELSE suppressed_at END,
-      opt_out_reason = CASE WHEN hard_failures + 1 >= $5 AND status = 'confirmed' THEN 'hard-bounce' ELSE opt_out_reason END,
-      opt_out_detail = CASE WHEN hard_failures + 1 >= $5 AND status = 'confirmed'
-                            THEN (hard_failures + 1) || ' delivery failures in a row (5xx answers or soft bounces)' ELSE opt_out_detail END
-  FROM d WHERE s.id = d.subscriber_id
+  SET hard_failures = n.k, failures_after = n.sent_id,
+      status = CASE WHEN n.k >= $5 AND status = 'confirmed' THEN 'suppressed' ELSE status END,
+      suppressed_at = CASE WHEN n.k >= $5 AND status = 'confirmed' THEN $6 ELSE suppressed_at END,
+      opt_out_reason = CASE WHEN n.k >= $5 AND status = 'confirmed' THEN 'hard-bounce' ELSE opt_out_reason END,
+      opt_out_detail = CASE WHEN n.k >= $5 AND status = 'confirmed'
+                            THEN n.k || ' delivery failures in a row (5xx answers or soft bounces)' ELSE opt_out_detail END
+  FROM n WHERE s.id = n.id
   RETURNING s.status`;
 
 /** Not sent: the address is no longer confirmed (unsubscribed, suppressed since planning); as SQLite's SQL_MARK_SKIPPED. */

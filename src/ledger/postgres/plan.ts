@@ -8,6 +8,7 @@
 // bench/pg-ledger.ts use it to get N claimable rows without topics or papers.
 import type pg from 'pg';
 import { inTransaction } from '../../db/postgres/pool.ts';
+import { watermarkExpr } from '../../subscribers/records/postgres-delivered.ts';
 
 /** First half of the two-int advisory lock key of planning ("plan"). */
 const PLAN_LOCK_CLASS = 0x706c616e;
@@ -16,9 +17,9 @@ export const SQL_TRY_EDITION_LOCK = `SELECT pg_try_advisory_xact_lock(${PLAN_LOC
 /** verp_nonce: 52 random bits and a sign, as the SQLite planner writes. */
 const SQL_PLAN_ROWS = `
   INSERT INTO digests (subscriber_id, edition, status, from_paper, to_paper, paper_count, planned_at, verp_nonce)
-  SELECT s.id, $1, 'planned', s.watermark, $2, greatest($2 - s.watermark, 0), $3,
+  SELECT s.id, $1, 'planned', w.mark, $2, greatest($2 - w.mark, 0), $3,
          floor((random() - 0.5) * 9007199254740992)::bigint
-  FROM subscribers s
+  FROM subscribers s CROSS JOIN LATERAL (SELECT ${watermarkExpr('s')} AS mark) w
   WHERE s.status = 'confirmed' AND (s.last_slot IS NULL OR s.last_slot < $1)
   ORDER BY s.id
   ON CONFLICT (subscriber_id, edition) DO NOTHING`;

@@ -6,6 +6,8 @@
 /** First half of the two-int advisory lock key of planning ("plan"): one planner per tick. The second half
  * is the schema: advisory locks are per database, and two deployments (or two test files) in two schemas of
  * one database must not take each other's turn. The other locks (ingest, match, the ledger's) do the same. */
+import { watermarkExpr } from '../../subscribers/records/postgres-delivered.ts';
+
 export const PLAN_LOCK_CLASS = 0x706c616e;
 export const SQL_TRY_PLAN_LOCK = `SELECT pg_try_advisory_xact_lock(${PLAN_LOCK_CLASS}, hashtext(current_schema())) AS ok`;
 
@@ -22,10 +24,11 @@ export const SQL_MAX_DIGEST = `SELECT coalesce(max(id), 0) AS id FROM digests`;
  * SQLite's min() returns NULL). `open`: a row still open, or one already dated this slot. There is no
  * per-subscriber index of open rows (migration 017: every claim paid for it): for many readers PostgreSQL
  * hashes the open rows once from digests_open, for a few it walks each one's rows by (subscriber_id, edition).
+ * `watermark`: the column or the newest sent row's to_paper (a delivery does not write the subscriber: migration 020).
  */
 export const SQL_FIND_SLOTS = `
   CREATE TEMP TABLE plan_slots ON COMMIT DROP AS
-  SELECT s.id, l.local_date AS slot, s.watermark,
+  SELECT s.id, l.local_date AS slot, ${watermarkExpr('s')} AS watermark,
          CASE WHEN u.through IS NULL THEN NULL ELSE least($5::bigint, u.through) END AS through,
          (EXISTS (SELECT 1 FROM digests d WHERE d.subscriber_id = s.id AND d.status IN ('planned', 'retry', 'sending'))
           OR EXISTS (SELECT 1 FROM digests d WHERE d.subscriber_id = s.id AND d.edition = l.local_date)) AS open,

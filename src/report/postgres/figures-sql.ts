@@ -2,6 +2,7 @@
 // report/figures.ts, overdue.ts, status.ts and the repositories they call (bounces, consent, notices),
 // each one set-based query over the same indexes (migrations-pg/014_init.sql mirrors SQLite's), an edition's
 // rows over its id range in digest_editions (migration 017).
+import { watermarkExpr } from '../../subscribers/records/postgres-delivered.ts';
 
 export const PG_LEDGER_TOTALS = `
   SELECT count(DISTINCT edition)                                       AS editions,
@@ -29,14 +30,14 @@ export const PG_BOUNCES_SINCE = `SELECT kind, count(*) AS n FROM bounce_events W
 export const PG_OPT_OUTS_SINCE = `SELECT kind, count(*) AS n FROM consent_events WHERE at >= $1 GROUP BY kind`;
 export const PG_NOTICES_SINCE = `SELECT status, count(*) AS n FROM notices WHERE created_at >= $1 GROUP BY status`;
 
-/** $1 now, $2 the daily cutoff, $3 the weekly cutoff (ISO): report/overdue.ts's SQL_COUNT_OVERDUE. */
+/** $1 now, $2 the daily cutoff, $3 the weekly cutoff (ISO): report/overdue.ts's SQL_COUNT_OVERDUE (the watermark read as the planner reads it). */
 export const PG_COUNT_OVERDUE = `
   WITH cut AS (
     SELECT (SELECT coalesce(max(id), 0) FROM papers WHERE created_at < $2) AS daily,
            (SELECT coalesce(max(id), 0) FROM papers WHERE created_at < $3) AS weekly
   ),
   waiting AS (
-    SELECT s.id, s.watermark, CASE s.frequency WHEN 'daily' THEN cut.daily ELSE cut.weekly END AS upto
+    SELECT s.id, ${watermarkExpr('s')} AS watermark, CASE s.frequency WHEN 'daily' THEN cut.daily ELSE cut.weekly END AS upto
     FROM subscribers s, cut
     WHERE s.status = 'confirmed' AND (s.paused_until IS NULL OR s.paused_until <= $1)
   )

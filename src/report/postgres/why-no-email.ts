@@ -1,11 +1,12 @@
 // "Why no email today?" on PostgreSQL: the same reads as report/why-no-email.ts on SQLite, in the same
 // order and stopping where it stops, answered with its words (reportBeforeSlot, describeLastSlot).
 import type { Pg } from '../../db/postgres/pool.ts';
+import { watermarkExpr } from '../../subscribers/records/postgres-delivered.ts';
 import { describeLastSlot, reportBeforeSlot, type LastSlotReport, type SlotFacts, type SlotSubscriber } from '../why-no-email.ts';
 
 const SQL_SUBSCRIBER = `
-  SELECT status, paused_until AS "pausedUntil", last_slot AS "lastSlot", last_slot_at AS "lastSlotAt", watermark::float8 AS watermark
-  FROM subscribers WHERE id = $1`;
+  SELECT status, paused_until AS "pausedUntil", last_slot AS "lastSlot", last_slot_at AS "lastSlotAt", ${watermarkExpr('s')}::float8 AS watermark
+  FROM subscribers s WHERE id = $1`;
 const SQL_ROW_OF_SLOT = `SELECT status, paper_count AS papers FROM digests WHERE subscriber_id = $1 AND edition = $2`;
 const SQL_ACTIVE_TOPICS = `SELECT count(*) FILTER (WHERE muted = 0)::int AS active FROM topics WHERE subscriber_id = $1`;
 /** The papers that slot looked at: above the watermark, ingested by the time it ran, with their batch days. */

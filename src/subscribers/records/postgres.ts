@@ -8,14 +8,17 @@ import { missingExamplesPg } from '../../match/postgres/like-examples.ts';
 import type { Frequency, SubscriberStatus, Topic } from '../../types.ts';
 import type { LearningPrefs } from './learning-prefs.ts';
 import { topicChanges, type DesiredTopic } from './topic-changes.ts';
+import { hardFailuresOf, newestSentJoin, watermarkOf } from './postgres-delivered.ts';
 import type { OptOutReason, ResubscribeRequest, SubscriberPrefs, SubscriberRecord } from './repo.ts';
 
 const SUBSCRIBER_COLUMNS = `id, email, status, token_salt AS "tokenSalt", timezone, delivery_hour AS "deliveryHour", frequency,
-  weekly_day AS "weeklyDay", paused_until AS "pausedUntil", watermark, last_slot AS "lastSlot", hard_failures AS "hardFailures",
-  created_at AS "createdAt", confirmed_at AS "confirmedAt", confirm_sent_at AS "confirmSentAt"`;
+  weekly_day AS "weeklyDay", paused_until AS "pausedUntil", ${watermarkOf('s', 'ns')} AS watermark, last_slot AS "lastSlot",
+  ${hardFailuresOf('s', 'ns')} AS "hardFailures", created_at AS "createdAt", confirmed_at AS "confirmedAt", confirm_sent_at AS "confirmSentAt"`;
+/** Subscribers with their newest sent row, which their watermark and failure streak are read with (postgres-delivered.ts). */
+const SUBSCRIBERS = `subscribers s ${newestSentJoin('s', 'ns')}`;
 
-const SQL_SUBSCRIBER_BY_ID = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE id = $1`;
-const SQL_SUBSCRIBER_BY_EMAIL = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE lower(email) = lower($1)`;
+const SQL_SUBSCRIBER_BY_ID = `SELECT ${SUBSCRIBER_COLUMNS} FROM ${SUBSCRIBERS} WHERE id = $1`;
+const SQL_SUBSCRIBER_BY_EMAIL = `SELECT ${SUBSCRIBER_COLUMNS} FROM ${SUBSCRIBERS} WHERE lower(email) = lower($1)`;
 
 // A new address starts pending: nothing is sent to it until it confirms.
 const SQL_INSERT_SUBSCRIBER = `
@@ -71,7 +74,7 @@ const SQL_LIFT_OPT_OUT = `
 const SQL_DELETE_SUBSCRIBER = `DELETE FROM subscribers WHERE id = $1`;
 
 // One page of every subscriber, oldest first (`digest subscribers`), keyset on id.
-const SQL_SUBSCRIBERS_PAGE = `SELECT ${SUBSCRIBER_COLUMNS} FROM subscribers WHERE id > $1 ORDER BY id LIMIT $2`;
+const SQL_SUBSCRIBERS_PAGE = `SELECT ${SUBSCRIBER_COLUMNS} FROM ${SUBSCRIBERS} WHERE id > $1 ORDER BY id LIMIT $2`;
 
 const SQL_UPDATE_PREFERENCES = `
   UPDATE subscribers SET timezone = $2, delivery_hour = $3, frequency = $4, weekly_day = $5, paused_until = $6 WHERE id = $1`;

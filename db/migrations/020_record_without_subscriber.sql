@@ -1,0 +1,3 @@
+-- 020: nothing changes on SQLite, whose send path still writes the subscriber's watermark and failure streak
+-- with each outcome. PostgreSQL's 020 (db/migrations-pg/020_record_without_subscriber.sql) reads them from the
+-- ledger instead. This file keeps both engines at one schema version, which `digest copy` checks.
