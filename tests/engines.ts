@@ -32,6 +32,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/e2e/admin-console.test.ts': both,
   'tests/e2e/console-phone.test.ts': both,
   'tests/e2e/digest-reading.test.ts': none('no store: the renderer read in Chromium'),
+  'tests/e2e/preview-budget.test.ts': both,
   'tests/e2e/subscriber-journey.test.ts': both,
 
   'tests/integration/admin-http.test.ts': both,
