@@ -77,7 +77,7 @@ describe.skipIf(!pg.reachable)('PostgreSQL migrations', () => {
     ).rejects.toThrow(/subscribers_email/);
   });
 
-  it('makes a schema DATABASE_SCHEMA names that does not exist yet; before that, a command says to migrate', async () => {
+  it('makes a schema DATABASE_SCHEMA names that does not exist yet; before that, a command and `digest doctor` say to migrate', async () => {
     const fresh = `${s.name}_new`;
     const copied = `${s.name}_copy`;
     const dir = mkdtempSync(join(tmpdir(), 'digest-copy-'));
@@ -89,9 +89,13 @@ describe.skipIf(!pg.reachable)('PostgreSQL migrations', () => {
       const before = await cli(['status']);
       expect(before.code).toBe(1);
       expect(before.err).toMatch(/^error: DATABASE_URL: the PostgreSQL schema is not ready \(.*\); run `digest migrate` first\n$/);
+      // `digest doctor` checks PostgreSQL, the deployment's store, not the SQLite file beside it.
+      const databaseLine = async () => (await cli(['doctor', '--timeout', '1000'])).out.split('\n').find((l) => l.includes(' database: '));
+      expect(await databaseLine()).toMatch(new RegExp(`^FAIL  database: PostgreSQL .* schema ${fresh}: .* — fix: run \`digest migrate\``));
       const migrated = await cli(['migrate']);
       expect(migrated).toMatchObject({ code: 0, out: expect.stringMatching(/^applied 014_init\.sql, .* \(PostgreSQL, version \d+\)\n$/) });
       expect(await cli(['status'])).toMatchObject({ code: 0, out: expect.stringContaining('no editions yet') });
+      expect(await databaseLine()).toMatch(new RegExp(`^ok    database: PostgreSQL .* schema ${fresh} takes writes \\(schema \\d+\\)$`));
       // `digest copy --to … --schema <new>`: a SQLite deployment (empty here) into a schema made for it.
       const lite = { DATABASE_PATH: join(dir, 'digest.sqlite') };
       expect(await startDigest(['migrate'], lite).code).toBe(0);
