@@ -3,8 +3,9 @@
 // removes a query no topic names. On PostgreSQL the import commits a chunk's new queries alone, then writes
 // the chunk: the upkeep run on another connection in between removed them, and the chunk's topics named
 // queries that were gone (a foreign key error stopped the import). On both engines a later chunk reused the
-// id an earlier chunk saved, after that chunk's reader left the topic and the upkeep removed it. Either way
-// the import now saves the query again and every reader gets their topic.
+// id an earlier chunk saved, after that chunk's reader left the topic and the upkeep removed it. And a
+// removal in flight (the upkeep's delete not committed when the chunk reaches the row) ended the same way
+// once it committed. Each time the import now saves the query again and every reader gets their topic.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,9 +17,11 @@ import { openDatabase, type Db } from '../../src/db/open.ts';
 import { migratePostgres } from '../../src/db/postgres/migrate.ts';
 import { silentLogger } from '../../src/log.ts';
 import { removeUnusedQueries } from '../../src/match/matcher.ts';
+import { parseTopic } from '../../src/match/parse.ts';
 import { importCsvPg } from '../../src/operator/postgres/import.ts';
 import { upkeepPg } from '../../src/plan/postgres/upkeep.ts';
 import { importSubscribersCsv } from '../../src/subscribers/import.ts';
+import { ensureQueries } from '../../src/subscribers/records/postgres.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
 
 const postgres = await postgresForTests();
@@ -109,6 +112,36 @@ describe.skipIf(!postgres.reachable)('import and the upkeep on PostgreSQL, on tw
     expect(r).toMatchObject({ imported: 2, created: 2 });
     expect(await topicsOf('ada@example.org')).toEqual([{ text: TOPIC, fts: expect.stringContaining('graph') }]);
     expect(await topicsOf('bob@example.org')).toEqual([{ text: TOPIC, fts: expect.stringContaining('graph') }]);
+  });
+
+  it("waits for a removal in flight of the chunk's query (the upkeep's delete not committed yet), then saves it again", async () => {
+    // An unused query the import's reader will adopt: saved before, its topic gone.
+    const parsed = parseTopic(TOPIC);
+    await ensureQueries(s.pool, [parsed]);
+    const upkeep = await s.pool.connect();
+    let waited = false;
+    const pool = seamed(async (n) => {
+      if (n !== 1) return;
+      // After the chunk's queries are saved, before its transaction: the upkeep's delete, not committed.
+      await upkeep.query('BEGIN');
+      expect((await upkeep.query('DELETE FROM queries WHERE fts = $1', [parsed.fts])).rowCount).toBe(1);
+      // Committed once the chunk waits on that row (seen in pg_stat_activity), whatever it runs then.
+      void (async () => {
+        const waiting = `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND application_name = $1 AND pid <> $2`;
+        const pid = (await upkeep.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+        while ((await s.pool.query<{ n: number }>(waiting, [`paper-digest:${s.name}`, pid])).rows[0]!.n === 0) await new Promise((r) => setImmediate(r));
+        waited = true;
+        await upkeep.query('COMMIT');
+      })();
+    });
+    try {
+      const r = await importCsvPg({ pool, clock, logger: silentLogger, config }, csv('pg-inflight.csv', 0));
+      expect(waited).toBe(true);
+      expect(r).toMatchObject({ imported: 2, created: 2 });
+      expect(await topicsOf('ada@example.org')).toEqual([{ text: TOPIC, fts: parsed.fts }]);
+    } finally {
+      upkeep.release();
+    }
   });
 
   it('saves a query again that an earlier chunk saved and the upkeep removed since', async () => {
