@@ -11,6 +11,16 @@
     return el;
   }
 
+  var WEEKDAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+  var MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+  /** A batch day (YYYY-MM-DD) as an edition reads: "Sun 23 Nov". */
+  function dayName(day) {
+    var d = new Date(day + 'T00:00:00Z');
+    if (isNaN(d.getTime())) return day;
+    return WEEKDAYS[d.getUTCDay()] + ' ' + d.getUTCDate() + ' ' + MONTHS[d.getUTCMonth()];
+  }
+
   // --- Live preview of one topic input ---------------------------------------------------------
   function attachPreview(input) {
     var field = input.closest('[data-topic-field]');
@@ -52,8 +62,12 @@
             ? '1 paper of the last 14 days matches:'
             : data.total + ' papers of the last 14 days match' + (data.papers.length < data.total ? '; the first ' + data.papers.length + ':' : ':');
       if (typeof data.perDay === 'number') {
-        // Volume before subscribing: what this topic would bring a day (last 30 days).
-        statusEl.textContent += ' About ' + data.perDay + ' a day over the last 30 days.';
+        // Volume before subscribing: what this topic would bring a day (last 30 days, or the days held).
+        statusEl.textContent += ' About ' + data.perDay + ' a day ' + (data.from ? 'since ' + dayName(data.from) : 'over the last 30 days') + '.';
+      }
+      if (data.from) {
+        // The server's preview holds only its newest days (PREVIEW_MIRROR_MB): say where its counts begin.
+        statusEl.textContent += ' Counted from ' + dayName(data.from) + ', the oldest day this preview holds.';
       }
       if (!data.papers.length) return;
       var list = make('ol');

@@ -224,7 +224,8 @@ export async function cmdSubscriberStatus(source: SubscriberStatusSource, io: Cl
     return 0;
   }
   const r = (await source.lastSlot(s.id))!;
-  io.out(`${s.email}\t${s.status}\tlast slot ${r.slot ?? '-'}\t${r.sent ? 'sent' : 'nothing sent'}`);
+  // The email's state, not "sent" for every row planned: on PostgreSQL a row waits for a `digest worker`.
+  io.out(`${s.email}\t${s.status}\tlast slot ${r.slot ?? '-'}\t${r.sent ? (r.state ?? 'sent') : 'nothing sent'}`);
   io.out(r.message);
   for (const line of consentLines(await source.lastNotice(s.id), await source.consentHistory(s.email, 10))) io.out(line);
   return 0;

@@ -99,9 +99,16 @@ function createProgram(io: CliIo, sources: EnvSources): Command {
     });
 }
 
+/** PostgreSQL's undefined_table and invalid_schema_name: a schema `digest migrate` has not made ready. */
+const PG_NOT_MIGRATED = new Set(['42P01', '3F000']);
+
 function oneLine(e: unknown): string {
   // A raw SQLite error ("database or disk is full") becomes one naming the cause (disk full, locked…).
   const fault = isAppError(e) ? undefined : storageFault(e);
   const msg = fault ? fault.message : isAppError(e) ? e.message : errorMessage(e);
-  return msg.split('\n')[0] ?? msg;
+  const line = msg.split('\n')[0] ?? msg;
+  const code = isAppError(e) ? undefined : (e as { code?: unknown } | null)?.code;
+  // As `digest serve` says it (main.ts openPostgresDoor): the fix, not only PostgreSQL's words.
+  if (typeof code === 'string' && PG_NOT_MIGRATED.has(code)) return `DATABASE_URL: the PostgreSQL schema is not ready (${line}); run \`digest migrate\` first`;
+  return line;
 }

@@ -31,6 +31,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/e2e/admin-console.test.ts': both,
   'tests/e2e/console-phone.test.ts': both,
   'tests/e2e/digest-reading.test.ts': none('no store: the renderer read in Chromium'),
+  'tests/e2e/preview-budget.test.ts': both,
   'tests/e2e/subscriber-journey.test.ts': both,
 
   'tests/integration/admin-http.test.ts': both,
@@ -66,6 +67,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/html-7bit-smtp.test.ts': SMTP,
   'tests/integration/import-cli.test.ts': both,
   'tests/integration/import-under-load.test.ts': sqlite("SQLite's own mechanism (busy timeout: a 50,000-row import beside the web's connection)"),
+  'tests/integration/import-upkeep-race.test.ts': both,
   'tests/integration/import.test.ts': sqlite("the SQLite import streamer; PostgreSQL's import: roster-engines, pg-roster-cli"),
   'tests/integration/ingest-fetch.test.ts': none('no store: fetch and load against a local HTTP server'),
   'tests/integration/ingest.test.ts': sqlite("the SQLite ingest; PostgreSQL's gives the same papers: pg-plan-cli, pg-edition"),

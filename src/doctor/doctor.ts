@@ -1,6 +1,7 @@
 // `digest doctor`: every outside thing the service depends on, checked now, one line each with the fix:
 // the relay (connect, TLS and its certificate, AUTH, MAIL FROM and RCPT TO, no DATA), the sender domain's
-// SPF, DKIM and DMARC, PUBLIC_URL answering, the database taking writes, each paper source answering.
+// SPF, DKIM and DMARC, PUBLIC_URL answering, the database taking writes (the SQLite file, or PostgreSQL with
+// DATABASE_URL: pg-database.ts), each paper source answering.
 // It loads the configuration only: no migration, no secret written, no mail sent.
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -8,6 +9,7 @@ import type { Resolver } from 'node:dns/promises';
 import { utcDate } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { openDatabase } from '../db/open.ts';
+import { isPostgresUrl } from '../db/postgres/pool.ts';
 import { errorMessage } from '../errors.ts';
 import { parseSources, sourceSpacer } from '../ingest/sources.ts';
 import { SOURCE_KINDS } from '../ingest/source-kinds/registry.ts';
@@ -15,6 +17,7 @@ import type { Logger } from '../log.ts';
 import { domainOf } from '../mail/smtp-mailer.ts';
 import type { Check } from './check.ts';
 import { checkDkim, checkDmarc, checkSpf } from './dns-checks.ts';
+import { postgresDatabaseCheck } from './pg-database.ts';
 import { probeRelay, type ProbeStep } from './smtp-probe.ts';
 
 export interface DoctorDeps {
@@ -128,6 +131,10 @@ async function sourceChecks(deps: DoctorDeps): Promise<Check[]> {
 
 /** Every check, in a stable order (they run at the same time). */
 export async function runDoctor(deps: DoctorDeps): Promise<Check[]> {
-  const [relay, domain, publicUrl, sources] = await Promise.all([relayChecks(deps), senderDomainChecks(deps), publicUrlCheck(deps), sourceChecks(deps)]);
-  return [...relay, ...domain, publicUrl, databaseCheck(deps.config), ...sources];
+  // With DATABASE_URL=postgres://… the store is PostgreSQL (the SQLite file only answers old links).
+  const database = isPostgresUrl(deps.config.DATABASE_URL)
+    ? postgresDatabaseCheck(deps.config, deps.timeoutMs, deps.now)
+    : Promise.resolve(databaseCheck(deps.config));
+  const [relay, domain, publicUrl, db, sources] = await Promise.all([relayChecks(deps), senderDomainChecks(deps), publicUrlCheck(deps), database, sourceChecks(deps)]);
+  return [...relay, ...domain, publicUrl, db, ...sources];
 }

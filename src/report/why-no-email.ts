@@ -11,6 +11,8 @@ export interface LastSlotReport {
   slot: string | null;
   /** True when that slot planned an email. */
   sent: boolean;
+  /** That email's ledger state (planned, sending, sent, retry, failed, unknown, suppressed), when it planned one. */
+  state?: string;
   /** One or two sentences for a person. */
   message: string;
 }
@@ -69,7 +71,7 @@ export function reportBeforeSlot(s: SlotSubscriber, now: Date): LastSlotReport |
 
 /** The report of a slot that ran (reportBeforeSlot said nothing): the one wording both engines answer with. */
 export function describeLastSlot(slot: string, f: SlotFacts): LastSlotReport {
-  if (f.row) return { slot, sent: true, message: `Your digest of ${DAY(slot)} listed ${plural(f.row.papers, 'paper', 'papers')} (${f.row.status}).` };
+  if (f.row) return { slot, sent: true, state: f.row.status, message: `Your digest of ${DAY(slot)} listed ${plural(f.row.papers, 'paper', 'papers')} (${f.row.status}).` };
   const active = f.activeTopics ?? 0;
   if (active === 0) return { slot, sent: false, message: `No email on ${DAY(slot)}: all your topics are muted.` };
   const quiet = (f.quiet ?? []).map((q) => (q.status === 'empty' ? `no listing from ${q.source} on ${DAY(q.day)}` : `fetching ${q.source} for ${DAY(q.day)} failed`));

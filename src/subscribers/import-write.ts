@@ -49,16 +49,25 @@ type ChunkCounts = { created: number; updated: number; keptOptedOut: number };
 
 export type ChunkOutcome = ChunkCounts & { notes: LineIssue[] };
 
+// A query id cached by an earlier chunk, still there?
+const SQL_QUERY_EXISTS = `SELECT 1 AS ok FROM queries WHERE id = ?`;
+
 /** What writing a staged row needs, kept for the whole import (the query ids span chunks). */
 interface RowWriter {
   db: Db;
   findStatus: Statement<[string], { id: number; status: SubscriberStatus }>;
   queryIds: Map<string, number>;
+  /** The cached queries this chunk found still there (cleared at each chunk). */
+  checked: Set<string>;
   prefs: { timezone: string; deliveryHour: number; frequency: 'daily' };
 }
 
 function queryIdFor(w: RowWriter, fts: string, text: string): number {
   let id = w.queryIds.get(fts);
+  // Between chunks the lock is free: the readers of a query an earlier chunk saved may have left it, and the
+  // pipeline's upkeep removed it as unused (removeUnusedQueries). Checked once a chunk, in its transaction.
+  if (id !== undefined && !w.checked.has(fts) && !statement<[number], { ok: 1 }>(w.db, SQL_QUERY_EXISTS).get(id)) id = undefined;
+  w.checked.add(fts);
   if (id === undefined) {
     // Parsed again from the text: upvotes>= and like: keys are not FTS5 expressions.
     id = ensureQuery(w.db, parseTopic(text));
@@ -106,12 +115,14 @@ function chunkWriter(app: ImportApp, table: string) {
     db,
     findStatus: statement<[string], { id: number; status: SubscriberStatus }>(db, SQL_SELECT_SUBSCRIBER_STATUS),
     queryIds: new Map(),
+    checked: new Set(),
     prefs: { timezone: config.DIGEST_TZ, deliveryHour: config.DIGEST_HOUR, frequency: 'daily' as const },
   };
   // Returns the chunk's counts and notes, added to the result only once the chunk is committed.
   const writeChunk = db.transaction((rows: StagedRow[]) => {
     const now = clock.now().toISOString();
     const chunk: ChunkOutcome = { created: 0, updated: 0, keptOptedOut: 0, notes: [] };
+    w.checked.clear();
     for (const row of rows) writeRow(w, row, now, chunk);
     return chunk;
   });

@@ -1,11 +1,17 @@
 // PostgreSQL migrations: a fresh schema gets every table of the SQLite schema (but the FTS5 ones) and its
-// own (PG_ONLY_TABLES), and two sessions migrating at once apply each file once (the advisory lock).
+// own (PG_ONLY_TABLES), and two sessions migrating at once apply each file once (the advisory lock). An
+// operator's fresh DATABASE_SCHEMA (or `digest copy --schema`) need not exist: migrating makes it, and a
+// command before that says to migrate.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/db/open.ts';
 import { PG_ONLY_TABLES } from '../../src/db/postgres/copy.ts';
 import { listPgMigrations, migratePostgres, pgSchemaVersion } from '../../src/db/postgres/migrate.ts';
 import { createPool } from '../../src/db/postgres/pool.ts';
+import { startDigest } from '../helpers/digest-cli.ts';
 import { postgresForTests, type TestSchema } from '../helpers/postgres.ts';
 
 const pg = await postgresForTests();
@@ -70,4 +76,35 @@ describe.skipIf(!pg.reachable)('PostgreSQL migrations', () => {
       s.pool.query(`INSERT INTO subscribers (email, token_salt, timezone, created_at) VALUES ('a@X.org', 's', 'UTC', 'now')`),
     ).rejects.toThrow(/subscribers_email/);
   });
+
+  it('makes a schema DATABASE_SCHEMA names that does not exist yet; before that, a command and `digest doctor` say to migrate', async () => {
+    const fresh = `${s.name}_new`;
+    const copied = `${s.name}_copy`;
+    const dir = mkdtempSync(join(tmpdir(), 'digest-copy-'));
+    const cli = async (args: string[], schema = fresh) => {
+      const run = startDigest(args, { DATABASE_URL: s.url, DATABASE_SCHEMA: schema });
+      return { code: await run.code, out: run.out(), err: run.err() };
+    };
+    try {
+      const before = await cli(['status']);
+      expect(before.code).toBe(1);
+      expect(before.err).toMatch(/^error: DATABASE_URL: the PostgreSQL schema is not ready \(.*\); run `digest migrate` first\n$/);
+      // `digest doctor` checks PostgreSQL, the deployment's store, not the SQLite file beside it.
+      const databaseLine = async () => (await cli(['doctor', '--timeout', '1000'])).out.split('\n').find((l) => l.includes(' database: '));
+      expect(await databaseLine()).toMatch(new RegExp(`^FAIL  database: PostgreSQL .* schema ${fresh}: .* — fix: run \`digest migrate\``));
+      const migrated = await cli(['migrate']);
+      expect(migrated).toMatchObject({ code: 0, out: expect.stringMatching(/^applied 014_init\.sql, .* \(PostgreSQL, version \d+\)\n$/) });
+      expect(await cli(['status'])).toMatchObject({ code: 0, out: expect.stringContaining('no editions yet') });
+      expect(await databaseLine()).toMatch(new RegExp(`^ok    database: PostgreSQL .* schema ${fresh} takes writes \\(schema \\d+\\)$`));
+      // `digest copy --to … --schema <new>`: a SQLite deployment (empty here) into a schema made for it.
+      const lite = { DATABASE_PATH: join(dir, 'digest.sqlite') };
+      expect(await startDigest(['migrate'], lite).code).toBe(0);
+      const copy = startDigest(['copy', '--to', s.url, '--schema', copied], lite);
+      expect({ code: await copy.code, err: copy.err() }).toEqual({ code: 0, err: '' });
+      expect(copy.out()).toContain('copied: every table has the same rows on both sides');
+    } finally {
+      await s.pool.query(`DROP SCHEMA IF EXISTS ${fresh} CASCADE; DROP SCHEMA IF EXISTS ${copied} CASCADE`);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -181,7 +181,7 @@ describe.skipIf(!pg.reachable)('digest run on PostgreSQL: at once, and with the 
     }
   }, 90_000);
 
-  it("a relay that does not answer: exit 1 naming it, the streak's digests back in retry due at once with their tries given back, as on SQLite", async () => {
+  it("a relay that does not answer: exit 1 naming it, the streak's digests back in retry due at once with their tries given back, as on SQLite; `digest status <email>` says planned or retry", async () => {
     ensureBuilt();
     const { sqlite, s } = await bothEngines(readers);
     const sink = await SmtpSink.start();
@@ -212,6 +212,12 @@ describe.skipIf(!pg.reachable)('digest run on PostgreSQL: at once, and with the 
       const onSqliteRows = (sqlite.db.prepare(rowsSql).all() as Array<Record<string, unknown>>).map((r) => ({ ...r, due: r.due === 1 }));
       expect(onSqliteRows).toEqual(expected);
       expect((await s.pool.query(rowsSql.replace('count(*)', 'count(*)::int'))).rows).toEqual(expected);
+      // `digest status <email>` names each reader's email as the ledger holds it, never "sent" for one that waits.
+      for (const env of [onSqlite, onPg]) {
+        const states = [];
+        for (const r of readers) states.push((await inProcess(['status', r.email], env)).out[0]!.split('\t')[3]);
+        expect(states.sort()).toEqual(['planned', 'planned', 'retry', 'retry']);
+      }
     } finally {
       await s.drop();
       sqlite.cleanup();

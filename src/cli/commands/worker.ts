@@ -11,7 +11,7 @@ export function registerWorker(program: Command, { io, setup, setExitCode }: Cli
         '(same settings), deliver it over SMTP_URL, record each; a reader no longer confirmed gets nothing. ' +
         'SIGTERM/SIGINT stops cleanly (sends in flight finish, unstarted claims go back). On SQLite, `digest serve` or `digest run` send.',
     )
-    .option('--lanes <n>', 'sends at once (SMTP connections); a claim is this many rows', positiveInt, 5)
+    .option('--lanes <n>', 'sends at once (SMTP connections); a claim takes one row per lane waiting, at most this many', positiveInt, 5)
     .option('--once', 'send what is claimable now, then exit')
     .action(async (o: { lanes: number; once?: boolean }) => {
       const { config, logger } = await setup();

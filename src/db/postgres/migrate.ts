@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
-import { inTransaction } from './pool.ts';
+import { checkSchemaName, inTransaction } from './pool.ts';
 
 export const PG_MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'db', 'migrations-pg');
 
@@ -20,6 +20,10 @@ const SQL_TABLE = `
     name       text NOT NULL,
     applied_at timestamptz NOT NULL DEFAULT now()
   )`;
+// The schema first in search_path (DATABASE_SCHEMA, `digest copy --schema`) when it does not exist yet:
+// a fresh name is made here, as `digest restore` makes its own, rather than failing on the first CREATE TABLE.
+const SQL_MISSING_SCHEMA = `
+  SELECT CASE WHEN current_schema() IS NULL THEN btrim(split_part(current_setting('search_path'), ',', 1)) END AS name`;
 const SQL_APPLIED = `SELECT version FROM schema_migrations`;
 const SQL_RECORD = `INSERT INTO schema_migrations (version, name) VALUES ($1, $2)`;
 const SQL_VERSION = `SELECT coalesce(max(version), 0) AS v FROM schema_migrations`;
@@ -42,6 +46,9 @@ export async function migratePostgres(pool: pg.Pool, dir = PG_MIGRATIONS_DIR): P
   const migrations = listPgMigrations(dir);
   return inTransaction(pool, async (c) => {
     await c.query(SQL_LOCK);
+    const missing = (await c.query<{ name: string | null }>(SQL_MISSING_SCHEMA)).rows[0]?.name;
+    // Only a plain name (never the default's "$user"): else PostgreSQL's own error says what is wrong.
+    if (missing && /^[a-z_][a-z0-9_]{0,62}$/.test(missing)) await c.query(`CREATE SCHEMA IF NOT EXISTS ${checkSchemaName(missing)}`);
     await c.query(SQL_TABLE);
     const done = new Set((await c.query<{ version: number }>(SQL_APPLIED)).rows.map((r) => r.version));
     const applied: string[] = [];

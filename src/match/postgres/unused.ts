@@ -5,7 +5,8 @@
 // - each batch holds the matching lock (try: a matcher running now leaves the removal to the next tick), so
 //   no matcher inserts matches for a query being deleted.
 // - FOR UPDATE SKIP LOCKED: a door or import saving a topic holds its query row FOR KEY SHARE until the topic
-//   is written (subscribers/records/postgres.ts ensureQuery), so a query being adopted again is skipped.
+//   is written (subscribers/records/postgres.ts ensureQuery; the import's chunk: keepQueries), so a query
+//   being adopted again is skipped.
 import type pg from 'pg';
 import { SQL_TRY_MATCH_LOCK } from './match.ts';
 

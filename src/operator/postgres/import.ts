@@ -16,9 +16,9 @@ import { withStagedCsv, type ImportResult } from '../../subscribers/import.ts';
 import { refuseUnknownExamples, stagedChunks, stagedTopics } from '../../subscribers/import-examples.ts';
 import { LineReport } from '../../subscribers/import-report.ts';
 import type { StagedRow } from '../../subscribers/import-types.ts';
-import { addChunk, finishResult, stagedPages } from '../../subscribers/import-write.ts';
+import { addChunk, finishResult, stagedPages, type ChunkOutcome } from '../../subscribers/import-write.ts';
 import * as records from '../../subscribers/records/postgres.ts';
-import { writeChunkPg } from './import-chunk.ts';
+import { writeChunkPg, type ChunkContext } from './import-chunk.ts';
 
 export interface PgImportDeps {
   pool: pg.Pool;
@@ -59,17 +59,33 @@ async function writeStagedPg(deps: PgImportDeps, read: Page): Promise<ImportResu
   const result: ImportResult = { imported: 0, created: 0, updated: 0, keptOptedOut: 0, notes: [], noted: 0 };
   const notes = new LineReport();
   const queryIds = new Map<string, number>();
-  for (const rows of pages(read)) {
-    // The chunk's new queries first, committed alone: a chunk holding address locks then never waits on a
-    // query row a door transaction (holding its own address lock) is inserting.
+  for (const rows of pages(read)) addChunk(result, notes, await writeChunkKeepingQueries(pool, rows, { now: clock.now().toISOString(), prefs, queryIds }));
+  return finishResult(result, notes);
+}
+
+/**
+ * One chunk. Its new queries first, committed alone: a chunk holding address locks then never waits on a
+ * query row a door transaction (holding its own address lock) is inserting. Then the chunk's transaction
+ * holds every query id it names FOR KEY SHARE before writing: the upkeep (plan/postgres/upkeep.ts) may have
+ * removed one as unused in between (saved just now, or by an earlier chunk whose readers left it since), and
+ * a topic naming it would break the chunk; such a query is saved again and the chunk tried again.
+ */
+async function writeChunkKeepingQueries(pool: pg.Pool, rows: readonly Staged[], ctx: ChunkContext): Promise<ChunkOutcome> {
+  const { queryIds } = ctx;
+  for (;;) {
     const wanted = new Map<string, string>();
     for (const row of rows) for (const [text, fts] of stagedTopics(row)) if (!queryIds.has(fts)) wanted.set(fts, text);
     // Parsed again from the text: upvotes>= and like: keys are not the expressions themselves.
     const parsed = [...wanted].map(([fts, text]) => ({ fts, q: parseTopic(text) }));
     const ids = await records.ensureQueries(pool, parsed.map((p) => p.q));
     for (const p of parsed) queryIds.set(p.fts, ids.get(p.q.fts)!);
-    const now = clock.now().toISOString();
-    addChunk(result, notes, await inTransaction(pool, (c) => writeChunkPg(c, rows, { now, prefs, queryIds })));
+    const named = new Map(rows.flatMap((row) => stagedTopics(row).map(([, fts]) => [fts, queryIds.get(fts)!] as const)));
+    const outcome = await inTransaction(pool, async (c) => {
+      const kept = await records.keepQueries(c, [...new Set(named.values())]);
+      const gone = [...named].filter(([, id]) => !kept.has(id));
+      for (const [fts] of gone) queryIds.delete(fts);
+      return gone.length > 0 ? undefined : writeChunkPg(c, rows, ctx);
+    });
+    if (outcome) return outcome;
   }
-  return finishResult(result, notes);
 }

@@ -114,6 +114,15 @@ const SQL_INSERT_QUERIES = `
   ON CONFLICT (fts) DO NOTHING`;
 const SQL_QUERY_IDS = `SELECT id, fts FROM queries WHERE fts = ANY ($1::text[]) FOR KEY SHARE`;
 
+// The ids a chunk's topics will name, held FOR KEY SHARE until the chunk commits (the upkeep's removal skips
+// them); an id missing from the answer was removed as unused since it was saved.
+const SQL_KEEP_QUERIES = `SELECT id FROM queries WHERE id = ANY ($1::bigint[]) ORDER BY id FOR KEY SHARE`;
+
+/** Of `ids`, those still there, each held FOR KEY SHARE until the caller's transaction ends. */
+export async function keepQueries(c: Pg, ids: readonly number[]): Promise<Set<number>> {
+  return new Set((await c.query<{ id: string | number }>(SQL_KEEP_QUERIES, [ids])).rows.map((r) => Number(r.id)));
+}
+
 export async function findSubscriberById(c: Pg, id: number): Promise<SubscriberRecord | undefined> {
   return (await c.query<SubscriberRecord>(SQL_SUBSCRIBER_BY_ID, [id])).rows[0];
 }
