@@ -1,24 +1,6 @@
-import { defineConfig, type Plugin } from 'vitest/config';
-
-/**
- * The tests run src/ (through vite), where the build's MJML output (dist/templates.json) is not found, so
- * every test process that renders loaded and ran MJML: 1.5-1.7 CPU s a process, in ~90 files. This points
- * src/render/render-templates.ts's cache file at the build's, which the global setup has just made fresh
- * (tests/helpers/build.ts). The cache is keyed by the templates' contents: templates that differ from the
- * build's (a test's own folder, an edit since) still go through MJML. Where the line is not found, MJML
- * runs as before (slower, same results).
- */
-const templatesFromBuild: Plugin = {
-  name: 'templates-from-build',
-  enforce: 'pre',
-  transform(code, id) {
-    if (!id.endsWith('/src/render/render-templates.ts')) return undefined;
-    return code.replace(/new URL\((['"])\.\.\/templates\.json\1, import\.meta\.url\)/, "new URL('../../dist/templates.json', import.meta.url)");
-  },
-};
+import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
-  plugins: [templatesFromBuild],
   test: {
     include: ['tests/**/*.test.ts'],
     testTimeout: 30_000,
