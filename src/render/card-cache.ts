@@ -13,7 +13,7 @@
 // topics. Measured: BENCHMARKS.md § Why the code is shaped this way, card-cache.ts.
 import type { Logger } from '../log.ts';
 import { encodeHtmlSegment, type HtmlSegment } from './encode/html-body.ts';
-import { encodeFixedRun, type FixedRun } from './encode/html-fixed-run.ts';
+import { encodeFixedRun, joinPieces, type FixedRun } from './encode/html-fixed-run.ts';
 import { encodeSegment, type QpSegment } from './encode/qp-body.ts';
 import { createHighlighter, type HighlightTerms } from '../match/highlight.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, makeTerms, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
@@ -301,7 +301,7 @@ function packCard(card: CardBytes): number {
     for (const s of b.html) {
       if (s === null || 'slot' in s) continue;
       if ('fixed' in s) {
-        pieces.push(s.fixed.head, ...s.fixed.bytes);
+        pieces.push(s.fixed.head, s.fixed.whole);
         for (const l of s.fixed.lit) if (l !== undefined) pieces.push(l);
       } else pieces.push(s.bytes);
     }
@@ -320,15 +320,20 @@ function packCard(card: CardBytes): number {
     return moved;
   };
   let views = 0;
+  let slotIndexBytes = 0;
   const repack = (b: EncodedBlock) => {
     for (const s of b.html) {
       if (s === null || 'slot' in s) continue;
       if ('fixed' in s) {
         const f = s.fixed;
         f.head = move(f.head);
-        for (let k = 0; k < f.bytes.length; k++) f.bytes[k] = move(f.bytes[k]!);
+        // The pieces as views into their one stretch (FixedRun.whole), moved as one.
+        const joined = joinPieces(f.bytes, move(f.whole));
+        f.whole = joined.whole;
+        f.bytes = joined.bytes;
         for (let k = 0; k < f.lit.length; k++) if (f.lit[k] !== undefined) f.lit[k] = move(f.lit[k]!);
-        views += 4 + f.bytes.length + f.lit.length;
+        views += 7 + f.bytes.length + f.lit.length;
+        slotIndexBytes += 4 * (f.ends.length + f.slotted.length);
       } else {
         s.bytes = move(s.bytes);
         views += SEGMENT_OVERHEAD / VIEW_OVERHEAD;
@@ -345,7 +350,7 @@ function packCard(card: CardBytes): number {
   };
   repack(card.full);
   repack(card.compact);
-  let slotBytes = INDEX_OVERHEAD + 4 * card.slots.length + 4 * card.topicIndex.size;
+  let slotBytes = INDEX_OVERHEAD + slotIndexBytes + 4 * card.slots.length + 4 * card.topicIndex.size;
   for (const topics of card.slots) slotBytes += SLOT_OVERHEAD + 10 * topics.length;
   const litBytes = LIT_PER_CARD * (LIT_OVERHEAD + card.slots.length);
   return ENTRY_OVERHEAD + size + views * VIEW_OVERHEAD + slotBytes + litBytes + 64 * card.topicIndex.size;

@@ -105,23 +105,27 @@ export class HtmlBodyWriter extends ArenaWriter {
     if (lay.fallback || run.startKey !== this.layoutKey || lay.col + run.head.length > HTML_MAX_LINE) return false;
     this.push(run.head);
     this.push(CRLF);
-    const { bytes, slotOf, tailFrom } = run;
+    const { slotOf, slotted, ends, whole, tailFrom } = run;
     let col = run.tailFixed;
     let tags = 0;
-    for (let k = 0; k < bytes.length; k++) {
-      const slot = slotOf[k]!;
-      if (slot < 0 || !lit[slot]) {
-        this.push(bytes[k]!);
-        continue;
-      }
+    // Only the highlighted stretches are looked at; what lies between two lit ones is copied as one piece
+    // of `whole` (from: where the bytes not written yet start).
+    let from = 0;
+    for (let j = 0; j < slotted.length; j++) {
+      const k = slotted[j]!;
+      if (!lit[slotOf[k]!]) continue;
+      const start = k === 0 ? 0 : ends[k - 1]!;
+      if (start > from) this.push(whole.subarray(from, start));
       const b = run.lit[k]!;
       this.push(b);
-      const t = b.length - bytes[k]!.length;
+      from = ends[k]!;
+      const t = b.length - (from - start);
       tags += t;
       // On the last line: the whole stretch when it starts after the last break, else its close tag.
       if (k > tailFrom) col += t;
       else if (k === tailFrom) col += run.closeLength;
     }
+    if (whole.length > from) this.push(from === 0 ? whole : whole.subarray(from));
     lay.crlf += run.crlf + 1;
     this.textBytes += run.textBytes + tags;
     lay.col = col;

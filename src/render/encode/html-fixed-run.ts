@@ -37,6 +37,15 @@ export interface FixedRun {
   bytes: Buffer[];
   slotOf: Int32Array;
   lit: Array<Buffer | undefined>;
+  /**
+   * Every piece, unlit, one after another (`bytes` are views into it); `ends[k]`: where piece k ends in it;
+   * `slotted`: the pieces that are highlighted stretches. A reader sees few of a card's slots lit (a diverse
+   * digest: ~11 of ~300 pieces), so the writer looks only at the stretches and copies what lies between two
+   * lit ones as one piece of `whole` (HtmlBodyWriter.addFixed), touching no piece's own Buffer.
+   */
+  whole: Buffer;
+  ends: Uint32Array;
+  slotted: Uint32Array;
   /** The close tag's length (a lit stretch that holds the last line break ends that line with it). */
   closeLength: number;
   /** Index of the last piece holding a line break (-1: none). */
@@ -133,7 +142,7 @@ export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tags: { o
   if (lay.fallback) return null;
   return {
     head,
-    bytes,
+    ...indexedPieces(bytes, slotOf),
     slotOf: Int32Array.from(slotOf),
     lit,
     closeLength: close.length,
@@ -147,6 +156,26 @@ export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tags: { o
     endState: lay.state,
     rawNext: lay.rawNext,
   };
+}
+
+/** A run's pieces as FixedRun keeps them: joined (joinPieces), where each ends, which are highlighted stretches. */
+function indexedPieces(pieces: readonly Buffer[], slotOf: readonly number[]): Pick<FixedRun, 'whole' | 'bytes' | 'ends' | 'slotted'> {
+  const ends = new Uint32Array(pieces.length);
+  for (let k = 0, at = 0; k < pieces.length; k++) ends[k] = at += pieces[k]!.length;
+  const slotted = Uint32Array.from(slotOf.flatMap((slot, k) => (slot >= 0 ? [k] : [])));
+  return { ...joinPieces(pieces), ends, slotted };
+}
+
+/** The pieces copied into one Buffer (`whole`, or `into` when they are there already), and as views into it (`bytes`). */
+export function joinPieces(pieces: readonly Buffer[], into?: Buffer): { whole: Buffer; bytes: Buffer[] } {
+  const whole = into ?? Buffer.concat(pieces);
+  const bytes: Buffer[] = [];
+  let at = 0;
+  for (const p of pieces) {
+    bytes.push(whole.subarray(at, at + p.length));
+    at += p.length;
+  }
+  return { whole, bytes };
 }
 
 /**
@@ -167,5 +196,6 @@ export function fixedRunHtml(run: FixedRun, lit: ArrayLike<number | boolean>): s
 export function fixedRunBytes(run: FixedRun): number {
   let n = run.head.length;
   for (let k = 0; k < run.bytes.length; k++) n += run.bytes[k]!.length + (run.lit[k]?.length ?? 0) + 16;
+  n += 4 * (run.ends.length + run.slotted.length);
   return n;
 }
