@@ -121,6 +121,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/pg-sources.test.ts': postgres,
   'tests/integration/pg-week-story.test.ts': postgres,
   'tests/integration/pg-worker-cli.test.ts': postgres,
+  'tests/integration/pg-worker-record-fails.test.ts': postgres,
   'tests/integration/pg-worker-render.test.ts': postgres,
   'tests/integration/pg-workers.test.ts': postgres,
   'tests/integration/pipeline-upkeep.test.ts': both,

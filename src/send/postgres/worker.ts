@@ -94,7 +94,7 @@ class WorkerState {
   private empty = false;
   /** Rows started and not finally recorded: never given back as orphans. */
   private readonly started = new Set<number>();
-  private readonly pending: Array<{ rec: PgSentRecord; done: () => void }> = [];
+  private readonly pending: Array<{ rec: PgSentRecord; done: () => void; fail: (e: unknown) => void }> = [];
   private recording: Promise<void> | undefined;
   private recoveredAt = Date.now();
   /** Connection failures (and lost answers) in a row; any delivery or answer resets it. */
@@ -222,16 +222,19 @@ class WorkerState {
     // Built before anything is awaited (load + render, synchronous): nothing of the view outlives this call.
     const built = this.o.digests.build(row);
     if (built.kind !== 'mail') return this.notSent(row, built);
+    let sent;
     try {
-      const sent = await this.o.mailer.send(built.mail).finally(() => built.release?.());
-      this.relayAnswered();
-      await this.record({ id: row.id, place: row.place, messageId: sent.messageId, response: sent.response, at: this.clock.now() });
-      this.result.sent++;
-      this.leftForRetry.delete(row.id);
-      this.started.delete(row.id);
+      sent = await this.o.mailer.send(built.mail).finally(() => built.release?.());
     } catch (e) {
-      await this.failed(row, e as MailError);
+      return this.failed(row, e as MailError);
     }
+    this.relayAnswered();
+    // The relay has it: a record that fails for good stops the worker (as a failed claim does) and the row
+    // stays 'sending', so it becomes unknown; never a mail failure, which could send it again.
+    await this.record({ id: row.id, place: row.place, messageId: sent.messageId, response: sent.response, at: this.clock.now() });
+    this.result.sent++;
+    this.leftForRetry.delete(row.id);
+    this.started.delete(row.id);
   }
 
   /** Nothing sent: the address left (row 'suppressed'), the row is gone, or it cannot be rendered (failed). */
@@ -253,8 +256,8 @@ class WorkerState {
    * (a claim's worth of instant answers: one statement, not one for the first row and one for the rest).
    */
   private record(rec: PgSentRecord): Promise<void> {
-    return new Promise((done) => {
-      this.pending.push({ rec, done });
+    return new Promise((done, fail) => {
+      this.pending.push({ rec, done, fail });
       this.recording ??= new Promise<void>((turn) => setImmediate(turn)).then(() => this.flush());
     });
   }
@@ -262,8 +265,12 @@ class WorkerState {
   private async flush(): Promise<void> {
     while (this.pending.length > 0) {
       const batch = this.pending.splice(0, this.pending.length);
-      await whileConnectionLost(() => this.o.ledger.recordSent(batch.map((b) => b.rec)), 10 * 60_000);
-      for (const b of batch) b.done();
+      try {
+        await whileConnectionLost(() => this.o.ledger.recordSent(batch.map((b) => b.rec)), 10 * 60_000);
+        for (const b of batch) b.done();
+      } catch (e) {
+        for (const b of batch) b.fail(e);
+      }
     }
     this.recording = undefined;
   }
