@@ -73,7 +73,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/ingest.test.ts': sqlite("the SQLite ingest; PostgreSQL's gives the same papers: pg-plan-cli, pg-edition"),
   'tests/integration/learning-prefs.test.ts': both,
   'tests/integration/ledger-indexes.test.ts': sqlite("SQLite's migration 007 and SQLite's query plans for the ledger"),
-  'tests/integration/like-amplifier.test.ts': sqlite('needs fetchSources into PostgreSQL in-process (`digest plan` does it, in a child); the lookup queue is the same object on both (likeLookupsOver)'),
+  'tests/integration/like-amplifier.test.ts': both,
   'tests/integration/like-refresh.test.ts': sqlite("SQLite chooses a like: topic's terms at save and again as the index grows; PostgreSQL chooses them at every matching run: pg-like"),
   'tests/integration/like-web.test.ts': sqlite('SQLite refuses at save an example sharing no word with any paper; PostgreSQL logs it at matching (README): pg-like'),
   'tests/integration/like.test.ts': sqlite("SQLite's FTS5 term choice at save; PostgreSQL's: pg-like"),

@@ -21,6 +21,8 @@ export interface PoolOptions {
   schema?: string;
   max?: number;
   connectTimeoutMs?: number;
+  /** Session settings sent with each connection's start-up (`-c name=value`), never as a query queued on it. */
+  settings?: Record<string, string>;
 }
 
 /** A schema name we create or set: a plain identifier, never quoted user input. */
@@ -36,13 +38,18 @@ export function applicationName(schema: string | undefined): string {
 
 export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
   const schema = opts.schema ?? process.env.DATABASE_SCHEMA;
+  const settings = { ...(schema ? { search_path: checkSchemaName(schema) } : {}), ...opts.settings };
+  for (const [name, value] of Object.entries(settings)) {
+    if (!/^[a-z_]+$/.test(name) || !/^[A-Za-z0-9_]+$/.test(value)) throw new Error(`not a session setting: ${name}=${value}`);
+  }
+  const options = Object.entries(settings).map(([name, value]) => `-c ${name}=${value}`).join(' ');
   const pool = new pg.Pool({
     connectionString: url,
     application_name: applicationName(schema),
     max: opts.max ?? 4,
     connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
     types,
-    ...(schema ? { options: `-c search_path=${checkSchemaName(schema)}` } : {}),
+    ...(options ? { options } : {}),
   });
   // A connection lost while idle (server restart) must not crash the process: the pool drops it and
   // the next query opens a new one.

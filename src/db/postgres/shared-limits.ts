@@ -36,10 +36,10 @@ export function createPostgresLimits(options: PostgresLimitsOptions): SharedLimi
   let ready: Promise<pg.Pool> | undefined;
   const open = (): Promise<pg.Pool> =>
     (ready ??= (async () => {
-      const pool = createPool(options.url, { schema: options.schema, max: 4 });
       // A counter need not wait for its WAL flush (4 ms a hit on this machine, 0.3 ms without): a crash
-      // of the server loses at most the last instants' hits, which only resets a limit early.
-      pool.on('connect', (c) => void c.query('SET synchronous_commit TO off').catch(() => {}));
+      // of the server loses at most the last instants' hits, which only resets a limit early. Set at the
+      // connection's start-up: a SET query on 'connect' was queued beside the pool's first query (pg warns).
+      const pool = createPool(options.url, { schema: options.schema, max: 4, settings: { synchronous_commit: 'off' } });
       try {
         await migratePostgres(pool); // under the migration lock: instances starting together apply it once
       } catch (e) {
