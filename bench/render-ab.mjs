@@ -1,0 +1,97 @@
+// `node bench/render-ab.mjs <dist A> <dist B> <database> [rows] [rounds] [block]`: two builds' CPU per digest
+// (load, render, MIME build, as bench/load-render-loop.mjs, every card built first), measured in ONE process
+// a block of `block` rows at a time, A and B alternating, so that the machine's drift falls on both alike.
+// Decision: on this shared machine (load 15-20), separate runs of load-render-loop.mjs swung 0.74-1.14 ms for
+// the same build; blocks alternated in one process agree to ~2%. But the build whose modules load first came
+// out 3-8% cheaper every time (a build against a copy of itself: B/A 1.08), so the pair runs twice, in two
+// children, A first then B first, and the ratio printed is the geometric mean of the two: the position's
+// share cancels. Prints each order's rounds and, at the end, B/A.
+import { spawnSync } from 'node:child_process';
+import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const args = process.argv.slice(2);
+if (args[0] === '--child') await child(args.slice(1));
+else parent(args);
+
+function parent([a, b, db, rows = '2000', rounds = '3', block = '100']) {
+  if (!a || !b || !db) {
+    console.error('usage: node bench/render-ab.mjs <dist A> <dist B> <database> [rows] [rounds] [block]');
+    process.exit(2);
+  }
+  const self = fileURLToPath(import.meta.url);
+  const ratios = [];
+  for (const [first, second] of [[a, b], [b, a]]) {
+    const r = spawnSync(process.execPath, [self, '--child', first, second, db, rows, rounds, block], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    if (r.status !== 0) process.exit(r.status ?? 1);
+    const lines = r.stdout.trim().split('\n');
+    const result = JSON.parse(lines.pop());
+    console.log(`${first === a ? 'A' : 'B'} loaded first:\n${lines.map((l) => `  ${l}`).join('\n')}`);
+    // CPU per digest of B over A's, whichever came first.
+    ratios.push(first === a ? result.second / result.first : result.first / result.second);
+  }
+  const ratio = Math.sqrt(ratios[0] * ratios[1]);
+  console.log(`B/A: ${ratios.map((r) => r.toFixed(3)).join(' (A first), ')} (B first); geometric mean ${ratio.toFixed(3)} (${((ratio - 1) * 100).toFixed(1)}%)`);
+}
+
+async function child([first, second, db, rows, rounds, block]) {
+  const builds = [await build(first, db, Number(rows)), await build(second, db, Number(rows))];
+  for (const x of builds) for (const id of x.ids) x.one(id); // every card built: the steady state
+  const ids = builds[0].ids;
+  const load0 = loadavg()[0];
+  const size = Number(block);
+  for (let r = 0; r < Number(rounds); r++) {
+    for (let i = 0; i < ids.length; i += size) {
+      const slice = ids.slice(i, i + size);
+      // Which one goes first in a block alternates too.
+      const order = (i / size + r) % 2 === 0 ? builds : [builds[1], builds[0]];
+      for (const x of order) {
+        const c = process.cpuUsage();
+        for (const id of slice) x.one(id);
+        const u = process.cpuUsage(c);
+        x.cpu += u.user + u.system;
+        x.n += slice.length;
+      }
+    }
+    const [p, q] = builds.map((x) => x.cpu / x.n / 1000);
+    console.log(`round ${r + 1}: first ${p.toFixed(3)} ms, second ${q.toFixed(3)} ms per digest (load average ${loadavg()[0].toFixed(1)}, ${load0.toFixed(1)} at start)`);
+  }
+  const [p, q] = builds.map((x) => x.cpu / x.n);
+  console.log(JSON.stringify({ first: p, second: q }));
+}
+
+async function build(distArg, dbArg, rows) {
+  const dist = pathToFileURL(resolve(distArg)).href;
+  const { openDatabase } = await import(`${dist}/db/open.js`);
+  const { DigestLoader } = await import(`${dist}/render/view.js`);
+  const { createRenderer } = await import(`${dist}/render/render.js`);
+  const { createMessageBuilder } = await import(`${dist}/mail/raw-message.js`);
+  const { Links } = await import(`${dist}/links.js`);
+  const { Tokens } = await import(`${dist}/tokens.js`);
+  const db = openDatabase(resolve(dbArg), { migrate: false });
+  const links = new Links('https://digest.bench.example', new Tokens('bench-secret-key-0123456789abcdef0123456789'), { now: () => new Date('2026-11-27T06:00:00Z') });
+  const renderer = await createRenderer();
+  const builder = createMessageBuilder({ from: 'Paper Digest <digest@bench.example>' });
+  const loader = new DigestLoader(db, links);
+  // One room reused for every message, as the mailer's MessageRooms does.
+  let room = Buffer.allocUnsafeSlow(256 * 1024);
+  const roomFor = (size) => {
+    if (room.length < size) room = Buffer.allocUnsafeSlow(size * 2);
+    return room.subarray(0, size);
+  };
+  const now = new Date();
+  const ids = db.prepare('SELECT id FROM digests WHERE items IS NOT NULL ORDER BY id LIMIT ?').all(rows).map((r) => r.id);
+  const one = (id) => {
+    const loaded = loader.load(id, { papers: renderer.emailPapers });
+    const mail = renderer.digest(loaded.view);
+    builder.build(
+      { to: loaded.subscriber.email, subject: mail.subject, html: '', text: '', encoded: mail.encoded, listUnsubscribe: { url: loaded.view.links.unsubscribe } },
+      `ab-${id}@bench.example`,
+      now,
+      roomFor,
+    );
+    mail.release?.();
+  };
+  return { ids, one, cpu: 0, n: 0 };
+}
