@@ -6,11 +6,13 @@
 //
 // Reading a reference row merges its lists within the row's (from_paper, to_paper] in the planner's
 // display order (topics matched, upvotes when planned, best bm25, paper id), deduplicating papers matched
-// by several of its queries, and gives the plain packed list (pack.ts) a per-reader plan would have stored.
+// by several of its queries, and gives the plain packed list (pack.ts) a per-reader plan would have stored;
+// the sending loader walks the merge instead (ListReader.walk), only the papers its email shows sorted.
 // Decision: planning writes ~3,000 lists of ~60 papers instead of one list per reader (18.8M items for 100k
-// diverse readers); the merge costs the loader a sort of ~200 papers per digest (BENCHMARKS.md).
+// diverse readers); the merge costs the loader ~190 papers deduplicated and 25 of them sorted per digest (BENCHMARKS.md).
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
+import { eachItem } from './items.ts';
 import { packItems } from './pack.ts';
 
 /** First byte of a reference row. */
@@ -172,6 +174,87 @@ function sortOrder(s: MergeScratch, n: number): Int32Array {
  * more of the row's topics matched, then upvotes, then the best (lowest) score, then paper id.
  */
 export function mergeLists(lists: ReadonlyArray<{ bit: number; list: QueryList }>, from: number, to: number, scratch = sharedScratch): { ids: number[]; masks: number[] } {
+  const n = collect(lists, from, to, scratch);
+  const { ids, masks } = scratch;
+  const order = sortOrder(scratch, n);
+  const outIds = new Array<number>(n);
+  const outMasks = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    outIds[i] = ids[order[i]!]!;
+    outMasks[i] = masks[order[i]!]!;
+  }
+  return { ids: outIds, masks: outMasks };
+}
+
+/** A merge for a walk: papers [0, n) of `ids` and `masks`, the first `ordered` of them in display order, the rest in no order. */
+export interface PartialMerge {
+  ids: Int32Array;
+  masks: Int32Array;
+  n: number;
+  ordered: number;
+}
+
+/**
+ * mergeLists' papers with only the first `k` put in display order (all of them when k >= their number),
+ * written into `into`'s arrays (grown when too short). Decision: an email shows 25 of a diverse digest's
+ * ~190 papers and only counts the others; sorting all of them was most of the loader's merge
+ * (BENCHMARKS.md, "The loader's merge").
+ */
+export function mergeFirst(lists: ReadonlyArray<{ bit: number; list: QueryList }>, from: number, to: number, k: number, into: PartialMerge, scratch = sharedScratch): PartialMerge {
+  const n = collect(lists, from, to, scratch);
+  if (into.ids.length < n) {
+    into.ids = new Int32Array(Math.max(n, 2 * into.ids.length));
+    into.masks = new Int32Array(into.ids.length);
+  }
+  const { ids, masks } = scratch;
+  const ordered = Math.min(k, n);
+  const order = ordered === n ? sortOrder(scratch, n) : selectFirst(scratch, n, ordered);
+  for (let i = 0; i < ordered; i++) {
+    into.ids[i] = ids[order[i]!]!;
+    into.masks[i] = masks[order[i]!]!;
+  }
+  if (ordered < n) {
+    // The rest in the order first met: the merge indexes not selected (flagged in orderTmp).
+    const taken = scratch.orderTmp.fill(0, 0, n);
+    for (let i = 0; i < ordered; i++) taken[order[i]!] = 1;
+    for (let i = 0, at = ordered; i < n; i++) {
+      if (taken[i] === 1) continue;
+      into.ids[at] = ids[i]!;
+      into.masks[at++] = masks[i]!;
+    }
+  }
+  into.n = n;
+  into.ordered = ordered;
+  return into;
+}
+
+/**
+ * The first `k` (k < n) of the merge's `n` indexes in display order, in s.order[0, k): each index
+ * compared with the k-th kept so far, inserted (binary search) only when it comes before it.
+ */
+function selectFirst(s: MergeScratch, n: number, k: number): Int32Array {
+  const top = s.order;
+  if (k === 0) return top;
+  let m = 0;
+  for (let i = 0; i < n; i++) {
+    if (m === k && compareMerged(i, top[k - 1]!, s) >= 0) continue;
+    let lo = 0;
+    let hi = m;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (compareMerged(top[mid]!, i, s) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    // Shift [lo, end) one place right; when full, the k-th falls off.
+    const end = m < k ? m++ : k - 1;
+    for (let j = end; j > lo; j--) top[j] = top[j - 1]!;
+    top[lo] = i;
+  }
+  return top;
+}
+
+/** The distinct papers of `lists` within (from, to] into the scratch's arrays, in the order first met; returns how many. */
+function collect(lists: ReadonlyArray<{ bit: number; list: QueryList }>, from: number, to: number, scratch: MergeScratch): number {
   let total = 0;
   for (const { list } of lists) total += list.ids.length;
   const span = to - from;
@@ -206,14 +289,7 @@ export function mergeLists(lists: ReadonlyArray<{ bit: number; list: QueryList }
       }
     }
   }
-  const order = sortOrder(scratch, n);
-  const outIds = new Array<number>(n);
-  const outMasks = new Array<number>(n);
-  for (let i = 0; i < n; i++) {
-    outIds[i] = ids[order[i]!]!;
-    outMasks[i] = masks[order[i]!]!;
-  }
-  return { ids: outIds, masks: outMasks };
+  return n;
 }
 
 const SQL_LIST = `SELECT items FROM query_lists WHERE id = ?`;
@@ -227,6 +303,9 @@ export class ListReader {
   private readonly cache = new Map<number, QueryList>();
   /** Merged lists by reference and bounds: readers who share a topic set and a watermark share one merge. */
   private readonly merged = new Map<string, Uint8Array>();
+  /** walk()'s merges by the same key (null: walked once, not kept), and the buffer a merge not kept is made in. */
+  private readonly walked = new Map<string, PartialMerge | null>();
+  private walkBuffer?: PartialMerge;
   private readonly get;
 
   constructor(db: Db, private readonly cacheSize = LIST_CACHE) {
@@ -268,6 +347,47 @@ export class ListReader {
   forget(ids: readonly number[]): void {
     for (const id of ids) this.cache.delete(id);
     this.merged.clear();
+    this.walked.clear();
+  }
+
+  /**
+   * A row's papers for the sending loader: `fn(paperId, mask)` once per paper, in display order for as long
+   * as fn returns true (it wants the next one in order too), then the rest in no order. A reference row's
+   * lists are merged with only its first `ordered` papers sorted (mergeFirst): the papers an email shows;
+   * the others it only counts. fn must not walk this reader (its merge is in the reader's buffer).
+   */
+  walk(blob: Uint8Array, fromPaper: number, toPaper: number, topicCount: number, ordered: number, fn: (paperId: number, mask: number) => boolean): void {
+    if (!isRefs(blob)) {
+      eachItem(blob, fromPaper, topicCount, fn);
+      return;
+    }
+    const key = `${fromPaper}:${toPaper}:${Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString('latin1')}`;
+    const kept = this.walked.get(key);
+    let w: PartialMerge;
+    if (kept && kept.ordered >= Math.min(ordered, kept.n)) w = kept;
+    else {
+      this.walkBuffer ??= { ids: new Int32Array(256), masks: new Int32Array(256), n: 0, ordered: 0 };
+      w = mergeFirst(this.refLists(blob), fromPaper, toPaper, ordered, this.walkBuffer);
+      // Kept from a row's second walk on: a broad run's readers share a few hundred topic sets, a diverse
+      // run's hardly any (a copy per digest for nothing).
+      if (this.walked.size >= MERGED_CACHE) this.walked.clear();
+      this.walked.set(key, kept === undefined ? null : { ids: w.ids.slice(0, w.n), masks: w.masks.slice(0, w.n), n: w.n, ordered: w.ordered });
+    }
+    const { ids, masks, n } = w;
+    let inOrder = true;
+    let i = 0;
+    for (; i < w.ordered; i++) inOrder = fn(ids[i]!, masks[i]!);
+    if (inOrder && i < n) {
+      // fn wants order past the papers sorted (it left one out: deleted since planning): all of them sorted.
+      const all = mergeLists(this.refLists(blob), fromPaper, toPaper);
+      for (; i < n; i++) fn(all.ids[i]!, all.masks[i]!);
+      return;
+    }
+    for (; i < n; i++) fn(ids[i]!, masks[i]!);
+  }
+
+  private refLists(blob: Uint8Array): Array<{ bit: number; list: QueryList }> {
+    return decodeRefs(blob).map((r) => ({ bit: r.bit, list: this.list(r.listId) }));
   }
 
   private list(id: number): QueryList {

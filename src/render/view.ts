@@ -6,7 +6,7 @@ import { statement } from '../db/statements.ts';
 import { paperFromRow, type PaperRow } from '../db/paper-row.ts';
 import type { Links } from '../links.ts';
 import { MAX_SUGGESTIONS } from '../feedback/suggest.ts';
-import { digestRowStatement, eachItem, ListReader, maskIds, parseTopicIds, type DigestRecipient, type DigestRecord, type DigestRowSql } from '../ledger/index.ts';
+import { digestRowStatement, ListReader, maskIds, parseTopicIds, type DigestRecipient, type DigestRecord, type DigestRowSql } from '../ledger/index.ts';
 import type { DigestPaperView, DigestView, FeedbackLinks } from './render.ts';
 import { safeHref } from './render-format.ts';
 import { PaperDays } from './paper-days.ts';
@@ -224,15 +224,15 @@ export class DigestLoader {
     const reasons = () => (reasonsRead ??= new Map(bestSuggestions(r.suggestions)));
     // Papers per topic bit, for the email's at-a-glance counts (a few bits a paper).
     const perBit = new Array<number>(rowTopics.length).fill(0);
-    // The packed list is walked in place (ledger/items.ts eachItem): nothing is made for the papers past
-    // `limit` but their day and topics, and nothing of the list outlives this call.
+    // The list is walked in place (ListReader.walk): nothing is made for the papers past `limit` but their
+    // day and topics, and only the papers still to be made need the display order (what fn returns).
     if (r.items !== null) {
-      eachItem(this.lists.plain(r.items, r.from_paper, r.to_paper), r.from_paper, rowTopics.length, (paperId, mask) => {
+      this.lists.walk(r.items, r.from_paper, r.to_paper, rowTopics.length, limit, (paperId, mask) => {
         // Past the email's papers, one read of the day index (paper-days.ts) when it knows the paper.
         // (A paper deleted while the run goes on is still counted there, as a cached one is still shown.)
         const indexed = papers.length >= limit ? this.days.get(paperId) : 0;
         const paper = indexed === 0 ? this.paperFields(paperId) : undefined;
-        if (indexed === 0 && !paper) return; // a paper deleted since planning is left out
+        if (indexed === 0 && !paper) return papers.length < limit; // a paper deleted since planning is left out
         const day = paper ? paper.day : indexed;
         if (day !== firstDay && day !== lastDay) {
           // Another day than the first's and the last's so far (rare): its text compared with theirs.
@@ -245,10 +245,11 @@ export class DigestLoader {
         for (let m = mask & knownBits, bit = 0; m !== 0; m >>>= 1, bit++) if (m & 1) perBit[bit]!++;
         // No topic bit: a suggestion the reader's model ranked inside the list (feedback/model-pass.ts).
         if (mask === 0) (inline ??= new Set()).add(paperId);
-        if (!paper || papers.length >= limit) return;
+        if (!paper || papers.length >= limit) return false;
         const { fields } = paper;
         const matched = mask === 0 ? suggestedAs(reasons().get(paperId) ?? null, this.links.manageOf(manageToken).preferences) : matchedOf(mask);
         papers.push(new LoadedPaper(fields, matched, paperId, feedback));
+        return papers.length < limit;
       });
     }
     const suggestions = r.items === null ? [] : this.suggestionViews(bestSuggestions(r.suggestions, inline), feedback);

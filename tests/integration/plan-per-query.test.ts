@@ -186,6 +186,29 @@ describe('planning once per query', () => {
     expect(t.db.prepare(`SELECT count(*) FROM digest_suggestions`).pluck().get()).toBe(clean.prepare(`SELECT count(*) FROM digest_suggestions`).pluck().get());
   });
 
+  it('sends a reader whose first papers were deleted since planning the email of a per-subscriber row: the next papers in their place, the rest counted', async () => {
+    seedWorld(t.db);
+    matchPending(t.db);
+    const perQuery = copyOf(t.db, 'per-query');
+    const alone = copyOf(t.db, 'alone');
+    await planDigests(perQuery, { clock, mode: 'now', chunkSize: 17, lists: 'per-query' });
+    await planDigests(alone, { clock, mode: 'now', chunkSize: 17, perSubscriber: true });
+    // The loader sorts only the papers an email shows (ListReader.walk): rows longer than that, whose
+    // shown papers include deleted ones, must still show the next papers in display order.
+    const long = perQuery.prepare(`SELECT count(*) FROM digests WHERE substr(items, 1, 1) = x'01' AND paper_count > ?`).pluck().get(renderer.emailPapers) as number;
+    expect(long).toBeGreaterThan(20);
+    // The most upvoted papers come first in rows of one topic (display order: topics matched, then upvotes).
+    const top = t.db.prepare(`SELECT id FROM papers ORDER BY upvotes DESC, id LIMIT 4`).pluck().all() as number[];
+    for (const db of [perQuery, alone]) {
+      db.pragma('foreign_keys = OFF');
+      for (const id of top) db.prepare(`DELETE FROM papers WHERE id = ?`).run(id);
+    }
+    const got = emails(perQuery);
+    const want = emails(alone);
+    expect([...got.keys()]).toEqual([...want.keys()]);
+    for (const [sid, mail] of want) expect(got.get(sid), `subscriber ${sid}`).toEqual(mail);
+  });
+
   it('keeps a query list while a row refers to it, and prunes it with the last one', async () => {
     const { paperIds } = seedBatch(t.db, '2025-11-25', [{ title: 'Robot grasping' }, { title: 'Robot navigation' }, { title: 'Diffusion video' }]);
     seedSubscribers(t.db, [
