@@ -129,12 +129,20 @@ forEachEngine('delivery across processes', (engine: Engine) => {
     });
 
     it('two runs started together send each digest once', async () => {
-      // Nothing is answered before a fourth recipient arrives: one run's pool has at most 3 sends in flight,
-      // so the fourth is the other run's. Both runs really send, however long either takes to start.
-      let open!: () => void;
-      const bothSending = new Promise<void>((r) => (open = r));
-      const emails = await setup(240, (ctx) => (ctx.total > 3 && open(), accept(15, bothSending)));
-      const env = envFor({ SMTP_POOL_SIZE: '3' });
+      // Nothing is answered before both runs hold claims (each run's pool has 3 sends in flight at most, so
+      // the first run cannot finish the edition alone), however long either takes to start; the client's
+      // timeout is set past that wait, so a held send is never an ambiguous one. A second run that never
+      // claims fails this test by its timeout.
+      let bothClaimed: Promise<void> | undefined;
+      const twoClaimants = async () => {
+        for (;;) {
+          const [r] = await sql.all<{ n: number }>(`SELECT CAST(count(DISTINCT claimed_by) AS INTEGER) AS n FROM digests WHERE claimed_by IS NOT NULL`);
+          if (Number(r!.n) >= 2) return;
+          await new Promise((w) => setTimeout(w, 25));
+        }
+      };
+      const emails = await setup(240, () => accept(15, (bothClaimed ??= twoClaimants())));
+      const env = envFor({ SMTP_POOL_SIZE: '3', SMTP_TIMEOUT_MS: '25000' });
       const [a, b] = [startBuiltRun(env, t.dir), startBuiltRun(env, t.dir)];
       const [ra, rb] = await Promise.all([a.done, b.done]);
       expect([ra.code, rb.code]).toEqual([0, 0]);

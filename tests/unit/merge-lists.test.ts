@@ -3,7 +3,6 @@
 // (rows whose watermark and bound are more than 2^20 paper ids apart). And the sending loader's walk, which
 // sorts only the papers an email shows (mergeFirst, ListReader.walk).
 import { describe, expect, it } from 'vitest';
-import type { Db } from '../../src/db/open.ts';
 import { encodeRefs, ListReader, mergeFirst, mergeLists, type QueryList } from '../../src/ledger/lists.ts';
 import { eachItem } from '../../src/ledger/items.ts';
 import { packItems } from '../../src/ledger/pack.ts';
@@ -111,7 +110,7 @@ describe('the loader\'s merge: only the papers an email shows in display order',
 
   it('walks a reference row in display order as long as the walker asks, the rest in any order; once, twice and kept', () => {
     const prepare = () => ({ get: () => undefined });
-    const reader = new ListReader({ prepare } as unknown as Db);
+    const reader = new ListReader({ prepare } as unknown as ConstructorParameters<typeof ListReader>[0]);
     lists.forEach(({ list: l }, i) => reader.remember(7 + i, l));
     const row = encodeRefs(lists.map(({ bit }, i) => ({ bit, listId: 7 + i })));
     const all = mergeLists(lists, 1000, 1400);
