@@ -16,7 +16,7 @@
 // lists cached; the card cache sees the same paper objects again). Without it, a loader per round.
 import { resolve } from 'node:path';
 import { getHeapSpaceStatistics } from 'node:v8';
-import { pathToFileURL } from 'node:url';
+import { renderParts } from './dist-render.mjs';
 
 const ALLOC = process.argv.includes('--alloc');
 const ONE_LOADER = process.argv.includes('--one-loader');
@@ -26,18 +26,12 @@ if (!distArg || !dbArg) {
   console.error('usage: node bench/load-render-loop.mjs <dist dir> <database> [rounds] [rows]');
   process.exit(2);
 }
-const dist = pathToFileURL(resolve(distArg)).href;
 const rounds = Number(roundsArg ?? 3);
-const { openDatabase } = await import(`${dist}/db/open.js`);
-const { DigestLoader } = await import(`${dist}/render/view.js`);
-const { createRenderer } = await import(`${dist}/render/render.js`);
-const { createMessageBuilder } = await import(`${dist}/mail/raw-message.js`);
-const { Links } = await import(`${dist}/links.js`);
-const { Tokens } = await import(`${dist}/tokens.js`);
+const { dist, openDatabase, DigestLoader, createRenderer, createMessageBuilder, benchLinks } = await renderParts(distArg);
 const { systemClock } = await import(`${dist}/clock.js`);
 
 const db = openDatabase(resolve(dbArg), { migrate: false });
-const links = new Links('https://digest.bench.example', new Tokens('bench-secret-key-0123456789abcdef0123456789'), systemClock);
+const links = benchLinks(systemClock);
 const renderer = await createRenderer();
 const builder = createMessageBuilder({ from: 'Paper Digest <digest@bench.example>' });
 const ids = db.prepare('SELECT id FROM digests WHERE items IS NOT NULL ORDER BY id LIMIT ?').all(Number(rowsArg ?? -1)).map((r) => r.id);

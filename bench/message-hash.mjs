@@ -4,18 +4,12 @@
 // the same hash on the same database send byte-identical messages: how a render optimisation is checked.
 import { resolve } from 'node:path';
 import { createHash } from 'node:crypto';
-import { pathToFileURL } from 'node:url';
+import { renderParts } from './dist-render.mjs';
 const [distArg, dbArg, rowsArg] = process.argv.slice(2);
-const dist = pathToFileURL(resolve(distArg)).href;
-const { openDatabase } = await import(`${dist}/db/open.js`);
-const { DigestLoader } = await import(`${dist}/render/view.js`);
-const { createRenderer } = await import(`${dist}/render/render.js`);
-const { createMessageBuilder } = await import(`${dist}/mail/raw-message.js`);
-const { Links } = await import(`${dist}/links.js`);
-const { Tokens } = await import(`${dist}/tokens.js`);
+const { openDatabase, DigestLoader, createRenderer, createMessageBuilder, benchLinks } = await renderParts(distArg);
 const db = openDatabase(resolve(dbArg), { migrate: false });
 const clock = { now: () => new Date('2026-11-27T06:00:00Z') };
-const links = new Links('https://digest.bench.example', new Tokens('bench-secret-key-0123456789abcdef0123456789'), clock);
+const links = benchLinks(clock);
 const renderer = await createRenderer();
 const builder = createMessageBuilder({ from: 'Paper Digest <digest@bench.example>' });
 const ids = db.prepare('SELECT id FROM digests WHERE items IS NOT NULL ORDER BY id LIMIT ?').all(Number(rowsArg ?? -1)).map((r) => r.id);

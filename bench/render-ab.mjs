@@ -9,7 +9,8 @@
 import { spawnSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
+import { renderParts } from './dist-render.mjs';
 
 const args = process.argv.slice(2);
 if (args[0] === '--child') await child(args.slice(1));
@@ -62,15 +63,9 @@ async function child([first, second, db, rows, rounds, block]) {
 }
 
 async function build(distArg, dbArg, rows) {
-  const dist = pathToFileURL(resolve(distArg)).href;
-  const { openDatabase } = await import(`${dist}/db/open.js`);
-  const { DigestLoader } = await import(`${dist}/render/view.js`);
-  const { createRenderer } = await import(`${dist}/render/render.js`);
-  const { createMessageBuilder } = await import(`${dist}/mail/raw-message.js`);
-  const { Links } = await import(`${dist}/links.js`);
-  const { Tokens } = await import(`${dist}/tokens.js`);
+  const { openDatabase, DigestLoader, createRenderer, createMessageBuilder, benchLinks } = await renderParts(distArg);
   const db = openDatabase(resolve(dbArg), { migrate: false });
-  const links = new Links('https://digest.bench.example', new Tokens('bench-secret-key-0123456789abcdef0123456789'), { now: () => new Date('2026-11-27T06:00:00Z') });
+  const links = benchLinks({ now: () => new Date('2026-11-27T06:00:00Z') });
   const renderer = await createRenderer();
   const builder = createMessageBuilder({ from: 'Paper Digest <digest@bench.example>' });
   const loader = new DigestLoader(db, links);
