@@ -2,21 +2,16 @@
 // process.cpuUsage) while one thread renders the first `rows` digests of a planned edition once, each card built
 // once. Two builds' `dist/` on one edition, alternated, compare what a card's build costs (issue 41, fourth pass).
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { renderParts } from './dist-render.mjs';
 const [distArg, dbArg, rowsArg] = process.argv.slice(2);
-const dist = pathToFileURL(resolve(distArg)).href;
-const { openDatabase } = await import(`${dist}/db/open.js`);
-const { DigestLoader } = await import(`${dist}/render/view.js`);
-const { createRenderer } = await import(`${dist}/render/render.js`);
+const { dist, openDatabase, DigestLoader, createRenderer, benchLinks } = await renderParts(distArg);
 const { CardCache } = await import(`${dist}/render/card-cache.js`);
-const { Links } = await import(`${dist}/links.js`);
-const { Tokens } = await import(`${dist}/tokens.js`);
 const { systemClock } = await import(`${dist}/clock.js`);
 const build = CardCache.prototype.build;
 let us = 0, n = 0;
 CardCache.prototype.build = function (...a) { const c = process.cpuUsage(); const r = build.apply(this, a); const d = process.cpuUsage(c); us += d.user + d.system; n++; return r; };
 const db = openDatabase(resolve(dbArg), { migrate: false });
-const links = new Links('https://digest.bench.example', new Tokens('bench-secret-key-0123456789abcdef0123456789'), systemClock);
+const links = benchLinks(systemClock);
 const renderer = await createRenderer();
 const ids = db.prepare('SELECT id FROM digests WHERE items IS NOT NULL ORDER BY id LIMIT ?').all(Number(rowsArg ?? -1)).map((r) => r.id);
 const loader = new DigestLoader(db, links);
