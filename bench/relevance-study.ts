@@ -75,6 +75,9 @@ export interface DayFigures {
   votes: number;
   /** The suggestions' reasons (titles of liked papers), as the email gave them. */
   reasons: Array<string | undefined>;
+  /** Papers of the email's "from authors you follow" block (not ranked in the list), and of those relevant. */
+  followedShown: number;
+  followedRelevant: number;
   /** Titles the reader marked "more like this" or followed from, up to and including this email. */
   liked: string[];
 }
@@ -121,8 +124,14 @@ interface Listed {
 }
 
 /** The papers of a digest's text part, in order, and its suggestions. */
-export function readEmail(text: string): { papers: Listed[]; suggestions: Listed[] } {
+export function readEmail(text: string): { papers: Listed[]; suggestions: Listed[]; followed: Listed[] } {
   const [main, also = ''] = text.split(/\nYou may also like[^\n]*\n/);
+  // "From authors you follow", above the list: the papers only a followed author brought.
+  const block = /\nFrom authors you follow[^\n]*\n([\s\S]*?)\n\n/.exec(main!)?.[1] ?? '';
+  const followed = block
+    .split(/\n(?= - )/)
+    .filter((b) => /^ - /.test(b))
+    .map((b) => ({ title: /^ - (.*)$/m.exec(b)![1]!.trim(), more: /More like this: (\S+)/.exec(b)?.[1], less: /Less like this: (\S+)/.exec(b)?.[1] }));
   const papers = main!
     .split(/\n(?=\d+\. )/)
     .filter((b) => /^\d+\. /.test(b))
@@ -139,7 +148,7 @@ export function readEmail(text: string): { papers: Listed[]; suggestions: Listed
     .split(/\n(?= \* )/)
     .filter((b) => /^ \* /.test(b))
     .map((b) => ({ title: /^ \* (.*)$/m.exec(b)![1]!.trim(), why: /Because you liked: (.*)$/m.exec(b)?.[1]?.trim(), more: /More like this: (\S+)/.exec(b)?.[1], less: /Less like this: (\S+)/.exec(b)?.[1] }));
-  return { papers, suggestions };
+  return { papers, suggestions, followed };
 }
 
 /** P@k, AUC and mean rank of a ranked list of relevance flags. */
@@ -193,7 +202,7 @@ export async function runStudy(h: WebHarness, opts: StudyOptions): Promise<DayFi
         if (sent === (received.get(to) ?? 0)) continue; // nothing matched today
         received.set(to, sent);
         const mail = await h.smtp.waitFor(to, sent, 15_000);
-        const { papers: listed, suggestions: below } = readEmail(mail.text);
+        const { papers: listed, suggestions: below, followed } = readEmail(mail.text);
         // P@5 and the rest count the list as the reader sees it, suggestions ranked in it included.
         const flags = listed.map((p) => relevant(i, p.title));
         const inList = new Set(listed.map((p) => p.title));
@@ -208,7 +217,7 @@ export async function runStudy(h: WebHarness, opts: StudyOptions): Promise<DayFi
           split: opts.split, day: d + 1, interest: i.name, role, listed: listed.length, titles: listed.map((p) => p.title), listKey: [...inList].sort().join('\n'), relevantListed: flags.filter(Boolean).length,
           ...rankFigures(flags), ceilingP5: rankFigures(flags.slice().sort((x, y) => Number(y) - Number(x))).p5,
           dayCeilingP5: Math.min(5, days[d]!.filter((p) => i.rule.test(`${p.title} ${p.abstract}`)).length) / 5, flags: flags.map((f) => (f ? '+' : '-')).join(''), suggested: suggestions.length, inlineSuggested: suggestions.length - below.length, relevantSuggested: suggestions.filter((s) => relevant(i, s.title)).length,
-          missedRelevant: missed, votes, reasons: suggestions.map((s) => s.why), liked: [...(likedBy.get(to) ?? [])],
+          missedRelevant: missed, votes, followedShown: followed.length, followedRelevant: followed.filter((p) => relevant(i, p.title)).length, reasons: suggestions.map((s) => s.why), liked: [...(likedBy.get(to) ?? [])],
         });
       }
     }

@@ -29,7 +29,10 @@ function summary(rows: DayFigures[]): string {
   const p5 = mean(rows.map((r) => r.p5));
   const list = mean(rows.map((r) => r.ceilingP5));
   const day = mean(rows.map((r) => r.dayCeilingP5));
-  return `P@5 ${f2(p5)} (perfect list ${f2(list)} = ${pct(p5, list)}; best of the day ${f2(day)} = ${pct(p5, day)})  P@10 ${f2(mean(rows.map((r) => r.p10)))}  AUC ${f2(mean(rows.map((r) => r.auc)))}  rank ${f2(mean(rows.map((r) => r.meanRank)))}  suggestions ${sugg} (${inline} in the list) precision ${f2(share(good, sugg))} reach ${f2(share(good, missed))} (${good}/${missed})`;
+  const fol = rows.reduce((a, r) => a + (r.followedShown ?? 0), 0);
+  const folGood = rows.reduce((a, r) => a + (r.followedRelevant ?? 0), 0);
+  const followed = fol === 0 ? '' : `  from followed authors ${fol} (relevant ${folGood}, ${f2(share(folGood, fol))})`;
+  return `P@5 ${f2(p5)} (perfect list ${f2(list)} = ${pct(p5, list)}; best of the day ${f2(day)} = ${pct(p5, day)})  P@10 ${f2(mean(rows.map((r) => r.p10)))}  AUC ${f2(mean(rows.map((r) => r.auc)))}  rank ${f2(mean(rows.map((r) => r.meanRank)))}  suggestions ${sugg} (${inline} in the list) precision ${f2(share(good, sugg))} reach ${f2(share(good, missed))} (${good}/${missed})${followed}`;
 }
 
 const all: DayFigures[] = [];

@@ -134,7 +134,7 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     preview: trimOnWord(tidy(view.papers[0]?.title ?? ''), 110),
     edition: tidy(view.edition),
     email: view.email,
-    intro: `${introCount(total, view.suggestedInList)}${days === '' ? '' : ` (${days})`}.`,
+    intro: `${introCount(total, view.suggestedInList)}${followedCount(view)}${days === '' ? '' : ` (${days})`}.`,
     glance: glanceLine(view, Math.min(3, view.suggestions?.length ?? 0)),
     picks: topPicks(view.papers, total, links.webView, view.maxPapers),
     links,
@@ -142,6 +142,12 @@ export function renderDigestEmail(t: CompiledTemplates, cache: CardCache, view: 
     suggestions: (view.suggestions ?? []).slice(0, 3).map((paper) => ({
       p: { url: safeHref(paper.url), title: tidy(paper.title), authors: authorsLine(paper.authors) },
       why: paper.because === undefined ? '' : trimOnWord(tidy(paper.because), 110),
+      fb: feedbackView(paper),
+    })),
+    // "From authors you follow" (at most MAX_FOLLOWED; the rest are on the web view).
+    followed: (view.followed ?? []).slice(0, MAX_FOLLOWED).map((paper) => ({
+      p: { url: safeHref(paper.url), title: tidy(paper.title), authors: authorsLine(paper.authors) },
+      why: followedNames(paper),
       fb: feedbackView(paper),
     })),
   }, total, layout.shellShapes);
@@ -350,6 +356,20 @@ function addTextBlock(w: QpBodyWriter, items: ReadonlyArray<QpSegment | null>, r
     } else w.addSegment(item);
   }
   w.endRun();
+}
+
+/** Papers from followed authors an email lists at most (DigestView.followed). */
+const MAX_FOLLOWED = 5;
+
+/** ", and 2 from authors you follow" (DigestView.followed), or nothing. */
+function followedCount(view: Pick<DigestView, 'followed'>): string {
+  const n = view.followed?.length ?? 0;
+  return n === 0 ? '' : `, and ${n} from ${n === 1 ? 'an author' : 'authors'} you follow`;
+}
+
+/** The followed authors a paper of DigestView.followed came by: `author:"Name"` topics, their names. */
+export function followedNames(paper: Pick<DigestView['papers'][number], 'matchedTopics'>): string {
+  return paper.matchedTopics.map((m) => tidy(m.text.replace(/^author:"(.*)"$/, '$1'))).join(', ');
 }
 
 /** "12 new papers matched your topics", or with suggestions ranked in the list "10 … and 2 suggested by your model". */

@@ -35,8 +35,13 @@ export interface ShellValues {
   /** The best few papers' titles at the top, so that the first phone screen shows them. */
   picks: Array<{ url: string; title: string }>;
   links: { preferences: string; unsubscribe: string; webView: string; home: string };
-  suggestions: Array<{ p: { url: string; title: string; authors: string }; why: string; fb: { more: string; less: string; follow: string | null; followName: string } | null }>;
+  suggestions: ShellPaper[];
+  /** "From authors you follow" (DigestView.followed): `why` names the followed author. */
+  followed: ShellPaper[];
 }
+
+/** A paper the shell lists apart from the cards: a suggestion, or a followed author's. */
+export type ShellPaper = { p: { url: string; title: string; authors: string }; why: string; fb: { more: string; less: string; follow: string | null; followName: string } | null };
 
 export interface DigestShell {
   /** Size of the HTML shell as sent (what the clipping size counts) for this layout. */
@@ -62,11 +67,8 @@ export function digestShell(t: CompiledTemplates, values: ShellValues, total: nu
       glance: v(values.glance),
       picks: values.picks.map((k) => ({ url: v(k.url), title: v(k.title) })),
       links: { preferences: v(values.links.preferences), unsubscribe: v(values.links.unsubscribe), webView: v(values.links.webView), home: v(values.links.home) },
-      suggestions: values.suggestions.map((s) => ({
-        p: { url: v(s.p.url), title: v(s.p.title), authors: v(s.p.authors) },
-        why: v(s.why),
-        fb: s.fb && { ...s.fb, more: v(s.fb.more), less: v(s.fb.less) },
-      })),
+      suggestions: values.suggestions.map((s) => shellPaper(s, v)),
+      followed: values.followed.map((s) => shellPaper(s, v)),
       cards: marks ? CARDS_MARK : '',
       compact: marks ? COMPACT_MARK : '',
       compactCount: compact,
@@ -76,6 +78,10 @@ export function digestShell(t: CompiledTemplates, values: ShellValues, total: nu
     };
   };
   return shapes?.usable ? shapedShell(shapes, layout) : filledShell(t, layout);
+}
+
+function shellPaper(s: ShellPaper, v: (s: string) => string): object {
+  return { p: { url: v(s.p.url), title: v(s.p.title), authors: v(s.p.authors) }, why: v(s.why), fb: s.fb && { ...s.fb, more: v(s.fb.more), less: v(s.fb.less) } };
 }
 
 /** The shell filled by Handlebars per layout, its values marked as the reader's own (shell-html.ts). */

@@ -58,6 +58,11 @@ export interface DigestView {
   suggestedInList?: number | undefined;
   /** "You may also like": at most three papers no topic matched that the reader's profile ranks high. */
   suggestions?: DigestPaperView[] | undefined;
+  /**
+   * "From authors you follow": the papers only a followed author brought (no other topic of the reader's
+   * matched them), apart from the ranked list, which stays what it would be without the follow (view.ts).
+   */
+  followed?: DigestPaperView[] | undefined;
 }
 
 export interface RenderedEmail {

@@ -6,7 +6,7 @@
 import type { Logger } from '../log.ts';
 import { CardCache, DEFAULT_CARD_CACHE_BYTES } from './card-cache.ts';
 import { matchedView, safeLinks, topicKey } from './card-views.ts';
-import { emailPaperLimit, renderDigestEmail, type DigestLayout } from './digest-email.ts';
+import { emailPaperLimit, followedNames, renderDigestEmail, type DigestLayout } from './digest-email.ts';
 import { ArenaPool } from './encode/qp-body.ts';
 import { ReaderShapes } from './reader-shape.ts';
 import { ShellShapes } from './digest-shell.ts';
@@ -110,6 +110,7 @@ function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: DigestLayo
     };
     const papers = view.papers.map(page);
     const suggestions = (view.suggestions ?? []).slice(0, 3).map((paper, i) => ({ ...page(paper, i), why: paper.because ?? '' }));
+    const followed = (view.followed ?? []).map((paper, i) => ({ ...page(paper, i), why: followedNames(paper) }));
     const edition = tidy(view.edition);
     const groups = webGroups(papers);
     return t.webPage({
@@ -117,11 +118,12 @@ function makeRenderer(t: CompiledTemplates, cache: CardCache, layout: DigestLayo
       edition,
       intro: view.expired
         ? 'This digest has expired: its list of papers is kept for a limited time (DIGEST_RETENTION_DAYS) and was removed.'
-        : withDays(`${plural(papers.length - (view.suggestedInList ?? 0), 'paper', 'papers')} matched your topics${view.suggestedInList ? ` and ${view.suggestedInList} suggested by your model` : ''}`, view),
+        : withDays(`${plural(papers.length - (view.suggestedInList ?? 0), 'paper', 'papers')} matched your topics${view.suggestedInList ? ` and ${view.suggestedInList} suggested by your model` : ''}${followed.length > 0 ? `, and ${followed.length} from ${followed.length === 1 ? 'an author' : 'authors'} you follow` : ''}`, view),
       groups,
       filter: groups.length > 1,
       papers,
       suggestions,
+      followed,
       links: { home: safeLinks(view.links).home },
     });
   };

@@ -161,6 +161,16 @@ export class DigestLoader {
     return views;
   }
 
+  /** "From authors you follow": the papers only a followed author brought, in the row's order. */
+  private followedViews(rows: Array<[number, number]>, matchedOf: (mask: number) => DigestPaperView['matchedTopics'], feedback: FeedbackSource): DigestPaperView[] {
+    const views: DigestPaperView[] = [];
+    for (const [paperId, mask] of rows) {
+      const paper = this.paperFields(paperId);
+      if (paper) views.push(new LoadedPaper(paper.fields, matchedOf(mask), paperId, feedback));
+    }
+    return views;
+  }
+
   /** The ledger row, its subscriber and the renderer's input; undefined when there is no such row. */
   // Measured hot path (once per digest; its row statement ~7% of a broad digest): one method on purpose;
   // split it only with an A/B run beside it (npm run bench:ab, BENCHMARKS.md).
@@ -218,6 +228,13 @@ export class DigestLoader {
     let knownBits = 0;
     for (let bit = 0; bit < rowTopics.length; bit++) if (topicText.has(rowTopics[bit]!)) knownBits |= 1 << bit;
     let seen = 0;
+    // Papers only a followed author brought (no other topic of the reader's matched them) are shown in
+    // their own block, "from authors you follow", and leave the ranked list as it would be without the
+    // follow (followedBits: the row's author:"Name" topics; only when the row has other topics too).
+    const followedBits = authorBits(rowTopics, topicText);
+    const listBits = knownBits & ~followedBits;
+    const peel = followedBits !== 0 && listBits !== 0;
+    const followedRows: Array<[number, number]> = [];
     // The papers of the list that are suggestions, and the reasons of the row's suggestions (read when one is met).
     let inline: Set<number> | undefined;
     let reasonsRead: Map<number, string | null> | undefined;
@@ -233,6 +250,11 @@ export class DigestLoader {
         const indexed = papers.length >= limit ? this.days.get(paperId) : 0;
         const paper = indexed === 0 ? this.paperFields(paperId) : undefined;
         if (indexed === 0 && !paper) return papers.length < limit; // a paper deleted since planning is left out
+        if (peel && mask !== 0 && (mask & listBits) === 0) {
+          followedRows.push([paperId, mask]);
+          seen |= mask & knownBits;
+          return true;
+        }
         const day = paper ? paper.day : indexed;
         if (day !== firstDay && day !== lastDay) {
           // Another day than the first's and the last's so far (rare): its text compared with theirs.
@@ -253,6 +275,13 @@ export class DigestLoader {
       });
     }
     const suggestions = r.items === null ? [] : this.suggestionViews(bestSuggestions(r.suggestions, inline), feedback);
+    // A day only followed authors brought papers: they are the list (an email is never empty).
+    const followedViews = this.followedViews(followedRows, matchedOf, feedback);
+    const followed = count === 0 ? [] : followedViews;
+    if (count === 0) {
+      papers.push(...followedViews.slice(0, limit));
+      count = followedViews.length;
+    }
 
     const view: DigestView = {
       email: r.email,
@@ -265,6 +294,7 @@ export class DigestLoader {
       expired: r.items === null,
       maxPapers: r.max_papers,
       suggestions,
+      ...(followed.length > 0 ? { followed } : {}),
       ...(inline !== undefined ? { suggestedInList: inline.size } : {}),
       links: {
         ...this.links.manageOf(manageToken),
@@ -321,6 +351,14 @@ export class DigestLoader {
     return paper;
   }
 }
+
+/** The row's topic bits that are a followed author (`author:"Name"`, what the follow link adds). */
+function authorBits(rowTopics: readonly number[], topicText: ReadonlyMap<number, string>): number {
+  let bits = 0;
+  for (let bit = 0; bit < rowTopics.length; bit++) if (FOLLOWED_AUTHOR.test(topicText.get(rowTopics[bit]!) ?? '')) bits |= 1 << bit;
+  return bits;
+}
+const FOLLOWED_AUTHOR = /^author:"[^"]*"$/;
 
 /**
  * The row's suggested papers with their reasons, best first (score, then the lower id), from [[paper id,
