@@ -94,4 +94,23 @@ describe('learning digests in the email', () => {
     expect(renderer.webView(view)).toContain('You may also like');
     expect(renderer.digest({ ...view, suggestions: [] }).html).not.toContain('You may also like');
   });
+
+  it('lists a followed author\'s papers apart, above the numbered list, in both parts and on the web page', () => {
+    const byFollow = (i: number) => paper(i, { matchedTopics: [{ text: 'author:"Ada Author"', muteUrl: 'https://d.example.org/mute/a' }] });
+    const view: DigestView = { email: 'r@example.org', edition: '2025-11-25', papers: [paper(0), paper(1)], links: LINKS, followed: [byFollow(12)] };
+    const mail = renderer.digest(view);
+    const title = fixture.papers[12]!.title.slice(0, 20);
+    const block = mail.text.indexOf('From authors you follow');
+    expect(block).toBeGreaterThan(0);
+    expect(mail.text.indexOf(title)).toBeGreaterThan(block);
+    expect(mail.text.indexOf(title)).toBeLessThan(mail.text.indexOf(`1. ${fixture.papers[0]!.title.slice(0, 20)}`));
+    expect(mail.text).toContain('By Ada Author, whom you follow');
+    // The numbered list is the topics' papers alone; the intro counts both.
+    expect(mail.text).not.toMatch(/\n3\. /);
+    expect(mail.text).toContain('2 new papers matched your topics, and 1 from an author you follow');
+    expect(mail.html).toContain('From authors you follow');
+    expect(mail.html).toContain('href="https://d.example.org/feedback/t12/12/more"');
+    expect(renderer.webView(view)).toContain('From authors you follow');
+    expect(renderer.digest({ ...view, followed: [] }).text).not.toContain('From authors you follow');
+  });
 });
