@@ -4,11 +4,12 @@
 // followers were below a non-clicking reader on 10 of 54 days (BENCHMARKS.md, reader models). Here:
 //  * a followed author does not count as a matched topic: the papers the other topics brought keep the
 //    order they would have without the follow (topics matched, upvotes, relevance among those topics);
-//  * papers only a followed author brought come first: the reader asked for that author by name. In the
-//    study 73% of them were of the reader's interest against 40% of a topic list; listed after the topics'
-//    first five instead, they sat below irrelevant topic papers (followers' P@5 0.43, AUC 0.50, worse than
-//    the baseline on 19 of 54 days; first: 0.53, 0.65, 7 days, P@5 lower on 3 where the author was not of
-//    the interest). BENCHMARKS.md, reader models, seventh pass.
+//  * papers only a followed author brought come first in the row; the loader lists them apart, "From
+//    authors you follow", above the numbered list (render/view.ts), so the ranked list is the one without
+//    the follow. In the study 73-79% of them were of the reader's interest against 40% of a topic list;
+//    listed after the topics' first five, they sat below irrelevant topic papers (followers worse than the
+//    baseline on 19 of 54 days); ranked first, they pushed the topics' papers down on days the author wrote
+//    on something else (7 days, P@5 lower on 3); apart: 0 days. BENCHMARKS.md, reader models, eighth pass.
 // The reader model's order (model-pass.ts) then starts from this one instead of the planner's.
 import type { Db } from '../db/open.ts';
 import { statement } from '../db/statements.ts';
