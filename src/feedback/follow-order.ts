@@ -6,7 +6,7 @@
 //    order they would have without the follow (topics matched, upvotes, relevance among those topics);
 //  * papers only a followed author brought come first in the row; the loader lists them apart, "From
 //    authors you follow", above the numbered list (render/view.ts), so the ranked list is the one without
-//    the follow. In the study 73-79% of them were of the reader's interest against 40% of a topic list;
+//    the follow. In the study 66-73% of them were of the reader's interest against 40% of a topic list;
 //    listed after the topics' first five, they sat below irrelevant topic papers (followers worse than the
 //    baseline on 19 of 54 days); ranked first, they pushed the topics' papers down on days the author wrote
 //    on something else (7 days, P@5 lower on 3); apart: 0 days. BENCHMARKS.md, reader models, eighth pass.

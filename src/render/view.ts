@@ -228,12 +228,8 @@ export class DigestLoader {
     let knownBits = 0;
     for (let bit = 0; bit < rowTopics.length; bit++) if (topicText.has(rowTopics[bit]!)) knownBits |= 1 << bit;
     let seen = 0;
-    // Papers only a followed author brought (no other topic of the reader's matched them) are shown in
-    // their own block, "from authors you follow", and leave the ranked list as it would be without the
-    // follow (followedBits: the row's author:"Name" topics; only when the row has other topics too).
-    const followedBits = authorBits(rowTopics, topicText);
-    const listBits = knownBits & ~followedBits;
-    const peel = followedBits !== 0 && listBits !== 0;
+    // Papers no topic but a followed author's matched go apart, "from authors you follow" (listTopicBits).
+    const listBits = listTopicBits(rowTopics, topicText, knownBits);
     const followedRows: Array<[number, number]> = [];
     // The papers of the list that are suggestions, and the reasons of the row's suggestions (read when one is met).
     let inline: Set<number> | undefined;
@@ -250,11 +246,7 @@ export class DigestLoader {
         const indexed = papers.length >= limit ? this.days.get(paperId) : 0;
         const paper = indexed === 0 ? this.paperFields(paperId) : undefined;
         if (indexed === 0 && !paper) return papers.length < limit; // a paper deleted since planning is left out
-        if (peel && mask !== 0 && (mask & listBits) === 0) {
-          followedRows.push([paperId, mask]);
-          seen |= mask & knownBits;
-          return true;
-        }
+        if (listBits !== 0 && mask !== 0 && (mask & listBits) === 0) return followedRows.push([paperId, mask]) > 0;
         const day = paper ? paper.day : indexed;
         if (day !== firstDay && day !== lastDay) {
           // Another day than the first's and the last's so far (rare): its text compared with theirs.
@@ -276,12 +268,8 @@ export class DigestLoader {
     }
     const suggestions = r.items === null ? [] : this.suggestionViews(bestSuggestions(r.suggestions, inline), feedback);
     // A day only followed authors brought papers: they are the list (an email is never empty).
-    const followedViews = this.followedViews(followedRows, matchedOf, feedback);
-    const followed = count === 0 ? [] : followedViews;
-    if (count === 0) {
-      papers.push(...followedViews.slice(0, limit));
-      count = followedViews.length;
-    }
+    const followed = this.followedViews(followedRows, matchedOf, feedback);
+    if (count === 0) count = (papers.push(...followed.slice(0, limit)), followed.splice(0).length);
 
     const view: DigestView = {
       email: r.email,
@@ -302,17 +290,7 @@ export class DigestLoader {
         home: this.links.home(),
       },
     };
-    const row: DigestRecord = {
-      id: r.id,
-      subscriberId: r.subscriber_id,
-      edition: r.edition,
-      status: r.status,
-      fromPaper: r.from_paper,
-      toPaper: r.to_paper,
-      attempts: r.attempts,
-      expired: r.items === null,
-      verpNonce: r.verp_nonce,
-    };
+    const row = recordOf(r);
     return { row, subscriber, view };
   }
 
@@ -352,11 +330,34 @@ export class DigestLoader {
   }
 }
 
-/** The row's topic bits that are a followed author (`author:"Name"`, what the follow link adds). */
-function authorBits(rowTopics: readonly number[], topicText: ReadonlyMap<number, string>): number {
-  let bits = 0;
-  for (let bit = 0; bit < rowTopics.length; bit++) if (FOLLOWED_AUTHOR.test(topicText.get(rowTopics[bit]!) ?? '')) bits |= 1 << bit;
-  return bits;
+/**
+ * The row's known topic bits other than followed authors (`author:"Name"`, what the follow link adds), when
+ * it has both kinds: a paper none of these matched is a followed author's alone, shown apart from the ranked
+ * list, which stays the one without the follow. 0 (nothing apart) when the row follows no author or has no
+ * other topic.
+ */
+function listTopicBits(rowTopics: readonly number[], topicText: ReadonlyMap<number, string>, knownBits: number): number {
+  let authors = 0;
+  for (let bit = 0; bit < rowTopics.length; bit++) {
+    const text = topicText.get(rowTopics[bit]!);
+    if (text !== undefined && text.startsWith('author:"') && FOLLOWED_AUTHOR.test(text)) authors |= 1 << bit;
+  }
+  return authors === 0 ? 0 : knownBits & ~authors;
+}
+
+/** The ledger row's own fields, as LoadedDigest gives them. */
+function recordOf(r: DigestRowSql): DigestRecord {
+  return {
+    id: r.id,
+    subscriberId: r.subscriber_id,
+    edition: r.edition,
+    status: r.status,
+    fromPaper: r.from_paper,
+    toPaper: r.to_paper,
+    attempts: r.attempts,
+    expired: r.items === null,
+    verpNonce: r.verp_nonce,
+  };
 }
 const FOLLOWED_AUTHOR = /^author:"[^"]*"$/;
 
