@@ -13,7 +13,7 @@
 // topics. Measured: BENCHMARKS.md § Why the code is shaped this way, card-cache.ts.
 import type { Logger } from '../log.ts';
 import { encodeHtmlSegment, type HtmlSegment } from './encode/html-body.ts';
-import { encodeFixedRun, joinPieces, type FixedRun } from './encode/html-fixed-run.ts';
+import { fixedRunFor, joinPieces, type FixedRun } from './encode/html-fixed-run.ts';
 import { encodeSegment, type QpSegment } from './encode/qp-body.ts';
 import { createHighlighter, type HighlightTerms } from '../match/highlight.ts';
 import { HIGHLIGHT_CLOSE, HIGHLIGHT_OPEN, makeTerms, markedHtml, splitMarks, topicKeyOf, withoutMarks, type SlotTopics } from './card-highlight.ts';
@@ -266,7 +266,7 @@ function encodeBlock(html: BlockPieces, text: BlockPieces, view: object): Encode
       continue;
     }
     const parts = splitMarks(piece.fill(view));
-    const fixed = parts.some((part) => typeof part !== 'string') ? encodeFixedRun(parts, TAGS) : null;
+    const fixed = parts.some((part) => typeof part !== 'string') ? fixedRunFor(parts, TAGS) : null;
     if (fixed !== null) {
       encodedHtml.push({ fixed });
       htmlBytes += fixed.size;

@@ -69,12 +69,14 @@ export interface FixedRun {
 /**
  * Lays out a shared run (text pieces, and highlighted stretches as open slot, text, close slot: what
  * card-highlight.ts markedHtml makes) for any column; null when it cannot be (see the header). `tags`:
- * the highlight's open and close tags (plain ASCII, written as they are).
+ * the highlight's open and close tags (plain ASCII, written as they are). `lookahead` (fixedRunFor): each
+ * piece is encoded with a stand-in for the character that follows it (nextLetter), taken off again, so that
+ * its last blank may be a break.
  */
 // Hot path (every shared run of a card, per column): one function on purpose, a named exception of
 // tests/unit/function-budget.test.ts; split it only with an A/B run beside it (npm run bench:ab).
 // Measured: BENCHMARKS.md § Why the code is shaped this way, the function budget's hot loops.
-export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tags: { open: string; close: string }): FixedRun | null {
+export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tags: { open: string; close: string }, lookahead = false): FixedRun | null {
   const first = parts[0];
   if (typeof first !== 'string') return null;
   const probe = encodeHtmlSegment(first);
@@ -94,13 +96,12 @@ export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tags: { o
   const bytes: Buffer[] = [];
   const slotOf: number[] = [];
   const lit: FixedRun['lit'] = [];
-  let tailFrom = -1;
-  let tailFixed = 0;
-  let total = 0;
-  let extra = 0;
-  const encode = (text: string): Buffer => {
-    const scratch = Buffer.allocUnsafe(maxOut(text.length));
-    const piece = Buffer.from(scratch.subarray(0, encodeInto(text, scratch, 0, lay)));
+  let [tailFrom, tailFixed, total, extra] = [-1, 0, 0, 0];
+  const encode = (text: string, next = ''): Buffer => {
+    const scratch = Buffer.allocUnsafe(maxOut(text.length + 1));
+    let end = encodeInto(text + next, scratch, 0, lay);
+    if (next !== '') [end, lay.col, lay.utf8] = [end - 1, lay.col - 1, lay.utf8 - 1];
+    const piece = Buffer.from(scratch.subarray(0, end));
     const nl = piece.lastIndexOf('\r\n');
     if (nl >= 0) {
       tailFrom = bytes.length;
@@ -109,17 +110,17 @@ export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tags: { o
     total += piece.length;
     return piece;
   };
-  const addText = (text: string) => {
+  const addText = (text: string, k: number) => {
     if (text === '') return;
-    bytes.push(encode(text));
+    bytes.push(encode(text, lookahead ? nextLetter(parts, k) : ''));
     slotOf.push(-1);
     lit.push(undefined);
   };
-  addText(first.slice(at + 1));
+  addText(first.slice(at + 1), 0);
   for (let k = 1; k < parts.length; k++) {
     const part = parts[k]!;
     if (typeof part === 'string') {
-      addText(part);
+      addText(part, k);
       continue;
     }
     // A highlighted stretch: its open tag, its text, its close tag. The tags are whole elements in text:
@@ -129,7 +130,7 @@ export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tags: { o
     if (!part.open || typeof text !== 'string' || typeof end !== 'object' || end.open || end.slot !== part.slot) return null;
     if (lay.state !== S_TEXT || lay.rawNext) return null;
     lay.col += open.length;
-    const piece = encode(text);
+    const piece = encode(text, lookahead ? nextLetter(parts, k + 2) : '');
     if (lay.state !== S_TEXT || lay.rawNext) return null;
     lay.col += close.length;
     if (lay.col > HTML_MAX_LINE) return null;
@@ -156,6 +157,37 @@ export function encodeFixedRun(parts: ReadonlyArray<string | RunSlot>, tags: { o
     endState: lay.state,
     rawNext: lay.rawNext,
   };
+}
+
+/**
+ * A card's shared run laid out for any column (encodeFixedRun), or null. Decision: a run whose highlights lie
+ * close together (a diverse card carries the stretches of the ~50 phrases that matched its paper) often
+ * found no break between column 760 and 990: its pieces between stretches are a blank or a short word,
+ * and a piece's last blank is never a break (what follows it is not known to the encoder). About one card
+ * in six of a diverse edition was then joined segment by segment, ~80 segments and slots per card for
+ * every reader. Such a run is laid out again with each piece's next character known (`lookahead`); a run
+ * that was laid out without it keeps that layout, byte for byte.
+ */
+export function fixedRunFor(parts: ReadonlyArray<string | RunSlot>, tags: { open: string; close: string }): FixedRun | null {
+  return encodeFixedRun(parts, tags) ?? encodeFixedRun(parts, tags, true);
+}
+
+/**
+ * What stands for the character the run's text goes on with after part k (the next text, whichever stretches
+ * are lit: the tags aside) while part k is laid out: 'x' when a blank may be broken before it (anything but
+ * '.', '-', a blank or a control character: html-layout.ts), so that part k's last blank is a usable space
+ * in text; '' otherwise, and at the run's end (the reader part follows). A stand-in, not the character: one
+ * column, no state change, and taken off again (encodeFixedRun's encode). Its kind is a space in text
+ * (K_TEXT), never the earlier space between tags.
+ */
+function nextLetter(parts: ReadonlyArray<string | RunSlot>, k: number): string {
+  for (let j = k + 1; j < parts.length; j++) {
+    const p = parts[j]!;
+    if (typeof p !== 'string' || p === '') continue;
+    const c = p.charCodeAt(0);
+    return c > 0x20 && c !== 0x2e && c !== 0x2d && c !== 0x7f ? 'x' : '';
+  }
+  return '';
 }
 
 /** A run's pieces as FixedRun keeps them: joined (joinPieces), where each ends, which are highlighted stretches. */
