@@ -15,8 +15,8 @@
 // import (CSV, setup) -> ingest (parseFeed + ingestBatch) -> match (matchPending) -> plan (planDigests)
 // -> render + send (sendPending with the real SMTP mailer, into a discarding sink in a child process).
 // In the same run it measures the ceiling (one pre-built message sent over and over by the service's own
-// pool) and the naive baseline (per-subscriber JS matching + mjml2html, on a sample), and prints our
-// rate against both. See BENCHMARKS.md.
+// pool), issue 41's (Postfix's smtp-source, same size, same sink: bench/ceiling-smtp-source.ts) and the
+// naive baseline (per-subscriber JS matching + mjml2html, on a sample), and prints our rate against each.
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
