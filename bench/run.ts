@@ -15,8 +15,8 @@
 // import (CSV, setup) -> ingest (parseFeed + ingestBatch) -> match (matchPending) -> plan (planDigests)
 // -> render + send (sendPending with the real SMTP mailer, into a discarding sink in a child process).
 // In the same run it measures the ceiling (one pre-built message sent over and over by the service's own
-// pool) and the naive baseline (per-subscriber JS matching + mjml2html, on a sample), and prints our
-// rate against both. See BENCHMARKS.md.
+// pool), issue 41's (Postfix's smtp-source, same size, same sink: bench/ceiling-smtp-source.ts) and the
+// naive baseline (per-subscriber JS matching + mjml2html, on a sample), and prints our rate against each.
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
@@ -35,6 +35,7 @@ import { createLogger } from '../src/log.ts';
 import { createAppWithDb, type App } from '../src/main.ts';
 import { matchPending } from '../src/match/matcher.ts';
 import { measureCeiling, prebuildMessage } from './ceiling.ts';
+import { measureSmtpSourceCeiling, SMTP_SOURCE, smtpSourceLines } from './ceiling-smtp-source.ts';
 import { generateInChild, importInChild, sendInChild } from './children.ts';
 import { setupLearning } from './learning.ts';
 import { distribution, fmt, peakRssMb, StageClock } from './measure.ts';
@@ -231,6 +232,12 @@ try {
       `${fmt.int(c.messages)} × one pre-built ${fmt.int(c.messageBytes / 1024)} KB message: ${fmt.rate(c.perSecond)} messages/s, ` +
       `${((cpuMs() - ceilingCpuBefore) / c.messages).toFixed(3)} ms CPU per message (this process, warm-up included)`,
   );
+  // Issue 41's ceiling: Postfix's smtp-source, messages of the same size, the same sink, -s = the pool size.
+  const smtpSource = !existsSync(SMTP_SOURCE) ? undefined : await clock.run(
+    'ceiling (smtp-source)',
+    () => measureSmtpSourceCeiling({ url: smtpUrl, sessions: POOL, messageBytes: raw.length, messages: ceilingMessages, from: 'digest@bench.example', to: sample.subscriber.email, subject: sampleMail.subject, ...(postfix ? { sinkCpuSeconds: () => postfix!.stats().cpuSeconds } : {}) }),
+    (c) => `${fmt.int(c.messages)} × ${fmt.int(c.messageBytes / 1024)} KB (-l ${c.payloadBytes}, -s ${c.sessions}${c.reuse ? ' -d' : ''}): ${fmt.rate(c.perSecond)} messages/s, ${((c.cpuSeconds * 1000) / c.messages).toFixed(3)} ms CPU per message in smtp-source`,
+  );
   const naive = await clock.run(
     'naive',
     () => measureNaive(db, { sample: SAMPLE, subscribers: SUBSCRIBERS, publicUrl: PUBLIC_URL }),
@@ -286,6 +293,7 @@ try {
     ...(o['render-free'] ? ['RENDER-FREE FLOOR (--render-free): each thread sent its first rendered digest to every reader; no renderer can beat these rates'] : []),
     `END TO END (ingest -> match -> plan -> render+send): ${fmt.s(endToEnd)} s, ${fmt.int(sent.sent)} digests = ${fmt.rate(ourRate)} digests/s`,
     `vs ceiling (pre-built message, same pool and sink): ${fmt.rate(ceiling.perSecond)} messages/s -> ours = ${((ourRate / ceiling.perSecond) * 100).toFixed(0)}% of the ceiling`,
+    ...(smtpSource ? smtpSourceLines(smtpSource, ourRate, ceiling.perSecond) : []),
     `vs naive (per-subscriber JS matching + mjml2html): ${fmt.rate(naive.digestsPerSecond)} digests/s -> ours = ${(ourRate / naive.digestsPerSecond).toFixed(1)}× the naive rate`,
     `matching: distinct FTS5 queries ${fmt.s(matched.ms / 1000)} s vs per-subscriber JS loop ${fmt.s(naive.matchSecondsForAll)} s (extrapolated) -> ${(naive.matchSecondsForAll / (matched.ms / 1000)).toFixed(0)}× faster`,
     `peak RSS: bench process ${peakRssMb()} MB (pipeline stages ${peakPipeline} MB${childRun ? ', the send stage\'s being `digest run`\'s' : ''}); sink ${sinkStats ? `${sinkStats.maxRssMb} MB, ${sinkStats.messages < 0 ? '' : `${fmt.int(sinkStats.messages)} messages, ${fmt.int(sinkStats.bytes / 1e6)} MB received, `}${sinkStats.cpuSeconds} CPU s` : 'external (not measured)'}`,
@@ -293,6 +301,7 @@ try {
     o['render-free'] ? 'targets, at the floor (a MISS here no rendering work can make up):' : 'targets:',
     ...(rateTarget === undefined ? [] : [target(ourRate >= rateTarget, `end to end ≥ ${fmt.int(rateTarget)} digests/s (${fmt.rate(ourRate)})`)]),
     target(ourRate >= ceilingShare * ceiling.perSecond, `≥ ${ceilingShare * 100}% of the ceiling (${((ourRate / ceiling.perSecond) * 100).toFixed(0)}%)`),
+    ...(smtpSource ? [target(ourRate >= ceilingShare * smtpSource.perSecond, `≥ ${ceilingShare * 100}% of issue 41's ceiling, smtp-source's (${((ourRate / smtpSource.perSecond) * 100).toFixed(0)}%)`)] : []),
     ...(broad ? [target(growthPer100k < 100, `database growth < 100 MB per 100k-subscriber edition (${growthPer100k.toFixed(0)} MB)`)] : []),
     target(matched.ms < 2000 * Math.max(1, (SUBSCRIBERS / 100_000) * (PAPERS / 1000)), `matching under 2 s per 100k × 1,000 (${fmt.s(matched.ms / 1000)} s)`),
     target(peakPipeline < rssLimit, `peak RSS under ${rssLimit} MB (${peakPipeline} MB)`),
@@ -300,7 +309,7 @@ try {
   console.log(lines.join('\n'));
   if (profileDir) printProfiles();
   if (o.json) {
-    writeFileSync(o.json, JSON.stringify({ options: o, population, plan, sizes, sent, sendCpuMs, sinkSendCpuMs, childRun, dbGrowth, ledger, meanMessageBytes, endToEnd, ourRate, perDigest, ceiling, naive, matched, sink: sinkStats, stages: clock.stages }, null, 1));
+    writeFileSync(o.json, JSON.stringify({ options: o, population, plan, sizes, sent, sendCpuMs, sinkSendCpuMs, childRun, dbGrowth, ledger, meanMessageBytes, endToEnd, ourRate, perDigest, ceiling, smtpSource, naive, matched, sink: sinkStats, stages: clock.stages }, null, 1));
   }
 } finally {
   clock.close();

@@ -37,6 +37,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/admin-http.test.ts': both,
   'tests/integration/admin-import.test.ts': sqlite("SQLite's own mechanism: a 25,000-row import must not freeze the pages sharing the process's one connection (PostgreSQL's import: roster-engines)"),
   'tests/integration/api-batches.test.ts': both,
+  'tests/integration/bench-smtp-source.test.ts': none("no store: the bench's smtp-source ceiling against a real SMTP server"),
   'tests/integration/backup.test.ts': sqlite("SQLite's own mechanism (online file backup); PostgreSQL's is pg_dump"),
   'tests/integration/bounces-digest-reuse.test.ts': sqlite("SQLite's own mechanism (a deleted ledger row's id given to the next digest)"),
   'tests/integration/bounces-kinds.test.ts': both,
