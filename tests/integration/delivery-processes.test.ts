@@ -164,7 +164,9 @@ forEachEngine('delivery across processes', (engine: Engine) => {
       expect(sink.messages).toHaveLength(240);
       const claimants = await sql.all(`SELECT DISTINCT claimed_by FROM digests`);
       expect(claimants).toHaveLength(2); // both processes really sent
-    });
+      // Past the 25 s a held send may wait (SMTP_TIMEOUT_MS above) plus two process starts: on PostgreSQL this
+      // took 12-27 s under a load average of 18-20 on 2 cores (the default 30 s left a slow start failing as a hang).
+    }, 60_000);
 
     it('SIGTERM: stops claiming, records the sends in flight, exits 0; the next run completes the edition', async () => {
       const emails = await setup(20, () => accept(150));
