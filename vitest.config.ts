@@ -12,6 +12,9 @@ export default defineConfig({
     // Builds dist/ once (tests start the built CLI) and probes PostgreSQL once: its tests run where it
     // answers, else are skipped with one line saying why.
     globalSetup: ['tests/helpers/global-setup.ts'],
+    // Each worker drops DATABASE_URL and DATABASE_SCHEMA before a test file loads: a SQLite half never
+    // inherits the developer's PostgreSQL (the PostgreSQL halves name their schema: tests/helpers/store-env.ts).
+    setupFiles: ['tests/helpers/worker-env.ts'],
     env: { LOG_LEVEL: 'silent' },
   },
 });

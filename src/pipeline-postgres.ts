@@ -45,8 +45,10 @@ export async function runPipelinePg(d: PgPipelineDeps, o: PgRunOptions): Promise
     return { ...r, planRan: r.plan.ran, send: undefined, notices: undefined, recovered: 0, pruned: 0, prunedQueries: 0, overdue: undefined };
   }
   const poll = o.fetch === false ? undefined : postgresSourcePoll(pool, config, logger, clock, d.spacer);
-  // The upkeep (retention, unused queries) runs in planEditionPg, by this tick's planner only.
-  const edition = await planEditionPg(pool, { clock, mode: o.mode, logger, poll, retentionDays: config.DIGEST_RETENTION_DAYS });
+  // The upkeep (retention, unused queries) runs in planEditionPg, by this tick's planner only. Another process
+  // planning now (a second run, `digest plan`, serve's tick) is waited for: its rows are claimable once it
+  // commits, and this run sends them too (claiming at once found none of them).
+  const edition = await planEditionPg(pool, { clock, mode: o.mode, logger, poll, retentionDays: config.DIGEST_RETENTION_DAYS, waitForPlanner: true });
   logger.info({ matched: edition.matched, plan: edition.plan }, 'planned');
   // Confirmation emails due go first, as on SQLite: a person is waiting for each.
   const notices = await d.notices.sendDue();

@@ -160,6 +160,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/integration/web-view-share.test.ts': both,
   'tests/integration/web.test.ts': both,
 
+  'tests/unit/store-free-env.test.ts': none('no store: the test environment and config loading, on a plain object'),
   'tests/unit/topic-changes.test.ts': PURE,
   'tests/unit/admin-password.test.ts': PURE,
   'tests/unit/architecture.test.ts': SOURCE_SCAN,

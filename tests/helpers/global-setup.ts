@@ -13,6 +13,8 @@ export default async function setup(project: TestProject): Promise<void> {
   // passing with the PostgreSQL half skipped.
   if (reason && process.env.TEST_REQUIRE_POSTGRES === '1') throw new Error(`TEST_REQUIRE_POSTGRES=1: PostgreSQL must answer, but ${reason}`);
   project.provide('pgSkipReason', reason);
+  // The workers drop DATABASE_URL from their environment (tests/helpers/worker-env.ts): they learn the address here.
+  project.provide('pgTestUrl', PG_TEST_URL);
   const n = engineCounts();
   const where = `${n.both} files on both engines, ${n.postgres} PostgreSQL only, ${n.sqlite} SQLite only, ${n.none} without a store`;
   if (reason) console.log(`PostgreSQL tests skipped: ${reason} (tests/engines.ts: ${where}; here the ${n.both} run on SQLite alone)`);

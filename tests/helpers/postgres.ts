@@ -9,16 +9,30 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { createPool } from '../../src/db/postgres/pool.ts';
-import { PG_TEST_URL, probePostgres } from './pg-probe.ts';
+import { PG_TEST_URL as PROBED_URL, probePostgres } from './pg-probe.ts';
 
-export { PG_TEST_URL, probePostgres } from './pg-probe.ts';
+export { probePostgres } from './pg-probe.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** Why the PostgreSQL tests are skipped this run; '' when PostgreSQL answered. */
     pgSkipReason: string;
+    /** Where the PostgreSQL tests find their server (DATABASE_URL of vitest's own environment, else the local one). */
+    pgTestUrl: string;
   }
 }
+
+/**
+ * The PostgreSQL the tests use: the global setup's (test workers have no DATABASE_URL of their own:
+ * tests/helpers/worker-env.ts), else, outside vitest (bench/), this process's DATABASE_URL or the local one.
+ */
+export const PG_TEST_URL: string = (() => {
+  try {
+    return inject('pgTestUrl') ?? PROBED_URL;
+  } catch {
+    return PROBED_URL;
+  }
+})();
 
 export interface TestSchema {
   url: string;
@@ -65,6 +79,6 @@ export async function postgresForTests(): Promise<PostgresForTests> {
   } catch {
     reason = undefined;
   }
-  if (reason === undefined) reason = await probePostgres();
+  if (reason === undefined) reason = await probePostgres(PG_TEST_URL);
   return { reachable: reason === '', reason, schema: () => createTestSchema() };
 }

@@ -131,11 +131,14 @@ forEachEngine('delivery across processes', (engine: Engine) => {
     it('two runs started together send each digest once', async () => {
       // Nothing is answered before both runs hold claims (each run's pool has 3 sends in flight at most, so
       // the first run cannot finish the edition alone), however long either takes to start; the client's
-      // timeout is set past that wait, so a held send is never an ambiguous one. A second run that never
-      // claims fails this test by its timeout.
+      // timeout is set past that wait, so a held send is never an ambiguous one. A run that ends before both
+      // hold claims (on PostgreSQL, one that once claimed before the other's planning committed, found
+      // nothing and exited: pipeline-postgres.ts now waits for that planner) opens the gate and fails the
+      // test naming it and what it printed; one that never starts claiming fails it by its timeout.
       let bothClaimed: Promise<void> | undefined;
+      let ended: string | undefined;
       const twoClaimants = async () => {
-        for (;;) {
+        while (ended === undefined) {
           const [r] = await sql.all<{ n: number }>(`SELECT CAST(count(DISTINCT claimed_by) AS INTEGER) AS n FROM digests WHERE claimed_by IS NOT NULL`);
           if (Number(r!.n) >= 2) return;
           await new Promise((w) => setTimeout(w, 25));
@@ -143,8 +146,16 @@ forEachEngine('delivery across processes', (engine: Engine) => {
       };
       const emails = await setup(240, () => accept(15, (bothClaimed ??= twoClaimants())));
       const env = envFor({ SMTP_POOL_SIZE: '3', SMTP_TIMEOUT_MS: '25000' });
-      const [a, b] = [startBuiltRun(env, t.dir), startBuiltRun(env, t.dir)];
-      const [ra, rb] = await Promise.all([a.done, b.done]);
+      const runs = { first: startBuiltRun(env, t.dir), second: startBuiltRun(env, t.dir) };
+      let claimedBoth = false;
+      void (bothClaimed ??= twoClaimants()).then(() => (claimedBoth = ended === undefined));
+      for (const [name, run] of Object.entries(runs)) {
+        void run.done.then((r) => {
+          if (!claimedBoth) ended ??= `the ${name} run ended (exit ${r.code}) before both runs held claims; it printed:\n${r.stdout}${r.stderr}`;
+        });
+      }
+      const [ra, rb] = await Promise.all([runs.first.done, runs.second.done]);
+      expect(ended, ended).toBeUndefined();
       expect([ra.code, rb.code]).toEqual([0, 0]);
       const [sa, sb] = [runSummary(ra.stdout), runSummary(rb.stdout)];
       expect(sa.planned + sb.planned).toBe(240); // one planned the edition, the other found it planned
@@ -153,7 +164,9 @@ forEachEngine('delivery across processes', (engine: Engine) => {
       expect(sink.messages).toHaveLength(240);
       const claimants = await sql.all(`SELECT DISTINCT claimed_by FROM digests`);
       expect(claimants).toHaveLength(2); // both processes really sent
-    });
+      // Past the 25 s a held send may wait (SMTP_TIMEOUT_MS above) plus two process starts: on PostgreSQL this
+      // took 12-27 s under a load average of 18-20 on 2 cores (the default 30 s left a slow start failing as a hang).
+    }, 60_000);
 
     it('SIGTERM: stops claiming, records the sends in flight, exits 0; the next run completes the edition', async () => {
       const emails = await setup(20, () => accept(150));

@@ -12,6 +12,9 @@ import { systemClock } from '../../src/clock.ts';
 import { loadConfig } from '../../src/config.ts';
 import { copySqliteToPostgres } from '../../src/db/postgres/copy.ts';
 import { Links } from '../../src/links.ts';
+import { matchPendingPg } from '../../src/match/postgres/match.ts';
+import { planDigestsPg } from '../../src/plan/postgres/plan.ts';
+import { PLAN_LOCK_CLASS, SQL_TRY_PLAN_LOCK } from '../../src/plan/postgres/plan-sql.ts';
 import { silentLogger } from '../../src/log.ts';
 import { createApp, openPostgresDoor, type App } from '../../src/main.ts';
 import { findSubscriberByEmail } from '../../src/subscribers/records/postgres.ts';
@@ -181,6 +184,45 @@ describe.skipIf(!pg.reachable)('digest run on PostgreSQL: at once, and with the 
     }
   }, 90_000);
 
+  it('a run that finds another process planning waits for it, then sends the edition that process planned', async () => {
+    // Two runs started together: one plans while the other reaches the planning lock. The other must not
+    // claim before the planner commits (it would find nothing, send nothing and exit, leaving the whole
+    // edition to the planner: what made delivery-processes' 'two runs' hang once). Here the planner is
+    // this test's transaction, holding the lock with the edition written and not committed.
+    ensureBuilt();
+    const { sqlite, s } = await bothEngines(readers);
+    const sink = await SmtpSink.start();
+    const planner = await s.pool.connect();
+    try {
+      const env = { SOURCES: '', SECRET_KEY: SECRET, DATABASE_URL: s.url, DATABASE_SCHEMA: s.name, SMTP_URL: sink.url, SMTP_POOL_SIZE: '2' };
+      expect((await inProcess(['ingest', BATCH], env)).code).toBe(0);
+      await matchPendingPg(s.pool);
+      await planner.query('BEGIN');
+      expect((await planner.query<{ ok: boolean }>(SQL_TRY_PLAN_LOCK)).rows[0]!.ok).toBe(true);
+      expect((await planDigestsPg(planner, { clock: systemClock, mode: 'now', lock: false })).planned).toBe(4);
+
+      const run = startDigest(['run', '--no-fetch'], env, 'pg-run-status-');
+      let exited = false;
+      void run.code.then(() => (exited = true));
+      while (!(await waitsForPlanLock(s))) {
+        if (exited) expect.fail(`the run did not wait for the planner holding the lock: exit ${await run.code}, it printed:\n${run.out()}${run.err()}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(sink.messages).toHaveLength(0);
+      await planner.query('COMMIT');
+
+      expect(await run.code, run.err()).toBe(0);
+      expect(run.out()).toMatch(/planned 0, sent 4, skipped 0, failed 0/);
+      expect(Object.fromEntries(sink.countsByAddress())).toEqual(Object.fromEntries(readers.map((r) => [r.email, 1])));
+    } finally {
+      await planner.query('ROLLBACK').catch(() => {});
+      planner.release();
+      await sink.close();
+      await s.drop();
+      sqlite.cleanup();
+    }
+  }, 90_000);
+
   it("a relay that does not answer: exit 1 naming it, the streak's digests back in retry due at once with their tries given back, as on SQLite; `digest status <email>` says planned or retry", async () => {
     ensureBuilt();
     const { sqlite, s } = await bothEngines(readers);
@@ -224,6 +266,17 @@ describe.skipIf(!pg.reachable)('digest run on PostgreSQL: at once, and with the 
     }
   }, 90_000);
 });
+
+/** A session of this schema waits for its planning lock (plan-sql.ts SQL_TRY_PLAN_LOCK's two keys, the second as an oid). */
+async function waitsForPlanLock(s: TestSchema): Promise<boolean> {
+  const r = await s.pool.query(
+    `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND objsubid = 2
+       AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+       AND classid::bigint = $1 AND objid::bigint = (hashtext(current_schema())::bigint & 4294967295)`,
+    [PLAN_LOCK_CLASS],
+  );
+  return (r.rowCount ?? 0) > 0;
+}
 
 async function listen(app: App): Promise<{ web: FastifyInstance; base: string }> {
   const web = buildServer(app);

@@ -31,12 +31,19 @@ export interface PgEditionOptions {
   onlySubscriber?: number;
   /** DIGEST_RETENTION_DAYS: given, the tick's planner then runs the upkeep (not for one subscriber, as on SQLite). */
   retentionDays?: number;
+  /**
+   * Another process planning this tick: wait for it to commit, then plan what is still due (plan.ts lock
+   * 'wait'), rather than return at once. `digest run` sends next: returning at once, it claimed before the
+   * other planner's rows were committed, found nothing, and left the whole edition to that process.
+   */
+  waitForPlanner?: boolean;
 }
 
 export async function planEditionPg(pool: pg.Pool, opts: PgEditionOptions): Promise<PgEditionReport> {
   const sources = opts.poll ? await opts.poll() : [];
   const matched = await matchPendingPg(pool, { logger: opts.logger });
-  const plan = await planDigestsPg(pool, { clock: opts.clock, mode: opts.mode, logger: opts.logger, onlySubscriber: opts.onlySubscriber });
+  const lock = opts.waitForPlanner ? 'wait' : true;
+  const plan = await planDigestsPg(pool, { clock: opts.clock, mode: opts.mode, logger: opts.logger, onlySubscriber: opts.onlySubscriber, lock });
   if (!plan.ran || opts.retentionDays === undefined || opts.onlySubscriber !== undefined) return { sources, matched, plan };
   const upkeep = await upkeepPg(pool, { clock: opts.clock, retentionDays: opts.retentionDays, logger: opts.logger });
   return { sources, matched, plan, upkeep };

@@ -10,6 +10,8 @@ import { watermarkExpr } from '../../subscribers/records/postgres-delivered.ts';
 
 export const PLAN_LOCK_CLASS = 0x706c616e;
 export const SQL_TRY_PLAN_LOCK = `SELECT pg_try_advisory_xact_lock(${PLAN_LOCK_CLASS}, hashtext(current_schema())) AS ok`;
+/** The same lock, waiting for the planner that holds it to commit (`digest run`, which sends next: plan.ts). */
+export const SQL_WAIT_PLAN_LOCK = `SELECT pg_advisory_xact_lock(${PLAN_LOCK_CLASS}, hashtext(current_schema())), true AS ok`;
 
 export const SQL_NO_JIT = `SET LOCAL jit = off`;
 export const SQL_ACTIVE_TIMEZONES = `SELECT DISTINCT timezone FROM subscribers WHERE status = 'confirmed'`;

@@ -4,7 +4,8 @@
 // transaction of set-based statements (plan-sql.ts). JavaScript only packs each query's list (per query,
 // never per reader); the readers' reference rows are built in SQL.
 // Safe from any number of processes: a transaction advisory lock lets one planner per tick through (the
-// others return at once, ran: false), and the rows are idempotent all the same (UNIQUE (subscriber_id,
+// others return at once, ran: false; `digest run`, which sends next, waits for it and then finds its slots
+// planned), and the rows are idempotent all the same (UNIQUE (subscriber_id,
 // edition) with ON CONFLICT DO NOTHING; last_slot moves only forward), so two planners that both got
 // through still plan each subscriber+slot once (tests/integration/pg-edition.test.ts).
 // Then, in the same transaction, the reader models' pass (feedback/postgres/model-pass.ts): the rows of
@@ -33,6 +34,7 @@ import {
   SQL_COUNT_BY_BITS,
   SQL_COUNT_BY_ROWS,
   SQL_TRY_PLAN_LOCK,
+  SQL_WAIT_PLAN_LOCK,
 } from './plan-sql.ts';
 
 export interface PgPlanOptions {
@@ -40,8 +42,13 @@ export interface PgPlanOptions {
   mode: PlanMode;
   /** Plan this one subscriber only (the first digest right after confirming). */
   onlySubscriber?: number;
-  /** Take the planning lock (default true); false shows the unique key alone holds (tests). */
-  lock?: boolean;
+  /**
+   * Take the planning lock (default true: another process planning now means ran: false at once); 'wait':
+   * wait for that process to commit, then plan what is still due (nothing, usually): a caller that sends
+   * right after planning (`digest run`) must not claim before this tick's rows are there. false shows the
+   * unique key alone holds (tests).
+   */
+  lock?: boolean | 'wait';
   logger?: Logger;
   /** 'rows': count each reader's papers by joined rows even when bit strings would do (tests: both give the same). */
   countBy?: 'auto' | 'rows';
@@ -110,7 +117,8 @@ export async function planDigestsPg(pool: pg.Pool | pg.PoolClient, opts: PgPlanO
     t = at;
   };
   const result = await inTransaction(pool, async (c): Promise<PgPlanResult> => {
-    if ((opts.lock ?? true) && !(await c.query<{ ok: boolean }>(SQL_TRY_PLAN_LOCK)).rows[0]!.ok) {
+    const lock = opts.lock ?? true;
+    if (lock !== false && !(await c.query<{ ok: boolean }>(lock === 'wait' ? SQL_WAIT_PLAN_LOCK : SQL_TRY_PLAN_LOCK)).rows[0]!.ok) {
       return { ran: false, slots: 0, planned: 0, items: 0 };
     }
     // Few, large statements whose plans are simple: JIT compiling them cost more than it saved.
