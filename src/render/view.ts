@@ -6,7 +6,7 @@ import { statement } from '../db/statements.ts';
 import { paperFromRow, type PaperRow } from '../db/paper-row.ts';
 import type { Links } from '../links.ts';
 import { MAX_SUGGESTIONS } from '../feedback/suggest.ts';
-import { digestRowStatement, ListReader, maskIds, parseTopicIds, type DigestRecipient, type DigestRecord, type DigestRowSql } from '../ledger/index.ts';
+import { digestRowReader, ListReader, maskIds, parseTopicIds, type DigestRecipient, type DigestRecord } from '../ledger/index.ts';
 import type { DigestPaperView, DigestView, FeedbackLinks } from './render.ts';
 import { safeHref } from './render-format.ts';
 import { PaperDays } from './paper-days.ts';
@@ -63,7 +63,7 @@ type PaperSql = PaperRow<'id' | 'title' | 'abstract' | 'authors' | 'url' | 'publ
 /** The loader's statements (prepared once per connection by statement()). */
 function statements(db: Db) {
   return {
-    row: digestRowStatement(db),
+    row: digestRowReader(db),
     paper: statement(db, SQL_PAPER),
     paperTopics: statement(db, SQL_PAPER_TOPICS),
   };
@@ -165,7 +165,7 @@ export class DigestLoader {
   // Measured hot path (once per digest; its row statement ~7% of a broad digest): one method on purpose;
   // split it only with an A/B run beside it (npm run bench:ab, BENCHMARKS.md).
   load(digestId: number, opts: LoadOptions = {}): LoadedDigest | undefined {
-    const r = this.row.get(digestId) as DigestRowSql | undefined;
+    const r = this.row(digestId);
     if (!r) return undefined;
     const rowTopics = parseTopicIds(r.topic_ids);
     const subscriber: DigestRecipient = { id: r.subscriber_id, email: r.email, status: r.subscriber_status, tokenSalt: r.token_salt };
@@ -181,6 +181,7 @@ export class DigestLoader {
     const token = this.links.digestToken(subscriber, r.id);
     // The subscriber's manage token, signed once too: the footer's links and every mute link carry it.
     const manageToken = this.links.manageToken(subscriber);
+    const manageLinks = this.links.manageOf(manageToken);
     const feedback = this.feedbackSource(token);
     // A paper's matched topics, one list per topic mask: a row has a few distinct masks (2^topics at most)
     // and ~50 papers shown, and the renderer works per list (digest-email.ts reads it by identity), so the
@@ -247,7 +248,7 @@ export class DigestLoader {
         if (mask === 0) (inline ??= new Set()).add(paperId);
         if (!paper || papers.length >= limit) return false;
         const { fields } = paper;
-        const matched = mask === 0 ? suggestedAs(reasons().get(paperId) ?? null, this.links.manageOf(manageToken).preferences) : matchedOf(mask);
+        const matched = mask === 0 ? suggestedAs(reasons().get(paperId) ?? null, manageLinks.preferences) : matchedOf(mask);
         papers.push(new LoadedPaper(fields, matched, paperId, feedback));
         return papers.length < limit;
       });
@@ -267,7 +268,7 @@ export class DigestLoader {
       suggestions,
       ...(inline !== undefined ? { suggestedInList: inline.size } : {}),
       links: {
-        ...this.links.manageOf(manageToken),
+        ...manageLinks,
         webView: this.links.webView(subscriber, r.id),
         home: this.links.home(),
       },
