@@ -6,7 +6,7 @@ import { statement } from '../db/statements.ts';
 import { paperFromRow, type PaperRow } from '../db/paper-row.ts';
 import type { Links } from '../links.ts';
 import { MAX_SUGGESTIONS } from '../feedback/suggest.ts';
-import { digestRowReader, ListReader, maskIds, parseTopicIds, type DigestRecipient, type DigestRecord } from '../ledger/index.ts';
+import { digestRowReader, ListReader, parseTopicIds, type DigestRecipient, type DigestRecord } from '../ledger/index.ts';
 import type { DigestPaperView, DigestView, FeedbackLinks } from './render.ts';
 import { safeHref } from './render-format.ts';
 import { PaperDays } from './paper-days.ts';
@@ -169,11 +169,17 @@ export class DigestLoader {
     if (!r) return undefined;
     const rowTopics = parseTopicIds(r.topic_ids);
     const subscriber: DigestRecipient = { id: r.subscriber_id, email: r.email, status: r.subscriber_status, tokenSalt: r.token_salt };
-    const topicText = new Map<number, string>();
-    const topicHighlight = new Map<number, string>();
+    // The row's topics by bit (bit i = rowTopics[i]): the text (undefined: deleted since planning, not named)
+    // and a like: topic's highlight. Arrays of a few entries, not maps by topic id: a row has ~3 topics.
+    const bits = rowTopics.length;
+    const bitText = new Array<string | undefined>(bits).fill(undefined);
+    const bitHighlight = new Array<string | undefined>(bits).fill(undefined);
     for (const [id, text, likeTerms] of JSON.parse(r.topics) as Array<[number, string, string | null]>) {
-      topicText.set(id, text);
-      if (likeTerms !== null) topicHighlight.set(id, likeHighlightQuery(likeTerms));
+      for (let bit = 0; bit < bits; bit++) {
+        if (rowTopics[bit] !== id) continue;
+        bitText[bit] = text;
+        if (likeTerms !== null) bitHighlight[bit] = likeHighlightQuery(likeTerms);
+      }
     }
     // The digest's own token, signed once: every feedback and follow link of this
     // digest (its papers and suggestions) carry it, so a digest costs one HMAC however many papers it
@@ -188,17 +194,18 @@ export class DigestLoader {
     // papers that matched the same topics share one (read-only) list and its topic objects. One signed mute
     // link per topic, however many papers it matched.
     const matchedLists = new Map<number, DigestPaperView['matchedTopics']>();
-    const topicViews = new Map<number, DigestPaperView['matchedTopics'][number]>();
+    const topicViews = new Array<DigestPaperView['matchedTopics'][number] | undefined>(bits).fill(undefined);
     const matchedOf = (mask: number): DigestPaperView['matchedTopics'] => {
       const known = matchedLists.get(mask);
       if (known !== undefined) return known;
       const list: Array<DigestPaperView['matchedTopics'][number]> = [];
-      for (const topicId of maskIds(mask, rowTopics)) {
-        if (!topicText.has(topicId)) continue; // a topic deleted since planning is not named
-        let topic = topicViews.get(topicId);
+      for (let bit = 0; bit < bits; bit++) {
+        const text = bitText[bit];
+        if (!(mask & (1 << bit)) || text === undefined) continue; // a topic deleted since planning is not named
+        let topic = topicViews[bit];
         if (topic === undefined) {
-          topic = { text: topicText.get(topicId)!, muteUrl: this.links.muteOf(manageToken, topicId), highlight: topicHighlight.get(topicId) };
-          topicViews.set(topicId, topic);
+          topic = { text, muteUrl: this.links.muteOf(manageToken, rowTopics[bit]!), highlight: bitHighlight[bit] };
+          topicViews[bit] = topic;
         }
         list.push(topic);
       }
@@ -217,7 +224,7 @@ export class DigestLoader {
     // those any counted paper matched: a mask per row, not a lookup per paper and bit (~190 papers × 3
     // bits in a broad digest).
     let knownBits = 0;
-    for (let bit = 0; bit < rowTopics.length; bit++) if (topicText.has(rowTopics[bit]!)) knownBits |= 1 << bit;
+    for (let bit = 0; bit < bits; bit++) if (bitText[bit] !== undefined) knownBits |= 1 << bit;
     let seen = 0;
     // The papers of the list that are suggestions, and the reasons of the row's suggestions (read when one is met).
     let inline: Set<number> | undefined;
@@ -260,8 +267,8 @@ export class DigestLoader {
       edition: r.edition,
       papers,
       // The subject names the topics of the list's papers; a suggestion's reason is not a topic.
-      ...(papers.length < count || inline !== undefined ? { paperCount: count, topicTexts: maskIds(seen, rowTopics).map((id) => topicText.get(id)!) } : {}),
-      topicCounts: perBit.flatMap((n, bit) => (n > 0 ? [{ text: topicText.get(rowTopics[bit]!)!, count: n }] : [])),
+      ...(papers.length < count || inline !== undefined ? { paperCount: count, topicTexts: textsOf(seen, bitText) } : {}),
+      topicCounts: perBit.flatMap((n, bit) => (n > 0 ? [{ text: bitText[bit]!, count: n }] : [])),
       paperDays: firstDay !== 0 ? { first: this.days.text(firstDay), last: this.days.text(lastDay) } : undefined,
       expired: r.items === null,
       maxPapers: r.max_papers,
@@ -333,6 +340,13 @@ function bestSuggestions(json: string, listed?: ReadonlySet<number>): Array<[num
   if (listed !== undefined) rows = rows.filter((p) => !listed.has(p[0]));
   rows.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
   return rows.slice(0, MAX_SUGGESTIONS).map((p) => [p[0], p[2] ?? null]);
+}
+
+/** The texts of a mask's bits (bit i = texts[i]), in bit order, as maskIds gives the ids. */
+function textsOf(mask: number, texts: ReadonlyArray<string | undefined>): string[] {
+  const out: string[] = [];
+  for (let bit = 0; bit < texts.length; bit++) if (mask & (1 << bit)) out.push(texts[bit]!);
+  return out;
 }
 
 /**
