@@ -169,18 +169,8 @@ export class DigestLoader {
     if (!r) return undefined;
     const rowTopics = parseTopicIds(r.topic_ids);
     const subscriber: DigestRecipient = { id: r.subscriber_id, email: r.email, status: r.subscriber_status, tokenSalt: r.token_salt };
-    // The row's topics by bit (bit i = rowTopics[i]): the text (undefined: deleted since planning, not named)
-    // and a like: topic's highlight. Arrays of a few entries, not maps by topic id: a row has ~3 topics.
     const bits = rowTopics.length;
-    const bitText = new Array<string | undefined>(bits).fill(undefined);
-    const bitHighlight = new Array<string | undefined>(bits).fill(undefined);
-    for (const [id, text, likeTerms] of JSON.parse(r.topics) as Array<[number, string, string | null]>) {
-      for (let bit = 0; bit < bits; bit++) {
-        if (rowTopics[bit] !== id) continue;
-        bitText[bit] = text;
-        if (likeTerms !== null) bitHighlight[bit] = likeHighlightQuery(likeTerms);
-      }
-    }
+    const { bitText, bitHighlight } = topicsByBit(r.topics, rowTopics);
     // The digest's own token, signed once: every feedback and follow link of this
     // digest (its papers and suggestions) carry it, so a digest costs one HMAC however many papers it
     // shows (one per paper shown was ~5% of a sending thread). The feedback service checks the paper.
@@ -340,6 +330,23 @@ function bestSuggestions(json: string, listed?: ReadonlySet<number>): Array<[num
   if (listed !== undefined) rows = rows.filter((p) => !listed.has(p[0]));
   rows.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
   return rows.slice(0, MAX_SUGGESTIONS).map((p) => [p[0], p[2] ?? null]);
+}
+
+/**
+ * The row's topics by bit (bit i = rowTopics[i]) from the row's topics JSON: the text (undefined: deleted since
+ * planning, not named) and a like: topic's highlight. Arrays of a few entries, not maps by topic id: a row has ~3 topics.
+ */
+function topicsByBit(json: string, rowTopics: readonly number[]): { bitText: Array<string | undefined>; bitHighlight: Array<string | undefined> } {
+  const bitText = new Array<string | undefined>(rowTopics.length).fill(undefined);
+  const bitHighlight = new Array<string | undefined>(rowTopics.length).fill(undefined);
+  for (const [id, text, likeTerms] of JSON.parse(json) as Array<[number, string, string | null]>) {
+    for (let bit = 0; bit < rowTopics.length; bit++) {
+      if (rowTopics[bit] !== id) continue;
+      bitText[bit] = text;
+      if (likeTerms !== null) bitHighlight[bit] = likeHighlightQuery(likeTerms);
+    }
+  }
+  return { bitText, bitHighlight };
 }
 
 /** The texts of a mask's bits (bit i = texts[i]), in bit order, as maskIds gives the ids. */
