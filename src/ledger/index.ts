@@ -10,7 +10,7 @@ export { decodeList, decodeRefs, encodeRefs, isRefs, ListReader, mergeLists, pla
 export { packItems } from './pack.ts';
 export { insertQueryList, insertRefRows, type NewList, type NewRefRow } from './refs.ts';
 export type { FailureRecord, RecoverOptions, SendLedger, SentRecord } from './port.ts';
-export { digestRowStatement, type DigestRecipient, type DigestRecord, type DigestRowSql } from './read.ts';
+export { digestRowReader, type DigestRecipient, type DigestRecord, type DigestRowSql } from './read.ts';
 export { markOpenRowsUnknown, recoverStale } from './recover.ts';
 export { pruneLedger } from './retention.ts';
 export { replyCode, SqliteLedger, type SubscriberMarks } from './states.ts';

@@ -144,7 +144,7 @@ export class ListReader {
       eachItem(blob, fromPaper, topicCount, fn);
       return;
     }
-    const key = `${fromPaper}:${toPaper}:${Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString('latin1')}`;
+    const key = refKey(blob, fromPaper, toPaper);
     const kept = this.walked.get(key);
     let w: PartialMerge;
     if (kept && kept.ordered >= Math.min(ordered, kept.n)) w = kept;
@@ -169,8 +169,12 @@ export class ListReader {
     for (; i < n; i++) fn(ids[i]!, masks[i]!);
   }
 
+  /** A reference row's lists with their bits, read from the blob in place (checked as decodeRefs checks it). */
   private refLists(blob: Uint8Array): Array<{ bit: number; list: QueryList }> {
-    return decodeRefs(blob).map((r) => ({ bit: r.bit, list: this.list(r.listId) }));
+    const k = refCount(blob);
+    const out = new Array<{ bit: number; list: QueryList }>(k);
+    for (let i = 0, at = 2; i < k; i++, at += REF_RECORD) out[i] = { bit: blob[at]!, list: this.list(listIdAt(blob, at + 1)) };
+    return out;
   }
 
   private list(id: number): QueryList {
@@ -183,6 +187,30 @@ export class ListReader {
     this.cache.set(id, list);
     return list;
   }
+}
+
+/** The number of entries of a reference row (its blob checked as decodeRefs checks it). */
+function refCount(blob: Uint8Array): number {
+  const k = blob[1] ?? 0;
+  if (blob[0] !== REFS || k === 0 || blob.length !== 2 + k * REF_RECORD) throw new Error(`malformed list reference (${blob.length} bytes)`);
+  return k;
+}
+
+/** The 6-byte little-endian list id at `at` (encodeRefs). */
+function listIdAt(blob: Uint8Array, at: number): number {
+  return blob[at]! + blob[at + 1]! * 0x100 + blob[at + 2]! * 0x10000 + blob[at + 3]! * 0x1000000 + (blob[at + 4]! + blob[at + 5]! * 0x100) * 0x100000000;
+}
+
+/**
+ * The walk's cache key of a reference row within its bounds: the bounds and each entry's bit and list id.
+ * Decision: it was the blob as latin1 text (a Buffer view and a native call per digest); numbers joined in
+ * JavaScript name the same rows (the blob is exactly k entries of bit and id) for less.
+ */
+function refKey(blob: Uint8Array, fromPaper: number, toPaper: number): string {
+  const k = refCount(blob);
+  let key = `${fromPaper}:${toPaper}`;
+  for (let i = 0, at = 2; i < k; i++, at += REF_RECORD) key += `:${blob[at]!}.${listIdAt(blob, at + 1)}`;
+  return key;
 }
 
 /** A reference row's lists (`list` finds each by id) merged into the plain packed list a per-reader plan would have stored. */

@@ -1,8 +1,6 @@
 // The row -> view read: one ledger row with its subscriber, their topics and the row's suggestions, as
 // the renderer's loader (render/view.ts DigestLoader) needs it. The loader's paper reads and caches stay in render/.
-import type { Statement } from 'better-sqlite3';
 import type { Db } from '../db/open.ts';
-import { statement } from '../db/statements.ts';
 import type { DigestStatus, SubscriberStatus } from '../types.ts';
 
 export interface DigestRecord {
@@ -67,7 +65,44 @@ export interface DigestRowSql {
   suggestions: string;
 }
 
-/** The row read, prepared once per connection: `.get(digestId)` gives a DigestRowSql or undefined. */
-export function digestRowStatement(db: Db): Statement<[number], DigestRowSql> {
-  return statement<[number], DigestRowSql>(db, SQL_DIGEST_ROW);
+/**
+ * The row read, prepared once per connection: `(digestId)` gives a DigestRowSql or undefined. The statement
+ * runs in raw mode (an array per row) and the row object is a literal made here: better-sqlite3 builds a row
+ * object key by key, ~2-3 µs of the statement's ~11 µs on a diverse 100k ledger (BENCHMARKS.md, issue 41,
+ * branch `loader-41`); a literal of one shape costs next to nothing and keeps the loader's reads monomorphic.
+ */
+export function digestRowReader(db: Db): (digestId: number) => DigestRowSql | undefined {
+  let read = readers.get(db);
+  if (read === undefined) readers.set(db, (read = rowReader(db)));
+  return read;
+}
+
+/** One reader per connection (the web view makes a loader per request). */
+const readers = new WeakMap<Db, (digestId: number) => DigestRowSql | undefined>();
+
+function rowReader(db: Db): (digestId: number) => DigestRowSql | undefined {
+  // Its own statement (not statement()'s shared one): raw mode is a property of the statement object.
+  const st = db.prepare<[number], unknown[]>(SQL_DIGEST_ROW).raw(true);
+  return (digestId) => {
+    const c = st.get(digestId);
+    if (c === undefined) return undefined;
+    return {
+      id: c[0] as number,
+      subscriber_id: c[1] as number,
+      edition: c[2] as string,
+      status: c[3] as DigestStatus,
+      from_paper: c[4] as number,
+      to_paper: c[5] as number,
+      attempts: c[6] as number,
+      items: c[7] as Buffer | null,
+      topic_ids: c[8] as string,
+      verp_nonce: c[9] as number | null,
+      email: c[10] as string,
+      subscriber_status: c[11] as SubscriberStatus,
+      token_salt: c[12] as string,
+      max_papers: c[13] as number | null,
+      topics: c[14] as string,
+      suggestions: c[15] as string,
+    };
+  };
 }

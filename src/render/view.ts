@@ -6,7 +6,7 @@ import { statement } from '../db/statements.ts';
 import { paperFromRow, type PaperRow } from '../db/paper-row.ts';
 import type { Links } from '../links.ts';
 import { MAX_SUGGESTIONS } from '../feedback/suggest.ts';
-import { digestRowStatement, ListReader, maskIds, parseTopicIds, type DigestRecipient, type DigestRecord, type DigestRowSql } from '../ledger/index.ts';
+import { digestRowReader, ListReader, parseTopicIds, type DigestRecipient, type DigestRecord } from '../ledger/index.ts';
 import type { DigestPaperView, DigestView, FeedbackLinks } from './render.ts';
 import { safeHref } from './render-format.ts';
 import { PaperDays } from './paper-days.ts';
@@ -63,7 +63,7 @@ type PaperSql = PaperRow<'id' | 'title' | 'abstract' | 'authors' | 'url' | 'publ
 /** The loader's statements (prepared once per connection by statement()). */
 function statements(db: Db) {
   return {
-    row: digestRowStatement(db),
+    row: digestRowReader(db),
     paper: statement(db, SQL_PAPER),
     paperTopics: statement(db, SQL_PAPER_TOPICS),
   };
@@ -175,39 +175,37 @@ export class DigestLoader {
   // Measured hot path (once per digest; its row statement ~7% of a broad digest): one method on purpose;
   // split it only with an A/B run beside it (npm run bench:ab, BENCHMARKS.md).
   load(digestId: number, opts: LoadOptions = {}): LoadedDigest | undefined {
-    const r = this.row.get(digestId) as DigestRowSql | undefined;
+    const r = this.row(digestId);
     if (!r) return undefined;
     const rowTopics = parseTopicIds(r.topic_ids);
     const subscriber: DigestRecipient = { id: r.subscriber_id, email: r.email, status: r.subscriber_status, tokenSalt: r.token_salt };
-    const topicText = new Map<number, string>();
-    const topicHighlight = new Map<number, string>();
-    for (const [id, text, likeTerms] of JSON.parse(r.topics) as Array<[number, string, string | null]>) {
-      topicText.set(id, text);
-      if (likeTerms !== null) topicHighlight.set(id, likeHighlightQuery(likeTerms));
-    }
+    const bits = rowTopics.length;
+    const { bitText, bitHighlight } = topicsByBit(r.topics, rowTopics);
     // The digest's own token, signed once: every feedback and follow link of this
     // digest (its papers and suggestions) carry it, so a digest costs one HMAC however many papers it
     // shows (one per paper shown was ~5% of a sending thread). The feedback service checks the paper.
     const token = this.links.digestToken(subscriber, r.id);
     // The subscriber's manage token, signed once too: the footer's links and every mute link carry it.
     const manageToken = this.links.manageToken(subscriber);
+    const manageLinks = this.links.manageOf(manageToken);
     const feedback = this.feedbackSource(token);
     // A paper's matched topics, one list per topic mask: a row has a few distinct masks (2^topics at most)
     // and ~50 papers shown, and the renderer works per list (digest-email.ts reads it by identity), so the
     // papers that matched the same topics share one (read-only) list and its topic objects. One signed mute
     // link per topic, however many papers it matched.
     const matchedLists = new Map<number, DigestPaperView['matchedTopics']>();
-    const topicViews = new Map<number, DigestPaperView['matchedTopics'][number]>();
+    const topicViews = new Array<DigestPaperView['matchedTopics'][number] | undefined>(bits).fill(undefined);
     const matchedOf = (mask: number): DigestPaperView['matchedTopics'] => {
       const known = matchedLists.get(mask);
       if (known !== undefined) return known;
       const list: Array<DigestPaperView['matchedTopics'][number]> = [];
-      for (const topicId of maskIds(mask, rowTopics)) {
-        if (!topicText.has(topicId)) continue; // a topic deleted since planning is not named
-        let topic = topicViews.get(topicId);
+      for (let bit = 0; bit < bits; bit++) {
+        const text = bitText[bit];
+        if (!(mask & (1 << bit)) || text === undefined) continue; // a topic deleted since planning is not named
+        let topic = topicViews[bit];
         if (topic === undefined) {
-          topic = { text: topicText.get(topicId)!, muteUrl: this.links.muteOf(manageToken, topicId), highlight: topicHighlight.get(topicId) };
-          topicViews.set(topicId, topic);
+          topic = { text, muteUrl: this.links.muteOf(manageToken, rowTopics[bit]!), highlight: bitHighlight[bit] };
+          topicViews[bit] = topic;
         }
         list.push(topic);
       }
@@ -226,7 +224,7 @@ export class DigestLoader {
     // those any counted paper matched: a mask per row, not a lookup per paper and bit (~190 papers × 3
     // bits in a broad digest).
     let knownBits = 0;
-    for (let bit = 0; bit < rowTopics.length; bit++) if (topicText.has(rowTopics[bit]!)) knownBits |= 1 << bit;
+    for (let bit = 0; bit < bits; bit++) if (bitText[bit] !== undefined) knownBits |= 1 << bit;
     let seen = 0;
     // Papers no topic but a followed author's matched go apart, "from authors you follow" (listTopicBits).
     const listBits = listTopicBits(rowTopics, topicText, knownBits);
@@ -261,7 +259,7 @@ export class DigestLoader {
         if (mask === 0) (inline ??= new Set()).add(paperId);
         if (!paper || papers.length >= limit) return false;
         const { fields } = paper;
-        const matched = mask === 0 ? suggestedAs(reasons().get(paperId) ?? null, this.links.manageOf(manageToken).preferences) : matchedOf(mask);
+        const matched = mask === 0 ? suggestedAs(reasons().get(paperId) ?? null, manageLinks.preferences) : matchedOf(mask);
         papers.push(new LoadedPaper(fields, matched, paperId, feedback));
         return papers.length < limit;
       });
@@ -276,8 +274,8 @@ export class DigestLoader {
       edition: r.edition,
       papers,
       // The subject names the topics of the list's papers; a suggestion's reason is not a topic.
-      ...(papers.length < count || inline !== undefined ? { paperCount: count, topicTexts: maskIds(seen, rowTopics).map((id) => topicText.get(id)!) } : {}),
-      topicCounts: perBit.flatMap((n, bit) => (n > 0 ? [{ text: topicText.get(rowTopics[bit]!)!, count: n }] : [])),
+      ...(papers.length < count || inline !== undefined ? { paperCount: count, topicTexts: textsOf(seen, bitText) } : {}),
+      topicCounts: perBit.flatMap((n, bit) => (n > 0 ? [{ text: bitText[bit]!, count: n }] : [])),
       paperDays: firstDay !== 0 ? { first: this.days.text(firstDay), last: this.days.text(lastDay) } : undefined,
       expired: r.items === null,
       maxPapers: r.max_papers,
@@ -285,7 +283,7 @@ export class DigestLoader {
       ...(followed.length > 0 ? { followed } : {}),
       ...(inline !== undefined ? { suggestedInList: inline.size } : {}),
       links: {
-        ...this.links.manageOf(manageToken),
+        ...manageLinks,
         webView: this.links.webView(subscriber, r.id),
         home: this.links.home(),
       },
@@ -371,6 +369,30 @@ function bestSuggestions(json: string, listed?: ReadonlySet<number>): Array<[num
   if (listed !== undefined) rows = rows.filter((p) => !listed.has(p[0]));
   rows.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
   return rows.slice(0, MAX_SUGGESTIONS).map((p) => [p[0], p[2] ?? null]);
+}
+
+/**
+ * The row's topics by bit (bit i = rowTopics[i]) from the row's topics JSON: the text (undefined: deleted since
+ * planning, not named) and a like: topic's highlight. Arrays of a few entries, not maps by topic id: a row has ~3 topics.
+ */
+function topicsByBit(json: string, rowTopics: readonly number[]): { bitText: Array<string | undefined>; bitHighlight: Array<string | undefined> } {
+  const bitText = new Array<string | undefined>(rowTopics.length).fill(undefined);
+  const bitHighlight = new Array<string | undefined>(rowTopics.length).fill(undefined);
+  for (const [id, text, likeTerms] of JSON.parse(json) as Array<[number, string, string | null]>) {
+    for (let bit = 0; bit < rowTopics.length; bit++) {
+      if (rowTopics[bit] !== id) continue;
+      bitText[bit] = text;
+      if (likeTerms !== null) bitHighlight[bit] = likeHighlightQuery(likeTerms);
+    }
+  }
+  return { bitText, bitHighlight };
+}
+
+/** The texts of a mask's bits (bit i = texts[i]), in bit order, as maskIds gives the ids. */
+function textsOf(mask: number, texts: ReadonlyArray<string | undefined>): string[] {
+  const out: string[] = [];
+  for (let bit = 0; bit < texts.length; bit++) if (mask & (1 << bit)) out.push(texts[bit]!);
+  return out;
 }
 
 /**
