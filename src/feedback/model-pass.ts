@@ -29,6 +29,7 @@ import { followOrder } from './follow-order.ts';
 import { SQL_MODEL, SQL_READERS, SQL_ROWS, SQL_SUGGEST, SUGGESTION_TUPLE, type Model, type Row } from './model-pass-sql.ts';
 import { inlineBound, MAX_SUGGESTIONS } from './suggest.ts';
 import { trainReaderModel, type StoredWeights } from './training.ts';
+import { trustedModel } from './quality.ts';
 import { SUGGESTION_MATCH, SUGGEST_MIN, MODEL_KEEP, MODEL_KEEP_MIN, RANK_WEIGHT, PLANNER_WEIGHT, LAZY_TRAIN_MAX } from './model-pass-weights.ts';
 
 export { SUGGESTION_MATCH, SUGGEST_MIN, MODEL_KEEP, MODEL_KEEP_MIN, RANK_WEIGHT, PLANNER_WEIGHT, LAZY_TRAIN_MAX } from './model-pass-weights.ts';
@@ -177,8 +178,16 @@ export class ModelPass {
       if (trainReaderModel(this.db, r.sid, this.now)) m = statement<[number], NonNullable<typeof m>>(this.db, SQL_MODEL).get(r.sid);
     }
     if (!m) return undefined;
-    const stored = JSON.parse(m.weights) as StoredWeights;
-    const model: Model = { bias: m.bias, a: m.a, b: m.b, terms: [], w: [], anchors: [] };
+    let stored = JSON.parse(m.weights) as StoredWeights;
+    // Stored before its quality was measured: retrained (within the run's budget), else not trusted.
+    if (stored.q === undefined && this.lazyLeft > 0) {
+      this.lazyLeft--;
+      this.trainedNow++;
+      if (!trainReaderModel(this.db, r.sid, this.now)) return undefined;
+      m = statement<[number], NonNullable<typeof m>>(this.db, SQL_MODEL).get(r.sid)!;
+      stored = JSON.parse(m.weights) as StoredWeights;
+    }
+    const model: Model = { bias: m.bias, a: m.a, b: m.b, terms: [], w: [], anchors: [], trusted: trustedModel(stored.q) };
     stored.t.forEach((term, k) => {
       const t = this.index.termId(term);
       if (t === undefined) return; // no paper of the run has it: it cannot score any
@@ -290,7 +299,10 @@ export class ModelPass {
       // Confident suggestions (a calibrated model's), the best of them ranked inside the list with the
       // topic matches (mask 0: no topic; SUGGESTION_MATCH), the rest below it.
       const candidates = r.suggestions === 1 && model.a > 0 ? this.confident(model, touched, prob) : [];
-      for (const c of candidates.slice(0, inlineBound(n))) {
+      // Only a model whose held-out quality clears the bar (quality.ts) orders the list and ranks
+      // suggestions inside it; the others' suggestions go below the list, which keeps its starting order.
+      const trusted = model.a > 0 && model.trusted;
+      for (const c of trusted ? candidates.slice(0, inlineBound(n)) : []) {
         base.push(ids.length);
         ids.push(c.pos + this.index.lo);
         masks.push(0);
@@ -298,10 +310,10 @@ export class ModelPass {
         keys.push(SUGGESTION_MATCH + RANK_WEIGHT * c.p);
       }
       // A flat curve gives every paper one probability: the starting order stands.
-      if (model.a > 0 || r.modelOnly === 1 || follow) {
+      if (trusted || r.modelOnly === 1 || follow) {
         const rankOf = new Array<number>(ids.length);
         base.forEach((i, rank) => (rankOf[i] = rank));
-        let order = model.a > 0 || r.modelOnly === 1 ? base.slice().sort((x, y) => keys[y]! - keys[x]! || rankOf[x]! - rankOf[y]!) : base;
+        let order = trusted || r.modelOnly === 1 ? base.slice().sort((x, y) => keys[y]! - keys[x]! || rankOf[x]! - rankOf[y]!) : base;
         if (r.modelOnly === 1) order = order.filter((i, rank) => rank < MODEL_KEEP_MIN || probs[i]! >= MODEL_KEEP);
         const blob = packItems(order.map((i) => ids[i]!), order.map((i) => masks[i]!), r.fromPaper);
         writes.rewrites.push({ id: r.id, items: blob, paperCount: order.length });
