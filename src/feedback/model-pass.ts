@@ -1,13 +1,14 @@
 // What the planner does, after writing a chunk's ledger rows, for readers with a model (training.ts):
-//  * orders their papers by topics matched and the model together: key = topics matched +
+//  * if the model is trusted (its held-out AUC, stored with it, clears quality.ts's bar), orders their
+//    papers by topics matched and the model together: key = topics matched +
 //    RANK_WEIGHT x calibrated probability - PLANNER_WEIGHT x (position in the starting order, 0 to 1)
 //    (so a paper the model rates 0.9 passes one that matched one more topic but rates 0.1, and a small
 //    difference in probability does not overturn the starting order). The starting order is the
 //    planner's; for a reader who follows an author, the one without the follow (follow-order.ts);
 //  * suggests up to MAX_SUGGESTIONS papers of the row's range that no topic of theirs matched, whose
 //    calibrated probability reaches SUGGEST_MIN, each with the liked paper that weighs most in its score
-//    (the reason shown: "because you liked …"), unless they turned suggestions off. The best of them, up
-//    to inlineBound (suggest.ts), are ranked inside the list (no topic bit: mask 0) as if one topic had
+//    (the reason shown: "because you liked …"), unless they turned suggestions off. A trusted model's best,
+//    up to inlineBound (suggest.ts), are ranked inside the list (no topic bit: mask 0) as if one topic had
 //    matched them; all are in digest_suggestions (their reasons; the loader lists the others below). A
 //    model whose held-out evidence is nil yet (one or two votes: its calibrated slope is 0) orders
 //    nothing and suggests instead, below the list, the papers nearest one of the reader's liked papers
