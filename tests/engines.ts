@@ -189,6 +189,7 @@ export const ENGINES: Readonly<Record<string, EngineDecl>> = {
   'tests/unit/mail-headers.test.ts': PURE,
   'tests/unit/merge-lists.test.ts': PURE,
   'tests/unit/message-builder-parity.test.ts': PURE,
+  'tests/unit/model-quality.test.ts': PURE,
   'tests/unit/paper-days.test.ts': PURE,
   'tests/unit/plan-items.test.ts': PURE,
   'tests/unit/qp-body.test.ts': PURE,

@@ -73,4 +73,6 @@ export interface Model {
   terms: number[];
   w: number[];
   anchors: Array<number | null>;
+  /** Its held-out quality clears the bar (quality.ts): it may order the list and rank suggestions inside it. */
+  trusted: boolean;
 }

@@ -1,13 +1,14 @@
 // What the planner does, after writing a chunk's ledger rows, for readers with a model (training.ts):
-//  * orders their papers by topics matched and the model together: key = topics matched +
+//  * if the model is trusted (its held-out AUC, stored with it, clears quality.ts's bar), orders their
+//    papers by topics matched and the model together: key = topics matched +
 //    RANK_WEIGHT x calibrated probability - PLANNER_WEIGHT x (position in the starting order, 0 to 1)
 //    (so a paper the model rates 0.9 passes one that matched one more topic but rates 0.1, and a small
 //    difference in probability does not overturn the starting order). The starting order is the
 //    planner's; for a reader who follows an author, the one without the follow (follow-order.ts);
 //  * suggests up to MAX_SUGGESTIONS papers of the row's range that no topic of theirs matched, whose
 //    calibrated probability reaches SUGGEST_MIN, each with the liked paper that weighs most in its score
-//    (the reason shown: "because you liked …"), unless they turned suggestions off. The best of them, up
-//    to inlineBound (suggest.ts), are ranked inside the list (no topic bit: mask 0) as if one topic had
+//    (the reason shown: "because you liked …"), unless they turned suggestions off. A trusted model's best,
+//    up to inlineBound (suggest.ts), are ranked inside the list (no topic bit: mask 0) as if one topic had
 //    matched them; all are in digest_suggestions (their reasons; the loader lists the others below). A
 //    model whose held-out evidence is nil yet (one or two votes: its calibrated slope is 0) orders
 //    nothing and suggests instead, below the list, the papers nearest one of the reader's liked papers
@@ -29,6 +30,7 @@ import { followOrder } from './follow-order.ts';
 import { SQL_MODEL, SQL_READERS, SQL_ROWS, SQL_SUGGEST, SUGGESTION_TUPLE, type Model, type Row } from './model-pass-sql.ts';
 import { inlineBound, MAX_SUGGESTIONS } from './suggest.ts';
 import { trainReaderModel, type StoredWeights } from './training.ts';
+import { trustedModel } from './quality.ts';
 import { SUGGESTION_MATCH, SUGGEST_MIN, MODEL_KEEP, MODEL_KEEP_MIN, RANK_WEIGHT, PLANNER_WEIGHT, LAZY_TRAIN_MAX } from './model-pass-weights.ts';
 
 export { SUGGESTION_MATCH, SUGGEST_MIN, MODEL_KEEP, MODEL_KEEP_MIN, RANK_WEIGHT, PLANNER_WEIGHT, LAZY_TRAIN_MAX } from './model-pass-weights.ts';
@@ -177,8 +179,16 @@ export class ModelPass {
       if (trainReaderModel(this.db, r.sid, this.now)) m = statement<[number], NonNullable<typeof m>>(this.db, SQL_MODEL).get(r.sid);
     }
     if (!m) return undefined;
-    const stored = JSON.parse(m.weights) as StoredWeights;
-    const model: Model = { bias: m.bias, a: m.a, b: m.b, terms: [], w: [], anchors: [] };
+    let stored = JSON.parse(m.weights) as StoredWeights;
+    // Stored before its quality was measured: retrained (within the run's budget), else not trusted.
+    if (stored.q === undefined && this.lazyLeft > 0) {
+      this.lazyLeft--;
+      this.trainedNow++;
+      if (!trainReaderModel(this.db, r.sid, this.now)) return undefined;
+      m = statement<[number], NonNullable<typeof m>>(this.db, SQL_MODEL).get(r.sid)!;
+      stored = JSON.parse(m.weights) as StoredWeights;
+    }
+    const model: Model = { bias: m.bias, a: m.a, b: m.b, terms: [], w: [], anchors: [], trusted: trustedModel(stored.q) };
     stored.t.forEach((term, k) => {
       const t = this.index.termId(term);
       if (t === undefined) return; // no paper of the run has it: it cannot score any
@@ -290,7 +300,10 @@ export class ModelPass {
       // Confident suggestions (a calibrated model's), the best of them ranked inside the list with the
       // topic matches (mask 0: no topic; SUGGESTION_MATCH), the rest below it.
       const candidates = r.suggestions === 1 && model.a > 0 ? this.confident(model, touched, prob) : [];
-      for (const c of candidates.slice(0, inlineBound(n))) {
+      // Only a model whose held-out quality clears the bar (quality.ts) orders the list and ranks
+      // suggestions inside it; the others' suggestions go below the list, which keeps its starting order.
+      const trusted = model.a > 0 && model.trusted;
+      for (const c of trusted ? candidates.slice(0, inlineBound(n)) : []) {
         base.push(ids.length);
         ids.push(c.pos + this.index.lo);
         masks.push(0);
@@ -298,10 +311,10 @@ export class ModelPass {
         keys.push(SUGGESTION_MATCH + RANK_WEIGHT * c.p);
       }
       // A flat curve gives every paper one probability: the starting order stands.
-      if (model.a > 0 || r.modelOnly === 1 || follow) {
+      if (trusted || r.modelOnly === 1 || follow) {
         const rankOf = new Array<number>(ids.length);
         base.forEach((i, rank) => (rankOf[i] = rank));
-        let order = model.a > 0 || r.modelOnly === 1 ? base.slice().sort((x, y) => keys[y]! - keys[x]! || rankOf[x]! - rankOf[y]!) : base;
+        let order = trusted || r.modelOnly === 1 ? base.slice().sort((x, y) => keys[y]! - keys[x]! || rankOf[x]! - rankOf[y]!) : base;
         if (r.modelOnly === 1) order = order.filter((i, rank) => rank < MODEL_KEEP_MIN || probs[i]! >= MODEL_KEEP);
         const blob = packItems(order.map((i) => ids[i]!), order.map((i) => masks[i]!), r.fromPaper);
         writes.rewrites.push({ id: r.id, items: blob, paperCount: order.length });

@@ -10,6 +10,7 @@ import { corpusStats } from '../match/like/terms.ts';
 import { eachItem, parseTopicIds, plainItems } from '../ledger/index.ts';
 import { fitPlatt, outOfFoldScores, trainLogistic, type Example } from './model.ts';
 import { ensurePaperTerms } from '../match/paper-terms.ts';
+import { heldOutQuality, type HeldOutQuality } from './quality.ts';
 
 /** Weights kept per model: bounds what scoring a day's papers costs per reader (model-pass.ts). */
 export const MODEL_TERMS = 64;
@@ -51,6 +52,8 @@ export interface StoredWeights {
   t: string[];
   w: number[];
   a: Array<number | null>;
+  /** Held-out quality measured at training (quality.ts); absent in models stored before it. */
+  q?: HeldOutQuality;
 }
 
 interface Labelled {
@@ -112,8 +115,10 @@ export function trainReaderModel(db: Db, subscriberId: number, at: Date): boolea
     if (v) examples.push({ ...v, y: l.y, c: l.c, paperId: l.paperId });
   }
   const model = trainLogistic(examples, terms.length);
-  const cal = fitPlatt(outOfFoldScores(examples, terms.length, FOLDS), examples);
-  const weights = keptWeights(model.w, terms, examples);
+  const heldOut = outOfFoldScores(examples, terms.length, FOLDS);
+  const cal = fitPlatt(heldOut, examples);
+  const q = heldOutQuality(heldOut, examples);
+  const weights: StoredWeights = { ...keptWeights(model.w, terms, examples), q: { auc: round4(q.auc), n1: round4(q.n1), n0: round4(q.n0) } };
   statement(db, SQL_SAVE).run({
     sid: subscriberId,
     bias: model.bias,
@@ -127,6 +132,8 @@ export function trainReaderModel(db: Db, subscriberId: number, at: Date): boolea
   });
   return true;
 }
+
+const round4 = (x: number): number => Math.round(x * 1e4) / 1e4;
 
 /** The MODEL_TERMS strongest weights, each positive one with the liked paper it weighs most in. */
 function keptWeights(w: Float64Array, terms: string[], examples: ReadonlyArray<Example & { paperId: number }>): StoredWeights {
