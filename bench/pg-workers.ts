@@ -68,6 +68,10 @@ function cliOnce(args: string[], env: Record<string, string>, nodeArgs: string[]
 /** What pg-worker-meter.mjs wrote at a worker's exit. */
 export interface WorkerMeter {
   ledger: Record<'claim' | 'record' | 'other', { calls: number; rows: number; ms: number }>;
+  /** The batch mirror's reads (BatchMirror.prepare); absent in a meter older than it. */
+  mirror?: { calls: number; rows: number; ms: number };
+  /** Every pool statement by its first words: calls, ms from call to answer. */
+  statements?: Record<string, { calls: number; ms: number }>;
   smtp: { messages: number; bytes: number };
   cpuMs: number;
   peakRssMb: number;

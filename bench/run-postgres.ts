@@ -177,6 +177,19 @@ type Report = {
   loadAtStart: number;
 };
 
+/** The pool statements the workers waited on longest, summed over the workers. */
+function topStatements(send: WorkersResult, sent: number): string {
+  const all = new Map<string, { calls: number; ms: number }>();
+  for (const w of send.workers) {
+    for (const [k, v] of Object.entries(w.meter.statements ?? {})) {
+      const a = all.get(k) ?? { calls: 0, ms: 0 };
+      all.set(k, { calls: a.calls + v.calls, ms: a.ms + v.ms });
+    }
+  }
+  const top = [...all].sort((a, b) => b[1].ms - a[1].ms).slice(0, 8);
+  return top.map(([k, v]) => `\n    ${(v.ms / Math.max(1, sent)).toFixed(3)} ms (${(v.calls / Math.max(1, sent)).toFixed(2)})  ${k}`).join('');
+}
+
 function reportLines(r: Report): string[] {
   const sent = r.send.workers.reduce((s, w) => s + w.counts.sent, 0);
   const per = (ms: number | null) => (ms === null ? 'n/a' : `${(ms / Math.max(1, sent)).toFixed(3)} ms`);
@@ -206,6 +219,8 @@ function reportLines(r: Report): string[] {
     `  end to end (ingest + plan + send; import is setup): ${fmt.s(e2eS)} s = ${fmt.rate(sent / e2eS)} digests/s = ${((sent / e2eS / r.ceiling.perSecond) * 100).toFixed(0)}% of the ceiling`,
     `  CPU per digest: workers ${per(sum((w) => w.meter.cpuMs))} (every thread); their PostgreSQL backends ${per(r.send.backendsMs)} (${r.send.backends} backends); rest of the server ${per(r.send.postgresMs)} (other sessions, background workers)`,
     `  ledger calls per digest (wall, call to answer, as a lane waits; server work, network and queueing included): claim ${per(claim)} + record ${per(record)} = ${per(claim + record)}`,
+    `  the batch mirror's reads per digest (wall, the same way; a few set queries and the copy into the worker's SQLite): ${per(sum((w) => w.meter.mirror?.ms ?? 0))} in ${fmt.int(sum((w) => w.meter.mirror?.calls ?? 0))} batches`,
+    `  statements, ms a digest waited for each (calls a digest): ${topStatements(r.send, sent)}`,
     `  peak RSS per worker: ${r.send.workers.map((w) => `${w.meter.peakRssMb} MB`).join(', ')}`,
     '',
     `check: ${ok ? 'OK' : 'MISMATCH'}: planned ${fmt.int(r.planned.planned)}; rows sent ${fmt.int(r.after.sent)} (by status ${JSON.stringify(r.after.byStatus)}); the sink counted ${fmt.int(r.sinkMessages)} messages; the workers handed the relay ${fmt.int(sum((w) => w.meter.smtp.messages))}`,
