@@ -10,7 +10,9 @@
 // message of the mean size sent over and over through the service's SMTP pool, same sink and pool) and the
 // share; CPU per digest of the workers and of their PostgreSQL backends (and of every postgres process);
 // each worker's time in ledger calls (claim, record) per digest and peak RSS (bench/pg-worker-meter.mjs);
-// and the check that every planned digest was sent once: `sent` rows = planned = the sink's message count.
+// and the check that every planned digest was sent once: `sent` rows = planned = the sink's message count
+// (exit 1 otherwise). Needs Postfix's smtp-sink (it counts the messages); the SQLite-only options (--sink,
+// --smtp, --send-in-child, --learning, --profile, the naive baseline) do not apply here.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
