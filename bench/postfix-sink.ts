@@ -13,21 +13,32 @@ export const POSTFIX_SMTP_SINK = '/usr/sbin/smtp-sink';
 
 export interface PostfixSink {
   url: string;
-  /** CPU seconds and peak RSS of the sink so far (messages and bytes: -1, not counted). */
+  /** CPU seconds and peak RSS of the sink so far (messages: -1 unless counted; bytes: -1, not counted). */
   stats(): SinkStats;
   stop(): void;
 }
 
-export async function startPostfixSink(): Promise<PostfixSink> {
+/**
+ * `count`: smtp-sink's -c, a running counter it prints at each message's final "." (`mesg=N`), read back
+ * into stats().messages: how many messages the relay accepted (bench/run-postgres.ts checks it).
+ */
+export async function startPostfixSink(opts: { count?: boolean } = {}): Promise<PostfixSink> {
   if (!existsSync(POSTFIX_SMTP_SINK)) throw new Error(`--sink postfix: ${POSTFIX_SMTP_SINK} is missing (apt-get install postfix)`);
   const port = await freePort();
   // -u: the user to run as, required when started as root. Backlog 1000, as bench/sink.ts's maxClients.
-  const args = [...(process.getuid?.() === 0 ? ['-u', 'nobody'] : []), `127.0.0.1:${port}`, '1000'];
-  const child = spawn(POSTFIX_SMTP_SINK, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  const args = [...(process.getuid?.() === 0 ? ['-u', 'nobody'] : []), ...(opts.count ? ['-c'] : []), `127.0.0.1:${port}`, '1000'];
+  const child = spawn(POSTFIX_SMTP_SINK, args, { stdio: ['ignore', opts.count ? 'pipe' : 'ignore', 'inherit'] });
+  let messages = -1;
+  let tail = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    tail = (tail + chunk.toString('latin1')).slice(-200);
+    const all = [...tail.matchAll(/mesg=(\d+)/g)];
+    if (all.length) messages = Number(all[all.length - 1]![1]);
+  });
   await waitListening(child, port);
   return {
     url: `smtp://127.0.0.1:${port}`,
-    stats: () => procStats(child.pid!),
+    stats: () => ({ ...procStats(child.pid!), messages }),
     stop: () => child.kill('SIGTERM'),
   };
 }

@@ -9,7 +9,9 @@
 //   --save-planned FILE (a copy of the database once planned, before sending: an edition to send or render again),
 //   --plan-lists per-query|per-topic-set (PlanOptions.lists: the two ways of sharing planned lists, to compare),
 //   --render-free (implies --send-in-child: every thread of `digest run` sends its first rendered digest to
-//   every reader, bench/render-free.mjs: what the run costs beside rendering, a floor no renderer can beat)
+//   every reader, bench/render-free.mjs: what the run costs beside rendering, a floor no renderer can beat),
+//   --engine postgres [--workers N] [--lanes L]: the edition in PostgreSQL, sent by N `digest worker` processes
+//   (bench/run-postgres.ts; DATABASE_URL or the local server, a scratch schema dropped unless --keep)
 //
 // Builds a synthetic database in a temporary directory, then runs the real pipeline stage by stage:
 // import (CSV, setup) -> ingest (parseFeed + ingestBatch) -> match (matchPending) -> plan (planDigests)
@@ -72,8 +74,18 @@ const { values: o } = parseArgs({
     keep: { type: 'boolean', default: false },
     /** Issue 13: a third of the subscribers with a like: topic and a feedback profile (bench/learning.ts). */
     learning: { type: 'boolean', default: false },
+    /** postgres: the edition in PostgreSQL, sent by --workers `digest worker` processes (bench/run-postgres.ts). */
+    engine: { type: 'string', default: 'sqlite' },
+    lanes: { type: 'string' },
   },
 });
+if (o.engine === 'postgres') {
+  await (await import('./run-postgres.ts')).runPostgresBench(o);
+  process.exit();
+} else if (o.engine !== 'sqlite') {
+  console.error(`--engine: sqlite or postgres, got ${o.engine}`);
+  process.exit(2);
+}
 const SUBSCRIBERS = positiveInt('subscribers');
 const PAPERS = positiveInt('papers');
 const TOPICS = positiveInt('topics');
