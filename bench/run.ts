@@ -42,6 +42,7 @@ import { generateInChild, importInChild, sendInChild } from './children.ts';
 import { setupLearning } from './learning.ts';
 import { distribution, fmt, peakRssMb, StageClock } from './measure.ts';
 import { measureNaive } from './naive.ts';
+import { gcLine, printProfiles, target } from './report-lines.ts';
 import { measurePerDigest } from './per-digest.ts';
 import type { SinkMessage, SinkStats } from './sink.ts';
 import { POSTFIX_SMTP_SINK, startPostfixSink, type PostfixSink } from './postfix-sink.ts';
@@ -319,7 +320,7 @@ try {
     target(peakPipeline < rssLimit, `peak RSS under ${rssLimit} MB (${peakPipeline} MB)`),
   ];
   console.log(lines.join('\n'));
-  if (profileDir) printProfiles();
+  if (profileDir) printProfiles(clock.stages);
   if (o.json) {
     writeFileSync(o.json, JSON.stringify({ options: o, population, plan, sizes, sent, sendCpuMs, sinkSendCpuMs, childRun, dbGrowth, ledger, meanMessageBytes, endToEnd, ourRate, perDigest, ceiling, smtpSource, naive, matched, sink: sinkStats, stages: clock.stages }, null, 1));
   }
@@ -344,37 +345,10 @@ async function sendInChildRun(config: ReturnType<typeof loadConfig>): Promise<Se
   return run.summary;
 }
 
-/** Each sending thread's share of its time in GC, its heap limit and the most heap it used after a collection. */
-function gcLine(s: SendSummary): string {
-  if (!s.gc?.length) return 'not reported';
-  return s.gc
-    .map(
-      (t) =>
-        `thread ${t.thread} ${((t.gcMs / Math.max(1, t.wallMs)) * 100).toFixed(1)}% (${fmt.s(t.gcMs / 1000)} of ${fmt.s(t.wallMs / 1000)} s, ${t.collections} collections` +
-        (t.byKind ? `: minor ${fmt.s(t.byKind.minor / 1000)} s, major ${fmt.s(t.byKind.major / 1000)} s, incremental ${fmt.s(t.byKind.incremental / 1000)} s` : '') +
-        `; heap limit ${t.heapLimitMb} MB, peak used ${t.peakUsedMb} MB)`,
-    )
-    .join('; ');
-}
-
 function cacheLine(): string {
   const c = app_?.renderer.cacheStats?.();
   if (!c) return '?';
   return `${fmt.int(c.entries)} entries, ${fmt.int(c.bytes / 2 ** 20)} MB, ${((c.hits / Math.max(1, c.hits + c.misses)) * 100).toFixed(1)}% hits (${fmt.int(c.misses)} built)`;
-}
-
-function target(ok: boolean, text: string): string {
-  return `  ${ok ? 'MET ' : 'MISS'}  ${text}`;
-}
-
-function printProfiles(): void {
-  for (const s of clock.stages) {
-    if (!s.profile) continue;
-    console.log(`\nprofile of ${s.name} (${s.profile.file}), self time by package / file:`);
-    for (const l of s.profile.byOrigin.slice(0, 8)) console.log(`  ${String(l.ms).padStart(7)} ms ${String(l.share).padStart(5)}%  ${l.name}`);
-    console.log('  top functions:');
-    for (const l of s.profile.byFunction.slice(0, 10)) console.log(`  ${String(l.ms).padStart(7)} ms ${String(l.share).padStart(5)}%  ${l.name}`);
-  }
 }
 
 function positiveInt(name: keyof typeof o): number {
