@@ -65,6 +65,29 @@ export async function createTestSchema(url = PG_TEST_URL): Promise<TestSchema> {
   };
 }
 
+/** The schema's sessions now (this file's own pool, before a child process starts): for settledAfterKill. */
+export async function sessionsOf(s: TestSchema): Promise<number[]> {
+  const { rows } = await s.pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = $1`, [`paper-digest:${s.name}`]);
+  return rows.map((r) => r.pid);
+}
+
+/**
+ * Waits until the sessions of a killed process (the schema's sessions that are not in `ours`) are gone.
+ * After a kill -9 the server still reads what the process had sent (a record's UPDATE, say) and runs it, or
+ * rolls back what it left open, before it sees the end of the connection: the ledger is what it stays only then.
+ */
+export async function settledAfterKill(s: TestSchema, ours: readonly number[], timeoutMs = 15_000): Promise<void> {
+  const theirs = `SELECT count(*)::int AS n FROM pg_stat_activity
+                  WHERE application_name = $1 AND pid <> pg_backend_pid() AND pid <> ALL ($2::int[])`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await s.pool.query<{ n: number }>(theirs, [`paper-digest:${s.name}`, ours]);
+    if (rows[0]!.n === 0) return;
+    if (Date.now() > deadline) throw new Error(`${rows[0]!.n} sessions of the killed process on ${s.name} still open ${timeoutMs} ms after the kill`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 export interface PostgresForTests {
   reachable: boolean;
   reason: string;
