@@ -4,10 +4,9 @@
 // (each build's own connection and loader, warmed over every row first: papers and lists cached as in a send
 // run), both load orders in two children, B/A as the geometric mean of the two orders. Also checks that both
 // builds load the same view (JSON of the view, links included) for every row of the first round.
-import { spawnSync } from 'node:child_process';
-import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { alternate, runOrders } from './ab-pair.mjs';
 import { renderParts } from './dist-render.mjs';
 
 const args = process.argv.slice(2);
@@ -19,18 +18,7 @@ function parent([a, b, db, rows = '20000', rounds = '3', block = '200']) {
     console.error('usage: node bench/loader-ab.mjs <dist A> <dist B> <database> [rows] [rounds] [block]');
     process.exit(2);
   }
-  const self = fileURLToPath(import.meta.url);
-  const ratios = [];
-  for (const [first, second] of [[a, b], [b, a]]) {
-    const r = spawnSync(process.execPath, [self, '--child', first, second, db, rows, rounds, block], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-    if (r.status !== 0) process.exit(r.status ?? 1);
-    const lines = r.stdout.trim().split('\n');
-    const result = JSON.parse(lines.pop());
-    console.log(`${first === a ? 'A' : 'B'} loaded first:\n${lines.map((l) => `  ${l}`).join('\n')}`);
-    ratios.push(first === a ? result.second / result.first : result.first / result.second);
-  }
-  const ratio = Math.sqrt(ratios[0] * ratios[1]);
-  console.log(`B/A: ${ratios.map((r) => r.toFixed(3)).join(' (A first), ')} (B first); geometric mean ${ratio.toFixed(3)} (${((ratio - 1) * 100).toFixed(1)}%)`);
+  runOrders(fileURLToPath(import.meta.url), a, b, [db, rows, rounds, block]);
 }
 
 async function child([first, second, db, rows, rounds, block]) {
@@ -43,25 +31,7 @@ async function child([first, second, db, rows, rounds, block]) {
     if (v0 !== v1 && differ++ < 3) console.log(`row ${id}: the builds' views differ`);
   }
   if (differ > 0) console.log(`${differ} of ${ids.length} rows differ`);
-  const load0 = loadavg()[0];
-  const size = Number(block);
-  for (let r = 0; r < Number(rounds); r++) {
-    for (let i = 0; i < ids.length; i += size) {
-      const slice = ids.slice(i, i + size);
-      const order = (i / size + r) % 2 === 0 ? builds : [builds[1], builds[0]];
-      for (const x of order) {
-        const c = process.cpuUsage();
-        for (const id of slice) x.one(id);
-        const u = process.cpuUsage(c);
-        x.cpu += u.user + u.system;
-        x.n += slice.length;
-      }
-    }
-    const [p, q] = builds.map((x) => x.cpu / x.n);
-    console.log(`round ${r + 1}: first ${p.toFixed(2)} µs, second ${q.toFixed(2)} µs per digest (load average ${loadavg()[0].toFixed(1)}, ${load0.toFixed(1)} at start)`);
-  }
-  const [p, q] = builds.map((x) => x.cpu / x.n);
-  console.log(JSON.stringify({ first: p, second: q }));
+  alternate(builds, ids, Number(rounds), Number(block), 'µs');
 }
 
 async function build(distArg, dbArg, rows) {

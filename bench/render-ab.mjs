@@ -6,10 +6,9 @@
 // out 3-8% cheaper every time (a build against a copy of itself: B/A 1.08), so the pair runs twice, in two
 // children, A first then B first, and the ratio printed is the geometric mean of the two: the position's
 // share cancels. Prints each order's rounds and, at the end, B/A.
-import { spawnSync } from 'node:child_process';
-import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { alternate, runOrders } from './ab-pair.mjs';
 import { renderParts } from './dist-render.mjs';
 
 const args = process.argv.slice(2);
@@ -21,45 +20,14 @@ function parent([a, b, db, rows = '2000', rounds = '3', block = '100']) {
     console.error('usage: node bench/render-ab.mjs <dist A> <dist B> <database> [rows] [rounds] [block]');
     process.exit(2);
   }
-  const self = fileURLToPath(import.meta.url);
-  const ratios = [];
-  for (const [first, second] of [[a, b], [b, a]]) {
-    const r = spawnSync(process.execPath, [self, '--child', first, second, db, rows, rounds, block], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-    if (r.status !== 0) process.exit(r.status ?? 1);
-    const lines = r.stdout.trim().split('\n');
-    const result = JSON.parse(lines.pop());
-    console.log(`${first === a ? 'A' : 'B'} loaded first:\n${lines.map((l) => `  ${l}`).join('\n')}`);
-    // CPU per digest of B over A's, whichever came first.
-    ratios.push(first === a ? result.second / result.first : result.first / result.second);
-  }
-  const ratio = Math.sqrt(ratios[0] * ratios[1]);
-  console.log(`B/A: ${ratios.map((r) => r.toFixed(3)).join(' (A first), ')} (B first); geometric mean ${ratio.toFixed(3)} (${((ratio - 1) * 100).toFixed(1)}%)`);
+  runOrders(fileURLToPath(import.meta.url), a, b, [db, rows, rounds, block]);
 }
 
 async function child([first, second, db, rows, rounds, block]) {
   const builds = [await build(first, db, Number(rows)), await build(second, db, Number(rows))];
   for (const x of builds) for (const id of x.ids) x.one(id); // every card built: the steady state
   const ids = builds[0].ids;
-  const load0 = loadavg()[0];
-  const size = Number(block);
-  for (let r = 0; r < Number(rounds); r++) {
-    for (let i = 0; i < ids.length; i += size) {
-      const slice = ids.slice(i, i + size);
-      // Which one goes first in a block alternates too.
-      const order = (i / size + r) % 2 === 0 ? builds : [builds[1], builds[0]];
-      for (const x of order) {
-        const c = process.cpuUsage();
-        for (const id of slice) x.one(id);
-        const u = process.cpuUsage(c);
-        x.cpu += u.user + u.system;
-        x.n += slice.length;
-      }
-    }
-    const [p, q] = builds.map((x) => x.cpu / x.n / 1000);
-    console.log(`round ${r + 1}: first ${p.toFixed(3)} ms, second ${q.toFixed(3)} ms per digest (load average ${loadavg()[0].toFixed(1)}, ${load0.toFixed(1)} at start)`);
-  }
-  const [p, q] = builds.map((x) => x.cpu / x.n);
-  console.log(JSON.stringify({ first: p, second: q }));
+  alternate(builds, ids, Number(rounds), Number(block), 'ms');
 }
 
 async function build(distArg, dbArg, rows) {
