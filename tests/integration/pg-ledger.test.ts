@@ -2,7 +2,8 @@
 // change is a compare-and-set on the claimant, a gone claimant's rows become unknown (a live one's stay),
 // and planning a slot twice at once plans it once.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { PgLedger } from '../../src/ledger/postgres/ledger.ts';
+import { PgLedger, RESCAN_MS } from '../../src/ledger/postgres/ledger.ts';
+import { SQL_CLAIM } from '../../src/ledger/postgres/ledger-sql.ts';
 import { ClaimantLock, recoverStale } from '../../src/ledger/postgres/liveness.ts';
 import { migratePostgres } from '../../src/db/postgres/migrate.ts';
 import { planEdition } from '../../src/ledger/postgres/plan.ts';
@@ -86,13 +87,71 @@ describe.skipIf(!pg.reachable)('the ledger on PostgreSQL', () => {
       const a = new PgLedger(s.pool, 'host:1:1');
       expect((await a.claimBatch(3)).map((r) => r.id)).toEqual([lowest + 1, lowest + 2, lowest + 3]);
       await other.query('COMMIT');
-      // The row now lives at another place in the table (a new version): the claim still finds and takes it.
-      expect((await a.claimBatch(3)).map((r) => r.id)).toEqual([lowest, lowest + 4, lowest + 5]);
+      // The row now lives at another place in the table (a new version): the claim still finds and takes it,
+      // at its next walk from the lowest id (the claimant's cursor is above it until then).
+      expect((await a.claimBatch(3, new Date(Date.now() + RESCAN_MS))).map((r) => r.id)).toEqual([lowest, lowest + 4, lowest + 5]);
     } finally {
       other.release();
     }
     const row = await s.pool.query(`SELECT status, claimed_by, paper_count FROM digests WHERE id = $1`, [lowest]);
     expect(row.rows[0]).toEqual({ status: 'sending', claimed_by: 'host:1:1', paper_count: 11 });
+  });
+
+  it('takes a passed-over row before it answers that nothing is left, without waiting for the next walk', async () => {
+    await planEdition(s.pool, { edition: '2026-11-27', toPaper: 10 });
+    const lowest = (await s.pool.query(`SELECT min(id)::int AS id FROM digests`)).rows[0].id as number;
+    const other = await s.pool.connect();
+    const a = new PgLedger(s.pool, 'host:1:1');
+    const taken: number[] = [];
+    try {
+      await other.query('BEGIN');
+      await other.query(`SELECT id FROM digests WHERE id = $1 FOR UPDATE`, [lowest]);
+      taken.push(...(await a.claimBatch(1)).map((r) => r.id));
+      // The holder lets go without changing the row (a claim rolled back): it is planned, below the cursor.
+      await other.query('ROLLBACK');
+      // Full batches up to the last row above the cursor, so no claim comes up short before the empty one.
+      for (let batch = await a.claimBatch(198); batch.length > 0; batch = await a.claimBatch(198)) taken.push(...batch.map((r) => r.id));
+    } finally {
+      other.release();
+    }
+    expect(taken.length).toBe(200);
+    expect(new Set(taken).size).toBe(200);
+    expect(taken.at(-1)).toBe(lowest);
+    // A row this claimant gives back is planned again below its cursor: its next claim takes it first.
+    await planEdition(s.pool, { edition: '2026-11-28', toPaper: 12 });
+    const claimed = await a.claimBatch(50);
+    expect(a.cursor).toBe(claimed.at(-1)!.id);
+    expect(await a.release([claimed[0]!.id])).toBe(1);
+    expect((await a.claimBatch(2)).map((r) => r.id)).toEqual([claimed[0]!.id, claimed.at(-1)!.id + 1]);
+  });
+
+  it('claims from its cursor: a claim late in an edition does not walk the rows already sent', async () => {
+    await s.pool.query('TRUNCATE digests, subscribers RESTART IDENTITY CASCADE');
+    await seedSubscribers(s.pool, 5000);
+    await planEdition(s.pool, { edition: '2026-11-27', toPaper: 10 });
+    const a = new PgLedger(s.pool, 'host:1:1');
+    for (let i = 0; i < 8; i++) {
+      const batch = await a.claimBatch(500);
+      await a.recordSent(batch.map((r) => ({ id: r.id, place: r.place, messageId: `m${r.id}`, response: '250 ok', at: new Date() })));
+    }
+    // 4,000 rows sent and not vacuumed: their old entries are still in the claim's index. Index pages a claim
+    // of 2 reads, from the cursor this claimant holds and from the lowest id:
+    const pages = async (from: number) => {
+      const c = await s.pool.connect();
+      try {
+        await c.query('BEGIN');
+        const plan = await c.query(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${SQL_CLAIM}`, ['probe:0:0', new Date().toISOString(), 2, from]);
+        return plan.rows[0]['QUERY PLAN'][0].Plan['Shared Hit Blocks'] + plan.rows[0]['QUERY PLAN'][0].Plan['Shared Read Blocks'];
+      } finally {
+        await c.query('ROLLBACK');
+        c.release();
+      }
+    };
+    const fromCursor = await pages(a.cursor);
+    const fromLowest = await pages(0);
+    expect(fromLowest).toBeGreaterThan(10);
+    expect(fromCursor).toBeLessThan(fromLowest / 3);
+    expect((await a.claimBatch(2)).map((r) => r.id)).toEqual([4001, 4002]);
   });
 
   it('records by the place the claim returned, and a row whose version moved since (marked unknown) by id all the same', async () => {

@@ -47,15 +47,44 @@ export interface PgSentRecord {
   place?: string;
 }
 
+/** How long a claimant walks planned rows from its cursor before it looks below it again. */
+export const RESCAN_MS = 30_000;
+
 export class PgLedger {
   constructor(
     private readonly pool: pg.Pool,
     readonly claimant: string = claimantId(),
   ) {}
 
-  /** Up to `max` rows: due retries first, then planned rows by lowest id (one statement). */
+  /** Planned rows are claimed above this id (see claimBatch); 0: from the lowest. */
+  private floor = 0;
+  /** The cursor (for tests and benches). */
+  get cursor(): number {
+    return this.floor;
+  }
+  /** When the next claim walks from the lowest planned id again (ms). */
+  private rescanAt = 0;
+
+  /**
+   * Up to `max` rows: due retries first, then planned rows by lowest id (one statement), above a cursor: the
+   * highest planned id this claimant took last time its batch was full. Below it, every planned row was taken
+   * or held by another claim at that moment; one may come back (a claim rolled back, rows released), so the
+   * walk starts from the lowest id again every RESCAN_MS, after any claim that came up short, and before
+   * "nothing left" is ever answered.
+   */
   async claimBatch(max: number, now: Date = new Date()): Promise<ClaimedDigest[]> {
-    return (await this.pool.query<ClaimedDigest>(SQL_CLAIM, [this.claimant, now.toISOString(), max])).rows;
+    if (now.getTime() >= this.rescanAt) this.floor = 0;
+    const from = this.floor;
+    if (from === 0) this.rescanAt = now.getTime() + RESCAN_MS;
+    let rows = (await this.pool.query<ClaimedDigest & { fresh?: boolean }>(SQL_CLAIM, [this.claimant, now.toISOString(), max, from])).rows;
+    if (rows.length < max) {
+      this.floor = 0;
+      if (rows.length === 0 && from > 0) return this.claimBatch(max, now);
+    } else {
+      for (const r of rows) if (r.fresh && r.id > this.floor) this.floor = r.id;
+    }
+    for (const r of rows) delete r.fresh;
+    return rows;
   }
 
   /**
@@ -134,6 +163,7 @@ export class PgLedger {
   /** Claimed rows whose send never started, given back (a clean stop). */
   async release(ids: number[]): Promise<number> {
     if (ids.length === 0) return 0;
+    this.floor = 0; // they are planned again, below the cursor
     return (await this.pool.query(SQL_RELEASE, [ids, this.claimant])).rowCount ?? 0;
   }
 
@@ -154,6 +184,7 @@ export class PgLedger {
 
   /** Our claims we never started (see SQL_RELEASE_ORPHANS); `started`: rows we began and have no final record of. */
   async releaseOrphans(started: Iterable<number>): Promise<number[]> {
+    this.floor = 0;
     return (await this.pool.query<{ id: number }>(SQL_RELEASE_ORPHANS, [this.claimant, [...started]])).rows.map((r) => r.id);
   }
 
