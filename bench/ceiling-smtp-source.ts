@@ -11,8 +11,10 @@
 //   -d            messages reuse the connection, as the service's pool does (up to 1,000 per connection);
 //                 without it every message opens a connection (`--no-reuse` in the sweep)
 //   -l payload    the target size minus smtp-source's own header lines, so that the sink receives
-//                 messages of the target's size (within a few bytes: tests/unit/bench-smtp-source.test.ts)
-//   -M host       a fixed host name in its Message-Id, so that the header length is known
+//                 messages of the target's size (within 2 bytes: tests/integration/bench-smtp-source.test.ts)
+//   -M host       a fixed host name in its Message-Id, so that the header length is known; but the last
+//                 messages of a run with several sessions may carry 4 bytes more: their Message-Id's counter
+//                 has run past zero, and smtp-source prints it as 8 hex digits (ffffffff), not 4
 // Its CPU (user + system) is read with the shell's `times` after it exits.
 //
 // By hand, a sweep over sessions into a fresh smtp-sink:
