@@ -51,11 +51,11 @@ export class BackendCpu {
   private readonly base = new Map<number, number>();
 
   constructor(pool: pg.Pool) {
+    // The backend's pid came in its key data at connect (what a cancel request uses): no query on a client the
+    // pool is about to hand out (pg 8.23 warns of a query on a busy client).
     pool.on('connect', (client) => {
-      client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid').then(
-        (r) => this.pids.add(r.rows[0]!.pid),
-        () => {},
-      );
+      const pid = (client as pg.PoolClient & { processID?: number | null }).processID;
+      if (typeof pid === 'number') this.pids.add(pid);
     });
   }
 
