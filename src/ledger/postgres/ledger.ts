@@ -35,6 +35,8 @@ export interface ClaimedDigest {
   attempts: number;
   /** Where the claim left the row (its ctid, as text): the record finds it there without an index walk. */
   place?: string;
+  /** Claimed as planned (not a due retry): what moves the claimant's cursor. */
+  fresh?: boolean;
 }
 
 /** One delivered row (the watermark moves to the row's own to_paper, read in the same statement). */
@@ -76,14 +78,13 @@ export class PgLedger {
     if (now.getTime() >= this.rescanAt) this.floor = 0;
     const from = this.floor;
     if (from === 0) this.rescanAt = now.getTime() + RESCAN_MS;
-    let rows = (await this.pool.query<ClaimedDigest & { fresh?: boolean }>(SQL_CLAIM, [this.claimant, now.toISOString(), max, from])).rows;
+    const rows = (await this.pool.query<ClaimedDigest>(SQL_CLAIM, [this.claimant, now.toISOString(), max, from])).rows;
     if (rows.length < max) {
       this.floor = 0;
       if (rows.length === 0 && from > 0) return this.claimBatch(max, now);
     } else {
       for (const r of rows) if (r.fresh && r.id > this.floor) this.floor = r.id;
     }
-    for (const r of rows) delete r.fresh;
     return rows;
   }
 
